@@ -1,0 +1,88 @@
+"""Seeded inputs, bf16 rounding and the float64 view of what a kernel saw."""
+
+from __future__ import annotations
+
+import re
+
+import numpy as np
+
+from .spec import TaskError, Variant
+
+_DRAW_RE = re.compile(r"^\s*(\w+)\s*\(([^)]*)\)\s*$")
+
+
+def to_bf16_bits(values: np.ndarray) -> np.ndarray:
+    """Round to the nearest bfloat16 (ties to even), as __float2bfloat16 does; returns uint16 bits."""
+    u = np.ascontiguousarray(values, dtype=np.float32).view(np.uint32).astype(np.uint64)
+    rounding = ((u >> 16) & 1) + 0x7FFF
+    return ((u + rounding) >> 16).astype(np.uint16)
+
+
+def from_bf16_bits(bits: np.ndarray) -> np.ndarray:
+    return (bits.astype(np.uint32) << 16).view(np.float32)
+
+
+STORAGE = {"float32": np.float32, "float64": np.float64, "bfloat16": np.uint16, "int32": np.int32,
+           "uint32": np.uint32, "int64": np.int64, "uint64": np.uint64}
+
+
+def to_storage(values: np.ndarray, dtype: str) -> np.ndarray:
+    """Convert float64/int values to the bytes a kernel reads for a parameter of `dtype`."""
+    if dtype == "bfloat16":
+        return to_bf16_bits(np.asarray(values, dtype=np.float64))
+    return np.ascontiguousarray(values, dtype=STORAGE[dtype])
+
+
+def to_float64(stored: np.ndarray, dtype: str) -> np.ndarray:
+    if dtype == "bfloat16":
+        return from_bf16_bits(stored).astype(np.float64)
+    return stored.astype(np.float64) if dtype.startswith("float") else stored.astype(np.int64)
+
+
+def draw(spec: str, rng: np.random.Generator, n: int) -> np.ndarray:
+    m = _DRAW_RE.match(spec)
+    if not m:
+        raise TaskError(f"cannot parse draw {spec!r}; use uniform(a, b), normal(mu, sigma), randint(a, b) or const(v)")
+    kind, params = m.group(1), [float(v) for v in m.group(2).split(",") if v.strip()]
+    if kind == "uniform":
+        return rng.uniform(params[0], params[1], n)
+    if kind == "normal":
+        return rng.normal(params[0], params[1], n)
+    if kind == "randint":
+        return rng.integers(int(params[0]), int(params[1]), n, endpoint=False)
+    if kind == "const":
+        return np.full(n, params[0])
+    raise TaskError(f"unknown draw {kind!r} in {spec!r}")
+
+
+def generate(variant: Variant, params: dict[str, int], seed: int) -> dict[str, np.ndarray]:
+    """The stored inputs (and in-out data) of one call: name -> array in the parameter's dtype."""
+    task = variant.task
+    rng = np.random.default_rng(seed)
+    lengths = task.lengths(params, variant.precision)
+    names = task.names(params, variant.precision)
+    produced: dict[str, np.ndarray] = {}
+    module = task.reference_module
+    if hasattr(module, "generate"):
+        produced = module.generate(rng, names, variant.precision)
+    out: dict[str, np.ndarray] = {}
+    for a in task.args:
+        if a.role not in ("input", "inout"):
+            continue
+        p = variant.prototype.param(a.name)
+        if a.name in produced:
+            values = produced[a.name]
+        elif a.draw:
+            values = draw(a.draw, rng, lengths[a.name])
+        else:
+            raise TaskError(f"task {task.name}: input {a.name} has no draw and generate() does not provide it")
+        values = np.asarray(values).reshape(-1)
+        if values.size != lengths[a.name]:
+            raise TaskError(f"task {task.name}: input {a.name} has {values.size} elements, expected {lengths[a.name]}")
+        out[a.name] = to_storage(values, p.dtype)
+    return out
+
+
+def float64_inputs(variant: Variant, stored: dict[str, np.ndarray]) -> dict[str, np.ndarray]:
+    """What the kernel saw, in float64 (bf16 inputs: their rounded values), for the reference."""
+    return {n: to_float64(v, variant.prototype.param(n).dtype) for n, v in stored.items()}

@@ -1,0 +1,248 @@
+"""Compiling and linking: candidates, baselines and drivers, cached by content hash.
+
+A candidate is compiled to an object on its own, its prototype is checked by re-declaring the
+expected one after its code, its symbols are checked against an allowlist (CUDA runtime, C math,
+C++ support) before anything runs, and every global symbol but its entry point is made local so
+that it can neither collide with the baseline nor interpose on the runtime.
+"""
+
+from __future__ import annotations
+
+import hashlib
+import os
+import re
+import shutil
+import signal
+import subprocess
+from dataclasses import dataclass, field
+from functools import cache
+from pathlib import Path
+
+from bench_tasks.spec import Variant
+
+from .result import Verdict
+from .settings import HarnessSettings
+
+PROTO_MARK = "cudamaster: expected prototype"
+
+# Undefined symbols a candidate object may import. Everything else is rejected, by name.
+_ALLOWED_EXACT = {
+    # C++ runtime support
+    "__cxa_atexit", "__dso_handle", "__gxx_personality_v0", "_Unwind_Resume", "__stack_chk_fail",
+    "__cxa_guard_acquire", "__cxa_guard_release", "__cxa_guard_abort", "__cxa_begin_catch",
+    "__cxa_end_catch", "__cxa_rethrow", "__cxa_allocate_exception", "__cxa_throw", "__cxa_free_exception",
+    "__cxa_pure_virtual", "_ZSt9terminatev", "_ZSt17__throw_bad_allocv", "_ZSt20__throw_length_errorPKc",
+    "_ZSt28__throw_bad_array_new_lengthv", "_ZSt19__throw_logic_errorPKc", "_ZSt24__throw_out_of_range_fmtPKcz",
+    "_ZSt20__throw_out_of_rangePKc", "_Znwm", "_Znam", "_ZdlPv", "_ZdaPv", "_ZdlPvm", "_ZdaPvm",
+    "_ZNSt8ios_base4InitC1Ev", "_ZNSt8ios_base4InitD1Ev", "__tls_get_addr",
+    # host memory and plain output
+    "malloc", "calloc", "realloc", "free", "posix_memalign", "aligned_alloc",
+    "memcpy", "memmove", "memset", "memcmp", "strlen", "printf", "puts", "putchar", "abort",
+    "__assert_fail", "qsort", "atexit",
+}
+_MATH = (
+    "sqrt cbrt exp exp2 expm1 log log2 log10 log1p pow fabs floor ceil round trunc fmod fmin fmax "
+    "sin cos tan asin acos atan atan2 sinh cosh tanh erf erfc lgamma tgamma hypot ldexp frexp "
+    "modf rint lrint llrint lround llround nearbyint copysign fma remainder scalbn ilogb logb"
+).split()
+_ALLOWED_EXACT |= set(_MATH) | {m + "f" for m in _MATH} | {"__" + m + "_finite" for m in _MATH}
+_ALLOWED_PREFIXES = ("cuda", "__cuda", "_ZN4dim3", "__nv_", "_GLOBAL_OFFSET_TABLE_")
+# Runtime calls that could break the harness or reach beyond kernels and memory.
+_DENIED = {
+    "cudaDeviceReset", "cudaGetDriverEntryPoint", "cudaGetDriverEntryPointByVersion", "cudaSetDeviceFlags",
+    "cudaProfilerStart", "cudaProfilerStop", "cudaIpcOpenMemHandle", "cudaIpcGetMemHandle",
+    "cudaLaunchHostFunc", "cudaStreamAddCallback", "cudaHostRegister", "cudaImportExternalMemory",
+}
+_VENDOR_PREFIXES = ("cublas", "cudnn", "cusparse", "cufft", "curand", "cusolver", "nccl", "cutlass", "cub")
+
+
+@dataclass
+class CompileOutcome:
+    verdict: Verdict | None  # None: compiled and passed the symbol checks
+    message: str = ""
+    log: str = ""
+    object_path: Path | None = None
+    flags: list[str] = field(default_factory=list)
+    cached: bool = False
+
+    @property
+    def ok(self) -> bool:
+        return self.verdict is None
+
+
+@cache
+def nvcc_version(nvcc: str) -> str:
+    try:
+        out = subprocess.run([nvcc, "--version"], capture_output=True, text=True, timeout=60).stdout
+    except (OSError, subprocess.TimeoutExpired):
+        return "unavailable"
+    m = re.search(r"release [\d.]+, (V[\d.]+)", out)
+    return m.group(1) if m else out.strip().splitlines()[-1] if out.strip() else "unknown"
+
+
+def _hash(*parts: str | bytes) -> str:
+    h = hashlib.sha256()
+    for p in parts:
+        h.update(p.encode() if isinstance(p, str) else p)
+        h.update(b"\0")
+    return h.hexdigest()[:24]
+
+
+def run_limited(argv: list[str], timeout: float, cwd: Path | None = None, env: dict | None = None) -> tuple[int | None, str]:
+    """Run in its own process group; on timeout kill the whole group. Returns (rc or None, output)."""
+    proc = subprocess.Popen(argv, cwd=cwd, env=env, stdout=subprocess.PIPE, stderr=subprocess.STDOUT,
+                            start_new_session=True, text=True, errors="replace")
+    try:
+        out, _ = proc.communicate(timeout=timeout)
+        return proc.returncode, out
+    except subprocess.TimeoutExpired:
+        os.killpg(proc.pid, signal.SIGKILL)
+        out, _ = proc.communicate()
+        return None, out
+
+
+def arch_flags(settings: HarnessSettings) -> list[str]:
+    sm = settings.nvcc_arch.removeprefix("sm_")
+    return [f"-gencode=arch=compute_{sm},code=sm_{sm}"]
+
+
+def candidate_flags(settings: HarnessSettings, extra: list[str] | None = None) -> list[str]:
+    return list(settings.nvcc_flags) + arch_flags(settings) + list(extra or [])
+
+
+def _nvcc_object(source_text: str, name: str, flags: list[str], settings: HarnessSettings, kind: str) -> tuple[int | None, str, Path]:
+    key = _hash(kind, source_text, " ".join(flags), nvcc_version(settings.nvcc))
+    work = settings.cache_dir / "objects" / key
+    obj = work / f"{name}.o"
+    if obj.exists() and (work / "ok").exists():
+        return 0, (work / "log.txt").read_text() if (work / "log.txt").exists() else "", obj
+    work.mkdir(parents=True, exist_ok=True)
+    src = work / f"{name}.cu"
+    src.write_text(source_text)
+    rc, log = run_limited([settings.nvcc, *flags, "-std=c++17", "-c", str(src), "-o", str(obj)], settings.compile_timeout_s, cwd=work)
+    (work / "log.txt").write_text(log)
+    if rc == 0:
+        (work / "ok").write_text("")
+    return rc, log, obj
+
+
+def _symbols(obj: Path, *opts: str) -> list[tuple[str, str]]:
+    out = subprocess.run(["nm", *opts, str(obj)], capture_output=True, text=True, check=True).stdout
+    syms = []
+    for line in out.splitlines():
+        parts = line.split()
+        if len(parts) >= 2:
+            syms.append((parts[-2], parts[-1]))
+    return syms
+
+
+def forbidden_imports(obj: Path) -> list[str]:
+    bad = []
+    for _, name in _symbols(obj, "-u"):
+        base = name.split("@")[0]
+        if base in _DENIED or base.lower().startswith(_VENDOR_PREFIXES) and not base.startswith("cuda"):
+            bad.append(base)
+        elif base in _ALLOWED_EXACT or base.startswith(_ALLOWED_PREFIXES):
+            continue
+        else:
+            bad.append(base)
+    return bad
+
+
+def raw_syscalls(obj: Path) -> bool:
+    """Host code that issues system calls itself, bypassing the symbol allowlist."""
+    out = subprocess.run(["objdump", "-d", "--no-show-raw-insn", str(obj)], capture_output=True, text=True).stdout
+    return bool(re.search(r"\t(syscall|sysenter|int\s+\$0x80)\b", out))
+
+
+def _demangle(names: list[str]) -> list[str]:
+    try:
+        out = subprocess.run(["c++filt", *names], capture_output=True, text=True, timeout=30).stdout.split("\n")
+        return out[: len(names)]
+    except OSError:
+        return names
+
+
+def _proto_check_lines(variant: Variant) -> str:
+    params = ", ".join(p.c_decl(with_default=False) for p in variant.prototype.params)
+    return f'\n// {PROTO_MARK}\nextern "C" void {variant.candidate_entry}({params});\n'
+
+
+def compile_candidate(variant: Variant, source: str, settings: HarnessSettings, extra_flags: list[str] | None = None) -> CompileOutcome:
+    """Compile a prepared candidate source (see source.prepare) and check its entry and symbols."""
+    flags = candidate_flags(settings, extra_flags)
+    text = source + _proto_check_lines(variant)
+    rc, log, obj = _nvcc_object(text, "candidate", flags, settings, "candidate")
+    expected = variant.candidate_prototype.c_declaration()
+    if rc is None:
+        return CompileOutcome(Verdict.timeout, f"nvcc did not finish within {settings.compile_timeout_s:.0f} s", log, flags=flags)
+    if rc != 0:
+        proto_lines = text.count("\n", 0, text.index(PROTO_MARK)) + 2
+        if re.search(rf"\({proto_lines}\): error|:{proto_lines}:\d*:? error", log) or "incompatible with previous" in log and variant.candidate_entry in log:
+            return CompileOutcome(Verdict.link_error, f"{variant.candidate_entry} does not match the expected prototype: {expected}", log, flags=flags)
+        return CompileOutcome(Verdict.compile_error, _first_error(log), log, flags=flags)
+    defined = {name for kind, name in _symbols(obj, "-g", "--defined-only")}
+    if variant.candidate_entry not in defined:
+        cxx = [d for d, raw in zip(_demangle(sorted(defined)), sorted(defined)) if d.startswith(variant.candidate_entry + "(")]
+        hint = " It is defined with C++ linkage: declare it extern \"C\"." if cxx else ""
+        return CompileOutcome(Verdict.link_error, f"missing entry point {variant.candidate_entry}.{hint} Expected: {expected}", log, obj, flags)
+    bad = forbidden_imports(obj)
+    if bad:
+        vendor = [b for b in bad if b.lower().startswith(_VENDOR_PREFIXES)]
+        why = "vendor libraries are not allowed in candidates" if vendor else "host code may only launch kernels and manage device memory"
+        return CompileOutcome(Verdict.rejected, f"forbidden symbol {bad[0]} ({why}); all: {', '.join(sorted(set(bad))[:10])}", log, obj, flags)
+    if raw_syscalls(obj):
+        return CompileOutcome(Verdict.rejected, "host code issues system calls directly (syscall instruction); not allowed", log, obj, flags)
+    return CompileOutcome(None, "", log, _localized(obj, variant.candidate_entry), flags)
+
+
+def _localized(obj: Path, keep: str) -> Path:
+    out = obj.with_name(obj.stem + ".local.o")
+    if not out.exists():
+        subprocess.run(["objcopy", f"--keep-global-symbol={keep}", str(obj), str(out)], check=True, capture_output=True)
+    return out
+
+
+def _first_error(log: str) -> str:
+    for line in log.splitlines():
+        if "error" in line:
+            return re.sub(r"\S*/(candidate\.cu)", r"\1", line.strip())[:400]
+    return log.strip().splitlines()[-1][:400] if log.strip() else "nvcc failed"
+
+
+def compile_baseline(variant: Variant, settings: HarnessSettings) -> Path:
+    text = variant.task.baseline_path.read_text()
+    flags = candidate_flags(settings)
+    rc, log, obj = _nvcc_object(text, "baseline", flags, settings, "baseline")
+    if rc != 0:
+        raise RuntimeError(f"baseline of {variant.key} failed to compile (a harness bug):\n{log}")
+    return _localized(obj, variant.entry)
+
+
+def build_driver(variant: Variant, driver_source: str, baseline_obj: Path, candidate_obj: Path | None, settings: HarnessSettings) -> Path:
+    """Compile the generated driver and link it with the baseline (and candidate) objects."""
+    include = Path(__file__).parent / "runtime"
+    flags = ["-O2", f"-I{include}", *arch_flags(settings)]
+    runtime_text = (include / "cm_runtime.cuh").read_text()
+    rc, log, drv_obj = _nvcc_object(driver_source + "\n// runtime " + _hash(runtime_text), "driver", flags, settings, "driver")
+    if rc != 0:
+        raise RuntimeError(f"generated driver for {variant.key} failed to compile (a harness bug):\n{log}")
+    objs = [drv_obj, baseline_obj] + ([candidate_obj] if candidate_obj else [])
+    key = _hash(*(o.read_bytes() for o in objs))
+    exe = settings.cache_dir / "drivers" / key / "driver"
+    if not exe.exists():
+        exe.parent.mkdir(parents=True, exist_ok=True)
+        tmp = exe.with_suffix(".tmp")
+        rc, log = run_limited([settings.nvcc, *arch_flags(settings), "-o", str(tmp), *map(str, objs)], settings.compile_timeout_s)
+        if rc != 0:
+            raise LinkError(log)
+        tmp.rename(exe)
+    return exe
+
+
+class LinkError(RuntimeError):
+    pass
+
+
+def have_nvcc(settings: HarnessSettings) -> bool:
+    return shutil.which(settings.nvcc) is not None

@@ -1,0 +1,100 @@
+"""The evaluation result: a documented, versioned JSON document.
+
+Everything downstream (the agent, the database, reports) reads this document. Its schema is
+`EvaluationResult.model_json_schema()`; `docs/evaluation-result.md` describes each field.
+Bump SCHEMA_VERSION whenever a field changes meaning or disappears.
+"""
+
+from __future__ import annotations
+
+from enum import StrEnum
+
+from pydantic import BaseModel, Field
+
+SCHEMA_VERSION = "1.0"
+HARNESS_VERSION = "0.1.0"
+
+
+class Verdict(StrEnum):
+    ok = "ok"
+    compile_error = "compile_error"  # nvcc rejected the source
+    link_error = "link_error"  # missing or mismatched entry point
+    rejected = "rejected"  # forbidden symbol (vendor library, libc I/O, ...) or impossible timing
+    runtime_error = "runtime_error"  # CUDA error, crash, bad write detected by guard bands
+    timeout = "timeout"  # compile or run exceeded its time limit
+    wrong_answer = "wrong_answer"  # output differs from the float64 reference
+
+
+class TimeStats(BaseModel):
+    """Per-call times of one implementation at one size, in microseconds."""
+
+    median_us: float
+    iqr_us: float
+    min_us: float
+    samples: int
+    wall_median_us: float = Field(description="host wall-clock median of the same calls (hidden-work cross-check)")
+
+
+class Check(BaseModel):
+    """One correctness check: one implementation, one seed, one stage."""
+
+    impl: str  # baseline | candidate
+    seed: int
+    stage: str  # first | second (candidate run twice) | after_timing (fresh inputs)
+    passed: bool
+    max_abs_err: float | None = None
+    max_rel_err: float | None = None
+    worst_index: int | None = None
+    checked_elements: int = 0
+    message: str = ""
+
+
+class SizeRow(BaseModel):
+    params: dict[str, int]
+    complexity: int
+    passed: bool
+    checks: list[Check] = []
+    baseline: TimeStats | None = None
+    candidate: TimeStats | None = None
+    speedup: float | None = Field(None, description="median of paired baseline/candidate ratios")
+    speedup_iqr: float | None = None
+    roofline_floor_us: float | None = None
+    baseline_roofline_pct: float | None = None
+    candidate_roofline_pct: float | None = None
+    max_abs_err: float | None = None
+    max_rel_err: float | None = None
+    flags: list[str] = []  # e.g. "launch_bound", "speedup_over_10x_review", "wall_gap"
+
+
+class GpuInfo(BaseModel):
+    name: str = ""
+    compute_capability: str = ""
+    sm_count: int = 0
+    l2_bytes: int = 0
+    memory_bytes: int = 0
+    driver_version: str = ""
+    runtime_version: str = ""
+
+
+class EvaluationResult(BaseModel):
+    schema_version: str = SCHEMA_VERSION
+    harness_version: str = HARNESS_VERSION
+    task: str
+    precision: str
+    verdict: Verdict
+    message: str = ""
+    size_set: str = "paper"
+    rows: list[SizeRow] = []
+    score: float | None = Field(None, description="P = sum T(N_i) S_i / sum T(N_i); None unless verdict is ok")
+    compile_flags: list[str] = []
+    nvcc_version: str = ""
+    gpu: GpuInfo | None = None
+    seeds: list[int] = []
+    source_sha256: str = ""
+    baseline_only: bool = False
+    wall_seconds: float = 0.0
+    log: str = ""  # compile log or driver stderr tail
+
+    @property
+    def ok(self) -> bool:
+        return self.verdict == Verdict.ok

@@ -1,0 +1,456 @@
+// cudamaster harness runtime: the one shared piece of C++/CUDA behind every generated driver.
+//
+// A generated driver (see bench_tasks/harness/driver.py) declares the baseline and candidate entry
+// points, describes the arguments, and calls cm::run_driver(). This file holds everything else:
+// reading the plan and the input files, guarded device buffers, NaN poisoning, correctness runs,
+// the interleaved timing loop with L2 flushing, and the result lines read back by Python.
+//
+// Protocol: the driver writes result lines to the file named by `results` in the plan, and on a
+// fatal problem prints one line "CMERR <kind> <message>" to stderr and exits with a non-zero code:
+//   3 = CUDA error (runtime_error), 4 = guard band overwritten (runtime_error),
+//   5 = an input was modified (wrong_answer), 2 = bad plan or I/O (harness bug).
+#pragma once
+
+#include <cuda_runtime.h>
+#include <cuda_bf16.h>
+#include <cuda_profiler_api.h>
+
+#include <algorithm>
+#include <chrono>
+#include <cmath>
+#include <cstdint>
+#include <cstdio>
+#include <cstdlib>
+#include <cstring>
+#include <fstream>
+#include <random>
+#include <sstream>
+#include <string>
+#include <vector>
+#include <unistd.h>
+
+namespace cm {
+
+enum Role { IN = 0, OUT = 1, ACC = 2, INOUT = 3, SCALAR = 4 };
+enum Kind { F32 = 0, BF16 = 1, I32 = 2, F64 = 3, I64 = 4, U32 = 5, U64 = 6 };
+
+struct ArgSpec {
+  const char* name;
+  int kind;
+  int pointer;  // 1 for device buffers, 0 for scalars passed by value
+};
+
+static inline size_t kind_size(int k) {
+  switch (k) {
+    case F32: case I32: case U32: return 4;
+    case BF16: return 2;
+    default: return 8;
+  }
+}
+
+static FILE* g_results = nullptr;
+static const char* g_stage = "init";
+
+[[noreturn]] static void fail(int code, const char* kind, const std::string& msg) {
+  fprintf(stderr, "CMERR %s %s\n", kind, msg.c_str());
+  fflush(stderr);
+  if (g_results) fflush(g_results);
+  _exit(code);
+}
+
+#define CM_CHECK(call)                                                                          \
+  do {                                                                                          \
+    cudaError_t cm_err__ = (call);                                                              \
+    if (cm_err__ != cudaSuccess) {                                                              \
+      ::cm::fail(3, "cuda", std::string(cudaGetErrorName(cm_err__)) + " (" +                   \
+                                cudaGetErrorString(cm_err__) + ") during " + ::cm::g_stage +  \
+                                " at " #call);                                                  \
+    }                                                                                           \
+  } while (0)
+
+// Any error a launch left behind, sticky or not, ends the evaluation.
+static void check_after(const char* what) {
+  cudaError_t e = cudaGetLastError();
+  if (e != cudaSuccess)
+    fail(3, "cuda", std::string(cudaGetErrorName(e)) + " (" + cudaGetErrorString(e) + ") after " + what);
+}
+
+static constexpr size_t GUARD = 64 * 1024;  // canary bytes before and after every device buffer
+static constexpr unsigned char GUARD_BYTE = 0xA5;
+static constexpr unsigned char POISON_BYTE = 0xFF;  // NaN in float and bf16, -1 in int
+
+struct Buffer {
+  int arg = -1;
+  int role = IN;
+  size_t count = 0, bytes = 0;
+  unsigned char* base = nullptr;  // allocation start (guard before)
+  unsigned char* ptr = nullptr;   // what the kernel sees
+  std::vector<unsigned char> host;  // current dataset's content (inputs / inout)
+};
+
+struct Dataset {
+  std::string dir;
+  std::string purpose;  // check | fresh
+};
+
+struct Case {
+  int id = 0;
+  std::vector<Buffer> buffers;
+  std::vector<std::pair<int, double>> scalars;
+  std::vector<Dataset> datasets;
+  bool timing = false;
+};
+
+struct Plan {
+  std::string mode = "full";  // full | once
+  std::string impl = "candidate";
+  std::string results, outdir;
+  int min_pairs = 10, max_pairs = 2000, warmup = 3;
+  double max_seconds = 3.0, target_rse = 0.005;
+  long long flush_bytes = 0;
+  std::vector<Case> cases;
+};
+
+union ScalarValue {
+  float f32;
+  double f64;
+  int32_t i32;
+  int64_t i64;
+  uint32_t u32;
+  uint64_t u64;
+  __nv_bfloat16 bf16;
+};
+
+struct Args {
+  void* ptrs[32] = {};
+  ScalarValue scalars[32];
+  void* ptr(int i) const { return ptrs[i]; }
+  float f32(int i) const { return scalars[i].f32; }
+  double f64(int i) const { return scalars[i].f64; }
+  int32_t i32(int i) const { return scalars[i].i32; }
+  int64_t i64(int i) const { return scalars[i].i64; }
+  uint32_t u32(int i) const { return scalars[i].u32; }
+  uint64_t u64(int i) const { return scalars[i].u64; }
+  __nv_bfloat16 bf16(int i) const { return scalars[i].bf16; }
+};
+
+typedef void (*CallFn)(int impl, const Args& a);
+
+static Plan read_plan(const char* path) {
+  std::ifstream in(path);
+  if (!in) fail(2, "plan", std::string("cannot open plan ") + path);
+  Plan p;
+  std::string tok;
+  Case* cur = nullptr;
+  while (in >> tok) {
+    if (tok == "mode") in >> p.mode;
+    else if (tok == "impl") in >> p.impl;
+    else if (tok == "results") in >> p.results;
+    else if (tok == "outdir") in >> p.outdir;
+    else if (tok == "timing") in >> p.min_pairs >> p.max_pairs >> p.max_seconds >> p.target_rse >> p.warmup;
+    else if (tok == "flush_bytes") in >> p.flush_bytes;
+    else if (tok == "case") { p.cases.emplace_back(); cur = &p.cases.back(); in >> cur->id; }
+    else if (tok == "buffer") { Buffer b; in >> b.arg >> b.count >> b.role; cur->buffers.push_back(b); }
+    else if (tok == "scalar") { int a; double v; in >> a >> v; cur->scalars.push_back({a, v}); }
+    else if (tok == "dataset") { Dataset d; in >> d.dir >> d.purpose; cur->datasets.push_back(d); }
+    else if (tok == "time") { int t; in >> t; cur->timing = t != 0; }
+    else fail(2, "plan", "unknown plan token " + tok);
+  }
+  return p;
+}
+
+static std::vector<unsigned char> read_file(const std::string& path, size_t bytes) {
+  std::vector<unsigned char> v(bytes);
+  FILE* f = fopen(path.c_str(), "rb");
+  if (!f) fail(2, "io", "cannot open input " + path);
+  size_t got = bytes ? fread(v.data(), 1, bytes, f) : 0;
+  fclose(f);
+  if (got != bytes) fail(2, "io", "short input file " + path);
+  return v;
+}
+
+static void write_file(const std::string& path, const void* data, size_t bytes) {
+  FILE* f = fopen(path.c_str(), "wb");
+  if (!f) fail(2, "io", "cannot write " + path);
+  if (bytes && fwrite(data, 1, bytes, f) != bytes) fail(2, "io", "short write " + path);
+  fclose(f);
+}
+
+static void alloc_buffer(Buffer& b, const ArgSpec* specs) {
+  b.bytes = b.count * kind_size(specs[b.arg].kind);
+  CM_CHECK(cudaMalloc(&b.base, b.bytes + 2 * GUARD));
+  b.ptr = b.base + GUARD;
+  CM_CHECK(cudaMemset(b.base, GUARD_BYTE, GUARD));
+  CM_CHECK(cudaMemset(b.ptr + b.bytes, GUARD_BYTE, GUARD));
+}
+
+// Check the canaries of every buffer; report which side of which argument was overwritten.
+static void check_guards(const Case& c, const ArgSpec* specs, const char* impl) {
+  std::vector<unsigned char> g(GUARD);
+  for (const Buffer& b : c.buffers) {
+    for (int side = 0; side < 2; ++side) {
+      unsigned char* src = side == 0 ? b.base : b.ptr + b.bytes;
+      CM_CHECK(cudaMemcpy(g.data(), src, GUARD, cudaMemcpyDeviceToHost));
+      for (size_t i = 0; i < GUARD; ++i) {
+        if (g[i] != GUARD_BYTE) {
+          size_t off = side == 0 ? GUARD - i : i;
+          std::ostringstream m;
+          m << impl << " wrote " << off << " bytes " << (side == 0 ? "before the start" : "past the end")
+            << " of argument " << specs[b.arg].name << " (" << b.bytes << " bytes)";
+          fail(4, "guard", m.str());
+        }
+      }
+    }
+  }
+}
+
+static void check_inputs_unchanged(const Case& c, const ArgSpec* specs, const char* impl) {
+  std::vector<unsigned char> now;
+  for (const Buffer& b : c.buffers) {
+    if (b.role != IN) continue;
+    now.resize(b.bytes);
+    CM_CHECK(cudaMemcpy(now.data(), b.ptr, b.bytes, cudaMemcpyDeviceToHost));
+    if (b.bytes && memcmp(now.data(), b.host.data(), b.bytes) != 0)
+      fail(5, "input_modified", std::string(impl) + " modified input argument " + specs[b.arg].name);
+  }
+}
+
+static void load_dataset(Case& c, const Dataset& d, const ArgSpec* specs) {
+  for (Buffer& b : c.buffers)
+    if (b.role == IN || b.role == INOUT) b.host = read_file(d.dir + "/" + specs[b.arg].name + ".bin", b.bytes);
+}
+
+static void upload_inputs(Case& c) {
+  for (Buffer& b : c.buffers)
+    if (b.role == IN && b.bytes) CM_CHECK(cudaMemcpy(b.ptr, b.host.data(), b.bytes, cudaMemcpyHostToDevice));
+}
+
+// Define every output before a call: poison plain outputs, zero accumulators, restore in-out data.
+static void prepare_outputs(Case& c) {
+  for (Buffer& b : c.buffers) {
+    if (!b.bytes) continue;
+    if (b.role == OUT) CM_CHECK(cudaMemsetAsync(b.ptr, POISON_BYTE, b.bytes, 0));
+    else if (b.role == ACC) CM_CHECK(cudaMemsetAsync(b.ptr, 0, b.bytes, 0));
+    else if (b.role == INOUT) CM_CHECK(cudaMemcpyAsync(b.ptr, b.host.data(), b.bytes, cudaMemcpyHostToDevice, 0));
+  }
+}
+
+static void fill_args(const Case& c, const ArgSpec* specs, Args& a) {
+  for (const Buffer& b : c.buffers) a.ptrs[b.arg] = b.ptr;
+  for (auto& s : c.scalars) {
+    ScalarValue& v = a.scalars[s.first];
+    switch (specs[s.first].kind) {
+      case F32: v.f32 = (float)s.second; break;
+      case F64: v.f64 = s.second; break;
+      case I32: v.i32 = (int32_t)llround(s.second); break;
+      case I64: v.i64 = (int64_t)llround(s.second); break;
+      case U32: v.u32 = (uint32_t)llround(s.second); break;
+      case U64: v.u64 = (uint64_t)llround(s.second); break;
+      case BF16: v.bf16 = __float2bfloat16((float)s.second); break;
+    }
+  }
+}
+
+static const char* impl_name(int impl) { return impl == 0 ? "baseline" : "candidate"; }
+
+static void write_outputs(const Case& c, const ArgSpec* specs, const Plan& p, int ds, int impl, const char* stage) {
+  std::vector<unsigned char> h;
+  for (const Buffer& b : c.buffers) {
+    if (b.role == IN) continue;
+    h.resize(b.bytes);
+    if (b.bytes) CM_CHECK(cudaMemcpy(h.data(), b.ptr, b.bytes, cudaMemcpyDeviceToHost));
+    std::ostringstream path;
+    path << p.outdir << "/c" << c.id << "_d" << ds << "_" << impl_name(impl) << "_" << stage << "_" << specs[b.arg].name
+         << ".bin";
+    write_file(path.str(), h.data(), h.size());
+  }
+  fprintf(g_results, "output %d %d %s %s\n", c.id, ds, impl_name(impl), stage);
+  fflush(g_results);
+}
+
+// One correctness call: define outputs, call, synchronise, check errors, guards and inputs, save outputs.
+static void checked_call(Case& c, const ArgSpec* specs, const Plan& p, CallFn call, int impl, int ds, const char* stage) {
+  Args a;
+  fill_args(c, specs, a);
+  upload_inputs(c);
+  prepare_outputs(c);
+  CM_CHECK(cudaDeviceSynchronize());
+  std::string where = std::string(impl_name(impl)) + " call (" + stage + ")";
+  g_stage = where.c_str();
+  call(impl, a);
+  check_after(where.c_str());
+  CM_CHECK(cudaDeviceSynchronize());
+  check_after(where.c_str());
+  g_stage = "checks";
+  check_guards(c, specs, impl_name(impl));
+  check_inputs_unchanged(c, specs, impl_name(impl));
+  write_outputs(c, specs, p, ds, impl, stage);
+}
+
+struct Timer {
+  cudaEvent_t start, stop;
+  unsigned char* flush = nullptr;
+  size_t flush_bytes = 0;
+  Timer(long long want_flush) {
+    CM_CHECK(cudaEventCreate(&start));
+    CM_CHECK(cudaEventCreate(&stop));
+    int dev = 0, l2 = 0;
+    CM_CHECK(cudaGetDevice(&dev));
+    CM_CHECK(cudaDeviceGetAttribute(&l2, cudaDevAttrL2CacheSize, dev));
+    flush_bytes = want_flush > 0 ? (size_t)want_flush : (size_t)std::max(2 * l2, 64 << 20);
+    CM_CHECK(cudaMalloc(&flush, flush_bytes));
+  }
+  // Evict L2 (write a buffer of >= 2x L2) and drop any persisting-L2 carve-out a kernel set up.
+  void scrub() {
+    CM_CHECK(cudaDeviceSetLimit(cudaLimitPersistingL2CacheSize, 0));
+    CM_CHECK(cudaCtxResetPersistingL2Cache());
+    CM_CHECK(cudaMemsetAsync(flush, 0x5A, flush_bytes, 0));
+  }
+  // Time one call: events on the legacy stream with a device-wide synchronise before the end
+  // event, so work the call left on other streams is counted. Returns {event_us, wall_us}.
+  std::pair<double, double> time_call(CallFn call, int impl, const Args& a) {
+    CM_CHECK(cudaDeviceSynchronize());
+    auto t0 = std::chrono::steady_clock::now();
+    CM_CHECK(cudaEventRecord(start, 0));
+    call(impl, a);
+    CM_CHECK(cudaDeviceSynchronize());
+    CM_CHECK(cudaEventRecord(stop, 0));
+    CM_CHECK(cudaEventSynchronize(stop));
+    auto t1 = std::chrono::steady_clock::now();
+    check_after("timed call");
+    float ms = 0;
+    CM_CHECK(cudaEventElapsedTime(&ms, start, stop));
+    return {ms * 1000.0, std::chrono::duration<double, std::micro>(t1 - t0).count()};
+  }
+};
+
+static double rel_std_err(const std::vector<double>& v) {
+  if (v.size() < 2) return 1e9;
+  double m = 0;
+  for (double x : v) m += x;
+  m /= v.size();
+  double s = 0;
+  for (double x : v) s += (x - m) * (x - m);
+  s = std::sqrt(s / (v.size() - 1));
+  return m > 0 ? s / std::sqrt((double)v.size()) / m : 1e9;
+}
+
+static void time_case(Case& c, const ArgSpec* specs, const Plan& p, CallFn call, bool has_candidate, Timer& t) {
+  Args a;
+  fill_args(c, specs, a);
+  upload_inputs(c);
+  std::vector<int> impls = has_candidate ? std::vector<int>{0, 1} : std::vector<int>{0};
+  g_stage = "warm-up";
+  auto w0 = std::chrono::steady_clock::now();
+  for (int i = 0; i < p.warmup; ++i)
+    for (int impl : impls) {
+      prepare_outputs(c);
+      call(impl, a);
+      check_after("warm-up call");
+    }
+  CM_CHECK(cudaDeviceSynchronize());
+  std::mt19937 rng(12345 + c.id);
+  std::vector<double> ratios, base;
+  auto t0 = std::chrono::steady_clock::now();
+  (void)w0;
+  g_stage = "timing";
+  for (int pair = 0; pair < p.max_pairs; ++pair) {
+    double us[2] = {0, 0}, wall[2] = {0, 0};
+    std::vector<int> order = impls;
+    if (order.size() == 2 && (rng() & 1)) std::swap(order[0], order[1]);
+    for (int impl : order) {
+      prepare_outputs(c);
+      t.scrub();
+      auto r = t.time_call(call, impl, a);
+      us[impl] = r.first;
+      wall[impl] = r.second;
+    }
+    for (int impl : impls) fprintf(g_results, "time %d %s %d %.4f %.4f\n", c.id, impl_name(impl), pair, us[impl], wall[impl]);
+    if (has_candidate) ratios.push_back(us[0] / std::max(us[1], 1e-3));
+    base.push_back(us[0]);
+    double elapsed = std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count();
+    if (pair + 1 >= p.min_pairs) {
+      double rse = rel_std_err(has_candidate ? ratios : base);
+      if (rse < p.target_rse || elapsed > p.max_seconds) break;
+    }
+  }
+  fflush(g_results);
+}
+
+static void print_device() {
+  int dev = 0, drv = 0, rt = 0;
+  cudaDeviceProp prop;
+  CM_CHECK(cudaGetDevice(&dev));
+  CM_CHECK(cudaGetDeviceProperties(&prop, dev));
+  CM_CHECK(cudaDriverGetVersion(&drv));
+  CM_CHECK(cudaRuntimeGetVersion(&rt));
+  std::string name = prop.name;
+  std::replace(name.begin(), name.end(), ' ', '_');
+  fprintf(g_results, "device %s %d.%d %d %d %zu %d %d\n", name.c_str(), prop.major, prop.minor,
+          prop.multiProcessorCount, prop.l2CacheSize, prop.totalGlobalMem, drv, rt);
+}
+
+static int run_driver(int argc, char** argv, const ArgSpec* specs, int nargs, CallFn call, bool has_candidate) {
+  (void)nargs;
+  if (argc < 2) fail(2, "usage", "driver PLAN");
+  Plan p = read_plan(argv[1]);
+  g_results = fopen(p.results.c_str(), "w");
+  if (!g_results) fail(2, "io", "cannot write results " + p.results);
+  CM_CHECK(cudaFree(0));  // create the context before anything is timed
+  print_device();
+  fflush(g_results);
+  if (p.mode == "once") {  // one call of one implementation, for a profiler
+    int impl = p.impl == "baseline" ? 0 : 1;
+    if (impl == 1 && !has_candidate) fail(2, "plan", "no candidate in this driver");
+    Case& c = p.cases.at(0);
+    for (Buffer& b : c.buffers) alloc_buffer(b, specs);
+    load_dataset(c, c.datasets.at(0), specs);
+    Args a;
+    fill_args(c, specs, a);
+    upload_inputs(c);
+    prepare_outputs(c);
+    CM_CHECK(cudaDeviceSynchronize());
+    CM_CHECK(cudaProfilerStart());
+    g_stage = "profiled call";
+    call(impl, a);
+    CM_CHECK(cudaDeviceSynchronize());
+    CM_CHECK(cudaProfilerStop());
+    check_after("profiled call");
+    fprintf(g_results, "done\n");
+    fclose(g_results);
+    return 0;
+  }
+  Timer timer(p.flush_bytes);
+  for (Case& c : p.cases) {
+    for (Buffer& b : c.buffers) alloc_buffer(b, specs);
+    int first_check = -1;
+    for (size_t d = 0; d < c.datasets.size(); ++d) {
+      if (c.datasets[d].purpose != "check") continue;
+      if (first_check < 0) first_check = (int)d;
+      load_dataset(c, c.datasets[d], specs);
+      checked_call(c, specs, p, call, 0, (int)d, "first");
+      if (has_candidate) {
+        checked_call(c, specs, p, call, 1, (int)d, "first");
+        checked_call(c, specs, p, call, 1, (int)d, "second");
+      }
+    }
+    if (c.timing && first_check >= 0) {
+      load_dataset(c, c.datasets[first_check], specs);
+      time_case(c, specs, p, call, has_candidate, timer);
+      check_guards(c, specs, "timed calls");
+    }
+    for (size_t d = 0; d < c.datasets.size(); ++d) {
+      if (c.datasets[d].purpose != "fresh") continue;
+      load_dataset(c, c.datasets[d], specs);
+      checked_call(c, specs, p, call, has_candidate ? 1 : 0, (int)d, "after_timing");
+    }
+    for (Buffer& b : c.buffers) CM_CHECK(cudaFree(b.base));
+    fprintf(g_results, "case_done %d\n", c.id);
+    fflush(g_results);
+  }
+  fprintf(g_results, "done\n");
+  fclose(g_results);
+  return 0;
+}
+
+}  // namespace cm

@@ -1,0 +1,49 @@
+"""Harness settings (environment prefix CUDAMASTER_, e.g. CUDAMASTER_NVCC_ARCH=sm_90)."""
+
+from __future__ import annotations
+
+from functools import cache
+from pathlib import Path
+
+from pydantic import Field
+from pydantic_settings import BaseSettings, SettingsConfigDict
+
+
+class HarnessSettings(BaseSettings):
+    model_config = SettingsConfigDict(env_prefix="CUDAMASTER_", env_file=".env", extra="ignore")
+
+    nvcc: str = "nvcc"
+    nvcc_arch: str = Field("sm_90", description="GPU target; sm_90 for the H100/H200")
+    nvcc_flags: list[str] = ["-O3"]
+    cache_dir: Path = Path.home() / ".cache" / "cudamaster"
+    gpu: str | None = Field(None, description="CUDA_VISIBLE_DEVICES for evaluations; None keeps the environment's")
+
+    compile_timeout_s: float = 120.0
+    run_timeout_s: float = 300.0
+    max_source_bytes: int = 256 * 1024
+
+    seeds: list[int] = [1, 2, 3]
+    # Timing: interleaved pairs until the relative standard error of the paired ratios is below
+    # target_rse, with at least min_pairs and at most max_pairs pairs or max_seconds per size.
+    min_pairs: int = 10
+    max_pairs: int = 2000
+    max_seconds_per_size: float = 2.0
+    target_rse: float = 0.005
+    warmup_calls: int = 3
+
+    # References are computed in full below these; above, on a random sample of output elements.
+    reference_full_flops: float = 2e9
+    reference_full_elements: int = 1 << 24
+    reference_sample: int = 1 << 14
+
+    # Roofline ceilings (H200, measured: 4.3 TB/s device copy; fp32 FMA ~67 TFLOP/s; bf16 dense
+    # tensor ~790 TFLOP/s). A time under the floor they imply is rejected as impossible.
+    peak_flops_fp32: float = 67e12
+    peak_flops_bf16: float = 790e12
+    peak_bytes_per_s: float = 4.8e12
+    review_speedup: float = 10.0
+
+
+@cache
+def get_settings() -> HarnessSettings:
+    return HarnessSettings()
