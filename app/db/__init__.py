@@ -1,0 +1,1 @@
+"""Persistence: SQLAlchemy models, engine and session helpers, Alembic migration entry points."""

@@ -1,0 +1,201 @@
+"""The service's tables: jobs and what they produced (attempts, measurements, profiles, LLM calls,
+events), API keys and stored custom tasks. Alembic migrations in migrations/versions build exactly
+this schema; tests/service/test_migrations.py checks that on SQLite and PostgreSQL."""
+
+from __future__ import annotations
+
+from datetime import datetime
+from typing import Any
+
+from sqlalchemy import JSON, BigInteger, Boolean, Float, ForeignKey, Index, Integer, MetaData, String, Text, UniqueConstraint
+from sqlalchemy.orm import DeclarativeBase, Mapped, mapped_column, relationship
+
+from .types import UTCDateTime, utcnow
+
+NAMING = {
+    "ix": "ix_%(column_0_label)s",
+    "uq": "uq_%(table_name)s_%(column_0_name)s",
+    "ck": "ck_%(table_name)s_%(constraint_name)s",
+    "fk": "fk_%(table_name)s_%(column_0_name)s_%(referred_table_name)s",
+    "pk": "pk_%(table_name)s",
+}
+
+
+class Base(DeclarativeBase):
+    metadata = MetaData(naming_convention=NAMING)
+    type_annotation_map = {datetime: UTCDateTime(), dict[str, Any]: JSON(), list[Any]: JSON()}
+
+
+# Job statuses. Active ones hold a place in the per-key in-flight limit.
+QUEUED, RUNNING, WAITING = "queued", "running", "waiting_for_input"
+FINISHED, NO_CORRECT, CANCELLED, FAILED = "finished", "no_correct_kernel", "cancelled", "failed"
+ACTIVE_STATUSES = (QUEUED, RUNNING, WAITING)
+TERMINAL_STATUSES = (FINISHED, NO_CORRECT, CANCELLED, FAILED)
+ALL_STATUSES = ACTIVE_STATUSES + TERMINAL_STATUSES
+
+
+class ApiKey(Base):
+    __tablename__ = "api_keys"
+
+    id: Mapped[str] = mapped_column(String(32), primary_key=True)  # the public prefix of the key
+    name: Mapped[str] = mapped_column(String(128))
+    key_hash: Mapped[str] = mapped_column(String(64))  # sha256 hex of the whole key
+    created_at: Mapped[datetime] = mapped_column(default=utcnow)
+    revoked_at: Mapped[datetime | None]
+
+
+class Job(Base):
+    __tablename__ = "jobs"
+    __table_args__ = (Index("ix_jobs_status_created_at", "status", "created_at"),)
+
+    id: Mapped[str] = mapped_column(String(40), primary_key=True)
+    task: Mapped[str] = mapped_column(String(128), index=True)
+    precision: Mapped[str] = mapped_column(String(8))
+    settings: Mapped[dict[str, Any]]  # the agent's JobSpec, as submitted
+    status: Mapped[str] = mapped_column(String(24), default=QUEUED)
+    message: Mapped[str] = mapped_column(Text, default="")
+    api_key_id: Mapped[str | None] = mapped_column(ForeignKey("api_keys.id", ondelete="SET NULL"), index=True)
+
+    created_at: Mapped[datetime] = mapped_column(default=utcnow, index=True)
+    updated_at: Mapped[datetime] = mapped_column(default=utcnow, onupdate=utcnow)
+    started_at: Mapped[datetime | None]
+    finished_at: Mapped[datetime | None]
+
+    # Totals, kept current as events arrive.
+    attempts_count: Mapped[int] = mapped_column(Integer, default=0)
+    llm_calls_count: Mapped[int] = mapped_column(Integer, default=0)
+    input_tokens: Mapped[int] = mapped_column(BigInteger, default=0)
+    output_tokens: Mapped[int] = mapped_column(BigInteger, default=0)
+    reasoning_tokens: Mapped[int] = mapped_column(BigInteger, default=0)
+    cached_tokens: Mapped[int] = mapped_column(BigInteger, default=0)
+    cost_usd: Mapped[float] = mapped_column(Float, default=0.0)
+    llm_latency_s: Mapped[float] = mapped_column(Float, default=0.0)
+
+    # The best attempt so far (highest score among correct ones).
+    best_attempt_id: Mapped[int | None] = mapped_column(
+        ForeignKey("attempts.id", ondelete="SET NULL", use_alter=True, name="fk_jobs_best_attempt_id_attempts"))
+    best_score: Mapped[float | None] = mapped_column(Float)
+
+    # One runner holds a running job; the holder renews the lease while it works.
+    lease_holder: Mapped[str | None] = mapped_column(String(128))
+    lease_expires_at: Mapped[datetime | None]
+    cancel_requested: Mapped[bool] = mapped_column(Boolean, default=False)
+    question: Mapped[dict[str, Any] | None]  # what a manual-mode job is waiting for
+    pending_answer: Mapped[str | None] = mapped_column(Text)  # answer handed to the agent on its next run
+
+    attempts: Mapped[list["Attempt"]] = relationship(back_populates="job", foreign_keys="Attempt.job_id",
+                                                     order_by="Attempt.id", cascade="all, delete-orphan", passive_deletes=True)
+    llm_calls: Mapped[list["LlmCall"]] = relationship(back_populates="job", order_by="LlmCall.id",
+                                                      cascade="all, delete-orphan", passive_deletes=True)
+
+
+class Attempt(Base):
+    __tablename__ = "attempts"
+    __table_args__ = (UniqueConstraint("job_id", "attempt_key", name="uq_attempts_job_id_attempt_key"),)
+
+    id: Mapped[int] = mapped_column(Integer, primary_key=True, autoincrement=True)
+    job_id: Mapped[str] = mapped_column(ForeignKey("jobs.id", ondelete="CASCADE"), index=True)
+    attempt_key: Mapped[str] = mapped_column(String(160))  # the agent's deterministic attempt id
+    round: Mapped[int] = mapped_column(Integer, default=0)
+    debug_step: Mapped[int] = mapped_column(Integer, default=0)
+    role: Mapped[str] = mapped_column(String(32), default="")
+    strategy: Mapped[str] = mapped_column(Text, default="")
+    source: Mapped[str] = mapped_column(Text, default="")
+    source_sha256: Mapped[str] = mapped_column(String(64), default="")
+    flags: Mapped[list[Any]] = mapped_column(default=list)
+    compile_log: Mapped[str] = mapped_column(Text, default="")
+    verdict: Mapped[str] = mapped_column(String(32), default="")
+    message: Mapped[str] = mapped_column(Text, default="")
+    score: Mapped[float | None] = mapped_column(Float)
+    evaluation: Mapped[dict[str, Any] | None]  # EvaluationResult JSON
+    created_at: Mapped[datetime] = mapped_column(default=utcnow)
+
+    job: Mapped[Job] = relationship(back_populates="attempts", foreign_keys=[job_id])
+    measurements: Mapped[list["Measurement"]] = relationship(back_populates="attempt", order_by="Measurement.size_index",
+                                                             cascade="all, delete-orphan", passive_deletes=True)
+    profile: Mapped["Profile | None"] = relationship(back_populates="attempt", cascade="all, delete-orphan", passive_deletes=True)
+
+
+class Measurement(Base):
+    """One size of one evaluated attempt."""
+
+    __tablename__ = "measurements"
+    __table_args__ = (UniqueConstraint("attempt_id", "size_index", name="uq_measurements_attempt_id_size_index"),)
+
+    id: Mapped[int] = mapped_column(Integer, primary_key=True, autoincrement=True)
+    attempt_id: Mapped[int] = mapped_column(ForeignKey("attempts.id", ondelete="CASCADE"), index=True)
+    size_index: Mapped[int] = mapped_column(Integer)
+    params: Mapped[dict[str, Any]]
+    passed: Mapped[bool] = mapped_column(Boolean, default=False)
+    baseline_median_us: Mapped[float | None] = mapped_column(Float)
+    baseline_iqr_us: Mapped[float | None] = mapped_column(Float)
+    candidate_median_us: Mapped[float | None] = mapped_column(Float)
+    candidate_iqr_us: Mapped[float | None] = mapped_column(Float)
+    speedup: Mapped[float | None] = mapped_column(Float)
+    speedup_iqr: Mapped[float | None] = mapped_column(Float)
+    roofline_floor_us: Mapped[float | None] = mapped_column(Float)
+    candidate_roofline_pct: Mapped[float | None] = mapped_column(Float)
+
+    attempt: Mapped[Attempt] = relationship(back_populates="measurements")
+
+
+class Profile(Base):
+    __tablename__ = "profiles"
+
+    id: Mapped[int] = mapped_column(Integer, primary_key=True, autoincrement=True)
+    attempt_id: Mapped[int] = mapped_column(ForeignKey("attempts.id", ondelete="CASCADE"), unique=True)
+    bottleneck_class: Mapped[str] = mapped_column(String(64), default="")
+    metrics: Mapped[dict[str, Any]] = mapped_column(default=dict)
+    text: Mapped[str] = mapped_column(Text, default="")  # the filtered profile the agent saw
+    created_at: Mapped[datetime] = mapped_column(default=utcnow)
+
+    attempt: Mapped[Attempt] = relationship(back_populates="profile")
+
+
+class LlmCall(Base):
+    __tablename__ = "llm_calls"
+    __table_args__ = (UniqueConstraint("job_id", "call_key", name="uq_llm_calls_job_id_call_key"),)
+
+    id: Mapped[int] = mapped_column(Integer, primary_key=True, autoincrement=True)
+    job_id: Mapped[str] = mapped_column(ForeignKey("jobs.id", ondelete="CASCADE"), index=True)
+    call_key: Mapped[str] = mapped_column(String(160))  # the agent's call id
+    round: Mapped[int | None] = mapped_column(Integer)
+    role: Mapped[str] = mapped_column(String(32), default="")
+    model: Mapped[str] = mapped_column(String(128), default="")
+    input_tokens: Mapped[int] = mapped_column(Integer, default=0)
+    output_tokens: Mapped[int] = mapped_column(Integer, default=0)
+    reasoning_tokens: Mapped[int] = mapped_column(Integer, default=0)
+    cached_tokens: Mapped[int] = mapped_column(Integer, default=0)
+    latency_s: Mapped[float] = mapped_column(Float, default=0.0)
+    cost_usd: Mapped[float] = mapped_column(Float, default=0.0)
+    created_at: Mapped[datetime] = mapped_column(default=utcnow)
+
+    job: Mapped[Job] = relationship(back_populates="llm_calls")
+
+
+class JobEvent(Base):
+    """The agent's progress events, in order; the SSE stream replays them (Last-Event-ID = id)."""
+
+    __tablename__ = "job_events"
+    __table_args__ = (UniqueConstraint("job_id", "dedupe_key", name="uq_job_events_job_id_dedupe_key"),)
+
+    id: Mapped[int] = mapped_column(Integer, primary_key=True, autoincrement=True)
+    job_id: Mapped[str] = mapped_column(ForeignKey("jobs.id", ondelete="CASCADE"), index=True)
+    type: Mapped[str] = mapped_column(String(32))
+    dedupe_key: Mapped[str | None] = mapped_column(String(200))  # set for events that must appear once
+    payload: Mapped[dict[str, Any]]
+    created_at: Mapped[datetime] = mapped_column(default=utcnow)
+
+
+class CustomTask(Base):
+    """A team's own kernel submitted as a task: validated and stored; the harness cannot run it yet."""
+
+    __tablename__ = "custom_tasks"
+
+    id: Mapped[str] = mapped_column(String(40), primary_key=True)
+    api_key_id: Mapped[str | None] = mapped_column(ForeignKey("api_keys.id", ondelete="SET NULL"), index=True)
+    name: Mapped[str] = mapped_column(String(128))
+    precision: Mapped[str] = mapped_column(String(8))
+    spec: Mapped[dict[str, Any]]  # prototype, args, sizes
+    baseline_source: Mapped[str] = mapped_column(Text)
+    created_at: Mapped[datetime] = mapped_column(default=utcnow)

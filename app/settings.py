@@ -1,0 +1,54 @@
+"""Service settings: environment variables with the prefix CUDAMASTER_ (e.g. CUDAMASTER_DATABASE_URL)."""
+
+from __future__ import annotations
+
+import os
+import socket
+from pathlib import Path
+
+from pydantic import Field
+from pydantic_settings import BaseSettings, SettingsConfigDict
+
+DEFAULT_DB = Path.home() / ".cache" / "cudamaster" / "service.db"
+
+
+class ServiceSettings(BaseSettings):
+    model_config = SettingsConfigDict(env_prefix="CUDAMASTER_", env_file=".env", extra="ignore")
+
+    database_url: str = Field(f"sqlite:///{DEFAULT_DB}", description="SQLAlchemy URL; postgresql+psycopg://... for PostgreSQL")
+    checkpoint_url: str | None = Field(None, description="LangGraph checkpoint store; default: derived from database_url")
+    auto_migrate: bool = Field(True, description="run `alembic upgrade head` when the service starts")
+
+    host: str = "127.0.0.1"
+    port: int = 8000
+
+    # Job runner
+    max_running_jobs: int = Field(4, ge=1, description="jobs executed at once by this process")
+    gpus: list[str] = Field(["0"], description="GPU ids; one evaluation per GPU at a time")
+    lease_seconds: float = Field(60.0, gt=0, description="a runner's hold on a job; renewed every third of it")
+    poll_seconds: float = Field(2.0, gt=0, description="how often the runner looks for claimable jobs")
+    runner_id: str = Field(default_factory=lambda: f"{socket.gethostname()}:{os.getpid()}")
+    drain_seconds: float = Field(30.0, ge=0, description="on shutdown, how long running jobs get to reach a checkpoint")
+
+    # Access and limits
+    open_reads: bool = Field(False, description="allow GET requests without an API key")
+    max_request_bytes: int = Field(1024 * 1024, gt=0)
+    max_source_bytes: int = Field(256 * 1024, gt=0, description="largest .cu source accepted in a submission")
+    max_jobs_in_flight_per_key: int = Field(8, ge=1, description="queued + running + waiting jobs allowed per API key")
+    max_page_size: int = 200
+
+    def resolved_checkpoint_url(self) -> str:
+        if self.checkpoint_url:
+            return self.checkpoint_url
+        url = self.database_url
+        if url.startswith("sqlite"):
+            # A separate file: the LangGraph saver holds its own connection and lock.
+            path = url.split(":///", 1)[1] if ":///" in url else ""
+            return f"sqlite:///{path}.checkpoints" if path and path != ":memory:" else "sqlite:///:memory:"
+        return url
+
+    def sqlite_path(self) -> Path | None:
+        if self.database_url.startswith("sqlite") and ":///" in self.database_url:
+            p = self.database_url.split(":///", 1)[1]
+            return None if p in ("", ":memory:") else Path(p)
+        return None
