@@ -197,7 +197,7 @@ def compile_candidate(variant: Variant, source: str, settings: HarnessSettings, 
 
 
 def _localized(obj: Path, keep: str) -> Path:
-    out = obj.with_name(obj.stem + ".local.o")
+    out = obj.with_name(f"{obj.stem}.{keep}.o")
     if not out.exists():
         subprocess.run(["objcopy", f"--keep-global-symbol={keep}", str(obj), str(out)], check=True, capture_output=True)
     return out

@@ -17,6 +17,7 @@ import subprocess
 import tempfile
 import time
 from dataclasses import dataclass
+from functools import cache
 from pathlib import Path
 
 import numpy as np
@@ -49,6 +50,18 @@ def gpu_status(settings: HarnessSettings | None = None) -> tuple[bool, str]:
     if out.returncode != 0 or not gpus:
         return False, f"nvidia-smi lists no GPU ({(out.stdout + out.stderr).strip()[:200]})"
     return True, gpus[0]
+
+
+@cache
+def nvidia_driver_version() -> str:
+    smi = shutil.which("nvidia-smi")
+    if smi is None:
+        return ""
+    try:
+        out = subprocess.run([smi, "--query-gpu=driver_version", "--format=csv,noheader"], capture_output=True, text=True, timeout=30)
+    except (OSError, subprocess.TimeoutExpired):
+        return ""
+    return out.stdout.strip().splitlines()[0] if out.returncode == 0 and out.stdout.strip() else ""
 
 
 def require_gpu(settings: HarnessSettings) -> None:
@@ -168,7 +181,7 @@ def _parse_results(path: Path) -> tuple[GpuInfo | None, list[tuple[int, int, str
             drv, rt = int(parts[6]), int(parts[7])
             gpu = GpuInfo(name=parts[1].replace("_", " "), compute_capability=parts[2], sm_count=int(parts[3]),
                           l2_bytes=int(parts[4]), memory_bytes=int(parts[5]),
-                          driver_version=f"{drv // 1000}.{drv % 1000 // 10}", runtime_version=f"{rt // 1000}.{rt % 1000 // 10}")
+                          driver_version=f"CUDA {drv // 1000}.{drv % 1000 // 10}", cuda_driver_api=f"{drv // 1000}.{drv % 1000 // 10}", runtime_version=f"{rt // 1000}.{rt % 1000 // 10}")
         elif parts[0] == "output":
             outputs.append((int(parts[1]), int(parts[2]), parts[3], parts[4]))
         elif parts[0] == "time":
@@ -253,6 +266,8 @@ def evaluate(task: str, precision: str, candidate_source: str | bytes | None = N
             output, _ = proc.communicate()
             rc = None
         gpu, outputs, times = _parse_results(workdir / "results.txt")
+        if gpu is not None:
+            gpu.driver_version = nvidia_driver_version() or gpu.driver_version
         result.gpu = gpu
         rows = [_row(variant, c, outputs, times, refs, workdir, settings) for c in cases]
         result.rows = rows

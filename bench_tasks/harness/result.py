@@ -72,7 +72,8 @@ class GpuInfo(BaseModel):
     sm_count: int = 0
     l2_bytes: int = 0
     memory_bytes: int = 0
-    driver_version: str = ""
+    driver_version: str = Field("", description="NVIDIA driver version (nvidia-smi)")
+    cuda_driver_api: str = Field("", description="CUDA version the driver supports (cudaDriverGetVersion)")
     runtime_version: str = ""
 
 

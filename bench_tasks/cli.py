@@ -1,0 +1,181 @@
+"""`cudamaster bench`: list tasks, run the benchmark, evaluate one candidate."""
+
+from __future__ import annotations
+
+import json
+from pathlib import Path
+from typing import Annotated, Optional
+
+import typer
+from rich.console import Console
+from rich.progress import BarColumn, MofNCompleteColumn, Progress, TextColumn, TimeElapsedColumn
+from rich.table import Table
+
+from bench_tasks.provenance import provenance
+from bench_tasks.spec import PRECISIONS, SIZE_SETS, TaskError, all_tasks, load_task
+
+app = typer.Typer(no_args_is_help=True)
+console = Console()
+err = Console(stderr=True)
+
+
+def _fail(message: str, code: int = 2) -> None:
+    err.print(f"[bold red]error:[/] {message}")
+    raise typer.Exit(code)
+
+
+def _fmt_sizes(sizes: list[dict[str, int]]) -> str:
+    if not sizes:
+        return "-"
+    keys = [k for k in sizes[0] if len({s[k] for s in sizes}) > 1] or list(sizes[0])
+    return "; ".join(",".join(str(s[k]) for k in keys) for s in sizes) + f"  ({'/'.join(keys)})"
+
+
+@app.command("list")
+def list_tasks() -> None:
+    """A table of tasks, categories, precisions and sizes."""
+    table = Table(title="MSKernelBench tasks")
+    for col in ("task", "category", "precisions", "paper sizes", "large sizes"):
+        table.add_column(col)
+    for task in all_tasks():
+        table.add_row(task.name, task.category, ", ".join(task.prototypes), _fmt_sizes(task.size_list("paper")),
+                      _fmt_sizes(task.size_list("large")))
+    console.print(table)
+
+
+def _variants(tasks: list[str] | None, precision: str | None):
+    try:
+        chosen = [load_task(t) for t in tasks] if tasks else all_tasks()
+        return [(t.name, p) for t in chosen for p in ([precision] if precision else list(t.prototypes)) if t.variant(p)]
+    except TaskError as exc:
+        _fail(str(exc))
+
+
+def _candidate_file(directory: Path, task: str, precision: str) -> Path | None:
+    stem = task if precision == "fp32" else f"{task}_bf16"
+    for path in (directory / precision / f"{stem}.cu", directory / f"{stem}.cu"):
+        if path.is_file():
+            return path
+    return None
+
+
+def _print_rows(result) -> None:
+    table = Table(title=f"{result.task}/{result.precision}: {result.verdict.value}" + (f"  P = {result.score:.3f}" if result.score else ""))
+    for col in ("size", "T", "baseline µs (IQR)", "candidate µs (IQR)", "speedup", "roofline %", "max rel err", "flags"):
+        table.add_column(col, justify="right" if col not in ("size", "flags") else "left")
+    for row in result.rows:
+        b, c = row.baseline, row.candidate
+        roof = row.candidate_roofline_pct if c else row.baseline_roofline_pct
+        table.add_row(
+            ",".join(f"{k}={v}" for k, v in row.params.items()), f"{row.complexity:,}",
+            f"{b.median_us:.2f} ({b.iqr_us:.2f})" if b else "-", f"{c.median_us:.2f} ({c.iqr_us:.2f})" if c else "-",
+            f"{row.speedup:.3f}" if row.speedup else "-", f"{roof:.1f}" if roof else "-",
+            f"{row.max_rel_err:.2e}" if row.max_rel_err is not None else "-", " ".join(row.flags) + ("" if row.passed else " FAILED"),
+        )
+    console.print(table)
+    if result.message:
+        console.print(f"[bold]{result.verdict.value}[/]: {result.message}")
+
+
+def _precision_ok(precision: str | None) -> None:
+    if precision is not None and precision not in PRECISIONS:
+        _fail(f"unknown precision {precision!r}: choose one of {', '.join(PRECISIONS)}")
+
+
+def _sizes_ok(sizes: str) -> None:
+    if sizes not in SIZE_SETS:
+        _fail(f"unknown size set {sizes!r}: choose one of {', '.join(SIZE_SETS)}")
+
+
+@app.command("run")
+def run(
+    task: Annotated[Optional[list[str]], typer.Option("--task", "-t", help="task name (repeatable); default: all")] = None,
+    precision: Annotated[Optional[str], typer.Option("--precision", "-p", help="fp32 or bf16; default: both")] = None,
+    sizes: Annotated[str, typer.Option(help="paper, large, edge or all")] = "paper",
+    candidates: Annotated[Optional[Path], typer.Option(help="directory of candidates: <op>.cu / <op>_bf16.cu, or fp32/ and bf16/ subfolders")] = None,
+    output: Annotated[Path, typer.Option("--output", "-o", help="where to write the JSON results")] = Path("bench-results.json"),
+) -> None:
+    """Check and time the baselines (and candidates, if given) on the local GPU."""
+    from bench_tasks.harness import CandidateError, NoGpuError, evaluate, get_settings, require_gpu
+
+    _precision_ok(precision)
+    _sizes_ok(sizes)
+    variants = _variants(task, precision)
+    try:
+        require_gpu(get_settings())
+    except NoGpuError as exc:
+        _fail(str(exc), code=3)
+    results = []
+    with Progress(TextColumn("{task.description}"), BarColumn(), MofNCompleteColumn(), TimeElapsedColumn(), console=console) as progress:
+        bar = progress.add_task("benchmark", total=len(variants))
+        for name, prec in variants:
+            progress.update(bar, description=f"{name}/{prec}")
+            source = None
+            if candidates is not None:
+                path = _candidate_file(candidates, name, prec)
+                if path is None:
+                    progress.advance(bar)
+                    continue
+                source = path.read_bytes()
+            try:
+                results.append(evaluate(name, prec, source, sizes))
+            except CandidateError as exc:
+                err.print(f"{name}/{prec}: {exc}")
+            progress.advance(bar)
+    summary = Table(title="MSKernelBench" + (" (baselines)" if candidates is None else ""))
+    for col in ("variant", "verdict", "P", "sizes passed", "wall s"):
+        summary.add_column(col)
+    for r in results:
+        summary.add_row(f"{r.task}/{r.precision}", r.verdict.value, f"{r.score:.3f}" if r.score else "-",
+                        f"{sum(row.passed for row in r.rows)}/{len(r.rows)}", f"{r.wall_seconds:.1f}")
+    console.print(summary)
+    for r in results:
+        if r.verdict.value != "ok":
+            console.print(f"[red]{r.task}/{r.precision}[/]: {r.message}")
+    doc = {"provenance": provenance(), "size_set": sizes, "results": [r.model_dump(mode="json") for r in results]}
+    output.parent.mkdir(parents=True, exist_ok=True)
+    output.write_text(json.dumps(doc, indent=1))
+    console.print(f"results written to {output}")
+    if any(r.verdict.value != "ok" for r in results):
+        raise typer.Exit(1)
+
+
+@app.command("eval")
+def eval_candidate(
+    task: Annotated[str, typer.Argument(help="task name, see `cudamaster bench list`")],
+    candidate: Annotated[Path, typer.Option("--candidate", "-c", help=".cu exporting <op>_optimized, or a file with OPTIMIZED KERNEL markers")],
+    precision: Annotated[str, typer.Option("--precision", "-p")] = "fp32",
+    sizes: Annotated[str, typer.Option(help="paper, large, edge or all")] = "paper",
+    compile_only: Annotated[bool, typer.Option(help="compile and check symbols only (no GPU needed)")] = False,
+    flags: Annotated[Optional[list[str]], typer.Option("--flag", help="extra nvcc flag (repeatable)")] = None,
+    json_out: Annotated[Optional[Path], typer.Option("--json", help="also write the result JSON here")] = None,
+) -> None:
+    """Evaluate one candidate: the verdict and the per-size table."""
+    from bench_tasks.harness import CandidateError, NoGpuError, compile_candidate, evaluate, get_settings
+    from bench_tasks.harness import source as src
+
+    _precision_ok(precision)
+    _sizes_ok(sizes)
+    try:
+        variant = load_task(task).variant(precision)
+    except TaskError as exc:
+        _fail(str(exc))
+    if not candidate.is_file():
+        _fail(f"candidate file {candidate} does not exist")
+    raw = candidate.read_bytes()
+    settings = get_settings()
+    try:
+        if compile_only:
+            outcome = compile_candidate(variant, src.prepare(raw, settings.max_source_bytes), settings, flags)
+            verdict = "ok" if outcome.ok else outcome.verdict.value
+            console.print(f"[bold]{verdict}[/] {outcome.message}")
+            raise typer.Exit(0 if outcome.ok else 1)
+        result = evaluate(task, precision, raw, sizes, extra_flags=flags)
+    except CandidateError as exc:
+        _fail(str(exc))
+    except NoGpuError as exc:
+        _fail(str(exc), code=3)
+    _print_rows(result)
+    if json_out:
+        json_out.write_text(json.dumps({"provenance": provenance(), "result": result.model_dump(mode="json")}, indent=1))
+    raise typer.Exit(0 if result.ok else 1)

@@ -1,0 +1,98 @@
+"""Figures for the harness (issue 2), measured on the GPU machine; writes one JSON document.
+
+    python3 scripts/harness_figures.py --output docs/results/harness_figures.json
+
+1. wall time to evaluate one candidate over all paper sizes, compile included (empty cache);
+2. the same baseline/candidate pair evaluated 5 times: max/min spread of each size's speedup;
+3. harness time vs ncu's gpu__time_duration for one single-kernel task at one size.
+"""
+
+from __future__ import annotations
+
+import argparse
+import csv
+import io
+import json
+import shutil
+import subprocess
+import tempfile
+import time
+from pathlib import Path
+
+from bench_tasks.harness import HarnessSettings, evaluate, prepare_single_run
+from bench_tasks.provenance import provenance
+
+ROOT = Path(__file__).resolve().parent.parent
+FAST = (ROOT / "tests" / "bench" / "candidates" / "fast.cu").read_text()
+
+
+def wall_time_one_candidate(settings: HarnessSettings) -> dict:
+    fresh = settings.model_copy(update={"cache_dir": Path(tempfile.mkdtemp(prefix="cm-fig-cache-"))})
+    t0 = time.monotonic()
+    result = evaluate("vector_add", "fp32", FAST, "paper", settings=fresh)
+    wall = time.monotonic() - t0
+    return {"task": "vector_add/fp32", "candidate": "tests/bench/candidates/fast.cu", "sizes": "paper",
+            "verdict": result.verdict.value, "wall_seconds": round(wall, 2), "target_seconds": 20,
+            "met": wall <= 20, "gpu": result.gpu.model_dump() if result.gpu else None}
+
+
+def speedup_spread(settings: HarnessSettings, repeats: int = 5) -> dict:
+    runs = [evaluate("vector_add", "fp32", FAST, "all", settings=settings) for _ in range(repeats)]
+    rows = []
+    for i, params in enumerate(r.params for r in runs[0].rows):
+        speedups = [run.rows[i].speedup for run in runs]
+        cand_us = [run.rows[i].candidate.median_us for run in runs]
+        base_us = [run.rows[i].baseline.median_us for run in runs]
+        spread = (max(speedups) / min(speedups) - 1) * 100
+        long_enough = min(min(cand_us), min(base_us)) >= 10.0
+        rows.append({"params": params, "speedups": speedups, "spread_pct": round(spread, 3),
+                     "candidate_median_us": cand_us, "baseline_median_us": base_us,
+                     "kernel_runs_10us_or_more": long_enough, "met": spread <= 2.0 if long_enough else None})
+    return {"task": "vector_add/fp32", "repeats": repeats, "target_spread_pct": 2.0, "rows": rows}
+
+
+def harness_vs_ncu(settings: HarnessSettings, n: int = 16777216) -> dict:
+    ncu = shutil.which("ncu")
+    if ncu is None:
+        return {"error": "ncu not found"}
+    params = {"N": n}
+    harness = evaluate("vector_add", "fp32", None, [params], settings=settings)
+    run = prepare_single_run("vector_add", "fp32", None, params, settings=settings)
+    try:
+        out = subprocess.run([ncu, "--clock-control", "none", "--profile-from-start", "off", "--metrics", "gpu__time_duration.sum",
+                              "--csv", "--page", "raw", *run.argv], capture_output=True, text=True, timeout=300, env=run.env)
+    finally:
+        run.cleanup()
+    lines = [l for l in out.stdout.splitlines() if not l.startswith("==")]
+    rows = list(csv.reader(io.StringIO("\n".join(lines))))
+    col = rows[0].index("gpu__time_duration.sum")
+    unit = rows[1][col]
+    values = [float(r[col].replace(",", "")) for r in rows[2:]]
+    scale = {"nsecond": 1e-3, "usecond": 1.0, "msecond": 1e3}[unit]
+    ncu_us = sum(values) * scale
+    harness_us = harness.rows[0].baseline.median_us
+    diff = (harness_us / ncu_us - 1) * 100
+    return {"task": "vector_add/fp32 baseline", "params": params, "ncu_gpu_time_us": ncu_us, "kernels": len(values),
+            "harness_median_us": harness_us, "difference_pct": round(diff, 3), "target_pct": 5.0, "met": abs(diff) <= 5.0}
+
+
+def main() -> None:
+    parser = argparse.ArgumentParser()
+    parser.add_argument("--output", type=Path, required=True)
+    args = parser.parse_args()
+    settings = HarnessSettings()
+    doc = {"provenance": provenance(), "figures": {}}
+    for name, fn in [("wall_time_one_candidate", wall_time_one_candidate), ("speedup_spread_5_runs", speedup_spread),
+                     ("harness_vs_ncu", harness_vs_ncu)]:
+        t0 = time.monotonic()
+        try:
+            doc["figures"][name] = fn(settings)
+        except Exception as exc:  # a figure that fails is recorded as such, the others still run
+            doc["figures"][name] = {"error": f"{type(exc).__name__}: {exc}"}
+        print(f"{name}: {json.dumps(doc['figures'][name])[:600]} ({time.monotonic() - t0:.1f} s)", flush=True)
+    args.output.parent.mkdir(parents=True, exist_ok=True)
+    args.output.write_text(json.dumps(doc, indent=1))
+
+
+if __name__ == "__main__":
+    main()

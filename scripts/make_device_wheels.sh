@@ -1,0 +1,21 @@
+#!/usr/bin/env bash
+# Build .whl/: the wheels the device machine (Python 3.12, no network) lacks to run cudamaster's
+# GPU tests and figure scripts. Packages the device image already has (numpy, scipy, rich, typer,
+# httpx, pytest, tiktoken, ...) are left out. Run here, then carry .whl in the device call.
+set -euo pipefail
+cd "$(dirname "$0")/.."
+rm -rf .whl && mkdir -p .whl
+python3 -m pip download -q --only-binary=:all: --python-version 3.12 --implementation cp \
+  --platform manylinux_2_28_x86_64 --platform manylinux_2_17_x86_64 --platform manylinux2014_x86_64 \
+  --platform manylinux_2_27_x86_64 --platform manylinux1_x86_64 -d .whl \
+  pydantic==2.14.4 pydantic-settings==2.16.3 langgraph==1.2.24 langgraph-checkpoint-sqlite==3.1.2 \
+  langchain-core==1.8.1 langchain-openai==1.7.4 fastapi==0.165.0 uvicorn==0.54.0 sqlalchemy==2.1.9 \
+  alembic==1.20.1 "psycopg[binary,pool]==3.3.9"
+# drop what the device image already provides
+for p in numpy scipy rich typer httpx httpcore anyio idna certifi h11 click pygments markdown_it mdurl \
+         shellingham typing_extensions tiktoken regex requests urllib3 charset_normalizer PyYAML pyyaml \
+         packaging sniffio MarkupSafe markupsafe xxhash tqdm greenlet; do
+  rm -f .whl/${p}-*.whl
+done
+grep -qx '/.whl/' .git/info/exclude 2>/dev/null || echo '/.whl/' >> .git/info/exclude
+du -sh .whl; ls .whl | wc -l

@@ -1,0 +1,1 @@
+extern "C" void vector_add_optimized(const float* A, const float* B, float* C, int N) { int x = ; }

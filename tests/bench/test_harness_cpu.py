@@ -1,0 +1,125 @@
+"""Harness behaviour that needs no GPU: compile verdicts, the symbol allowlist, bad input."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+import pytest
+
+from bench_tasks import load_task
+from bench_tasks.harness import CandidateError, NoGpuError, TaskError, Verdict, compile_candidate, evaluate
+from bench_tasks.harness import source as src
+from bench_tasks.harness.result import EvaluationResult
+from tests.conftest import gpu_present, requires_nvcc
+
+CANDIDATES = Path(__file__).parent / "candidates"
+
+
+def _compile(name: str, settings, task="vector_add", precision="fp32"):
+    variant = load_task(task).variant(precision)
+    return compile_candidate(variant, src.prepare((CANDIDATES / name).read_text(), settings.max_source_bytes), settings)
+
+
+@requires_nvcc
+def test_correct_candidate_compiles_and_passes_symbol_checks(harness_settings):
+    outcome = _compile("fast.cu", harness_settings)
+    assert outcome.ok, outcome.message
+    assert outcome.object_path.exists()
+    assert "-O3" in outcome.flags and any("sm_90" in f for f in outcome.flags)
+
+
+@requires_nvcc
+def test_syntax_error_is_compile_error_with_location(harness_settings):
+    outcome = _compile("syntax_error.cu", harness_settings)
+    assert outcome.verdict == Verdict.compile_error
+    assert "candidate.cu(1): error" in outcome.message
+    assert "expected an expression" in outcome.log
+
+
+@requires_nvcc
+def test_wrong_prototype_is_link_error_naming_the_expected_one(harness_settings):
+    outcome = _compile("wrong_prototype.cu", harness_settings)
+    assert outcome.verdict == Verdict.link_error
+    assert 'extern "C" void vector_add_optimized(const float* A, const float* B, float* C, int N);' in outcome.message
+
+
+@requires_nvcc
+def test_missing_entry_is_link_error(harness_settings):
+    outcome = _compile("missing_entry.cu", harness_settings)
+    assert outcome.verdict == Verdict.link_error
+    assert "missing entry point vector_add_optimized" in outcome.message
+
+
+@requires_nvcc
+@pytest.mark.parametrize(
+    "name, symbol",
+    [("cublas_decl.cu", "cublasCreate_v2"), ("system_call.cu", "system")],
+)
+def test_forbidden_symbols_are_rejected_by_name(harness_settings, name, symbol):
+    outcome = _compile(name, harness_settings)
+    assert outcome.verdict == Verdict.rejected
+    assert f"forbidden symbol {symbol}" in outcome.message or symbol in outcome.message
+
+
+@requires_nvcc
+def test_inline_syscall_is_rejected(harness_settings):
+    outcome = _compile("raw_syscall.cu", harness_settings)
+    assert outcome.verdict == Verdict.rejected
+    assert "system calls" in outcome.message
+
+
+@requires_nvcc
+def test_marked_format_uses_only_the_block(harness_settings):
+    text = (CANDIDATES / "marked.cu").read_text()
+    block = src.extract(text)
+    assert "int main()" not in block and "unused_helper" not in block
+    assert "vadd_kernel" in block and "#include <cuda_runtime.h>" in block
+    assert _compile("marked.cu", harness_settings).ok
+
+
+def test_marked_format_with_one_marker_is_a_clear_error():
+    with pytest.raises(CandidateError, match="OPTIMIZED KERNEL END"):
+        src.extract("// ==== OPTIMIZED KERNEL START ====\nint x;\n")
+
+
+@pytest.mark.parametrize(
+    "source, match",
+    [("", "empty"), ("   \n\t", "empty"), (b"\xff\xfe bad", "not UTF-8"), ("x" * 300_000, "limit")],
+)
+def test_bad_sources_raise_candidate_error(source, match):
+    with pytest.raises(CandidateError, match=match):
+        src.prepare(source, 256 * 1024)
+
+
+def test_unknown_task_and_precision_are_clear_errors(harness_settings):
+    with pytest.raises(TaskError, match="unknown task 'no_such_task'.*vector_add"):
+        evaluate("no_such_task", "fp32", "x", settings=harness_settings)
+    with pytest.raises(TaskError, match="unknown precision 'fp16'.*fp32, bf16"):
+        evaluate("vector_add", "fp16", "x", settings=harness_settings)
+    with pytest.raises(TaskError, match="unknown size set"):
+        evaluate("vector_add", "fp32", None, "huge", settings=harness_settings)
+
+
+@requires_nvcc
+def test_compile_verdicts_come_back_as_results_without_a_gpu(harness_settings):
+    result = evaluate("vector_add", "fp32", (CANDIDATES / "system_call.cu").read_bytes(), settings=harness_settings)
+    assert result.verdict == Verdict.rejected
+    doc = EvaluationResult.model_validate_json(result.model_dump_json())
+    assert doc.schema_version and doc.harness_version and doc.compile_flags and doc.nvcc_version.startswith("V")
+
+
+@requires_nvcc
+@pytest.mark.skipif(gpu_present()[0], reason="checks the no-GPU message")
+def test_no_gpu_is_a_clear_error_after_compiling(harness_settings):
+    with pytest.raises(NoGpuError, match="No NVIDIA GPU found.*--compile-only"):
+        evaluate("vector_add", "fp32", (CANDIDATES / "fast.cu").read_text(), settings=harness_settings)
+
+
+@requires_nvcc
+def test_compiled_objects_are_cached_by_source_and_flags(harness_settings):
+    first = _compile("fast.cu", harness_settings)
+    second = _compile("fast.cu", harness_settings)
+    assert first.object_path == second.object_path
+    variant = load_task("vector_add").variant("fp32")
+    other = compile_candidate(variant, (CANDIDATES / "fast.cu").read_text(), harness_settings, ["-use_fast_math"])
+    assert other.ok and other.object_path != first.object_path

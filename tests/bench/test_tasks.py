@@ -1,0 +1,105 @@
+"""Every task variant: the spec loads and is consistent, its baseline and generated driver compile,
+and its tolerance accepts the reference but rejects a zero, a constant and a shuffled output."""
+
+from __future__ import annotations
+
+import numpy as np
+import pytest
+
+from bench_tasks import all_tasks, data, load_task, task_names
+from bench_tasks.compare import compare
+from bench_tasks.harness import compile as cc
+from bench_tasks.harness.driver import driver_source
+from bench_tasks.spec import TaskError
+from tests.conftest import requires_nvcc
+
+VARIANTS = [(t.name, p) for t in all_tasks() for p in t.prototypes]
+SEEDS = (1, 2, 3)
+
+
+def _outputs(variant):
+    return [a.name for a in variant.task.args if a.role in ("output", "accumulate", "inout")]
+
+
+def _case(name, precision, seed, size_set="paper"):
+    variant = load_task(name).variant(precision)
+    params = variant.task.size_list(size_set)[0]
+    stored = data.generate(variant, params, seed)
+    x = data.float64_inputs(variant, stored)
+    names = variant.task.names(params, precision)
+    ref = variant.task.reference_module.reference(x, names, precision, None)
+    return variant, params, x, names, {k: np.asarray(v, dtype=np.float64).reshape(-1) for k, v in ref.items()}
+
+
+def test_the_first_six_tasks_are_present():
+    assert {"vector_add", "dot_product", "matrix_mul", "spmv_csr", "rms_norm", "stencil_2d"} <= set(task_names())
+
+
+@pytest.mark.parametrize("name, precision", VARIANTS)
+def test_spec_is_consistent(name, precision):
+    task = load_task(name)
+    variant = task.variant(precision)
+    expected = name if precision == "fp32" else f"{name}_bf16"
+    assert variant.entry == expected and variant.candidate_entry == expected + "_optimized"
+    for size_set in ("paper", "large"):
+        for params in task.size_list(size_set):
+            lengths = task.lengths(params, precision)
+            assert all(n >= 1 for n in lengths.values())
+            flops, nbytes = task.work(params, precision)
+            assert flops >= 0 and nbytes > 0
+            assert task.complexity_of(params) > 0
+    assert set(_outputs(variant)), "a task must have an output"
+    assert variant.tolerance.rtol < 0.05 and variant.tolerance.atol >= 0
+
+
+@pytest.mark.parametrize("name, precision", VARIANTS)
+def test_inputs_are_seeded_and_not_degenerate(name, precision):
+    variant = load_task(name).variant(precision)
+    params = variant.task.size_list("paper")[0]
+    a, b, c = (data.generate(variant, params, s) for s in (1, 1, 2))
+    for key in a:
+        assert np.array_equal(a[key], b[key]), "same seed, same inputs"
+    floats = [k for k in a if variant.prototype.param(k).dtype in ("float32", "bfloat16")]
+    assert floats
+    assert any(not np.array_equal(a[k], c[k]) for k in floats), "another seed, other inputs"
+    for k in floats:
+        v = data.to_float64(a[k], variant.prototype.param(k).dtype)
+        assert np.count_nonzero(v) > 0.9 * v.size, f"{k} is mostly zeros"
+
+
+@pytest.mark.parametrize("name, precision", VARIANTS)
+@pytest.mark.parametrize("seed", SEEDS)
+def test_tolerance_accepts_the_rounded_reference_and_rejects_cheats(name, precision, seed):
+    variant, params, x, names, ref = _case(name, precision, seed)
+    tol = variant.tolerance
+    rng = np.random.default_rng(seed)
+    for out in _outputs(variant):
+        r = ref[out]
+        dtype = variant.prototype.param(out).dtype
+        rounded = data.to_float64(data.to_storage(r, dtype), dtype)
+        assert compare(out, rounded, r, tol).passed, f"{out}: the reference rounded to {dtype} must pass"
+        assert not compare(out, np.zeros_like(r), r, tol).passed, f"{out}: zeros must fail"
+        assert not compare(out, np.full_like(r, float(np.mean(r))), r, tol).passed, f"{out}: a constant must fail"
+        assert not compare(out, np.full_like(r, np.nan), r, tol).passed, f"{out}: NaN must fail"
+        if r.size > 1:
+            shuffled = rng.permutation(r)
+        else:  # a scalar: the same computation on shuffled inputs
+            first = next(k for k in x if variant.prototype.param(k).dtype in ("float32", "bfloat16"))
+            x2 = dict(x, **{first: rng.permutation(x[first])})
+            shuffled = np.asarray(variant.task.reference_module.reference(x2, names, precision, None)[out]).reshape(-1)
+        assert not compare(out, shuffled, r, tol).passed, f"{out}: a shuffled output must fail"
+
+
+@requires_nvcc
+@pytest.mark.parametrize("name, precision", VARIANTS)
+def test_baseline_and_driver_compile_with_nvcc(name, precision, harness_settings):
+    variant = load_task(name).variant(precision)
+    base = cc.compile_baseline(variant, harness_settings)
+    assert base.exists()
+    exe = cc.build_driver(variant, driver_source(variant, has_candidate=False), base, None, harness_settings)
+    assert exe.exists()
+
+
+def test_unknown_task_lists_known_ones():
+    with pytest.raises(TaskError, match="known tasks: .*vector_add"):
+        load_task("nope")
