@@ -1,0 +1,146 @@
+"""What the graph needs from the GPU side: compile, evaluate, profile.
+
+`LocalEvaluator` uses the real harness (nvcc, the guarded driver on this machine's GPU) and the
+`profiling` package (Nsight Compute) when it is importable and works. `CachingEvaluator` wraps any
+evaluator with a per-job store keyed by (task, precision, source sha, flags, sizes), so a resumed job
+never repeats a finished compile or GPU evaluation. The CPU test double lives in graph/testing.py.
+"""
+
+from __future__ import annotations
+
+import hashlib
+import json
+import logging
+import os
+import tempfile
+from dataclasses import asdict, dataclass
+from pathlib import Path
+from typing import Protocol, runtime_checkable
+
+from bench_tasks import load_task
+from bench_tasks.harness import EvaluationResult, HarnessSettings, compile_candidate, evaluate, get_settings
+
+log = logging.getLogger(__name__)
+
+
+@dataclass
+class CompileReport:
+    verdict: str | None  # None: compiled and passed the symbol checks; else a harness Verdict value
+    message: str = ""
+    log: str = ""
+    flags: list[str] | None = None
+
+    @property
+    def ok(self) -> bool:
+        return self.verdict is None
+
+
+@dataclass
+class ProfileResult:
+    text: str  # rendered profile ("" when none)
+    note: str = ""  # why there is none, or what was profiled
+
+
+@runtime_checkable
+class Evaluator(Protocol):
+    def compile(self, task: str, precision: str, source: str, flags: list[str]) -> CompileReport: ...
+
+    def evaluate(self, task: str, precision: str, source: str | None, sizes: str, flags: list[str]) -> EvaluationResult: ...
+
+    def profile(self, task: str, precision: str, source: str | None, mode: str = "filtered") -> ProfileResult: ...
+
+
+class LocalEvaluator:
+    """The real thing: harness compile and evaluate, Nsight Compute profile through `profiling`."""
+
+    def __init__(self, settings: HarnessSettings | None = None):
+        self.settings = settings or get_settings()
+
+    def compile(self, task: str, precision: str, source: str, flags: list[str]) -> CompileReport:
+        variant = load_task(task).variant(precision)
+        out = compile_candidate(variant, source, self.settings, list(flags))
+        return CompileReport(None if out.ok else out.verdict.value, out.message, out.log[-20000:], out.flags)
+
+    def evaluate(self, task: str, precision: str, source: str | None, sizes: str, flags: list[str]) -> EvaluationResult:
+        return evaluate(task, precision, source, sizes, settings=self.settings, extra_flags=list(flags) or None)
+
+    def profile(self, task: str, precision: str, source: str | None, mode: str = "filtered") -> ProfileResult:
+        if mode == "none":
+            return ProfileResult("", "profiling switched off for this job")
+        try:
+            import profiling
+            from profiling import filter as profile_filter
+        except ImportError as exc:
+            return ProfileResult("", f"profiler unavailable: {exc}")
+        try:
+            report = profiling.profile_kernel(task, precision, candidate_source=source)
+            return ProfileResult(profile_filter.render(report, mode=mode), f"Nsight Compute, {mode}")
+        except Exception as exc:  # noqa: BLE001 - a missing or failing profiler must not end the job
+            log.warning("profile of %s/%s failed: %s", task, precision, exc)
+            return ProfileResult("", f"profile failed: {type(exc).__name__}: {exc}")
+
+
+def _key(*parts: object) -> str:
+    return hashlib.sha256(json.dumps(parts, sort_keys=True, default=str).encode()).hexdigest()[:32]
+
+
+def source_sha(source: str | None) -> str:
+    return hashlib.sha256(source.encode()).hexdigest() if source is not None else "baseline"
+
+
+class CachingEvaluator:
+    """Caches compile reports, evaluations and profiles in `store_dir` (the job's store).
+
+    Entries are written atomically (temp file + rename) right after the inner call returns, so a
+    process killed after a GPU evaluation but before the graph checkpointed its step finds the
+    result here on resume instead of running the GPU again.
+    """
+
+    def __init__(self, inner: Evaluator, store_dir: Path):
+        self.inner = inner
+        self.store_dir = Path(store_dir)
+
+    def _path(self, kind: str, key: str) -> Path:
+        return self.store_dir / kind / f"{key}.json"
+
+    def _load(self, kind: str, key: str) -> dict | None:
+        p = self._path(kind, key)
+        if p.exists():
+            try:
+                return json.loads(p.read_text())
+            except json.JSONDecodeError:
+                return None
+        return None
+
+    def _save(self, kind: str, key: str, data: dict) -> None:
+        p = self._path(kind, key)
+        p.parent.mkdir(parents=True, exist_ok=True)
+        fd, tmp = tempfile.mkstemp(dir=p.parent, suffix=".tmp")
+        with os.fdopen(fd, "w") as f:
+            json.dump(data, f)
+        os.replace(tmp, p)
+
+    def compile(self, task: str, precision: str, source: str, flags: list[str]) -> CompileReport:
+        key = _key("compile", task, precision, source_sha(source), list(flags))
+        if (hit := self._load("compile", key)) is not None:
+            return CompileReport(**hit)
+        report = self.inner.compile(task, precision, source, flags)
+        self._save("compile", key, asdict(report))
+        return report
+
+    def evaluate(self, task: str, precision: str, source: str | None, sizes: str, flags: list[str]) -> EvaluationResult:
+        key = _key("evaluate", task, precision, source_sha(source), list(flags), sizes)
+        if (hit := self._load("evaluations", key)) is not None:
+            return EvaluationResult.model_validate(hit)
+        result = self.inner.evaluate(task, precision, source, sizes, flags)
+        self._save("evaluations", key, result.model_dump(mode="json"))
+        return result
+
+    def profile(self, task: str, precision: str, source: str | None, mode: str = "filtered") -> ProfileResult:
+        key = _key("profile", task, precision, source_sha(source), mode)
+        if (hit := self._load("profiles", key)) is not None:
+            return ProfileResult(**hit)
+        result = self.inner.profile(task, precision, source, mode)
+        if result.text:  # a missing profiler may be installed before the resume
+            self._save("profiles", key, asdict(result))
+        return result

@@ -1,0 +1,169 @@
+"""One LLM call for one role: through an OpenAI-compatible endpoint, a person (manual mode), or a
+file of recorded responses (replay mode). Every call returns a record for the job's ledger:
+role, model, tokens (input, output, reasoning, cached), latency, cost, and the response text
+(which is what replay feeds back).
+
+Transient endpoint errors (timeouts, connection errors, 429, 5xx) are raised as they are and retried
+by the graph's RetryPolicy on the LLM nodes (see builder.py); the client itself does not retry.
+A refused key (401/403) and other client errors raise errors that are never retried.
+"""
+
+from __future__ import annotations
+
+import json
+import time
+from functools import cache
+from pathlib import Path
+from typing import Any
+
+import httpx
+import openai
+from langchain_core.messages import HumanMessage, SystemMessage
+from langgraph.types import interrupt
+from pydantic import BaseModel
+
+from .settings import AgentSettings, JobSpec, ResolvedRole
+
+TRANSIENT_LLM_ERRORS: tuple[type[BaseException], ...] = (
+    openai.APITimeoutError, openai.APIConnectionError, openai.RateLimitError, openai.InternalServerError,
+    httpx.TimeoutException, httpx.TransportError,
+)
+
+
+class LlmError(RuntimeError):
+    """An LLM call failed in a way that retrying will not fix; the message says what to do."""
+
+
+class EndpointRefused(LlmError):
+    pass
+
+
+class ReplayExhausted(LlmError):
+    pass
+
+
+def is_transient(exc: BaseException) -> bool:
+    return isinstance(exc, TRANSIENT_LLM_ERRORS)
+
+
+def cost_usd(settings: AgentSettings, model: str, input_tokens: int, output_tokens: int, cached_tokens: int) -> tuple[float, bool]:
+    price = settings.price(model)
+    if price is None:
+        return 0.0, False
+    cached_price = price.input if price.cached_input is None else price.cached_input
+    cost = ((input_tokens - cached_tokens) * price.input + cached_tokens * cached_price + output_tokens * price.output) / 1e6
+    return round(cost, 8), True
+
+
+def _chat_model(r: ResolvedRole):
+    from langchain_openai import ChatOpenAI
+
+    kwargs: dict[str, Any] = dict(model=r.model, base_url=r.base_url, timeout=r.timeout_s, max_retries=0,
+                                  api_key=r.api_key.get_secret_value() if r.api_key else "unset")
+    if r.reasoning_effort:
+        kwargs["reasoning_effort"] = r.reasoning_effort
+    if r.temperature is not None:
+        kwargs["temperature"] = r.temperature
+    return ChatOpenAI(**kwargs)
+
+
+def _usage(message: Any) -> dict[str, int]:
+    u = getattr(message, "usage_metadata", None) or {}
+    return {
+        "input_tokens": int(u.get("input_tokens") or 0),
+        "output_tokens": int(u.get("output_tokens") or 0),
+        "reasoning_tokens": int((u.get("output_token_details") or {}).get("reasoning") or 0),
+        "cached_tokens": int((u.get("input_token_details") or {}).get("cache_read") or 0),
+    }
+
+
+def _call_endpoint(r: ResolvedRole, system: str, user: str, schema: type[BaseModel] | None) -> tuple[str, dict[str, int]]:
+    llm = _chat_model(r)
+    messages = [SystemMessage(system), HumanMessage(user)]
+    try:
+        if schema is not None and r.structured_output != "none":
+            out = llm.with_structured_output(schema, method=r.structured_output, include_raw=True).invoke(messages)
+            raw, parsed = out["raw"], out.get("parsed")
+            text = json.dumps(parsed.model_dump()) if parsed is not None else str(raw.content or "")
+            return text, _usage(raw)
+        reply = llm.invoke(messages)
+    except (openai.AuthenticationError, openai.PermissionDeniedError) as exc:
+        raise EndpointRefused(
+            f"the endpoint {r.base_url or 'api.openai.com'} refused the key for the {r.role} role "
+            f"(HTTP {exc.status_code}: {_error_text(exc)}). Set CUDAMASTER_API_KEY or "
+            f"CUDAMASTER_ROLES__{r.role.upper()}__API_KEY, then resume the job.") from None
+    except openai.NotFoundError as exc:
+        raise LlmError(f"the endpoint has no model {r.model!r} for the {r.role} role (HTTP 404: {_error_text(exc)}); "
+                       f"set CUDAMASTER_ROLES__{r.role.upper()}__MODEL, then resume the job.") from None
+    except openai.BadRequestError as exc:
+        raise LlmError(f"the endpoint rejected the {r.role} request to {r.model!r} (HTTP 400: {_error_text(exc)}); "
+                       "if it does not support the structured-output method, set "
+                       f"CUDAMASTER_ROLES__{r.role.upper()}__STRUCTURED_OUTPUT (json_mode or none).") from None
+    content = reply.content if isinstance(reply.content, str) else "".join(
+        part.get("text", "") if isinstance(part, dict) else str(part) for part in reply.content)
+    return content, _usage(reply)
+
+
+def _error_text(exc: openai.APIStatusError) -> str:
+    body = exc.body if isinstance(exc.body, dict) else {}
+    return str(body.get("message") or exc.message)[:300]
+
+
+@cache
+def _replay_responses(path: str) -> tuple[dict[str, Any], ...]:
+    return tuple(load_replay_file(Path(path)))
+
+
+def load_replay_file(path: Path) -> list[dict[str, Any]]:
+    """Recorded responses, in order: JSON lines (or a JSON list) of {"role": ..., "response": ...}."""
+    text = Path(path).read_text()
+    try:
+        data = json.loads(text)
+        records = data if isinstance(data, list) else data.get("responses", [])
+    except json.JSONDecodeError:
+        records = [json.loads(line) for line in text.splitlines() if line.strip()]
+    for i, rec in enumerate(records):
+        if not isinstance(rec, dict) or "role" not in rec or "response" not in rec:
+            raise ValueError(f"{path}: record {i + 1} needs 'role' and 'response'")
+    return records
+
+
+def ask(state: dict[str, Any], role: str, system: str, user: str, settings: AgentSettings,
+        schema: type[BaseModel] | None = None) -> tuple[str, dict[str, Any]]:
+    """Ask `role`; return (response text, call record). May pause the job (manual mode)."""
+    spec = JobSpec.model_validate(state["spec"])
+    calls = state.get("llm_calls", [])
+    index = len(calls)
+    nth_for_role = sum(1 for c in calls if c["role"] == role)
+    resolved = settings.role(role, spec.model_for(role))
+    record: dict[str, Any] = {
+        "call_id": f"{state['job_id']}:llm{index}", "job_id": state["job_id"], "round": state.get("round", 0),
+        "debug_step": state.get("debug_step", 0), "role": role, "model": resolved.model,
+        "input_tokens": 0, "output_tokens": 0, "reasoning_tokens": 0, "cached_tokens": 0,
+        "latency_s": 0.0, "cost_usd": 0.0, "priced": True,
+    }
+    if spec.replay_file:
+        recorded = [r for r in _replay_responses(spec.replay_file) if r["role"] == role]
+        if nth_for_role >= len(recorded):
+            raise ReplayExhausted(f"the replay file {spec.replay_file} has {len(recorded)} {role} responses; "
+                                  f"the job asked for response {nth_for_role + 1}")
+        record.update(mode="replay", model=f"replay:{recorded[nth_for_role].get('model', resolved.model)}")
+        text = str(recorded[nth_for_role]["response"])
+    elif spec.manual or not resolved.has_endpoint:
+        why = "the job runs in manual mode" if spec.manual else "no LLM endpoint is configured (CUDAMASTER_BASE_URL / CUDAMASTER_API_KEY)"
+        answer = interrupt({
+            "type": "llm_request", "role": role, "call_id": record["call_id"], "round": record["round"],
+            "question": f"Answer as the {role} ({why}).", "system": system, "prompt": user,
+        })
+        record.update(mode="manual", model="manual")
+        text = str(answer)
+    else:
+        started = time.monotonic()
+        text, usage = _call_endpoint(resolved, system, user, schema)
+        record.update(usage)
+        record["latency_s"] = round(time.monotonic() - started, 3)
+        record["cost_usd"], record["priced"] = cost_usd(settings, resolved.model, usage["input_tokens"],
+                                                        usage["output_tokens"], usage["cached_tokens"])
+        record["mode"] = "endpoint"
+    record["response"] = text
+    return text, record

@@ -1,0 +1,25 @@
+"""Before round 1: evaluate and profile the baseline so the first plan has data."""
+
+from __future__ import annotations
+
+from typing import Any
+
+from ..deps import Deps, spec_of
+from ..evaluator import ProfileResult
+
+
+def run(state: dict[str, Any], deps: Deps) -> dict[str, Any]:
+    spec = spec_of(state)
+    evaluation = deps.evaluator.evaluate(spec.task, spec.precision, None, spec.sizes, [])
+    if spec.profile_mode == "none":
+        profile = ProfileResult("", "profiling switched off for this job")
+    else:
+        profile = deps.evaluator.profile(spec.task, spec.precision, None, spec.profile_mode)
+    return {
+        "baseline": {"evaluation": evaluation.model_dump(mode="json"), "profile": profile.text, "profile_note": profile.note},
+        "profile": {"of": "baseline", "text": profile.text[: deps.settings.profile_max_chars], "note": profile.note},
+        "round": 1,
+        "debug_step": 0,
+        "status": "running",
+        "message": "" if evaluation.ok else f"the baseline evaluation ended {evaluation.verdict.value}: {evaluation.message}",
+    }

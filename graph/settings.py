@@ -1,0 +1,154 @@
+"""Agent settings (environment prefix CUDAMASTER_, nested with "__") and the job specification.
+
+    CUDAMASTER_BASE_URL=https://api.deepseek.com/v1 CUDAMASTER_API_KEY=... CUDAMASTER_MODEL=deepseek-chat
+    CUDAMASTER_ROLES__CODER__MODEL=deepseek-reasoner CUDAMASTER_ROLES__CODER__STRUCTURED_OUTPUT=json_mode
+    CUDAMASTER_PRICES='{"my-model": {"input": 1.0, "output": 4.0, "cached_input": 0.25}}'
+    CUDAMASTER_DATABASE_URL=postgresql://user@host/db   (default: SQLite under state_dir)
+
+Each role (planner, coder, compiler, debugger) takes its model, endpoint, key, reasoning effort and
+structured-output method from its own block, falling back to the top-level ones. A role with no
+endpoint (neither base_url nor api_key, at role or top level) runs in manual mode: the job pauses
+and a person answers for it.
+"""
+
+from __future__ import annotations
+
+from pathlib import Path
+from typing import Literal
+
+from pydantic import BaseModel, Field, SecretStr
+from pydantic_settings import BaseSettings, SettingsConfigDict
+
+ROLES = ("planner", "coder", "compiler", "debugger")
+Role = Literal["planner", "coder", "compiler", "debugger"]
+StructuredMethod = Literal["json_schema", "json_mode", "function_calling", "none"]
+
+
+class RoleSettings(BaseModel):
+    model: str | None = None
+    base_url: str | None = None
+    api_key: SecretStr | None = None
+    reasoning_effort: Literal["minimal", "low", "medium", "high"] | None = None
+    structured_output: StructuredMethod | None = Field(
+        None, description="how the compiler role's JSON answer is requested; 'none' asks in the prompt only "
+                          "(DeepSeek: json_mode; deepseek-reasoner: none)")
+    temperature: float | None = None
+    timeout_s: float | None = None
+
+
+class RolesSettings(BaseModel):
+    planner: RoleSettings = RoleSettings()
+    coder: RoleSettings = RoleSettings()
+    compiler: RoleSettings = RoleSettings()
+    debugger: RoleSettings = RoleSettings()
+
+
+class Price(BaseModel):
+    """US dollars per 1M tokens. Reasoning tokens are billed as output (they are part of it)."""
+
+    input: float
+    output: float
+    cached_input: float | None = None  # None: cached input tokens cost the same as input
+
+
+class TargetGpu(BaseModel):
+    name: str = "NVIDIA H200"
+    compute_capability: str = "9.0"
+    sm_count: int = 132
+    l2_mib: int = 60
+    memory_bandwidth_tbs: float = 4.8
+
+
+class RetrySettings(BaseModel):
+    """Backoff for transient LLM errors (timeouts, connection errors, 429, 5xx)."""
+
+    max_attempts: int = Field(5, ge=1, le=20)
+    initial_interval_s: float = Field(2.0, ge=0)
+    backoff_factor: float = Field(2.0, ge=1)
+    max_interval_s: float = Field(60.0, ge=0)
+    jitter: bool = True
+
+
+# List prices (USD per 1M tokens) as published by the vendors at the time of writing; override them
+# with CUDAMASTER_PRICES for your contract. A model missing here is recorded with cost 0 and priced=False.
+DEFAULT_PRICES: dict[str, Price] = {
+    "o4-mini": Price(input=1.10, output=4.40, cached_input=0.275),
+    "o3": Price(input=2.00, output=8.00, cached_input=0.50),
+    "gpt-4.1": Price(input=2.00, output=8.00, cached_input=0.50),
+    "gpt-4.1-mini": Price(input=0.40, output=1.60, cached_input=0.10),
+    "deepseek-chat": Price(input=0.27, output=1.10, cached_input=0.07),
+    "deepseek-reasoner": Price(input=0.55, output=2.19, cached_input=0.14),
+}
+
+
+class AgentSettings(BaseSettings):
+    model_config = SettingsConfigDict(env_prefix="CUDAMASTER_", env_nested_delimiter="__", env_file=".env", extra="ignore")
+
+    base_url: str | None = None
+    api_key: SecretStr | None = None
+    model: str = "o4-mini"
+    reasoning_effort: Literal["minimal", "low", "medium", "high"] | None = None
+    structured_output: StructuredMethod = "none"
+    llm_timeout_s: float = 600.0
+    roles: RolesSettings = RolesSettings()
+    prices: dict[str, Price] = Field(default_factory=lambda: dict(DEFAULT_PRICES))
+    retry: RetrySettings = RetrySettings()
+
+    database_url: str | None = Field(None, description="sqlite:///path or postgresql://...; default SQLite in state_dir")
+    state_dir: Path = Path.home() / ".cache" / "cudamaster"
+    target: TargetGpu = TargetGpu()
+    choose_flags: bool = Field(False, description="ask the compiler role for nvcc flags (from the allowlist) each round")
+    profile_max_chars: int = 8000
+    recursion_limit: int = 1000
+
+    def role(self, role: str, model_override: str | None = None) -> "ResolvedRole":
+        r: RoleSettings = getattr(self.roles, role)
+        return ResolvedRole(
+            role=role,
+            model=model_override or r.model or self.model,
+            base_url=r.base_url or self.base_url,
+            api_key=r.api_key or self.api_key,
+            reasoning_effort=r.reasoning_effort or self.reasoning_effort,
+            structured_output=r.structured_output or self.structured_output,
+            temperature=r.temperature,
+            timeout_s=r.timeout_s or self.llm_timeout_s,
+        )
+
+    def price(self, model: str) -> Price | None:
+        return self.prices.get(model)
+
+    def jobs_dir(self) -> Path:
+        return self.state_dir / "jobs"
+
+
+class ResolvedRole(BaseModel):
+    role: str
+    model: str
+    base_url: str | None
+    api_key: SecretStr | None
+    reasoning_effort: str | None
+    structured_output: StructuredMethod
+    temperature: float | None
+    timeout_s: float
+
+    @property
+    def has_endpoint(self) -> bool:
+        return self.base_url is not None or self.api_key is not None
+
+
+class JobSpec(BaseModel):
+    """What one optimization job does. R and D are the paper's knobs (R=1, D=0 are its ablations)."""
+
+    task: str
+    precision: str
+    rounds: int = Field(3, ge=1, le=10)
+    debug: int = Field(3, ge=0, le=10)
+    sizes: str = "paper"
+    models: dict[str, str] = Field(default_factory=dict, description="role -> model; key '*' for every role")
+    manual: bool = False
+    replay_file: str | None = None
+    profile_mode: Literal["filtered", "full", "none"] = "filtered"
+    choose_flags: bool | None = None  # None: the settings' choose_flags
+
+    def model_for(self, role: str) -> str | None:
+        return self.models.get(role) or self.models.get("*")

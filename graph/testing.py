@@ -1,0 +1,96 @@
+"""Test doubles for CPU-only machines. FAKE GPU RESULTS: nothing here measures anything.
+
+`FakeGpuEvaluator` compiles every candidate with the REAL harness compile (nvcc, prototype and
+symbol checks) and then invents the GPU part from markers in the source:
+
+    // FAKE_SPEEDUP 2.5    -> verdict ok, every size 2.5x faster than the baseline, P = 2.5
+    // FAKE_WRONG          -> verdict wrong_answer
+    // FAKE_CRASH          -> verdict runtime_error
+    (no marker)            -> verdict ok, speedup 1.0
+
+`before_compile` is called before each real compile (tests use it to time a SIGKILL).
+"""
+
+from __future__ import annotations
+
+import re
+from collections.abc import Callable
+from pathlib import Path
+
+from bench_tasks import load_task
+from bench_tasks.harness import EvaluationResult, HarnessSettings, SizeRow, TimeStats, Verdict
+from bench_tasks.harness import source as harness_source
+from bench_tasks.harness.result import GpuInfo
+
+from .evaluator import CompileReport, LocalEvaluator, ProfileResult
+
+FAKE_GPU = GpuInfo(name="FAKE GPU (test double, no measurement)", compute_capability="9.0", sm_count=132,
+                   l2_bytes=60 * 2**20)
+
+
+def _stats(us: float) -> TimeStats:
+    return TimeStats(median_us=us, iqr_us=0.0, min_us=us, samples=10, wall_median_us=us + 5.0)
+
+
+class FakeGpuEvaluator:
+    """Real nvcc compile, FAKE GPU evaluation and profile (see the module docstring)."""
+
+    def __init__(self, harness_settings: HarnessSettings | None = None, before_compile: Callable[[str], None] | None = None):
+        self.real = LocalEvaluator(harness_settings)
+        self.before_compile = before_compile
+        self.compiles: list[str] = []
+        self.evaluations: list[str | None] = []
+        self.profiles: list[str | None] = []
+
+    def compile(self, task: str, precision: str, source: str, flags: list[str]) -> CompileReport:
+        if self.before_compile is not None:
+            self.before_compile(source)
+        self.compiles.append(source)
+        return self.real.compile(task, precision, source, flags)
+
+    def evaluate(self, task: str, precision: str, source: str | None, sizes: str, flags: list[str]) -> EvaluationResult:
+        self.evaluations.append(source)
+        variant = load_task(task).variant(precision)
+        sizes_list = variant.task.size_list(sizes)
+        result = EvaluationResult(task=task, precision=precision, verdict=Verdict.ok, size_set=sizes, gpu=FAKE_GPU,
+                                  baseline_only=source is None, message="FAKE GPU evaluation (test double)")
+        if source is not None:
+            text = harness_source.prepare(source, self.real.settings.max_source_bytes)
+            compiled = self.real.compile(task, precision, text, flags)
+            if not compiled.ok:
+                result.verdict, result.message, result.log = Verdict(compiled.verdict), compiled.message, compiled.log
+                return result
+            if "FAKE_WRONG" in source:
+                result.verdict, result.message = Verdict.wrong_answer, "size {'N': 1024}, seed 1, first run: C: FAKE mismatch at 0"
+                return result
+            if "FAKE_CRASH" in source:
+                result.verdict, result.message = Verdict.runtime_error, "FAKE illegal memory access"
+                return result
+        m = re.search(r"FAKE_SPEEDUP\s+([0-9.]+)", source or "")
+        speedup = float(m.group(1)) if m else 1.0
+        rows = []
+        for params in sizes_list:
+            base_us = 10.0 + variant.task.complexity_of(params) / 1000.0
+            row = SizeRow(params=params, complexity=variant.task.complexity_of(params), passed=True,
+                          baseline=_stats(base_us), roofline_floor_us=base_us / 20.0, baseline_roofline_pct=5.0)
+            if source is not None:
+                row.candidate = _stats(base_us / speedup)
+                row.speedup, row.speedup_iqr = speedup, 0.0
+                row.candidate_roofline_pct = 5.0 * speedup
+            rows.append(row)
+        result.rows = rows
+        if source is not None:
+            result.score = speedup
+        return result
+
+    def profile(self, task: str, precision: str, source: str | None, mode: str = "filtered") -> ProfileResult:
+        self.profiles.append(source)
+        if mode == "none":
+            return ProfileResult("", "profiling switched off for this job")
+        what = "baseline" if source is None else "candidate"
+        return ProfileResult(f"FAKE PROFILE ({mode}) of the {what}: bottleneck memory-bound; dram throughput 5% of peak",
+                             "FAKE profiler (test double)")
+
+
+def write_marker(path: Path, text: str = "") -> None:
+    path.write_text(text)
