@@ -1,0 +1,111 @@
+"""The metric filter: a compact text of a profile for the LLM.
+
+"filtered" (default): the bottleneck class and why, only that class's metrics (the seed paper's
+per-class lists; for bandwidth-bound kernels also DRAM bytes/s), the launch configuration, achieved
+occupancy, registers per thread and, given an evaluation row, the roofline position.
+"full": every collected metric. "none": the empty string (an ablation without profiles).
+"""
+
+from __future__ import annotations
+
+from bench_tasks.harness.result import SizeRow
+
+from . import metrics as m
+from .classify import Bottleneck
+from .report import Metric, ProfileReport
+
+MODES = ("filtered", "full", "none")
+
+CLASS_METRICS: dict[Bottleneck, tuple[str, ...]] = {
+    Bottleneck.compute: (m.SM_THROUGHPUT, m.ISSUE_SLOTS_BUSY, m.IPC_ACTIVE, m.SM_BUSY),
+    Bottleneck.memory_latency: (m.L2_HIT_RATE, m.L1_HIT_RATE, m.IPC_ELAPSED, m.MEM_BUSY),
+    Bottleneck.memory_bandwidth: (m.DRAM_THROUGHPUT, m.MEMORY_THROUGHPUT_PCT, m.MAX_BANDWIDTH, m.MEM_PIPES_BUSY,
+                                  m.DRAM_BYTES_PER_S),
+}
+
+
+def format_value(metric: Metric | None) -> str:
+    if metric is None:
+        return "not collected"
+    if metric.value is None:
+        return metric.text or "no data"
+    v, u = metric.value, metric.unit
+    if u == "%":
+        return f"{v:.2f} %"
+    if u == "nsecond":
+        return f"{v / 1e3:.2f} us" if v >= 1e3 else f"{v:.0f} ns"
+    if u == "byte/second":
+        return f"{v / 1e12:.3f} TB/s" if v >= 1e11 else f"{v / 1e9:.2f} GB/s"
+    if u == "register/thread" or float(v).is_integer():
+        return f"{v:.0f}" + (f" {u}" if u and u != "register/thread" else "")
+    return f"{v:.3g}" + (f" {u}" if u else "")
+
+
+def _dims(d: tuple[int, int, int] | None) -> str:
+    return "?" if d is None else "(" + ", ".join(map(str, d)) + ")"
+
+
+def _launch(report: ProfileReport) -> list[str]:
+    s = report.summary
+    lines = []
+    ks = report.kernels
+    for k in ks[:4]:
+        lines.append(f"- kernel {_short(k.name)}: grid {_dims(k.grid)}, block {_dims(k.block)}, "
+                     f"{format_value(k.metrics.get(m.REGISTERS_PER_THREAD))} registers/thread, "
+                     f"achieved occupancy {format_value(k.metrics.get(m.ACHIEVED_OCCUPANCY))}, "
+                     f"duration {format_value(k.metrics.get(m.DURATION))}")
+    if len(ks) > 4:
+        lines.append(f"- ... and {len(ks) - 4} more kernels")
+    if len(ks) > 1:
+        lines.append(f"- {len(ks)} kernels, total duration {format_value(s.get(m.DURATION))}; "
+                     "metrics above are duration-weighted averages")
+    return lines
+
+
+def _short(name: str, limit: int = 80) -> str:
+    return name if len(name) <= limit else name[: limit - 3] + "..."
+
+
+def _roofline(row: SizeRow) -> str:
+    parts = [f"Roofline at {row.params}:"]
+    if row.roofline_floor_us is not None:
+        parts.append(f"floor {row.roofline_floor_us:.2f} us (max of FLOPs/peak and bytes/bandwidth);")
+    for name, stats, pct in (("candidate", row.candidate, row.candidate_roofline_pct),
+                             ("baseline", row.baseline, row.baseline_roofline_pct)):
+        if stats is not None:
+            parts.append(f"{name} median {stats.median_us:.2f} us" + (f" = {pct:.1f} % of roofline;" if pct is not None else ";"))
+    if row.speedup is not None:
+        parts.append(f"speedup {row.speedup:.2f}x")
+    return " ".join(parts).rstrip(";")
+
+
+def _metric_line(report: ProfileReport, raw: str) -> str:
+    meaning = m.meaning(raw)
+    return f"- {m.label(raw)}: {format_value(report.summary.get(raw))}" + (f" ({meaning})" if meaning else "")
+
+
+def render(report: ProfileReport, mode: str = "filtered", row: SizeRow | None = None) -> str:
+    if mode not in MODES:
+        raise ValueError(f"unknown filter mode {mode!r}: choose one of {', '.join(MODES)}")
+    if mode == "none":
+        return ""
+    c = report.classification
+    lines = []
+    if c is not None:
+        lines.append(f"Bottleneck: {c.bottleneck.title} ({c.rule} rule): {c.reason}")
+    else:
+        lines.append(f"Bottleneck: unknown ({report.classify_error or 'not classified'})")
+    if mode == "filtered":
+        if c is not None:
+            lines.append(f"Metrics for a {c.bottleneck.title} kernel (Nsight Compute):")
+            lines += [_metric_line(report, raw) for raw in CLASS_METRICS[c.bottleneck]]
+    else:
+        lines.append("All collected metrics (Nsight Compute raw names):")
+        for name, metric in sorted(report.summary.items()):
+            lines.append(f"- {name}: {format_value(metric)}")
+    lines.append("Launch:")
+    lines += _launch(report)
+    if row is not None:
+        lines.append(_roofline(row))
+    return "\n".join(lines)
+
