@@ -26,7 +26,7 @@ from .filter import MODES, render
 from .report import ProfileReport
 from .settings import get_profiling_settings
 
-out = Console()
+out = Console(soft_wrap=True)
 err = Console(stderr=True, soft_wrap=True)
 
 
