@@ -1,0 +1,1 @@
+"""HTTP routes under /api/v1."""

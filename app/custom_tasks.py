@@ -1,0 +1,75 @@
+"""Validate and store a custom task (the team's own kernel). The harness runs only the tasks under
+bench_tasks/tasks for now, so a valid custom task is stored and the job is refused with 501."""
+
+from __future__ import annotations
+
+import re
+import secrets
+
+from sqlalchemy.orm import Session
+
+from bench_tasks import expr
+from bench_tasks.prototype import PrototypeError, parse
+
+from .db.models import CustomTask
+from .db.types import utcnow
+from .schemas import CustomTaskIn
+
+NOT_RUNNABLE = ("custom tasks are validated and stored, but the harness cannot run them yet (it times and checks only the "
+                "benchmark tasks of GET /api/v1/tasks). Your task is kept as {id}; submit one of the benchmark tasks to run "
+                "the agent now.")
+
+
+class CustomTaskInvalid(ValueError):
+    pass
+
+
+def validate(task: CustomTaskIn, precision: str) -> None:
+    """Raise CustomTaskInvalid naming the first problem."""
+    try:
+        proto = parse(task.prototype)
+    except PrototypeError as exc:
+        raise CustomTaskInvalid(f"prototype: {exc}") from None
+    if proto.name != task.name:
+        raise CustomTaskInvalid(f"prototype function is {proto.name!r} but the task name is {task.name!r}; use the same name")
+    names = [p.name for p in proto.params]
+    if sorted(names) != sorted(task.args):
+        raise CustomTaskInvalid(f"prototype parameters {names} differ from args {sorted(task.args)}; describe each parameter once")
+    elem = {"float": 4, "__nv_bfloat16": 2}
+    for p in proto.params:
+        arg = task.args[p.name]
+        if p.pointer != (arg.role != "scalar"):
+            raise CustomTaskInvalid(f"{p.name} is {'a pointer' if p.pointer else 'a scalar'} but has role {arg.role!r}")
+        if p.pointer and not arg.length:
+            raise CustomTaskInvalid(f"buffer {p.name} needs a `length` expression")
+        if not p.pointer and arg.value is None:
+            raise CustomTaskInvalid(f"scalar {p.name} needs a `value` expression")
+    float_types = {p.ctype for p in proto.params if p.pointer and p.ctype in elem}
+    if precision == "bf16" and "__nv_bfloat16" not in float_types:
+        raise CustomTaskInvalid("precision bf16 needs at least one __nv_bfloat16 buffer in the prototype")
+    for i, size in enumerate(task.sizes):
+        if not size:
+            raise CustomTaskInvalid(f"sizes[{i}] is empty: give the size parameters, e.g. {{\"N\": 1024}}")
+        for key, value in size.items():
+            if not re.fullmatch(r"[A-Za-z_]\w{0,31}", key) or value < 0:
+                raise CustomTaskInvalid(f"sizes[{i}]: {key}={value} must be a name and a non-negative integer")
+        names = dict(size) | {"elem": elem.get(next(iter(float_types), "float"), 4)}
+        for arg_name, arg in task.args.items():
+            expression = arg.length if arg.role != "scalar" else arg.value
+            try:
+                value = expr.evaluate(expression, names)
+            except Exception as exc:  # noqa: BLE001 - any evaluation problem is the submitter's to fix
+                raise CustomTaskInvalid(f"args.{arg_name}: cannot evaluate {expression!r} at sizes[{i}] {size}: {exc}") from None
+            if arg.role != "scalar" and (value < 1 or value > 1 << 31):
+                raise CustomTaskInvalid(f"args.{arg_name}: length {value} at sizes[{i}] must be between 1 and 2^31")
+    if not re.search(r"\b" + re.escape(proto.name) + r"\s*\(", task.baseline_cu):
+        raise CustomTaskInvalid(f"baseline_cu does not define {proto.name}(...); it must implement the prototype")
+
+
+def store(session: Session, task: CustomTaskIn, precision: str, api_key_id: str | None) -> CustomTask:
+    row = CustomTask(id="ct_" + secrets.token_hex(8), api_key_id=api_key_id, name=task.name, precision=precision,
+                     spec={"prototype": task.prototype, "args": {k: v.model_dump() for k, v in task.args.items()},
+                           "sizes": task.sizes}, baseline_source=task.baseline_cu, created_at=utcnow())
+    session.add(row)
+    session.commit()
+    return row

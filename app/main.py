@@ -1,0 +1,68 @@
+"""The FastAPI app factory: `create_app(settings, run_job=..., evaluator=...)`.
+
+uvicorn: `python -m uvicorn app.main:create_app --factory` (settings from CUDAMASTER_* variables),
+or `cudamaster serve`.
+"""
+
+from __future__ import annotations
+
+import logging
+from contextlib import asynccontextmanager
+from typing import Any
+
+from fastapi import FastAPI
+
+from .agent import RunJob, run_with_graph
+from .api import jobs, system, tasks
+from .db.engine import make_engine, make_sessionmaker
+from .db.migrate import upgrade
+from .gpu import GpuLockedEvaluator, GpuPool
+from .limits import BodySizeLimit
+from .runner import JobRunner
+from .settings import ServiceSettings
+
+API_PREFIX = "/api/v1"
+log = logging.getLogger("cudamaster.service")
+
+
+def default_evaluator() -> Any:
+    """The agent's local GPU evaluator, if graph.runner exposes one; None lets the agent pick its default."""
+    try:
+        from graph.runner import default_evaluator as make  # type: ignore[attr-defined]
+    except ImportError:
+        return None
+    return make()
+
+
+def create_app(settings: ServiceSettings | None = None, *, run_job: RunJob | None = None, evaluator: Any = None) -> FastAPI:
+    settings = settings or ServiceSettings()
+    engine = make_engine(settings.database_url)
+    sessions = make_sessionmaker(engine)
+    gpu_pool = GpuPool(settings.gpus)
+
+    @asynccontextmanager
+    async def lifespan(app: FastAPI):
+        if settings.auto_migrate:
+            upgrade(settings.database_url)
+        inner = evaluator if evaluator is not None else default_evaluator()
+        runner = JobRunner(settings, sessions, run_job or run_with_graph,
+                           evaluator=GpuLockedEvaluator(inner, gpu_pool) if inner is not None else None)
+        app.state.runner = runner
+        await runner.start()
+        log.info("cudamaster service up: database %s, %d job slot(s), GPUs %s", settings.database_url.split("@")[-1],
+                 settings.max_running_jobs, ",".join(gpu_pool.gpus))
+        try:
+            yield
+        finally:
+            await runner.stop()
+            engine.dispose()
+
+    app = FastAPI(title="cudamaster", version="0.1.0", lifespan=lifespan,
+                  description="Submit CUDA kernel optimization jobs, follow them, and read their attempts, measurements and costs. "
+                              "Every write needs an API key (`cudamaster keys create`); reads too unless CUDAMASTER_OPEN_READS=true.",
+                  openapi_url=f"{API_PREFIX}/openapi.json", docs_url=f"{API_PREFIX}/docs", redoc_url=None)
+    app.state.settings, app.state.engine, app.state.sessions, app.state.gpu_pool = settings, engine, sessions, gpu_pool
+    for router in (jobs.router, tasks.router, system.router):
+        app.include_router(router, prefix=API_PREFIX)
+    app.add_middleware(BodySizeLimit, max_bytes=settings.max_request_bytes)
+    return app

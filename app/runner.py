@@ -1,0 +1,185 @@
+"""The job runner: started and stopped with the app (lifespan).
+
+- At most `max_running_jobs` jobs execute at once, each in a worker thread of its own pool.
+- A job runs only while this runner holds its lease (renewed every third of `lease_seconds`).
+- At start-up it claims every job left running (lease released by a clean stop, or expired after a
+  crash) and resumes it from its checkpoint; then it keeps polling for queued jobs.
+- On shutdown it asks running jobs to stop at their next step (a checkpoint), waits up to
+  `drain_seconds`, and releases their leases so the next start resumes them at once.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import logging
+import threading
+import traceback
+from concurrent.futures import ThreadPoolExecutor
+from typing import Any
+
+from sqlalchemy.orm import Session, sessionmaker
+
+from .agent import JobRun, RunJob, outcome_fields
+from .settings import ServiceSettings
+from .store import leases
+from .store.events import record_event
+
+log = logging.getLogger("cudamaster.runner")
+
+
+class JobRunner:
+    def __init__(self, settings: ServiceSettings, sessions: sessionmaker[Session], run_job: RunJob, evaluator: Any = None):
+        self.settings = settings
+        self.sessions = sessions
+        self.run_job = run_job
+        self.evaluator = evaluator
+        self.holder = settings.runner_id
+        self._pool = ThreadPoolExecutor(max_workers=settings.max_running_jobs, thread_name_prefix="job")
+        self._tasks: dict[str, asyncio.Task] = {}
+        self._stops: dict[str, threading.Event] = {}
+        self._changes: dict[str, asyncio.Event] = {}
+        self._wake = asyncio.Event()
+        self._loop: asyncio.AbstractEventLoop | None = None
+        self._main: asyncio.Task | None = None
+        self.draining = False
+
+    # -- lifecycle -------------------------------------------------------------------------------
+    async def start(self) -> None:
+        self._loop = asyncio.get_running_loop()
+        self._main = asyncio.create_task(self._dispatch_loop(), name="job-dispatch")
+
+    async def stop(self) -> None:
+        self.draining = True
+        if self._main:
+            self._main.cancel()
+            await asyncio.gather(self._main, return_exceptions=True)
+        for stop in self._stops.values():
+            stop.set()
+        if self._tasks:
+            log.info("draining %d running job(s) to a checkpoint", len(self._tasks))
+            _, pending = await asyncio.wait(list(self._tasks.values()), timeout=self.settings.drain_seconds)
+            if pending:
+                log.warning("%d job(s) did not reach a checkpoint within %.0fs; they resume from their last one",
+                            len(pending), self.settings.drain_seconds)
+        await asyncio.to_thread(self._with_session, leases.release_all, self.holder)
+        self._pool.shutdown(wait=False, cancel_futures=True)
+
+    # -- what the API uses ---------------------------------------------------------------------------
+    def wake(self) -> None:
+        self._wake.set()
+
+    def request_stop(self, job_id: str) -> None:
+        """Cancel: the agent sees should_stop() at its next step."""
+        if job_id in self._stops:
+            self._stops[job_id].set()
+
+    def change_event(self, job_id: str) -> asyncio.Event:
+        """An event set the next time this job stores something (SSE waits on it)."""
+        ev = self._changes.get(job_id)
+        if ev is None or ev.is_set():
+            ev = self._changes[job_id] = asyncio.Event()
+        return ev
+
+    def running(self) -> list[str]:
+        return sorted(self._tasks)
+
+    # -- internals -----------------------------------------------------------------------------------
+    def _with_session(self, fn, *args, **kwargs):
+        with self.sessions() as session:
+            return fn(session, *args, **kwargs)
+
+    def _signal(self, job_id: str) -> None:
+        ev = self._changes.pop(job_id, None)
+        if ev is not None:
+            ev.set()
+
+    def _signal_threadsafe(self, job_id: str) -> None:
+        if self._loop is not None and not self._loop.is_closed():
+            self._loop.call_soon_threadsafe(self._signal, job_id)
+
+    async def _dispatch_loop(self) -> None:
+        while True:
+            try:
+                free = self.settings.max_running_jobs - len(self._tasks)
+                if free > 0:
+                    claims = await asyncio.to_thread(self._with_session, leases.claim_jobs, self.holder,
+                                                     self.settings.lease_seconds, free)
+                    for claim in claims:
+                        self._stops[claim.job_id] = threading.Event()
+                        if claim.cancel_requested:
+                            self._stops[claim.job_id].set()
+                        self._tasks[claim.job_id] = asyncio.create_task(self._execute(claim), name=f"job-{claim.job_id}")
+                        self._signal(claim.job_id)
+            except asyncio.CancelledError:
+                raise
+            except Exception:  # noqa: BLE001 - a database hiccup must not kill the runner
+                log.exception("claiming jobs failed; retrying in %.1fs", self.settings.poll_seconds)
+            self._wake.clear()
+            try:
+                await asyncio.wait_for(self._wake.wait(), timeout=self.settings.poll_seconds)
+            except TimeoutError:
+                pass
+
+    async def _execute(self, claim: leases.Claim) -> None:
+        job_id = claim.job_id
+        stop = self._stops[job_id]
+        renewer = asyncio.create_task(self._renew(job_id, stop))
+        try:
+            try:
+                outcome = await asyncio.get_running_loop().run_in_executor(self._pool, self._run_sync, claim, stop)
+                fields = outcome_fields(outcome)
+            except Exception as exc:  # noqa: BLE001 - the job fails, the service stays up
+                log.error("job %s raised:\n%s", job_id, traceback.format_exc())
+                fields = {"status": "failed", "message": f"the agent raised {type(exc).__name__}: {exc}. Fix the cause and "
+                                                          f"POST /api/v1/jobs/{job_id}/resume to continue from the last checkpoint."}
+            renewer.cancel()
+            await asyncio.to_thread(self._settle, job_id, fields)
+        finally:
+            renewer.cancel()
+            self._tasks.pop(job_id, None)
+            self._stops.pop(job_id, None)
+            self._signal(job_id)
+            self.wake()
+
+    def _run_sync(self, claim: leases.Claim, stop: threading.Event) -> Any:
+        def on_event(event: dict[str, Any]) -> None:
+            event = dict(event)
+            event.setdefault("job_id", claim.job_id)
+            with self.sessions() as session:
+                record_event(session, claim.job_id, event)
+            self._signal_threadsafe(claim.job_id)
+
+        run = JobRun(job_id=claim.job_id, spec=claim.settings, resume=claim.resume, answer=claim.answer,
+                     evaluator=self.evaluator, checkpoint_url=self.settings.resolved_checkpoint_url(),
+                     on_event=on_event, should_stop=stop.is_set)
+        return self.run_job(run)
+
+    def _settle(self, job_id: str, fields: dict[str, Any]) -> None:
+        with self.sessions() as session:
+            # Reconcile: anything in the outcome that no event delivered is stored now (idempotent).
+            for attempt in fields.get("attempts") or []:
+                if isinstance(attempt, dict):
+                    record_event(session, job_id, {"type": "attempt", **attempt})
+            for call in fields.get("llm_calls") or []:
+                if isinstance(call, dict):
+                    record_event(session, job_id, {"type": "llm_call", **call})
+            status = leases.settle(session, job_id, self.holder, str(fields.get("status")), str(fields.get("message") or ""),
+                                   draining=self.draining)
+        log.info("job %s -> %s", job_id, status)
+
+    async def _renew(self, job_id: str, stop: threading.Event) -> None:
+        every = self.settings.lease_seconds / 3
+        while True:
+            await asyncio.sleep(every)
+            try:
+                held, cancel = await asyncio.to_thread(self._with_session, leases.renew, job_id, self.holder,
+                                                       self.settings.lease_seconds)
+            except Exception:  # noqa: BLE001 - try again next time; the lease has slack
+                log.exception("renewing the lease of %s failed", job_id)
+                continue
+            if not held:
+                log.error("lost the lease of job %s (another runner took it over); stopping it here", job_id)
+                stop.set()
+                return
+            if cancel:
+                stop.set()

@@ -1,0 +1,196 @@
+"""Request and response bodies of the HTTP API (they make the OpenAPI document)."""
+
+from __future__ import annotations
+
+from datetime import datetime
+from typing import Any, Literal
+
+from pydantic import BaseModel, ConfigDict, Field, model_validator
+
+Precision = Literal["fp32", "bf16"]
+SizeSet = Literal["paper", "large", "edge", "all"]
+JobStatus = Literal["queued", "running", "waiting_for_input", "finished", "no_correct_kernel", "cancelled", "failed"]
+
+
+class CustomArg(BaseModel):
+    model_config = ConfigDict(extra="forbid")
+    role: Literal["input", "output", "accumulate", "inout", "scalar"]
+    length: str | None = Field(None, max_length=200, description="buffers: element count as an expression of the size parameters")
+    value: str | None = Field(None, max_length=200, description="scalars: value as an expression of the size parameters")
+    draw: str | None = Field(None, max_length=100, description='input draw, e.g. "uniform(-1, 1)"')
+
+
+class CustomTaskIn(BaseModel):
+    """The team's own kernel: its correctness oracle is the baseline's output."""
+
+    model_config = ConfigDict(extra="forbid")
+    name: str = Field(pattern=r"^[a-z_][a-z0-9_]{0,63}$")
+    prototype: str = Field(max_length=2000, examples=['extern "C" void my_op(const float* A, float* B, int N)'])
+    args: dict[str, CustomArg] = Field(min_length=1, max_length=32)
+    sizes: list[dict[str, int]] = Field(min_length=1, max_length=32, examples=[[{"N": 1024}, {"N": 65536}]])
+    baseline_cu: str = Field(min_length=1, description="the baseline .cu defining the prototype's function")
+
+
+class JobSubmit(BaseModel):
+    """A job: a benchmark task (see GET /api/v1/tasks) or a custom task, and the agent's settings."""
+
+    model_config = ConfigDict(extra="forbid")
+    task: str | None = Field(None, max_length=128, examples=["vector_add"])
+    custom: CustomTaskIn | None = None
+    precision: Precision = "fp32"
+    rounds: int = Field(3, ge=1, le=50, description="optimization rounds")
+    debug: int = Field(3, ge=0, le=20, description="debug steps allowed per round")
+    sizes: SizeSet = "paper"
+    models: dict[str, str] = Field(default_factory=dict, max_length=16, description="role -> model name")
+    manual: bool = Field(False, description="ask a human (POST /jobs/{id}/answer) at each decision")
+    profile_mode: Literal["filtered", "full", "none"] = "filtered"
+
+    @model_validator(mode="after")
+    def _one_task(self) -> "JobSubmit":
+        if (self.task is None) == (self.custom is None):
+            raise ValueError("give exactly one of `task` (a benchmark task name, see GET /api/v1/tasks) or `custom` (your own kernel)")
+        for k, v in self.models.items():
+            if len(k) > 32 or len(v) > 128:
+                raise ValueError("models: role names are at most 32 characters, model names at most 128")
+        return self
+
+    def agent_spec(self) -> dict[str, Any]:
+        """The graph.runner.JobSpec fields."""
+        return {"task": self.task, "precision": self.precision, "rounds": self.rounds, "debug": self.debug, "sizes": self.sizes,
+                "models": dict(self.models), "manual": self.manual, "profile_mode": self.profile_mode}
+
+
+class AnswerIn(BaseModel):
+    model_config = ConfigDict(extra="forbid")
+    answer: str = Field(min_length=1, max_length=20000)
+
+
+class _Orm(BaseModel):
+    model_config = ConfigDict(from_attributes=True)
+
+
+class JobTotals(_Orm):
+    attempts_count: int
+    llm_calls_count: int
+    input_tokens: int
+    output_tokens: int
+    reasoning_tokens: int
+    cached_tokens: int
+    cost_usd: float
+    llm_latency_s: float
+
+
+class JobOut(_Orm):
+    id: str
+    task: str
+    precision: str
+    status: JobStatus
+    message: str
+    settings: dict[str, Any]
+    created_at: datetime
+    updated_at: datetime
+    started_at: datetime | None
+    finished_at: datetime | None
+    best_attempt_id: int | None
+    best_score: float | None
+    question: dict[str, Any] | None
+    cancel_requested: bool
+    lease_holder: str | None
+    totals: JobTotals
+
+    @model_validator(mode="before")
+    @classmethod
+    def _totals(cls, data: Any) -> Any:
+        if not isinstance(data, dict):
+            data = {name: getattr(data, name) for name in cls.model_fields if name != "totals" and hasattr(data, name)} | {
+                "totals": JobTotals.model_validate(data)}
+        return data
+
+
+class JobPage(BaseModel):
+    items: list[JobOut]
+    total: int
+    limit: int
+    offset: int
+    next_offset: int | None
+
+
+class MeasurementOut(_Orm):
+    size_index: int
+    params: dict[str, Any]
+    passed: bool
+    baseline_median_us: float | None
+    baseline_iqr_us: float | None
+    candidate_median_us: float | None
+    candidate_iqr_us: float | None
+    speedup: float | None
+    speedup_iqr: float | None
+    roofline_floor_us: float | None
+    candidate_roofline_pct: float | None
+
+
+class ProfileOut(_Orm):
+    bottleneck_class: str
+    metrics: dict[str, Any]
+    text: str
+
+
+class AttemptOut(_Orm):
+    id: int
+    attempt_key: str
+    round: int
+    debug_step: int
+    role: str
+    strategy: str
+    source_sha256: str
+    flags: list[Any]
+    compile_log: str
+    verdict: str
+    message: str
+    score: float | None
+    created_at: datetime
+    measurements: list[MeasurementOut]
+    profile: ProfileOut | None
+
+
+class LlmCallOut(_Orm):
+    call_key: str
+    round: int | None
+    role: str
+    model: str
+    input_tokens: int
+    output_tokens: int
+    reasoning_tokens: int
+    cached_tokens: int
+    latency_s: float
+    cost_usd: float
+
+
+class JobDetail(JobOut):
+    attempts: list[AttemptOut]
+    llm_calls: list[LlmCallOut]
+
+
+class TaskOut(BaseModel):
+    name: str
+    category: str
+    summary: str
+    precisions: list[str]
+    prototypes: dict[str, str]
+    sizes: dict[str, list[dict[str, int]]]
+
+
+class HealthOut(BaseModel):
+    status: Literal["ok", "degraded"]
+    database: str
+    running_jobs: int
+    max_running_jobs: int
+    gpus: list[str]
+    busy_gpus: list[str]
+    runner_id: str
+    draining: bool
+
+
+class CustomTaskStored(BaseModel):
+    message: str
+    custom_task_id: str

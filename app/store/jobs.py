@@ -1,0 +1,108 @@
+"""Jobs: create, list, read, and the state changes the API asks for (cancel, resume, answer)."""
+
+from __future__ import annotations
+
+import secrets
+from typing import Any
+
+from sqlalchemy import func, select, update
+from sqlalchemy.orm import Session, selectinload
+
+from ..db.models import (ACTIVE_STATUSES, CANCELLED, FAILED, QUEUED, RUNNING, WAITING, Attempt, Job, JobEvent, LlmCall)
+from ..db.types import utcnow
+
+
+class JobStateError(Exception):
+    """The job is not in a state that allows this; the message says what is possible."""
+
+
+def new_job_id() -> str:
+    return "job_" + secrets.token_hex(8)
+
+
+def create_job(session: Session, *, task: str, precision: str, settings: dict[str, Any], api_key_id: str | None) -> Job:
+    now = utcnow()
+    job = Job(id=new_job_id(), task=task, precision=precision, settings=settings, status=QUEUED, message="queued",
+              api_key_id=api_key_id, created_at=now, updated_at=now, attempts_count=0, llm_calls_count=0, input_tokens=0,
+              output_tokens=0, reasoning_tokens=0, cached_tokens=0, cost_usd=0.0, llm_latency_s=0.0, cancel_requested=False)
+    session.add(job)
+    session.commit()
+    return job
+
+
+def in_flight_count(session: Session, api_key_id: str | None) -> int:
+    return session.scalar(select(func.count(Job.id)).where(Job.api_key_id == api_key_id, Job.status.in_(ACTIVE_STATUSES))) or 0
+
+
+def list_jobs(session: Session, *, status: str | None, task: str | None, limit: int, offset: int) -> tuple[list[Job], int]:
+    query = select(Job)
+    count = select(func.count(Job.id))
+    if status:
+        query, count = query.where(Job.status == status), count.where(Job.status == status)
+    if task:
+        query, count = query.where(Job.task == task), count.where(Job.task == task)
+    rows = session.scalars(query.order_by(Job.created_at.desc(), Job.id.desc()).limit(limit).offset(offset)).all()
+    return list(rows), session.scalar(count) or 0
+
+
+def get_job(session: Session, job_id: str, *, detail: bool = False) -> Job | None:
+    if not detail:
+        return session.get(Job, job_id)
+    query = select(Job).where(Job.id == job_id).options(
+        selectinload(Job.attempts).selectinload(Attempt.measurements),
+        selectinload(Job.attempts).selectinload(Attempt.profile),
+        selectinload(Job.llm_calls))
+    return session.scalar(query)
+
+
+def get_attempt(session: Session, job_id: str, attempt_id: int) -> Attempt | None:
+    return session.scalar(select(Attempt).where(Attempt.job_id == job_id, Attempt.id == attempt_id))
+
+
+def events_after(session: Session, job_id: str, after: int, limit: int = 500) -> list[JobEvent]:
+    return list(session.scalars(select(JobEvent).where(JobEvent.job_id == job_id, JobEvent.id > after)
+                                .order_by(JobEvent.id).limit(limit)))
+
+
+def request_cancel(session: Session, job: Job) -> Job:
+    """Queued or waiting jobs stop at once; a running job is told to stop at its next step (with a checkpoint)."""
+    if job.status in (QUEUED, WAITING):
+        job.status, job.message, job.finished_at = CANCELLED, "cancelled before it ran further", utcnow()
+        job.cancel_requested = False
+    elif job.status == RUNNING:
+        job.cancel_requested, job.message = True, "cancel requested; stopping at the next step"
+    else:
+        raise JobStateError(f"job {job.id} is {job.status}; only queued, running or waiting jobs can be cancelled")
+    job.updated_at = utcnow()
+    session.commit()
+    return job
+
+
+def request_resume(session: Session, job: Job) -> Job:
+    if job.status == WAITING:
+        raise JobStateError(f"job {job.id} is waiting for an answer: POST /api/v1/jobs/{job.id}/answer with {{\"answer\": ...}}")
+    if job.status not in (CANCELLED, FAILED):
+        raise JobStateError(f"job {job.id} is {job.status}; only cancelled or failed jobs can be resumed")
+    job.status, job.message, job.finished_at, job.cancel_requested = QUEUED, "queued to resume from its last checkpoint", None, False
+    job.updated_at = utcnow()
+    session.commit()
+    return job
+
+
+def submit_answer(session: Session, job: Job, answer: str) -> Job:
+    if job.status != WAITING:
+        raise JobStateError(f"job {job.id} is {job.status}, not waiting for input; nothing to answer")
+    job.pending_answer, job.status, job.message, job.question = answer, QUEUED, "answer received; queued to continue", None
+    job.updated_at = utcnow()
+    session.commit()
+    return job
+
+
+def mark_failed_unfinishable(session: Session, job_id: str, message: str) -> None:
+    session.execute(update(Job).where(Job.id == job_id).values(status=FAILED, message=message, finished_at=utcnow(),
+                                                               lease_holder=None, lease_expires_at=None))
+    session.commit()
+
+
+def llm_calls_of(session: Session, job_id: str) -> list[LlmCall]:
+    return list(session.scalars(select(LlmCall).where(LlmCall.job_id == job_id).order_by(LlmCall.id)))

@@ -1,0 +1,102 @@
+"""Leases: one runner holds a running job; it renews the lease while it works. A job whose holder
+died (lease expired) is claimed by the next runner that looks, which resumes it from its checkpoint."""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+from datetime import timedelta
+from typing import Any
+
+from sqlalchemy import and_, or_, select, update
+from sqlalchemy.orm import Session
+
+from ..db.models import CANCELLED, FAILED, FINISHED, NO_CORRECT, QUEUED, RUNNING, WAITING, Job
+from ..db.types import utcnow
+
+
+@dataclass(frozen=True)
+class Claim:
+    job_id: str
+    settings: dict[str, Any]
+    resume: bool  # the job ran before: continue from its checkpoint
+    answer: str | None
+    cancel_requested: bool
+
+
+def _free(now):
+    return or_(Job.lease_holder.is_(None), Job.lease_expires_at.is_(None), Job.lease_expires_at < now)
+
+
+def claim_jobs(session: Session, holder: str, lease_s: float, limit: int) -> list[Claim]:
+    """Take up to `limit` queued jobs, or running jobs whose holder's lease ran out (oldest first)."""
+    now = utcnow()
+    candidates = session.scalars(select(Job.id).where(Job.status.in_((QUEUED, RUNNING)), _free(now))
+                                 .order_by(Job.created_at).limit(limit)).all()
+    claims = []
+    for job_id in candidates:
+        result = session.execute(update(Job).where(Job.id == job_id, Job.status.in_((QUEUED, RUNNING)), _free(now))
+                                 .values(lease_holder=holder, lease_expires_at=now + timedelta(seconds=lease_s)))
+        session.commit()
+        if result.rowcount != 1:
+            continue  # another runner was faster
+        job = session.get(Job, job_id)
+        session.refresh(job)
+        resume = job.started_at is not None
+        job.status, job.message, job.updated_at = RUNNING, "running" if not resume else "resumed from its last checkpoint", now
+        job.started_at = job.started_at or now
+        session.commit()
+        claims.append(Claim(job.id, dict(job.settings), resume, job.pending_answer, job.cancel_requested))
+    return claims
+
+
+def renew(session: Session, job_id: str, holder: str, lease_s: float) -> tuple[bool, bool]:
+    """Extend the lease; returns (still held, cancel requested)."""
+    now = utcnow()
+    result = session.execute(update(Job).where(Job.id == job_id, Job.lease_holder == holder)
+                             .values(lease_expires_at=now + timedelta(seconds=lease_s)))
+    session.commit()
+    if result.rowcount != 1:
+        return False, False
+    return True, bool(session.scalar(select(Job.cancel_requested).where(Job.id == job_id)))
+
+
+OUTCOME_STATUS = {"finished": FINISHED, "no_correct_kernel": NO_CORRECT, "waiting_for_input": WAITING, "failed": FAILED}
+
+
+def settle(session: Session, job_id: str, holder: str, outcome_status: str, message: str, *, draining: bool) -> str | None:
+    """Record how a run ended and release the lease. Returns the job's new status (None if the lease was lost)."""
+    job = session.scalar(select(Job).where(Job.id == job_id, Job.lease_holder == holder))
+    if job is None:
+        return None  # another runner took the job over; it owns the outcome
+    now = utcnow()
+    if outcome_status == "stopped":
+        if job.cancel_requested:
+            status, message = CANCELLED, message or "cancelled; resume with POST /api/v1/jobs/{id}/resume"
+        elif draining:
+            status, message = RUNNING, "service stopped; the job resumes from its checkpoint when the service starts again"
+        else:
+            status = FAILED
+            message = message or "the agent stopped without a reason"
+    else:
+        status = OUTCOME_STATUS.get(outcome_status, FAILED)
+        if outcome_status not in OUTCOME_STATUS:
+            message = f"the agent returned an unknown status {outcome_status!r}: {message}"
+    job.status, job.message, job.updated_at = status, message[:4000], now
+    job.cancel_requested = False if status == CANCELLED else job.cancel_requested
+    if status != WAITING:
+        job.pending_answer = None  # consumed by this run
+    if status in (FINISHED, NO_CORRECT, CANCELLED, FAILED):
+        job.finished_at = now
+    job.lease_holder, job.lease_expires_at = None, None
+    session.commit()
+    return status
+
+
+def release_all(session: Session, holder: str) -> None:
+    """On a clean shutdown: leave running jobs claimable at once by the next start."""
+    session.execute(update(Job).where(Job.lease_holder == holder).values(lease_holder=None, lease_expires_at=None))
+    session.commit()
+
+
+def running_ids(session: Session) -> list[str]:
+    return list(session.scalars(select(Job.id).where(and_(Job.status == RUNNING))))

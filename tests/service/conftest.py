@@ -1,0 +1,160 @@
+"""Fixtures: a database per test (SQLite file, or a fresh PostgreSQL schema), a real uvicorn process."""
+
+from __future__ import annotations
+
+import json
+import os
+import signal
+import socket
+import subprocess
+import sys
+import time
+import uuid
+from pathlib import Path
+
+import httpx
+import pytest
+
+PG_BASE = os.environ.get("CUDAMASTER_TEST_POSTGRES", "postgresql+psycopg://postgres@127.0.0.1:5432/test")
+REPO = Path(__file__).resolve().parents[2]
+
+
+def _postgres_up() -> str | None:
+    try:
+        import psycopg
+
+        with psycopg.connect(PG_BASE.replace("+psycopg", ""), connect_timeout=3):
+            return None
+    except Exception as exc:  # noqa: BLE001
+        return f"PostgreSQL at {PG_BASE} not reachable: {exc}"
+
+
+@pytest.fixture(params=["sqlite", "postgresql"])
+def db_url(request, tmp_path):
+    if request.param == "sqlite":
+        yield f"sqlite:///{tmp_path / 'service.db'}"
+        return
+    why = _postgres_up()
+    if why:
+        pytest.skip(why)
+    import psycopg
+
+    schema = "t_" + uuid.uuid4().hex[:12]
+    plain = PG_BASE.replace("+psycopg", "")
+    with psycopg.connect(plain, autocommit=True) as conn:
+        conn.execute(f'CREATE SCHEMA "{schema}"')
+    try:
+        yield f"{PG_BASE}?options=-csearch_path%3D{schema}"
+    finally:
+        with psycopg.connect(plain, autocommit=True) as conn:
+            conn.execute(f'DROP SCHEMA "{schema}" CASCADE')
+
+
+def make_key(db_url: str, name: str = "test-team") -> str:
+    from app.auth import create_key
+    from app.db.engine import make_engine, make_sessionmaker
+    from app.db.migrate import upgrade
+
+    upgrade(db_url)
+    engine = make_engine(db_url)
+    try:
+        with make_sessionmaker(engine)() as session:
+            return create_key(session, name)[1]
+    finally:
+        engine.dispose()
+
+
+def free_port() -> int:
+    with socket.socket() as s:
+        s.bind(("127.0.0.1", 0))
+        return s.getsockname()[1]
+
+
+class Server:
+    """`python -m uvicorn <factory> --factory` on a free loopback port."""
+
+    def __init__(self, db_url: str, tmp_path: Path, factory: str = "tests.service.fake_agent:create_fake_app", **env: str):
+        self.port = free_port()
+        self.url = f"http://127.0.0.1:{self.port}"
+        self.factory = factory
+        self.log = tmp_path / f"server-{self.port}.log"
+        self.env = {**os.environ, "CUDAMASTER_DATABASE_URL": db_url, "CUDAMASTER_POLL_SECONDS": "0.3",
+                    "CUDAMASTER_LEASE_SECONDS": "3", "CUDAMASTER_DRAIN_SECONDS": "10",
+                    "FAKE_AGENT_STATE_DIR": str(tmp_path / "fake-agent"), "PYTHONPATH": str(REPO), **env}
+        self.proc: subprocess.Popen | None = None
+
+    def start(self) -> "Server":
+        out = open(self.log, "a")
+        self.proc = subprocess.Popen([sys.executable, "-m", "uvicorn", self.factory, "--factory", "--host", "127.0.0.1",
+                                      "--port", str(self.port), "--log-level", "warning"],
+                                     cwd=REPO, env=self.env, stdout=out, stderr=subprocess.STDOUT)
+        deadline = time.monotonic() + 60
+        while time.monotonic() < deadline:
+            if self.proc.poll() is not None:
+                raise RuntimeError(f"server exited with {self.proc.returncode}:\n{self.log.read_text()[-3000:]}")
+            try:
+                if httpx.get(self.url + "/api/v1/health", timeout=2).status_code == 200:
+                    return self
+            except httpx.HTTPError:
+                pass
+            time.sleep(0.2)
+        raise RuntimeError(f"server did not start:\n{self.log.read_text()[-3000:]}")
+
+    def kill(self) -> None:
+        assert self.proc is not None
+        self.proc.send_signal(signal.SIGKILL)
+        self.proc.wait(10)
+
+    def stop(self) -> None:
+        if self.proc is not None and self.proc.poll() is None:
+            self.proc.send_signal(signal.SIGTERM)
+            try:
+                self.proc.wait(30)
+            except subprocess.TimeoutExpired:
+                self.proc.kill()
+                self.proc.wait(10)
+
+
+@pytest.fixture
+def server_factory(db_url, tmp_path):
+    servers: list[Server] = []
+
+    def start(**env) -> Server:
+        server = Server(db_url, tmp_path, **env).start()
+        servers.append(server)
+        return server
+
+    yield start
+    for server in servers:
+        server.stop()
+
+
+def read_sse(client: httpx.Client, url: str, headers: dict, timeout: float = 60) -> list[tuple[str, dict]]:
+    """Read a job's event stream until its `end` event; returns [(event name, data)]."""
+    events: list[tuple[str, dict]] = []
+    with client.stream("GET", url, headers=headers, timeout=timeout) as response:
+        assert response.status_code == 200, response.read()
+        assert response.headers["content-type"].startswith("text/event-stream")
+        name, data = "message", []
+        for line in response.iter_lines():
+            if line.startswith("event:"):
+                name = line[6:].strip()
+            elif line.startswith("data:"):
+                data.append(line[5:].strip())
+            elif line == "" and data:
+                events.append((name, json.loads("\n".join(data))))
+                if name == "end":
+                    return events
+                name, data = "message", []
+    return events
+
+
+def wait_status(client: httpx.Client, url: str, headers: dict, statuses: set[str], timeout: float = 60) -> dict:
+    deadline = time.monotonic() + timeout
+    job = {}
+    while time.monotonic() < deadline:
+        job = client.get(url, headers=headers).json()
+        if job.get("status") in statuses:
+            return job
+        time.sleep(0.2)
+    raise AssertionError(f"job never reached {statuses}: {job.get('status')} ({job.get('message')})")
