@@ -1,0 +1,59 @@
+from __future__ import annotations
+
+import os
+from pathlib import Path
+
+import pytest
+
+from bench_tasks.harness import HarnessSettings
+from graph.runner import make_checkpointer
+from graph.settings import AgentSettings, RetrySettings
+from graph.testing import FakeGpuEvaluator
+from tests.support.openai_stub import ScriptedOpenAI
+
+MODELS = {"planner": "planner-model", "coder": "coder-model", "compiler": "compiler-model", "debugger": "debugger-model"}
+
+
+@pytest.fixture(scope="session")
+def harness_cache(tmp_path_factory) -> Path:
+    # One nvcc object cache for the session: the same source compiles once.
+    return tmp_path_factory.mktemp("harness-cache")
+
+
+@pytest.fixture
+def harness_settings(harness_cache) -> HarnessSettings:
+    return HarnessSettings(cache_dir=harness_cache)
+
+
+@pytest.fixture
+def fake_gpu(harness_settings) -> FakeGpuEvaluator:
+    return FakeGpuEvaluator(harness_settings)
+
+
+@pytest.fixture
+def checkpointer(tmp_path):
+    return make_checkpointer(f"sqlite:///{tmp_path / 'checkpoints.db'}")
+
+
+def agent_settings(tmp_path: Path, server: ScriptedOpenAI | None, api_key: str | None = "test-key", **extra) -> AgentSettings:
+    roles = {role: {"model": model} for role, model in MODELS.items()}
+    values = dict(state_dir=tmp_path / "state", roles=roles, retry=RetrySettings(initial_interval_s=0.01, max_interval_s=0.05, jitter=False),
+                  prices={}, base_url=server.base_url if server else None, api_key=api_key if server else None)
+    values.update(extra)
+    return AgentSettings(**values)
+
+
+@pytest.fixture
+def server():
+    s = ScriptedOpenAI({})
+    s.start()
+    yield s
+    s.stop()
+
+
+@pytest.fixture(autouse=True)
+def _no_ambient_llm_env(monkeypatch):
+    # The tests configure endpoints explicitly; a developer's CUDAMASTER_* environment must not leak in.
+    for key in list(os.environ):
+        if key.startswith("CUDAMASTER_") and key not in ("CUDAMASTER_NVCC", "CUDAMASTER_NVCC_ARCH"):
+            monkeypatch.delenv(key, raising=False)
