@@ -1,0 +1,129 @@
+"""`cudamaster optimize` and `cudamaster resume`: one job in the terminal with live progress."""
+
+from __future__ import annotations
+
+import sys
+from typing import Annotated, Any
+
+import typer
+from pydantic import ValidationError
+from rich.console import Console
+from rich.table import Table
+
+from .runner import JobOutcome, make_checkpointer, resume_job, start_job
+from .settings import ROLES, AgentSettings, JobSpec
+
+console = Console()
+
+
+def _parse_models(models: list[str] | None) -> dict[str, str]:
+    """--model M (every role) or --model role=M, repeatable."""
+    out: dict[str, str] = {}
+    for item in models or []:
+        role, sep, model = item.partition("=")
+        if not sep:
+            out["*"] = item
+        elif role not in ROLES:
+            raise typer.BadParameter(f"unknown role {role!r} in --model {item}: use one of {', '.join(ROLES)}")
+        else:
+            out[role] = model
+    return out
+
+
+def _on_event(event: dict[str, Any]) -> None:
+    kind = event["type"]
+    if kind == "node":
+        extra = ""
+        if event.get("verdict"):
+            extra = f"  verdict=[bold]{event['verdict']}[/]"
+            if event.get("speedup") is not None:
+                extra += f"  P={event['speedup']:.3f}"
+        console.print(f"[dim]round {event['round']}[/] {event['node']}{extra}")
+    elif kind == "llm_call":
+        console.print(f"[dim]    {event['role']} ({event['model']}): {event['input_tokens']} in / {event['output_tokens']} out, "
+                      f"{event['latency_s']:.1f} s, ${event['cost_usd']:.4f}[/]")
+    elif kind == "attempt" and event["verdict"] != "ok":
+        console.print(f"    [yellow]{event['attempt_id']}: {event['verdict']}[/] {event['message'][:200]}")
+
+
+def _read_answer(question: dict[str, Any]) -> str:
+    console.rule(f"[bold]{question.get('role', '?')}[/]: {question.get('question', '')}")
+    console.print(question.get("prompt", ""))
+    console.rule("Type the answer; end with a line holding only '.' (or EOF)")
+    lines = []
+    for line in sys.stdin:
+        if line.rstrip("\n") == ".":
+            break
+        lines.append(line)
+    return "".join(lines)
+
+
+def _report(outcome: JobOutcome) -> None:
+    table = Table(title=f"job {outcome.job_id}")
+    for col in ("round", "strategy", "verdict", "P", "tokens in/out", "cost $"):
+        table.add_column(col)
+    for r in outcome.rounds:
+        table.add_row(str(r["round"]), r["strategy_title"], r["verdict"], "-" if r["score"] is None else f"{r['score']:.3f}",
+                      f"{r['input_tokens']}/{r['output_tokens']}", f"{r['cost_usd']:.4f}")
+    console.print(table)
+    t = outcome.totals
+    console.print(f"total: {t.get('input_tokens', 0)} input / {t.get('output_tokens', 0)} output tokens "
+                  f"({t.get('reasoning_tokens', 0)} reasoning, {t.get('cached_tokens', 0)} cached), ${t.get('cost_usd', 0):.4f}")
+    style = {"finished": "green", "no_correct_kernel": "yellow"}.get(outcome.status, "red")
+    console.print(f"[{style}]{outcome.status}[/]: {outcome.message}")
+    if outcome.best:
+        console.print(f"best kernel: {outcome.best['attempt_id']} (P = {outcome.best['score']:.3f})")
+    console.print(f"job id: [bold]{outcome.job_id}[/] (resume with `cudamaster resume {outcome.job_id}`)")
+
+
+def _drive(outcome: JobOutcome, checkpointer, settings: AgentSettings, interactive: bool) -> JobOutcome:
+    while outcome.status == "waiting_for_input" and interactive and outcome.question:
+        answer = _read_answer(outcome.question)
+        outcome = resume_job(outcome.job_id, checkpointer=checkpointer, on_event=_on_event, answer=answer, settings=settings)
+    return outcome
+
+
+def optimize(
+    task: Annotated[str, typer.Argument(help="task name, e.g. vector_add (see `cudamaster bench list`)")],
+    precision: Annotated[str, typer.Option("--precision", "-p", help="fp32 or bf16")],
+    rounds: Annotated[int, typer.Option("--rounds", "-R", help="optimization rounds (1..10)")] = 3,
+    debug: Annotated[int, typer.Option("--debug", "-D", help="debug tries per round (0..10)")] = 3,
+    model: Annotated[list[str] | None, typer.Option("--model", help="MODEL for every role, or ROLE=MODEL; repeatable")] = None,
+    sizes: Annotated[str, typer.Option(help="size set: paper, large, edge, all")] = "paper",
+    manual: Annotated[bool, typer.Option(help="answer every role yourself")] = False,
+    replay: Annotated[str | None, typer.Option(help="re-run from a file of recorded responses (JSON lines)")] = None,
+    profile: Annotated[str, typer.Option(help="profile the planner sees: filtered, full, none")] = "filtered",
+    choose_flags: Annotated[bool | None, typer.Option("--choose-flags/--no-choose-flags", help="let the compiler role pick nvcc flags")] = None,
+    database_url: Annotated[str | None, typer.Option(help="checkpoints: sqlite:///path or postgresql://...")] = None,
+    job_id: Annotated[str | None, typer.Option(help="job id (default: a new random one)")] = None,
+) -> None:
+    """Optimize one kernel: plan, code, compile, verify, profile, for R rounds."""
+    try:
+        spec = JobSpec(task=task, precision=precision, rounds=rounds, debug=debug, sizes=sizes, models=_parse_models(model),
+                       manual=manual, replay_file=replay, profile_mode=profile, choose_flags=choose_flags)
+    except ValidationError as exc:
+        for err in exc.errors():
+            console.print(f"[red]--{'.'.join(map(str, err['loc']))}: {err['msg']}[/]")
+        raise typer.Exit(2) from None
+    settings = AgentSettings()
+    checkpointer = make_checkpointer(database_url or settings.database_url, settings)
+    outcome = start_job(spec, job_id=job_id, checkpointer=checkpointer, on_event=_on_event, settings=settings)
+    outcome = _drive(outcome, checkpointer, settings, sys.stdin.isatty())
+    _report(outcome)
+    raise typer.Exit(0 if outcome.status in ("finished", "no_correct_kernel", "waiting_for_input") else 1)
+
+
+def resume(
+    job_id: Annotated[str, typer.Argument(help="the id printed by `cudamaster optimize`")],
+    answer: Annotated[str | None, typer.Option(help="answer to the job's pending question (manual mode); '-' reads stdin")] = None,
+    database_url: Annotated[str | None, typer.Option(help="checkpoints: sqlite:///path or postgresql://...")] = None,
+) -> None:
+    """Continue a job after a crash, a stop or a question."""
+    settings = AgentSettings()
+    checkpointer = make_checkpointer(database_url or settings.database_url, settings)
+    if answer == "-":
+        answer = sys.stdin.read()
+    outcome = resume_job(job_id, checkpointer=checkpointer, on_event=_on_event, answer=answer, settings=settings)
+    outcome = _drive(outcome, checkpointer, settings, sys.stdin.isatty())
+    _report(outcome)
+    raise typer.Exit(0 if outcome.status in ("finished", "no_correct_kernel", "waiting_for_input") else 1)

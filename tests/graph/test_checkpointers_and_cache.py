@@ -1,0 +1,94 @@
+"""Checkpointer selection (SQLite, PostgreSQL), the per-job evaluation cache, reply parsing."""
+
+from __future__ import annotations
+
+import uuid
+
+import pytest
+
+from bench_tasks import load_task
+from graph.evaluator import CachingEvaluator
+from graph.kernel_text import check_prototype, extract_code, parse_flags
+from graph.runner import make_checkpointer, start_job
+from graph.settings import AgentSettings, JobSpec
+from tests.graph.conftest import MODELS, agent_settings
+from tests.support import kernels as k
+
+PG_URL = "postgresql://postgres@127.0.0.1:5432/test"
+
+
+def _postgres_up() -> bool:
+    try:
+        import psycopg
+
+        with psycopg.connect(PG_URL, connect_timeout=3):
+            return True
+    except Exception:  # noqa: BLE001
+        return False
+
+
+def test_sqlite_urls(tmp_path):
+    from langgraph.checkpoint.sqlite import SqliteSaver
+
+    assert isinstance(make_checkpointer(f"sqlite:///{tmp_path}/a/b.db"), SqliteSaver)
+    assert (tmp_path / "a" / "b.db").exists()
+    assert isinstance(make_checkpointer("sqlite:///:memory:"), SqliteSaver)
+    default = make_checkpointer(None, AgentSettings(state_dir=tmp_path / "state"))
+    assert isinstance(default, SqliteSaver) and (tmp_path / "state" / "checkpoints.db").exists()
+    with pytest.raises(ValueError, match="unsupported database URL"):
+        make_checkpointer("mysql://x")
+
+
+@pytest.mark.skipif(not _postgres_up(), reason="no PostgreSQL on 127.0.0.1:5432")
+def test_job_on_postgres_checkpointer_with_fake_gpu(tmp_path, server, fake_gpu):
+    from langgraph.checkpoint.postgres import PostgresSaver
+
+    saver = make_checkpointer(PG_URL)
+    assert isinstance(saver, PostgresSaver)
+    server.add(MODELS["planner"], k.plan())
+    server.add(MODELS["coder"], k.reply(k.fast_kernel(1.9)))
+    job_id = "pg-" + uuid.uuid4().hex[:8]
+    out = start_job(JobSpec(task="vector_add", precision="fp32", rounds=1, debug=0), job_id=job_id, checkpointer=saver,
+                    evaluator=fake_gpu, settings=agent_settings(tmp_path, server))
+    assert out.status == "finished" and out.best["score"] == 1.9
+    reopened = make_checkpointer(PG_URL)
+    assert reopened.get_tuple({"configurable": {"thread_id": job_id}}) is not None
+
+
+def test_evaluation_cache_keyed_by_source_and_flags_with_fake_gpu(tmp_path, fake_gpu):
+    cached = CachingEvaluator(fake_gpu, tmp_path / "job")
+    src = k.fast_kernel(1.5)
+    first = cached.evaluate("vector_add", "fp32", src, "paper", [])
+    again = CachingEvaluator(fake_gpu, tmp_path / "job").evaluate("vector_add", "fp32", src, "paper", [])  # a new process
+    assert again == first and len(fake_gpu.evaluations) == 1
+    cached.evaluate("vector_add", "fp32", src, "paper", ["-use_fast_math"])
+    cached.evaluate("vector_add", "fp32", src, "edge", [])
+    cached.evaluate("vector_add", "fp32", src + "\n", "paper", [])
+    assert len(fake_gpu.evaluations) == 4
+    cached.compile("vector_add", "fp32", src, [])
+    cached.compile("vector_add", "fp32", src, [])
+    assert len(fake_gpu.compiles) == 1
+
+
+def test_extract_code_and_prototype_check():
+    variant = load_task("vector_add").variant("fp32")
+    entry = variant.candidate_entry
+    assert extract_code(k.reply(k.fast_kernel()), entry).startswith("#include <cuda_runtime.h>")
+    assert extract_code("Use more blocks.", entry) == ""
+    assert extract_code("```python\nprint(1)\n```", entry) == ""
+    assert "vector_add_optimized" in extract_code(k.fast_kernel(), entry)  # an unfenced source is taken whole
+    two = "```cuda\n__device__ int f() { return 1; }\n```\nand\n```cuda\n" + k.fast_kernel() + "```"
+    assert "vector_add_grid" in extract_code(two, entry)
+    assert not check_prototype(k.fast_kernel(), variant).changed  # __restrict__ is fine
+    changed = check_prototype(k.CHANGED_PROTOTYPE_KERNEL, variant)
+    assert changed.changed and "long N" in changed.message
+    assert check_prototype(k.fast_kernel().replace("const float* A, const float* B, float* C, int N) {\n  if",
+                                                   "float* A, const float* B, float* C, int N) {\n  if"), variant).changed
+
+
+def test_flag_allowlist():
+    assert parse_flags('{"flags": ["-use_fast_math", "-maxrregcount=300", "-Xptxas=-O3,-v", "-Xptxas=--foo", "-o/etc/x"]}') == (
+        ["-use_fast_math", "-Xptxas=-O3,-v"], ["-maxrregcount=300", "-Xptxas=--foo", "-o/etc/x"])
+    assert parse_flags("-use_fast_math --extra-device-vectorization -Xptxas -O3") == (
+        ["-use_fast_math", "--extra-device-vectorization", "-Xptxas=-O3"], [])
+    assert parse_flags("none needed") == ([], [])
