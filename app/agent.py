@@ -52,7 +52,7 @@ def run_with_graph(run: JobRun) -> Any:
     has_checkpoint = False
     if run.resume:
         try:
-            has_checkpoint = bool(job_state(run.job_id, saver))
+            has_checkpoint = bool(job_state(run.job_id, saver).get("exists"))
         except Exception:  # noqa: BLE001 - no state: the job crashed before its first checkpoint
             has_checkpoint = False
     if has_checkpoint:

@@ -1,10 +1,14 @@
-"""One GPU evaluation per GPU at a time: a pool of GPU slots wrapped around the evaluator."""
+"""One GPU evaluation per GPU at a time: a pool of GPU slots wrapped around the evaluator.
+
+The evaluator interface is graph.evaluator's: compile(...) (CPU only, not locked), evaluate(...)
+and profile(...) (each holds one GPU for its whole length).
+"""
 
 from __future__ import annotations
 
-import os
 import queue
 import threading
+from collections.abc import Callable
 from contextlib import contextmanager
 from typing import Any
 
@@ -40,30 +44,35 @@ class GpuPool:
 
 
 class GpuLockedEvaluator:
-    """Wraps an evaluator (a callable, or an object with .evaluate) so each call holds one GPU.
+    """An evaluator whose GPU calls (evaluate, profile) each hold one GPU of the pool.
 
-    If the wrapped evaluator accepts a `gpu` keyword it gets the GPU id; otherwise, with more than
-    one GPU, CUDA_VISIBLE_DEVICES cannot be set per thread, so calls are still serialised per slot.
+    `per_gpu(gpu_id)` gives the evaluator bound to that GPU (e.g. a LocalEvaluator whose harness
+    settings set CUDA_VISIBLE_DEVICES); a single evaluator object may be given for every GPU.
     """
 
-    def __init__(self, inner: Any, pool: GpuPool):
-        self.inner = inner
+    def __init__(self, inner: Any | Callable[[str], Any], pool: GpuPool, *, per_gpu: bool = False):
         self.pool = pool
+        self._per_gpu = {g: inner(g) for g in pool.gpus} if per_gpu else {g: inner for g in pool.gpus}
+        self._any = self._per_gpu[pool.gpus[0]]
 
-    def _call(self, fn, *args, **kwargs):
-        with self.pool.slot():
-            return fn(*args, **kwargs)
-
-    def __call__(self, *args, **kwargs):
-        return self._call(self.inner, *args, **kwargs)
+    def compile(self, *args, **kwargs):
+        return self._any.compile(*args, **kwargs)
 
     def evaluate(self, *args, **kwargs):
-        return self._call(self.inner.evaluate, *args, **kwargs)
+        with self.pool.slot() as gpu:
+            return self._per_gpu[gpu].evaluate(*args, **kwargs)
 
-    def __getattr__(self, name: str) -> Any:  # everything else (compile-only checks, names) passes through
-        return getattr(self.inner, name)
+    def profile(self, *args, **kwargs):
+        with self.pool.slot() as gpu:
+            return self._per_gpu[gpu].profile(*args, **kwargs)
+
+    def __getattr__(self, name: str) -> Any:
+        return getattr(self._any, name)
 
 
-def default_gpus() -> list[str]:
-    visible = os.environ.get("CUDA_VISIBLE_DEVICES")
-    return [g for g in visible.split(",") if g.strip()] if visible else ["0"]
+def local_evaluator(gpu: str) -> Any:
+    """The real evaluator (harness + Nsight Compute) pinned to one GPU."""
+    from bench_tasks.harness.settings import HarnessSettings
+    from graph.evaluator import LocalEvaluator
+
+    return LocalEvaluator(HarnessSettings(gpu=gpu))

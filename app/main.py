@@ -16,22 +16,13 @@ from .agent import RunJob, run_with_graph
 from .api import jobs, system, tasks
 from .db.engine import make_engine, make_sessionmaker
 from .db.migrate import upgrade
-from .gpu import GpuLockedEvaluator, GpuPool
+from .gpu import GpuLockedEvaluator, GpuPool, local_evaluator
 from .limits import BodySizeLimit
 from .runner import JobRunner
 from .settings import ServiceSettings
 
 API_PREFIX = "/api/v1"
 log = logging.getLogger("cudamaster.service")
-
-
-def default_evaluator() -> Any:
-    """The agent's local GPU evaluator, if graph.runner exposes one; None lets the agent pick its default."""
-    try:
-        from graph.runner import default_evaluator as make  # type: ignore[attr-defined]
-    except ImportError:
-        return None
-    return make()
 
 
 def create_app(settings: ServiceSettings | None = None, *, run_job: RunJob | None = None, evaluator: Any = None) -> FastAPI:
@@ -44,9 +35,13 @@ def create_app(settings: ServiceSettings | None = None, *, run_job: RunJob | Non
     async def lifespan(app: FastAPI):
         if settings.auto_migrate:
             upgrade(settings.database_url)
-        inner = evaluator if evaluator is not None else default_evaluator()
-        runner = JobRunner(settings, sessions, run_job or run_with_graph,
-                           evaluator=GpuLockedEvaluator(inner, gpu_pool) if inner is not None else None)
+        if evaluator is not None:
+            locked = GpuLockedEvaluator(evaluator, gpu_pool)
+        elif run_job is None:  # the real agent with the local GPUs, one harness evaluator per GPU
+            locked = GpuLockedEvaluator(local_evaluator, gpu_pool, per_gpu=True)
+        else:
+            locked = None  # an injected job function brings its own evaluation
+        runner = JobRunner(settings, sessions, run_job or run_with_graph, evaluator=locked)
         app.state.runner = runner
         await runner.start()
         log.info("cudamaster service up: database %s, %d job slot(s), GPUs %s", settings.database_url.split("@")[-1],

@@ -164,7 +164,7 @@ class JobRunner:
                 if isinstance(call, dict):
                     record_event(session, job_id, {"type": "llm_call", **call})
             status = leases.settle(session, job_id, self.holder, str(fields.get("status")), str(fields.get("message") or ""),
-                                   draining=self.draining)
+                                   draining=self.draining, question=fields.get("question"))
         log.info("job %s -> %s", job_id, status)
 
     async def _renew(self, job_id: str, stop: threading.Event) -> None:

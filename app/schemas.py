@@ -38,26 +38,29 @@ class JobSubmit(BaseModel):
     task: str | None = Field(None, max_length=128, examples=["vector_add"])
     custom: CustomTaskIn | None = None
     precision: Precision = "fp32"
-    rounds: int = Field(3, ge=1, le=50, description="optimization rounds")
-    debug: int = Field(3, ge=0, le=20, description="debug steps allowed per round")
+    rounds: int = Field(3, ge=1, le=10, description="optimization rounds (R)")
+    debug: int = Field(3, ge=0, le=10, description="debug steps allowed per round (D)")
     sizes: SizeSet = "paper"
-    models: dict[str, str] = Field(default_factory=dict, max_length=16, description="role -> model name")
+    models: dict[str, str] = Field(default_factory=dict, max_length=16, description="role (planner, coder, compiler, debugger, or * for all) -> model name")
     manual: bool = Field(False, description="ask a human (POST /jobs/{id}/answer) at each decision")
     profile_mode: Literal["filtered", "full", "none"] = "filtered"
+    choose_flags: bool | None = Field(None, description="let the compiler role choose nvcc flags; default: the service's setting")
 
     @model_validator(mode="after")
     def _one_task(self) -> "JobSubmit":
         if (self.task is None) == (self.custom is None):
             raise ValueError("give exactly one of `task` (a benchmark task name, see GET /api/v1/tasks) or `custom` (your own kernel)")
         for k, v in self.models.items():
-            if len(k) > 32 or len(v) > 128:
-                raise ValueError("models: role names are at most 32 characters, model names at most 128")
+            if k not in ("planner", "coder", "compiler", "debugger", "*") or not 0 < len(v) <= 128:
+                raise ValueError(f"models: {k!r} -> {v!r}: roles are planner, coder, compiler, debugger or *; "
+                                 "model names 1-128 characters")
         return self
 
     def agent_spec(self) -> dict[str, Any]:
         """The graph.runner.JobSpec fields."""
         return {"task": self.task, "precision": self.precision, "rounds": self.rounds, "debug": self.debug, "sizes": self.sizes,
-                "models": dict(self.models), "manual": self.manual, "profile_mode": self.profile_mode}
+                "models": dict(self.models), "manual": self.manual, "profile_mode": self.profile_mode,
+                "choose_flags": self.choose_flags}
 
 
 class AnswerIn(BaseModel):

@@ -18,7 +18,7 @@ from ..db.models import Attempt, Job, JobEvent, LlmCall, Measurement, Profile
 from ..db.types import utcnow
 from .upsert import insert_ignore
 
-_SUMMARY_DROP = ("source", "evaluation", "compile_log")
+_SUMMARY_DROP = ("source", "evaluation", "compile_log", "response")
 
 
 def _digest(payload: dict[str, Any]) -> str:

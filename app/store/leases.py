@@ -63,7 +63,8 @@ def renew(session: Session, job_id: str, holder: str, lease_s: float) -> tuple[b
 OUTCOME_STATUS = {"finished": FINISHED, "no_correct_kernel": NO_CORRECT, "waiting_for_input": WAITING, "failed": FAILED}
 
 
-def settle(session: Session, job_id: str, holder: str, outcome_status: str, message: str, *, draining: bool) -> str | None:
+def settle(session: Session, job_id: str, holder: str, outcome_status: str, message: str, *, draining: bool,
+           question: Any = None) -> str | None:
     """Record how a run ended and release the lease. Returns the job's new status (None if the lease was lost)."""
     job = session.scalar(select(Job).where(Job.id == job_id, Job.lease_holder == holder))
     if job is None:
@@ -85,6 +86,9 @@ def settle(session: Session, job_id: str, holder: str, outcome_status: str, mess
     job.cancel_requested = False if status == CANCELLED else job.cancel_requested
     if status != WAITING:
         job.pending_answer = None  # consumed by this run
+        job.question = None
+    elif question is not None and not job.question:
+        job.question = {"type": "interrupt", "job_id": job_id, "question": question}
     if status in (FINISHED, NO_CORRECT, CANCELLED, FAILED):
         job.finished_at = now
     job.lease_holder, job.lease_expires_at = None, None

@@ -1,0 +1,27 @@
+"""uvicorn factories for the service with the REAL agent (graph.runner).
+
+- create_fake_gpu_app: real LangGraph agent, real nvcc compiles, FAKE GPU results
+  (graph.testing.FakeGpuEvaluator); the LLM endpoint comes from CUDAMASTER_BASE_URL (the tests
+  point it at tests/support/openai_stub.py).
+- create_gpu_app: everything real (the service's default local GPU evaluator).
+"""
+
+from __future__ import annotations
+
+import os
+from pathlib import Path
+
+from app.main import create_app
+from app.settings import ServiceSettings
+
+
+def create_fake_gpu_app():
+    from bench_tasks.harness import HarnessSettings
+    from graph.testing import FakeGpuEvaluator
+
+    cache = Path(os.environ.get("TEST_HARNESS_CACHE", "/tmp/cm-harness-cache"))
+    return create_app(ServiceSettings(), evaluator=FakeGpuEvaluator(HarnessSettings(cache_dir=cache)))
+
+
+def create_gpu_app():
+    return create_app(ServiceSettings())
