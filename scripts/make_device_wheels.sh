@@ -14,7 +14,7 @@ python3 -m pip download -q --only-binary=:all: --python-version 3.12 --implement
 # drop what the device image already provides
 for p in numpy scipy rich typer httpx httpcore anyio idna certifi h11 click pygments markdown_it mdurl \
          shellingham typing_extensions tiktoken regex requests urllib3 charset_normalizer PyYAML pyyaml \
-         packaging sniffio MarkupSafe markupsafe xxhash tqdm greenlet; do
+         packaging MarkupSafe markupsafe xxhash tqdm greenlet; do
   rm -f .whl/${p}-*.whl
 done
 grep -qx '/.whl/' .git/info/exclude 2>/dev/null || echo '/.whl/' >> .git/info/exclude

@@ -32,7 +32,7 @@ def harness_settings(tmp_path_factory):
     from bench_tasks.harness import HarnessSettings
 
     cache_dir = tmp_path_factory.mktemp("cm-cache")
-    return HarnessSettings(cache_dir=cache_dir, max_seconds_per_size=0.5, min_pairs=10)
+    return HarnessSettings(cache_dir=cache_dir, max_seconds_per_size=0.5, min_seconds_per_size=0.05, warmup_seconds=0.02, min_pairs=10)
 
 
 requires_nvcc = pytest.mark.skipif(shutil.which(os.environ.get("CUDAMASTER_NVCC", "nvcc")) is None, reason="nvcc not installed")

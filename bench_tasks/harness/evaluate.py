@@ -110,7 +110,8 @@ def _write_datasets(variant: Variant, cases: list[_Case]) -> None:
 def _plan_text(variant: Variant, cases: list[_Case], workdir: Path, settings: HarnessSettings, mode: str = "full",
                impl: str = "candidate", timing: bool = True) -> str:
     lines = [f"mode {mode}", f"impl {impl}", f"results {workdir / 'results.txt'}", f"outdir {workdir / 'out'}",
-             f"timing {settings.min_pairs} {settings.max_pairs} {settings.max_seconds_per_size} {settings.target_rse} {settings.warmup_calls}"]
+             f"timing {settings.min_pairs} {settings.max_pairs} {settings.min_seconds_per_size} {settings.max_seconds_per_size} "
+             f"{settings.target_rse} {settings.warmup_calls} {settings.warmup_seconds}"]
     task = variant.task
     for case in cases:
         lengths = task.lengths(case.params, variant.precision)

@@ -24,12 +24,15 @@ class HarnessSettings(BaseSettings):
 
     seeds: list[int] = [1, 2, 3]
     # Timing: interleaved pairs until the relative standard error of the paired ratios is below
-    # target_rse, with at least min_pairs and at most max_pairs pairs or max_seconds per size.
+    # target_rse, with at least min_pairs pairs and min_seconds, at most max_pairs or max_seconds
+    # per size; after warmup_calls calls of each implementation and at least warmup_seconds.
     min_pairs: int = 10
     max_pairs: int = 2000
+    min_seconds_per_size: float = 0.3
     max_seconds_per_size: float = 2.0
     target_rse: float = 0.005
     warmup_calls: int = 3
+    warmup_seconds: float = 0.1
 
     # References are computed in full below these; above, on a random sample of output elements.
     reference_full_flops: float = 2e9

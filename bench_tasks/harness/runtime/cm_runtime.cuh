@@ -106,7 +106,7 @@ struct Plan {
   std::string impl = "candidate";
   std::string results, outdir;
   int min_pairs = 10, max_pairs = 2000, warmup = 3;
-  double max_seconds = 3.0, target_rse = 0.005;
+  double max_seconds = 3.0, target_rse = 0.005, min_seconds = 0.3, warmup_seconds = 0.1;
   long long flush_bytes = 0;
   std::vector<Case> cases;
 };
@@ -147,7 +147,7 @@ static Plan read_plan(const char* path) {
     else if (tok == "impl") in >> p.impl;
     else if (tok == "results") in >> p.results;
     else if (tok == "outdir") in >> p.outdir;
-    else if (tok == "timing") in >> p.min_pairs >> p.max_pairs >> p.max_seconds >> p.target_rse >> p.warmup;
+    else if (tok == "timing") in >> p.min_pairs >> p.max_pairs >> p.min_seconds >> p.max_seconds >> p.target_rse >> p.warmup >> p.warmup_seconds;
     else if (tok == "flush_bytes") in >> p.flush_bytes;
     else if (tok == "case") { p.cases.emplace_back(); cur = &p.cases.back(); in >> cur->id; }
     else if (tok == "buffer") { Buffer b; in >> b.arg >> b.count >> b.role; cur->buffers.push_back(b); }
@@ -340,19 +340,23 @@ static void time_case(Case& c, const ArgSpec* specs, const Plan& p, CallFn call,
   fill_args(c, specs, a);
   upload_inputs(c);
   std::vector<int> impls = has_candidate ? std::vector<int>{0, 1} : std::vector<int>{0};
+  // Warm up: module load, first touch, and clocks ramping up under load (at least `warmup` calls
+  // of each implementation and at least `warmup_seconds`).
   g_stage = "warm-up";
   auto w0 = std::chrono::steady_clock::now();
-  for (int i = 0; i < p.warmup; ++i)
+  for (int i = 0;; ++i) {
+    double elapsed = std::chrono::duration<double>(std::chrono::steady_clock::now() - w0).count();
+    if (i >= p.warmup && elapsed >= p.warmup_seconds) break;
     for (int impl : impls) {
       prepare_outputs(c);
       call(impl, a);
       check_after("warm-up call");
+      CM_CHECK(cudaDeviceSynchronize());
     }
-  CM_CHECK(cudaDeviceSynchronize());
+  }
   std::mt19937 rng(12345 + c.id);
   std::vector<double> ratios, base;
   auto t0 = std::chrono::steady_clock::now();
-  (void)w0;
   g_stage = "timing";
   for (int pair = 0; pair < p.max_pairs; ++pair) {
     double us[2] = {0, 0}, wall[2] = {0, 0};
@@ -369,10 +373,8 @@ static void time_case(Case& c, const ArgSpec* specs, const Plan& p, CallFn call,
     if (has_candidate) ratios.push_back(us[0] / std::max(us[1], 1e-3));
     base.push_back(us[0]);
     double elapsed = std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count();
-    if (pair + 1 >= p.min_pairs) {
-      double rse = rel_std_err(has_candidate ? ratios : base);
-      if (rse < p.target_rse || elapsed > p.max_seconds) break;
-    }
+    if (elapsed > p.max_seconds) break;
+    if (pair + 1 >= p.min_pairs && elapsed >= p.min_seconds && rel_std_err(has_candidate ? ratios : base) < p.target_rse) break;
   }
   fflush(g_results);
 }
