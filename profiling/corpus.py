@@ -45,13 +45,9 @@ def profile_baselines(tasks: list[str] | None = None, *, jobs: int = 4, budget_s
             for t, p in variants]
         for task, precision, fut in futures:
             if budget_s is not None and time.monotonic() - started > budget_s:
-                fut.cancel()
+                if not fut.cancel():  # already compiling: drop its staged run once it is ready
+                    fut.add_done_callback(_cleanup)
                 failures.append(Failure(task, precision, f"skipped: the {budget_s:.0f} s budget was spent"))
-                if not fut.cancelled():
-                    try:
-                        fut.result().cleanup()
-                    except Exception:  # noqa: BLE001 - its compile error does not matter any more
-                        pass
                 continue
             try:
                 report = profile_single_run(fut.result(), task, precision, settings=settings)
@@ -63,6 +59,11 @@ def profile_baselines(tasks: list[str] | None = None, *, jobs: int = 4, budget_s
                 if on_done:
                     on_done(None, failures[-1])
     return reports, failures
+
+
+def _cleanup(fut: Future) -> None:
+    if not fut.cancelled() and fut.exception() is None:
+        fut.result().cleanup()
 
 
 def write_corpus(reports: list[ProfileReport], path: Path) -> None:

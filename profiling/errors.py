@@ -15,6 +15,10 @@ class CounterPermissionError(ProfilerError):
     """ERR_NVGPUCTRPERM: the driver does not let this user read the GPU performance counters."""
 
 
+class ProfilerUnavailableError(ProfilerError):
+    """ncu started but could not initialise its profiler on this machine (e.g. in a gVisor sandbox)."""
+
+
 class ProfilerTimeoutError(ProfilerError):
     """ncu (with its replays) ran past the time limit and was killed."""
 

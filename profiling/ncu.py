@@ -23,7 +23,7 @@ from pathlib import Path
 
 from .classify import Thresholds
 from .errors import (CounterPermissionError, NcuNotFoundError, NoKernelsProfiledError, ProfilerTimeoutError,
-                     TargetCrashedError)
+                     ProfilerUnavailableError, TargetCrashedError)
 from .metrics import SECTIONS
 from .parse import parse_raw
 from .report import ProfileReport
@@ -104,6 +104,12 @@ def check_ncu_output(rc: int, output: str) -> None:
     """Raise the ProfilerError that explains a failed run, or return when the CSV can be read."""
     if "ERR_NVGPUCTRPERM" in output:
         raise CounterPermissionError(PERMISSION_HINT)
+    init = next((line for line in output.splitlines() if "Failed to initialize the profiler" in line), None)
+    if init is not None:
+        raise ProfilerUnavailableError(
+            f"ncu could not start its profiler on this machine ({init.removeprefix('==ERROR==').strip()}): the GPU's "
+            "hardware counters cannot be read here (seen in gVisor sandboxes). Profile on a machine where ncu works, "
+            "e.g. a VM or bare metal with the NVIDIA driver, as root.")
     errors = [line for line in output.splitlines() if line.startswith("==ERROR==") or line.startswith("CMERR ")]
     if rc != 0 or errors:
         detail = " | ".join(errors[:5]) or output.strip()[-600:]

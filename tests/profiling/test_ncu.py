@@ -5,7 +5,7 @@ import pytest
 from profiling import metrics as m
 from profiling.classify import Bottleneck
 from profiling.errors import (CounterPermissionError, NcuNotFoundError, NoKernelsProfiledError, ProfilerTimeoutError,
-                              TargetCrashedError)
+                              ProfilerUnavailableError, TargetCrashedError)
 from profiling.ncu import default_params, ncu_command, profile_command, profile_kernel, run_ncu
 from profiling.settings import ProfilingSettings
 
@@ -71,6 +71,12 @@ def test_target_crash_with_fake_ncu(monkeypatch, tmp_path):
     assert "exit status 3" in str(exc.value)
 
 
+def test_profiler_that_cannot_start_with_fake_ncu(monkeypatch, tmp_path):
+    script = fake_ncu(tmp_path, 'echo "==ERROR== Failed to initialize the profiler: LibraryNotLoaded"; exit 1')
+    with pytest.raises(ProfilerUnavailableError, match="hardware counters cannot be read here"):
+        run_ncu(["./app"], settings=settings_for(monkeypatch, script))
+
+
 def test_no_kernels_with_fake_ncu(monkeypatch, tmp_path):
     script = fake_ncu(tmp_path, f'cat "{FIXTURES / "synthetic_no_kernels.txt"}" >> "$LOG"')
     with pytest.raises(NoKernelsProfiledError):
@@ -116,3 +122,18 @@ def test_profile_kernel_rejects_a_candidate_that_does_not_build(monkeypatch, tmp
     script = fake_ncu(tmp_path, "exit 0")
     with pytest.raises(ValueError, match="compile_error"):
         profile_kernel("vector_add", "fp32", "this is not CUDA", {"N": 1024}, settings=settings_for(monkeypatch, script))
+
+
+@pytest.mark.slow
+def test_baseline_corpus_with_fake_ncu(monkeypatch, tmp_path):
+    from profiling.corpus import profile_baselines, write_corpus
+    from profiling.otsu import load_corpus
+
+    script = fake_ncu(tmp_path, f'cp "{FIXTURES / "synthetic_saxpy_raw.csv"}" "$LOG"')
+    settings = settings_for(monkeypatch, script)
+    reports, failures = profile_baselines(["vector_add"], jobs=2, settings=settings)
+    assert failures == [] and [(r.task, r.precision) for r in reports] == [("vector_add", "fp32"), ("vector_add", "bf16")]
+    write_corpus(reports, tmp_path / "run.json")
+    assert [r.params for r in load_corpus(tmp_path / "run.json")] == [r.params for r in reports]
+    reports, failures = profile_baselines(["vector_add"], jobs=2, budget_s=0.0, settings=settings)
+    assert reports == [] and len(failures) == 2 and all("budget" in f.error for f in failures)
