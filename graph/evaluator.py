@@ -68,16 +68,16 @@ class LocalEvaluator:
         if mode == "none":
             return ProfileResult("", "profiling switched off for this job")
         try:
-            import profiling
             from profiling import filter as profile_filter
+            from profiling.ncu import profile_kernel
         except ImportError as exc:
             return ProfileResult("", f"profiler unavailable: {exc}")
         try:
-            report = profiling.profile_kernel(task, precision, candidate_source=source)
-            return ProfileResult(profile_filter.render(report, mode=mode), f"Nsight Compute, {mode}")
+            report = profile_kernel(task, precision, candidate_source=source, harness_settings=self.settings)
+            return ProfileResult(profile_filter.render(report, mode=mode), f"Nsight Compute, {mode} metrics")
         except Exception as exc:  # noqa: BLE001 - a missing or failing profiler must not end the job
             log.warning("profile of %s/%s failed: %s", task, precision, exc)
-            return ProfileResult("", f"profile failed: {type(exc).__name__}: {exc}")
+            return ProfileResult("", f"no profile ({type(exc).__name__}: {exc})")
 
 
 def _key(*parts: object) -> str:

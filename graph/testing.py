@@ -15,7 +15,6 @@ from __future__ import annotations
 
 import re
 from collections.abc import Callable
-from pathlib import Path
 
 from bench_tasks import load_task
 from bench_tasks.harness import EvaluationResult, HarnessSettings, SizeRow, TimeStats, Verdict
@@ -90,7 +89,3 @@ class FakeGpuEvaluator:
         what = "baseline" if source is None else "candidate"
         return ProfileResult(f"FAKE PROFILE ({mode}) of the {what}: bottleneck memory-bound; dram throughput 5% of peak",
                              "FAKE profiler (test double)")
-
-
-def write_marker(path: Path, text: str = "") -> None:
-    path.write_text(text)

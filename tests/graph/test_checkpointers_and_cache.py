@@ -92,3 +92,12 @@ def test_flag_allowlist():
     assert parse_flags("-use_fast_math --extra-device-vectorization -Xptxas -O3") == (
         ["-use_fast_math", "--extra-device-vectorization", "-Xptxas=-O3"], [])
     assert parse_flags("none needed") == ([], [])
+
+
+def test_local_evaluator_profile_without_a_profiler_gives_a_note_not_a_crash(harness_settings, monkeypatch):
+    from graph.evaluator import LocalEvaluator
+
+    monkeypatch.setenv("CUDAMASTER_NCU", "/nonexistent/ncu")  # no Nsight Compute, as on a CPU machine
+    result = LocalEvaluator(harness_settings).profile("vector_add", "fp32", None, "filtered")
+    assert result.text == "" and result.note.startswith("no profile (")
+    assert LocalEvaluator(harness_settings).profile("vector_add", "fp32", None, "none").text == ""

@@ -239,9 +239,16 @@ def test_compiler_role_chooses_allowlisted_flags_with_fake_gpu(tmp_path, server,
     script(server, "planner", k.plan())
     script(server, "coder", k.reply(k.fast_kernel(1.5)))
     script(server, "compiler", '{"flags": ["-use_fast_math", "-Xptxas=-O3,-v", "-lcublas", "--maxrregcount=64"]}')
+    settings = agent_settings(tmp_path, server)
+    settings.roles.compiler.structured_output = "json_mode"
+    settings.roles.compiler.reasoning_effort = "high"
     out = start_job(spec(rounds=1, choose_flags=True), job_id="flags", checkpointer=checkpointer, evaluator=fake_gpu,
-                    settings=agent_settings(tmp_path, server))
+                    settings=settings)
     assert out.status == "finished", out.message
+    compiler_request = [r for r in server.answered() if r.model == MODELS["compiler"]][0]
+    assert compiler_request.body["response_format"] == {"type": "json_object"}
+    assert compiler_request.body["reasoning_effort"] == "high"
+    assert "response_format" not in [r for r in server.answered() if r.model == MODELS["coder"]][0].body
     assert out.attempts[0]["flags"] == ["-use_fast_math", "-Xptxas=-O3,-v", "--maxrregcount=64"]
     assert "-lcublas" in out.llm_calls[2]["note"]
     assert "ptxas info" in out.attempts[0]["compile_log"]  # -Xptxas=-v reached the real nvcc
