@@ -13,6 +13,7 @@ import math
 import os
 import shutil
 import tempfile
+import threading
 from dataclasses import dataclass
 from functools import cache
 from pathlib import Path
@@ -21,6 +22,7 @@ ENCODING = "o200k_base"
 O200K_URL = "https://openaipublic.blob.core.windows.net/encodings/o200k_base.tiktoken"
 O200K_SHA256 = "446a9538cb6c348e3516120d7c08b09f57c36495e2acfffe59a5bf8b0cfb1a2d"
 BYTES_PER_TOKEN = 4.0
+DOWNLOAD_WAIT_S = 10.0
 
 
 @dataclass(frozen=True)
@@ -37,16 +39,27 @@ def _cache_dir() -> Path:
 
 @cache
 def _encoding():
-    """(encoding or None, why not)."""
+    """(encoding or None, why not). A download that hangs (a machine with no way out) is given up on
+    after DOWNLOAD_WAIT_S; the cached file, when present, loads without the network."""
     try:
         import tiktoken
     except ImportError:
         return None, "tiktoken is not installed"
-    try:
-        return tiktoken.get_encoding(ENCODING), ""
-    except Exception as exc:  # noqa: BLE001 - tiktoken raises network errors of several libraries
-        return None, (f"tiktoken could not load {ENCODING} ({type(exc).__name__}; offline?): put the encoding file "
-                      f"in place with profiling.tokens.install_encoding_file(PATH)")
+    result: list = []
+
+    def load() -> None:
+        try:
+            result.append((tiktoken.get_encoding(ENCODING), ""))
+        except Exception as exc:  # noqa: BLE001 - tiktoken raises network errors of several libraries
+            result.append((None, f"tiktoken could not load {ENCODING} ({type(exc).__name__}; offline?)"))
+
+    worker = threading.Thread(target=load, daemon=True)
+    worker.start()
+    worker.join(DOWNLOAD_WAIT_S)
+    enc, why = result[0] if result else (None, f"tiktoken did not load {ENCODING} within {DOWNLOAD_WAIT_S:g} s (offline?)")
+    if enc is None:
+        why += ": put the encoding file in place with profiling.tokens.install_encoding_file(PATH)"
+    return enc, why
 
 
 def count_tokens(text: str) -> TokenCount:
