@@ -37,6 +37,25 @@ def _cache_dir() -> Path:
                 or Path(tempfile.gettempdir()) / "data-gym-cache")
 
 
+PACKAGED = Path(__file__).parent / "data" / "o200k_base.tiktoken.gz"
+
+
+def _install_packaged_encoding() -> None:
+    """Put the shipped o200k_base file into tiktoken's cache, so no download is needed."""
+    target = _cache_dir() / hashlib.sha1(O200K_URL.encode()).hexdigest()
+    if target.exists() or not PACKAGED.exists():
+        return
+    import gzip
+
+    data = gzip.decompress(PACKAGED.read_bytes())
+    if hashlib.sha256(data).hexdigest() != O200K_SHA256:
+        return
+    target.parent.mkdir(parents=True, exist_ok=True)
+    tmp = target.with_suffix(f".{os.getpid()}.tmp")
+    tmp.write_bytes(data)
+    tmp.replace(target)
+
+
 @cache
 def _encoding():
     """(encoding or None, why not). A download that hangs (a machine with no way out) is given up on
@@ -45,6 +64,7 @@ def _encoding():
         import tiktoken
     except ImportError:
         return None, "tiktoken is not installed"
+    _install_packaged_encoding()
     result: list = []
 
     def load() -> None:
