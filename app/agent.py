@@ -33,7 +33,7 @@ _checkpointers: dict[str, Any] = {}
 _checkpointers_lock = threading.Lock()
 
 
-def _checkpointer(url: str) -> Any:
+def checkpointer(url: str) -> Any:
     """One LangGraph saver per process and URL (a SQLite saver serialises its writers itself)."""
     from graph.runner import make_checkpointer
 
@@ -47,7 +47,7 @@ def run_with_graph(run: JobRun) -> Any:
     """The real agent (graph.runner): start the job, or resume it from its checkpoint."""
     from graph.runner import JobSpec, job_state, resume_job, start_job
 
-    saver = _checkpointer(run.checkpoint_url)
+    saver = checkpointer(run.checkpoint_url)
     kwargs = dict(checkpointer=saver, evaluator=run.evaluator, on_event=run.on_event, should_stop=run.should_stop)
     has_checkpoint = False
     if run.resume:

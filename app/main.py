@@ -6,13 +6,14 @@ or `cudamaster serve`.
 
 from __future__ import annotations
 
+import asyncio
 import logging
 from contextlib import asynccontextmanager
 from typing import Any
 
 from fastapi import FastAPI
 
-from .agent import RunJob, run_with_graph
+from .agent import RunJob, checkpointer, run_with_graph
 from .api import jobs, system, tasks
 from .db.engine import make_engine, make_sessionmaker
 from .db.migrate import upgrade
@@ -41,6 +42,8 @@ def create_app(settings: ServiceSettings | None = None, *, run_job: RunJob | Non
             locked = GpuLockedEvaluator(local_evaluator, gpu_pool, per_gpu=True)
         else:
             locked = None  # an injected job function brings its own evaluation
+        if run_job is None:  # set the checkpoint store up now: a bad URL fails the start, not the first job
+            await asyncio.to_thread(checkpointer, settings.resolved_checkpoint_url())
         runner = JobRunner(settings, sessions, run_job or run_with_graph, evaluator=locked)
         app.state.runner = runner
         await runner.start()

@@ -132,9 +132,11 @@ def answer_job(job_id: str, body: AnswerIn, session: Session = Depends(get_sessi
     return JobOut.model_validate(job)
 
 
-def _existing_job(job_id: str, session: Session = Depends(get_session)) -> None:
-    # Checked before the stream starts, so an unknown job is a plain 404 and not an empty stream.
-    _job_or_404(session, job_id)
+def _existing_job(job_id: str, request: Request) -> None:
+    # Checked before the stream starts, so an unknown job is a plain 404 and not an empty stream. A short
+    # session of its own: a request-scoped one would stay open (idle in transaction) for the whole stream.
+    with request.app.state.sessions() as session:
+        _job_or_404(session, job_id)
 
 
 def _snapshot(request: Request, job_id: str, after: int):
