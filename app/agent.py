@@ -49,13 +49,20 @@ def run_with_graph(run: JobRun) -> Any:
 
     saver = checkpointer(run.checkpoint_url)
     kwargs = dict(checkpointer=saver, evaluator=run.evaluator, on_event=run.on_event, should_stop=run.should_stop)
-    has_checkpoint = False
+    state: dict[str, Any] = {}
     if run.resume:
         try:
-            has_checkpoint = bool(job_state(run.job_id, saver).get("exists"))
+            state = job_state(run.job_id, saver)
         except Exception:  # noqa: BLE001 - no state: the job crashed before its first checkpoint
-            has_checkpoint = False
-    if has_checkpoint:
+            state = {}
+    if state.get("exists"):
+        # A crash between a checkpoint and the delivery of its events loses nothing: replay what the
+        # checkpoint holds first (stored once, by id), then continue.
+        values = state.get("values") or {}
+        for attempt in values.get("attempts", []):
+            run.on_event({"type": "attempt", "job_id": run.job_id, "node": "resume", **attempt})
+        for call in values.get("llm_calls", []):
+            run.on_event({"type": "llm_call", "job_id": run.job_id, "node": "resume", **call})
         return resume_job(run.job_id, answer=run.answer, **kwargs)
     # First run, or a crash before the first checkpoint: start (the stored events dedupe any replay).
     return start_job(JobSpec(**run.spec), job_id=run.job_id, **kwargs)

@@ -30,27 +30,27 @@ def get_runner(request: Request) -> JobRunner:
     return request.app.state.runner
 
 
-def _check(request: Request, session: Session, bearer: HTTPAuthorizationCredentials | None, header: str | None,
-           *, write: bool) -> ApiKey | None:
+def _check(request: Request, bearer: HTTPAuthorizationCredentials | None, header: str | None, *, write: bool) -> ApiKey | None:
     key = (bearer.credentials if bearer else None) or header
     if not key:
         if not write and request.app.state.settings.open_reads:
             return None
         raise HTTPException(401, "this request needs an API key: send `Authorization: Bearer <key>` or `X-API-Key: <key>` "
                                  "(create one with `cudamaster keys create --name TEAM`)", headers={"WWW-Authenticate": "Bearer"})
-    try:
-        return verify_key(session, key)
-    except KeyRejected as exc:
-        raise HTTPException(403, str(exc)) from None
+    # A short session of its own: the check must not keep a connection (or a transaction) open for
+    # the length of a long response such as an event stream.
+    with request.app.state.sessions() as session:
+        try:
+            return verify_key(session, key)
+        except KeyRejected as exc:
+            raise HTTPException(403, str(exc)) from None
 
 
-def read_access(request: Request, session: Session = Depends(get_session), bearer=Depends(_bearer),
-                header: str | None = Depends(_header)) -> ApiKey | None:
-    return _check(request, session, bearer, header, write=False)
+def read_access(request: Request, bearer=Depends(_bearer), header: str | None = Depends(_header)) -> ApiKey | None:
+    return _check(request, bearer, header, write=False)
 
 
-def write_access(request: Request, session: Session = Depends(get_session), bearer=Depends(_bearer),
-                 header: str | None = Depends(_header)) -> ApiKey:
-    key = _check(request, session, bearer, header, write=True)
+def write_access(request: Request, bearer=Depends(_bearer), header: str | None = Depends(_header)) -> ApiKey:
+    key = _check(request, bearer, header, write=True)
     assert key is not None
     return key

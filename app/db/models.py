@@ -84,7 +84,7 @@ class Job(Base):
     pending_answer: Mapped[str | None] = mapped_column(Text)  # answer handed to the agent on its next run
 
     attempts: Mapped[list["Attempt"]] = relationship(back_populates="job", foreign_keys="Attempt.job_id",
-                                                     order_by="Attempt.id", cascade="all, delete-orphan", passive_deletes=True)
+                                                     order_by="[Attempt.round, Attempt.debug_step, Attempt.id]", cascade="all, delete-orphan", passive_deletes=True)
     llm_calls: Mapped[list["LlmCall"]] = relationship(back_populates="job", order_by="LlmCall.id",
                                                       cascade="all, delete-orphan", passive_deletes=True)
 

@@ -83,7 +83,6 @@ def settle(session: Session, job_id: str, holder: str, outcome_status: str, mess
         if outcome_status not in OUTCOME_STATUS:
             message = f"the agent returned an unknown status {outcome_status!r}: {message}"
     job.status, job.message, job.updated_at = status, message[:4000], now
-    job.cancel_requested = False if status == CANCELLED else job.cancel_requested
     if status != WAITING:
         job.pending_answer = None  # consumed by this run
         job.question = None
@@ -91,6 +90,7 @@ def settle(session: Session, job_id: str, holder: str, outcome_status: str, mess
         job.question = {"type": "interrupt", "job_id": job_id, "question": question}
     if status in (FINISHED, NO_CORRECT, CANCELLED, FAILED):
         job.finished_at = now
+        job.cancel_requested = False
     job.lease_holder, job.lease_expires_at = None, None
     session.commit()
     return status

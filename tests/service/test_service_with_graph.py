@@ -120,7 +120,7 @@ def test_sigkill_mid_job_then_restart_finishes_without_loss_or_duplicates(db_url
         assert len(call_keys) == len(set(call_keys)) == job["totals"]["llm_calls_count"] == 6
         events = read_sse(client, f"{API}/jobs/{job_id}/events", headers)
         attempt_ids = [d["attempt_id"] for kind, d in events if kind == "attempt"]
-        assert attempt_ids == keys
+        assert sorted(attempt_ids) == keys  # each attempt streamed once (order: as they were stored)
 
 
 def _gpu_present() -> bool:
