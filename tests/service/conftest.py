@@ -80,7 +80,7 @@ class Server:
         self.log = tmp_path / f"server-{self.port}.log"
         self.env = {**os.environ, "CUDAMASTER_DATABASE_URL": db_url, "CUDAMASTER_POLL_SECONDS": "0.3",
                     "CUDAMASTER_LEASE_SECONDS": "3", "CUDAMASTER_DRAIN_SECONDS": "10",
-                    "FAKE_AGENT_STATE_DIR": str(tmp_path / "fake-agent"), "PYTHONPATH": str(REPO), **env}
+                    "FAKE_AGENT_STATE_DIR": str(tmp_path / "fake-agent"), "PYTHONPATH": os.pathsep.join(filter(None, [str(REPO), os.environ.get("PYTHONPATH")])), **env}
         self.proc: subprocess.Popen | None = None
 
     def start(self) -> "Server":
