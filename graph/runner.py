@@ -33,6 +33,7 @@ log = logging.getLogger(__name__)
 
 Status = Literal["finished", "no_correct_kernel", "waiting_for_input", "stopped", "failed"]
 EventSink = Callable[[dict[str, Any]], None]
+FINAL_STATUSES = ("finished", "no_correct_kernel")  # what the graph's `finish` node sets
 
 
 class JobOutcome(BaseModel):
@@ -119,6 +120,28 @@ def _pending_interrupt(snapshot) -> Any | None:
     return None
 
 
+def _graph_ended(snapshot) -> bool:
+    """The run reached END. `next` alone does not say so: a live snapshot (get_state without a
+    checkpoint id) folds in the saved writes of tasks that already finished and leaves them out of
+    `next`. After a crash between a step's task writes and the checkpoint that closes the step,
+    `next` is empty while that step is still in `tasks` and the graph has more to do; running the
+    thread again (input None) applies those writes and continues."""
+    return not snapshot.next and not snapshot.tasks
+
+
+def _end_status(job_id: str, snapshot, values: dict[str, Any]) -> tuple[Status, str]:
+    """Status and message of a snapshot with nothing left in `next` (no pending question)."""
+    if not _graph_ended(snapshot):
+        done = ", ".join(t.name for t in snapshot.tasks)
+        return "stopped", (f"stopped after {done} finished, before its step was checkpointed; "
+                           f"resume with `cudamaster resume {job_id}`")
+    status = values.get("status")
+    if status in FINAL_STATUSES:
+        return status, values.get("message", "")
+    # The graph only reaches END through `finish`, which always sets a final status.
+    return "failed", f"the graph ended with status {status!r} instead of a final one"
+
+
 def _pending_error(snapshot) -> str | None:
     for task in snapshot.tasks or ():
         if task.error:
@@ -161,6 +184,8 @@ def _run(graph, job_id: str, graph_input: Any, settings: AgentSettings, on_event
     try:
         for chunk in graph.stream(graph_input, config, stream_mode="updates", durability="sync", control=control):
             for node, update in chunk.items():
+                if node == "__metadata__":  # e.g. {"cached": True}: a finished task's saved writes, replayed on resume
+                    continue
                 if node == "__interrupt__":
                     for intr in update:
                         value = intr.value if isinstance(intr.value, dict) else {"question": intr.value}
@@ -194,7 +219,7 @@ def _run(graph, job_id: str, graph_input: Any, settings: AgentSettings, on_event
             status = "waiting_for_input"
             message = f"waiting for an answer for the {question.get('role', '?')} role" if isinstance(question, dict) else "waiting for input"
         elif not snapshot.next:
-            status, message = values.get("status", "finished"), values.get("message", "")
+            status, message = _end_status(job_id, snapshot, values)
         else:
             status, message = "stopped", f"stopped before {', '.join(snapshot.next)}"
     outcome = _outcome(job_id, values, status, message, question)
@@ -257,8 +282,8 @@ def resume_job(job_id: str, *, checkpointer=None, evaluator: Evaluator | None = 
         return _refuse(job_id, f"job {job_id} was made by graph version {values.get('graph_version')}; this is "
                                f"version {GRAPH_VERSION} and cannot continue it", on_event)
     question = _pending_interrupt(snapshot)
-    if not snapshot.next:
-        return _outcome(job_id, values, values.get("status", "finished"), values.get("message", ""))
+    if _graph_ended(snapshot):
+        return _outcome(job_id, values, *_end_status(job_id, snapshot, values))
     if question is not None and answer is None:
         return _outcome(job_id, values, "waiting_for_input", "waiting for an answer; resume with answer=...", question)
     graph_input = Command(resume=answer) if question is not None else None

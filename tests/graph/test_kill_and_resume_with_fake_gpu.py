@@ -6,12 +6,16 @@ from __future__ import annotations
 
 import os
 import signal
+import sqlite3
 import subprocess
 import sys
 import time
 from pathlib import Path
 
-from graph.runner import job_state, make_checkpointer, resume_job
+import pytest
+
+from graph.runner import _config, _graph, job_state, make_checkpointer, resume_job, start_job
+from graph.settings import JobSpec
 from tests.graph.conftest import MODELS, agent_settings
 from tests.support import kernels as k
 
@@ -58,3 +62,56 @@ def test_process_killed_during_compile_resumes_without_losing_or_repeating_with_
     # the resumed process started at the compile step: the baseline was not evaluated again
     assert None not in fake_gpu.evaluations and len(fake_gpu.evaluations) == 2
     assert out.best["attempt_id"] == "killed:r1:d1" and out.best["score"] == 2.4
+
+
+class _Killed(BaseException):
+    """Stands for SIGKILL: not an Exception, so nothing in the runner catches it."""
+
+
+def test_killed_after_a_steps_writes_before_its_checkpoint_resumes_and_finishes_with_fake_gpu(tmp_path, server, fake_gpu):
+    """A kill after the verify task's writes were saved but before the checkpoint closing its step:
+    a live get_state then shows no next step while the status is still "running". resume_job must
+    continue the job (LangGraph applies the saved writes), not report it ended."""
+    from langgraph.checkpoint.sqlite import SqliteSaver
+
+    class DiesBeforeCheckpointingTheFirstAttempt(SqliteSaver):
+        armed = True
+
+        def put(self, config, checkpoint, metadata, new_versions):
+            if self.armed and "attempts" in new_versions and checkpoint["channel_values"].get("attempts"):
+                raise _Killed("killed between the step's writes and its checkpoint")
+            return super().put(config, checkpoint, metadata, new_versions)
+
+    server.add(MODELS["planner"], k.plan("Grid"), k.plan("Vectorize"))
+    server.add(MODELS["coder"], k.reply(k.fast_kernel(1.5)), k.reply(k.fast_kernel(2.5)))
+    saver = DiesBeforeCheckpointingTheFirstAttempt(sqlite3.connect(tmp_path / "checkpoints.db", check_same_thread=False))
+    saver.setup()
+    settings = agent_settings(tmp_path, server)
+    with pytest.raises(_Killed):
+        start_job(JobSpec(task="vector_add", precision="fp32", rounds=2, debug=0), job_id="cut", checkpointer=saver,
+                  evaluator=fake_gpu, settings=settings)
+    saver.armed = False
+    before = job_state("cut", saver, settings)
+    assert before["next"] == [] and before["values"]["status"] == "running"  # the state that misled the runner
+    assert [a["attempt_id"] for a in before["values"]["attempts"]] == ["cut:r1:d0"]
+
+    events: list[dict] = []
+    out = resume_job("cut", checkpointer=saver, evaluator=fake_gpu, settings=settings, on_event=events.append)
+    assert out.status == "finished", out.message
+    assert [a["attempt_id"] for a in out.attempts] == ["cut:r1:d0", "cut:r2:d0"]
+    assert len(server.answered()) == 4 and server.remaining() == {}  # round 1's LLM calls were not made again
+    assert out.best["attempt_id"] == "cut:r2:d0"
+    assert "__metadata__" not in {e.get("node") for e in events}
+    assert resume_job("cut", checkpointer=saver, evaluator=fake_gpu, settings=settings).status == "finished"
+
+
+def test_graph_ended_without_a_final_status_is_reported_not_raised_with_fake_gpu(tmp_path, server, fake_gpu, checkpointer):
+    server.add(MODELS["planner"], k.plan("Grid"))
+    server.add(MODELS["coder"], k.reply(k.fast_kernel(1.5)))
+    settings = agent_settings(tmp_path, server)
+    assert start_job(JobSpec(task="vector_add", precision="fp32", rounds=1, debug=0), job_id="odd", checkpointer=checkpointer,
+                     evaluator=fake_gpu, settings=settings).status == "finished"
+    graph = _graph("odd", settings, checkpointer, fake_gpu)
+    graph.update_state(_config("odd", settings), {"status": "running"}, as_node="finish")
+    out = resume_job("odd", checkpointer=checkpointer, evaluator=fake_gpu, settings=settings)
+    assert out.status == "failed" and "'running'" in out.message
