@@ -12,9 +12,11 @@ _DRAW_RE = re.compile(r"^\s*(\w+)\s*\(([^)]*)\)\s*$")
 
 
 def to_bf16_bits(values: np.ndarray) -> np.ndarray:
-    """Round to the nearest bfloat16 (ties to even), as __float2bfloat16 does; returns uint16 bits."""
-    u = np.ascontiguousarray(values, dtype=np.float32).view(np.uint32).astype(np.uint64)
-    rounding = ((u >> 16) & 1) + 0x7FFF
+    """Round to the nearest bfloat16 (ties to even), as __float2bfloat16 does; returns uint16 bits.
+
+    Values are first rounded to float32, then to bfloat16, as a kernel converting floats would."""
+    u = np.ascontiguousarray(values, dtype=np.float32).view(np.uint32)
+    rounding = ((u >> 16) & np.uint32(1)) + np.uint32(0x7FFF)
     return ((u + rounding) >> 16).astype(np.uint16)
 
 
@@ -39,14 +41,21 @@ def to_float64(stored: np.ndarray, dtype: str) -> np.ndarray:
     return stored.astype(np.float64) if dtype.startswith("float") else stored.astype(np.int64)
 
 
-def draw(spec: str, rng: np.random.Generator, n: int) -> np.ndarray:
+def draw(spec: str, rng: np.random.Generator, n: int, single: bool = False) -> np.ndarray:
+    """n values drawn as `spec` says; `single` draws in float32 (for float32/bf16 data: half the memory
+    and several times faster at the 10^8-element sizes)."""
     m = _DRAW_RE.match(spec)
     if not m:
         raise TaskError(f"cannot parse draw {spec!r}; use uniform(a, b), normal(mu, sigma), randint(a, b) or const(v)")
     kind, params = m.group(1), [float(v) for v in m.group(2).split(",") if v.strip()]
     if kind == "uniform":
+        if single:
+            a, b = np.float32(params[0]), np.float32(params[1])
+            return a + (b - a) * rng.random(n, dtype=np.float32)
         return rng.uniform(params[0], params[1], n)
     if kind == "normal":
+        if single:
+            return np.float32(params[0]) + np.float32(params[1]) * rng.standard_normal(n, dtype=np.float32)
         return rng.normal(params[0], params[1], n)
     if kind == "randint":
         return rng.integers(int(params[0]), int(params[1]), n, endpoint=False)
@@ -73,7 +82,7 @@ def generate(variant: Variant, params: dict[str, int], seed: int) -> dict[str, n
         if a.name in produced:
             values = produced[a.name]
         elif a.draw:
-            values = draw(a.draw, rng, lengths[a.name])
+            values = draw(a.draw, rng, lengths[a.name], single=p.dtype in ("float32", "bfloat16"))
         else:
             raise TaskError(f"task {task.name}: input {a.name} has no draw and generate() does not provide it")
         values = np.asarray(values).reshape(-1)
