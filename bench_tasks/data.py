@@ -95,3 +95,14 @@ def generate(variant: Variant, params: dict[str, int], seed: int) -> dict[str, n
 def float64_inputs(variant: Variant, stored: dict[str, np.ndarray]) -> dict[str, np.ndarray]:
     """What the kernel saw, in float64 (bf16 inputs: their rounded values), for the reference."""
     return {n: to_float64(v, variant.prototype.param(n).dtype) for n, v in stored.items()}
+
+
+def reference_names(variant: Variant, params: dict[str, int]) -> dict[str, float]:
+    """What a reference sees in `p`: the size names, derived names, `elem`, and every scalar argument
+    as the kernel receives it (rounded to the parameter's type: a bf16 scalar is its bf16 value)."""
+    task = variant.task
+    names: dict[str, float] = dict(task.names(params, variant.precision))
+    for name, value in task.scalar_values(params, variant.precision).items():
+        dtype = variant.prototype.param(name).dtype
+        names[name] = float(to_float64(to_storage(np.array([value]), dtype), dtype)[0])
+    return names

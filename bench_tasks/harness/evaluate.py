@@ -141,7 +141,7 @@ def _read_stored(variant: Variant, directory: Path, params: dict[str, int]) -> d
 
 def _reference(variant: Variant, case: _Case, directory: Path, settings: HarnessSettings, rng: np.random.Generator) -> dict[str, np.ndarray]:
     task = variant.task
-    names = task.names(case.params, variant.precision)
+    names = data.reference_names(variant, case.params)
     lengths = task.lengths(case.params, variant.precision)
     flops, _ = task.work(case.params, variant.precision)
     outs = _outputs(variant)

@@ -67,6 +67,13 @@ def test_adversarial_candidates_get_the_right_verdict(name, verdict, words, harn
     assert words in result.message
 
 
+@pytest.mark.parametrize("name, stage", [("every_other_call.cu", "second run"), ("honest_then_idle.cu", "after_timing run")])
+def test_call_count_tricks_are_caught_by_the_second_run_and_the_recheck(name, stage, harness_settings):
+    result = _eval(name, harness_settings, sizes=[{"N": 65537}])
+    assert result.verdict == Verdict.wrong_answer, result.message
+    assert stage in result.message
+
+
 def test_a_candidate_that_hangs_times_out_and_the_next_one_runs(harness_settings):
     settings = harness_settings.model_copy(update={"run_timeout_s": 20.0})
     result = _eval("spin.cu", settings)

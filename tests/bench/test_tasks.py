@@ -26,7 +26,7 @@ def _case(name, precision, seed, size_set="paper"):
     params = variant.task.size_list(size_set)[0]
     stored = data.generate(variant, params, seed)
     x = data.float64_inputs(variant, stored)
-    names = variant.task.names(params, precision)
+    names = data.reference_names(variant, params)
     ref = variant.task.reference_module.reference(x, names, precision, None)
     return variant, params, x, names, {k: np.asarray(v, dtype=np.float64).reshape(-1) for k, v in ref.items()}
 
