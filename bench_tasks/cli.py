@@ -106,6 +106,12 @@ def run(
     except NoGpuError as exc:
         _fail(str(exc), code=3)
     results = []
+    output.parent.mkdir(parents=True, exist_ok=True)
+    meta = {"provenance": provenance(), "size_set": sizes}
+
+    def save() -> None:  # after every variant: an interrupted run keeps what it measured
+        output.write_text(json.dumps({**meta, "results": [r.model_dump(mode="json") for r in results]}, indent=1))
+
     with Progress(TextColumn("{task.description}"), BarColumn(), MofNCompleteColumn(), TimeElapsedColumn(), console=console) as progress:
         bar = progress.add_task("benchmark", total=len(variants))
         for name, prec in variants:
@@ -119,6 +125,7 @@ def run(
                 source = path.read_bytes()
             try:
                 results.append(evaluate(name, prec, source, sizes))
+                save()
             except CandidateError as exc:
                 err.print(f"{name}/{prec}: {exc}")
             progress.advance(bar)
@@ -132,9 +139,7 @@ def run(
     for r in results:
         if r.verdict.value != "ok":
             console.print(f"[red]{r.task}/{r.precision}[/]: {r.message}")
-    doc = {"provenance": provenance(), "size_set": sizes, "results": [r.model_dump(mode="json") for r in results]}
-    output.parent.mkdir(parents=True, exist_ok=True)
-    output.write_text(json.dumps(doc, indent=1))
+    save()
     console.print(f"results written to {output}")
     if any(r.verdict.value != "ok" for r in results):
         raise typer.Exit(1)
