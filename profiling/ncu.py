@@ -12,7 +12,6 @@ in its own process group with a time limit, and parses the CSV. Clocks are never
 
 from __future__ import annotations
 
-import os
 import shutil
 import signal
 import subprocess
@@ -20,6 +19,8 @@ import tempfile
 import time
 from functools import cache
 from pathlib import Path
+
+from bench_tasks.harness.child import Child
 
 from .classify import Thresholds
 from .errors import (CounterPermissionError, NcuNotFoundError, NoKernelsProfiledError, ProfilerTimeoutError,
@@ -82,21 +83,17 @@ def run_ncu(target: list[str], *, settings: ProfilingSettings | None = None, env
         cmd = ncu_command(ncu, target, log, profile_from_start=profile_from_start)
         started = time.monotonic()
         try:
-            proc = subprocess.Popen(cmd, stdout=subprocess.PIPE, stderr=subprocess.STDOUT, text=True, errors="replace",
-                                    start_new_session=True, env=env, cwd=cwd)
+            child = Child(cmd, env=env, cwd=cwd)
         except OSError as exc:
             raise NcuNotFoundError(f"cannot start {ncu}: {exc.strerror}. {NCU_INSTALL_HINT}") from exc
-        try:
-            output, _ = proc.communicate(timeout=settings.ncu_timeout_s)
-        except subprocess.TimeoutExpired:
-            os.killpg(proc.pid, signal.SIGKILL)
-            proc.communicate()
+        rc, output = child.wait(settings.ncu_timeout_s)
+        if rc is None:
             raise ProfilerTimeoutError(
                 f"ncu did not finish within {settings.ncu_timeout_s:.0f} s and was killed (ncu replays each kernel "
-                "once per metric pass: profile a smaller size with --size, or raise CUDAMASTER_NCU_TIMEOUT_S)") from None
+                "once per metric pass: profile a smaller size with --size, or raise CUDAMASTER_NCU_TIMEOUT_S)")
         wall = time.monotonic() - started
         text = log.read_text(errors="replace") if log.exists() else ""
-    check_ncu_output(proc.returncode, output + "\n" + text)
+    check_ncu_output(rc, output + "\n" + text)
     return text, cmd, wall
 
 

@@ -9,10 +9,8 @@ that it can neither collide with the baseline nor interpose on the runtime.
 from __future__ import annotations
 
 import hashlib
-import os
 import re
 import shutil
-import signal
 import subprocess
 from dataclasses import dataclass, field
 from functools import cache
@@ -20,6 +18,7 @@ from pathlib import Path
 
 from bench_tasks.spec import Variant
 
+from .child import run_limited
 from .result import Verdict
 from .settings import HarnessSettings
 
@@ -86,19 +85,6 @@ def _hash(*parts: str | bytes) -> str:
         h.update(p.encode() if isinstance(p, str) else p)
         h.update(b"\0")
     return h.hexdigest()[:24]
-
-
-def run_limited(argv: list[str], timeout: float, cwd: Path | None = None, env: dict | None = None) -> tuple[int | None, str]:
-    """Run in its own process group; on timeout kill the whole group. Returns (rc or None, output)."""
-    proc = subprocess.Popen(argv, cwd=cwd, env=env, stdout=subprocess.PIPE, stderr=subprocess.STDOUT,
-                            start_new_session=True, text=True, errors="replace")
-    try:
-        out, _ = proc.communicate(timeout=timeout)
-        return proc.returncode, out
-    except subprocess.TimeoutExpired:
-        os.killpg(proc.pid, signal.SIGKILL)
-        out, _ = proc.communicate()
-        return None, out
 
 
 def arch_flags(settings: HarnessSettings) -> list[str]:

@@ -28,6 +28,7 @@ from bench_tasks.spec import Variant, load_task
 
 from . import compile as cc
 from . import source as src
+from .child import Child
 from .driver import ROLE, driver_source
 from .errors import NoGpuError
 from .result import Check, EvaluationResult, GpuInfo, SizeRow, TimeStats, Verdict
@@ -254,18 +255,11 @@ def evaluate(task: str, precision: str, candidate_source: str | bytes | None = N
         _write_datasets(variant, cases)
         plan = workdir / "plan.txt"
         plan.write_text(_plan_text(variant, cases, workdir, settings, timing=timing))
-        proc = subprocess.Popen([str(exe), str(plan)], stdout=subprocess.PIPE, stderr=subprocess.STDOUT, text=True,
-                                errors="replace", start_new_session=True, env=_child_env(settings), cwd=workdir)
+        child = Child([str(exe), str(plan)], env=_child_env(settings), cwd=workdir)
         # The float64 references are computed while the GPU works.
         rng = np.random.default_rng(fresh_seed)
         refs = {(c.index, d): _reference(variant, c, directory, settings, rng) for c in cases for d, (_, _, directory) in enumerate(c.datasets)}
-        try:
-            output, _ = proc.communicate(timeout=settings.run_timeout_s)
-            rc = proc.returncode
-        except subprocess.TimeoutExpired:
-            os.killpg(proc.pid, signal.SIGKILL)
-            output, _ = proc.communicate()
-            rc = None
+        rc, output = child.wait(settings.run_timeout_s)
         gpu, outputs, times = _parse_results(workdir / "results.txt")
         if gpu is not None:
             gpu.driver_version = nvidia_driver_version() or gpu.driver_version
