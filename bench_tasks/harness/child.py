@@ -17,6 +17,12 @@ class Child:
         self.proc = subprocess.Popen(argv, cwd=cwd, env=env, stdout=subprocess.PIPE, stderr=subprocess.STDOUT,
                                      start_new_session=True, text=True, errors="replace")
 
+    def kill(self) -> None:
+        """Kill the whole group now (the caller failed while the child ran)."""
+        if self.proc.poll() is None:
+            os.killpg(self.proc.pid, signal.SIGKILL)
+            self.proc.communicate()
+
     def wait(self, timeout: float) -> tuple[int | None, str]:
         """(exit status, or None when killed at the time limit; stdout and stderr together)."""
         try:

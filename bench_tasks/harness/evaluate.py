@@ -256,9 +256,12 @@ def evaluate(task: str, precision: str, candidate_source: str | bytes | None = N
         plan = workdir / "plan.txt"
         plan.write_text(_plan_text(variant, cases, workdir, settings, timing=timing))
         child = Child([str(exe), str(plan)], env=_child_env(settings), cwd=workdir)
-        # The float64 references are computed while the GPU works.
-        rng = np.random.default_rng(fresh_seed)
-        refs = {(c.index, d): _reference(variant, c, directory, settings, rng) for c in cases for d, (_, _, directory) in enumerate(c.datasets)}
+        try:  # the float64 references are computed while the GPU works
+            rng = np.random.default_rng(fresh_seed)
+            refs = {(c.index, d): _reference(variant, c, directory, settings, rng) for c in cases for d, (_, _, directory) in enumerate(c.datasets)}
+        except BaseException:
+            child.kill()
+            raise
         rc, output = child.wait(settings.run_timeout_s)
         gpu, outputs, times = _parse_results(workdir / "results.txt")
         if gpu is not None:
@@ -266,7 +269,8 @@ def evaluate(task: str, precision: str, candidate_source: str | bytes | None = N
         result.gpu = gpu
         rows = [_row(variant, c, outputs, times, refs, workdir, settings) for c in cases]
         result.rows = rows
-        if rc != 0 or "done" not in (workdir / "results.txt").read_text().split():
+        results_file = workdir / "results.txt"
+        if rc != 0 or not results_file.exists() or "done" not in results_file.read_text().split():
             verdict, message = _driver_error(rc, output, settings)
             if verdict in (Verdict.runtime_error, Verdict.timeout):
                 healthy, why = gpu_status(settings)

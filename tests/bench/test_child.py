@@ -28,3 +28,10 @@ def test_a_hang_is_killed_with_its_grandchildren(tmp_path):
         time.sleep(0.1)
     else:
         raise AssertionError("the grandchild survived the group kill")
+
+
+def test_kill_ends_a_running_child_at_once():
+    child = Child(["sleep", "60"])
+    started = time.monotonic()
+    child.kill()
+    assert child.proc.returncode is not None and time.monotonic() - started < 10
