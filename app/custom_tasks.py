@@ -1,5 +1,9 @@
-"""Validate and store a custom task (the team's own kernel). The harness runs only the tasks under
-bench_tasks/tasks for now, so a valid custom task is stored and the job is refused with 501."""
+"""Custom tasks (the team's own kernel): validate, store, and register them with the harness.
+
+A custom task's correctness oracle is its baseline's output on the same seeded inputs; the harness
+compiles its baseline with the same symbol checks as a candidate. Registered tasks are loadable by
+their id (`ct_…`) in this process; the service registers every stored one at start-up.
+"""
 
 from __future__ import annotations
 
@@ -9,15 +13,13 @@ import secrets
 from sqlalchemy.orm import Session
 
 from bench_tasks import expr
+from bench_tasks.spec import Task, TaskError, custom_task, register_task
 from bench_tasks.prototype import PrototypeError, parse
 
 from .db.models import CustomTask
 from .db.types import utcnow
 from .schemas import CustomTaskIn
 
-NOT_RUNNABLE = ("custom tasks are validated and stored, but the harness cannot run them yet (it times and checks only the "
-                "benchmark tasks of GET /api/v1/tasks). Your task is kept as {id}; submit one of the benchmark tasks to run "
-                "the agent now.")
 
 
 class CustomTaskInvalid(ValueError):
@@ -73,3 +75,31 @@ def store(session: Session, task: CustomTaskIn, precision: str, api_key_id: str 
     session.add(row)
     session.commit()
     return row
+
+
+def to_task(row: CustomTask) -> Task:
+    spec = row.spec
+    return custom_task(row.id, row.precision, spec["prototype"], spec["args"], spec["sizes"], row.baseline_source,
+                       summary=f"custom task {row.name} (the team's own kernel; oracle: its baseline's output)")
+
+
+def register(row: CustomTask) -> Task:
+    """Register a stored custom task with the harness; raises CustomTaskInvalid if it cannot be built."""
+    try:
+        task = to_task(row)
+        register_task(task)
+    except TaskError as exc:
+        raise CustomTaskInvalid(str(exc)) from None
+    return task
+
+
+def register_all(session: Session) -> int:
+    """Register every stored custom task (at start-up, before jobs resume); returns how many."""
+    count = 0
+    for row in session.query(CustomTask).all():
+        try:
+            register(row)
+            count += 1
+        except CustomTaskInvalid:
+            continue
+    return count

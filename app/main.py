@@ -13,6 +13,7 @@ from typing import Any
 
 from fastapi import FastAPI
 
+from . import custom_tasks
 from .agent import RunJob, checkpointer, run_with_graph
 from .api import jobs, system, tasks
 from .db.engine import make_engine, make_sessionmaker
@@ -36,6 +37,8 @@ def create_app(settings: ServiceSettings | None = None, *, run_job: RunJob | Non
     async def lifespan(app: FastAPI):
         if settings.auto_migrate:
             upgrade(settings.database_url)
+        with sessions() as session:  # custom tasks must be loadable before their jobs resume
+            custom_tasks.register_all(session)
         if evaluator is not None:
             locked = GpuLockedEvaluator(evaluator, gpu_pool)
         elif run_job is None:  # the real agent with the local GPUs, one harness evaluator per GPU

@@ -192,8 +192,3 @@ class HealthOut(BaseModel):
     busy_gpus: list[str]
     runner_id: str
     draining: bool
-
-
-class CustomTaskStored(BaseModel):
-    message: str
-    custom_task_id: str

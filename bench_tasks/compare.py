@@ -29,10 +29,11 @@ def compare(name: str, out: np.ndarray, ref: np.ndarray, tol: Tolerance, index: 
         return Comparison(True, 0.0, 0.0, None, 0, "")
     err = np.abs(out - ref)
     bad_value = ~np.isfinite(out)
-    err = np.where(bad_value, np.inf, err)
-    limit = tol.atol + tol.rtol * np.abs(ref)
+    bad_ref = ~np.isfinite(ref)  # only possible when the oracle is a baseline's output: unusable there
+    err = np.where(bad_value | bad_ref, np.inf, err)
+    limit = tol.atol + tol.rtol * np.abs(np.nan_to_num(ref))
     fails = err > limit
-    rel = err / np.maximum(np.abs(ref), np.finfo(np.float64).tiny)
+    rel = err / np.maximum(np.abs(np.nan_to_num(ref)), np.finfo(np.float64).tiny)
     worst = int(np.argmax(err - limit))
     worst_out = int(index[worst]) if index is not None else worst
     max_abs = float(err.max())
@@ -44,6 +45,8 @@ def compare(name: str, out: np.ndarray, ref: np.ndarray, tol: Tolerance, index: 
     first = int(np.argmax(fails))
     first_out = int(index[first]) if index is not None else first
     what = f"{n_nan} not finite (unwritten or NaN); " if n_nan else ""
+    if bad_ref.any():
+        what += f"{int(bad_ref.sum())} with a non-finite reference (the baseline left them unwritten or NaN); "
     message = (
         f"{name}: {n_bad} of {out.size} checked elements outside atol={tol.atol:g} + rtol={tol.rtol:g}*|ref| "
         f"({what}first at index {first_out}: got {out[first]:.6g}, expected {ref[first]:.6g})"

@@ -72,7 +72,7 @@ def generate(variant: Variant, params: dict[str, int], seed: int) -> dict[str, n
     names = task.names(params, variant.precision)
     produced: dict[str, np.ndarray] = {}
     module = task.reference_module
-    if hasattr(module, "generate"):
+    if module is not None and hasattr(module, "generate"):
         produced = module.generate(rng, names, variant.precision)
     out: dict[str, np.ndarray] = {}
     for a in task.args:

@@ -90,6 +90,10 @@ class Task:
     bytes: str
     tolerance: dict[str, Tolerance]
     notes: dict[str, str] = field(default_factory=dict)
+    # A custom task (the team's own kernel) carries its baseline's text and has no float64
+    # reference: its correctness oracle is the baseline's output on the same inputs.
+    baseline_text: str | None = None
+    oracle: str = "reference"  # "reference" (float64, reference.py) or "baseline"
 
     # -- lookups -------------------------------------------------------------------------------
     def variant(self, precision: str) -> Variant:
@@ -110,7 +114,16 @@ class Task:
     def baseline_path(self) -> Path:
         return self.directory / "baseline.cu"
 
+    def baseline_source(self) -> str:
+        return self.baseline_text if self.baseline_text is not None else self.baseline_path.read_text()
+
+    @property
+    def custom(self) -> bool:
+        return self.baseline_text is not None
+
     def size_list(self, size_set: str) -> list[dict[str, int]]:
+        if self.custom and size_set in SIZE_SETS:  # a custom task has one list of sizes
+            return list(self.sizes["paper"])
         if size_set == "all":
             return list(self.sizes["paper"]) + list(self.sizes["large"])
         if size_set not in self.sizes:
@@ -144,8 +157,8 @@ class Task:
 
     # -- code ----------------------------------------------------------------------------------
     @property
-    def reference_module(self) -> ModuleType:
-        return _load_reference(self.directory)
+    def reference_module(self) -> ModuleType | None:
+        return None if self.oracle == "baseline" else _load_reference(self.directory)
 
 
 @cache
@@ -206,13 +219,13 @@ def load_task_file(path: Path) -> Task:
 def validate(task: Task) -> None:
     """Cross-check the TOML against the prototypes; raise TaskError naming the first problem."""
     where = f"task {task.name}"
-    for set_name in ("paper", "large"):
+    for set_name in ("paper",) if task.custom else ("paper", "large"):
         if not task.sizes.get(set_name):
             raise TaskError(f"{where}: size set {set_name!r} is empty")
     by_name = {a.name: a for a in task.args}
     for precision, proto in task.prototypes.items():
         expected = task.name if precision == "fp32" else f"{task.name}_bf16"
-        if proto.name != expected:
+        if not task.custom and proto.name != expected:
             raise TaskError(f"{where}: {precision} entry is {proto.name!r}, expected {expected!r}")
         names = [p.name for p in proto.params]
         if sorted(names) != sorted(by_name):
@@ -221,7 +234,7 @@ def validate(task: Task) -> None:
             a = by_name[p.name]
             if p.pointer != (a.role != "scalar"):
                 raise TaskError(f"{where}: {p.name} is {'a pointer' if p.pointer else 'a scalar'} but has role {a.role}")
-            if a.role == "input" and p.pointer and not p.const and task.notes.get("nonconst_inputs") is None:
+            if a.role == "input" and p.pointer and not p.const and not task.custom and task.notes.get("nonconst_inputs") is None:
                 raise TaskError(f"{where}: input {p.name} is not const in {precision}; explain in notes.nonconst_inputs")
     for sizes in task.sizes.values():
         for params in sizes:
@@ -232,8 +245,55 @@ def validate(task: Task) -> None:
             task.complexity_of(params)
 
 
-@cache
+_REGISTERED: dict[str, Task] = {}
+
+
+def register_task(task: Task) -> None:
+    """Make a task built in code (a custom task) loadable by name in this process."""
+    validate(task)
+    _REGISTERED[task.name] = task
+
+
 def load_task(name: str) -> Task:
+    if name in _REGISTERED:
+        return _REGISTERED[name]
+    return _load_builtin(name)
+
+
+def custom_task(name: str, precision: str, prototype: str, args: dict[str, dict[str, Any]], sizes: list[dict[str, int]],
+                baseline_source: str, *, complexity: str | None = None, tolerance: tuple[float, float] | None = None,
+                summary: str = "") -> Task:
+    """A task from a team's own kernel: one precision, its baseline's output as the oracle.
+
+    `args` maps each parameter to {role, length | value, draw?}; inputs default to uniform(-1, 1).
+    Complexity defaults to the total output length; the roofline floor counts bytes only.
+    """
+    if precision not in PRECISIONS:
+        raise TaskError(f"unknown precision {precision!r}: choose one of {', '.join(PRECISIONS)}")
+    proto = parse(prototype)
+    arg_list = []
+    for arg_name, a in args.items():
+        role = a.get("role")
+        if role not in ROLES:
+            raise TaskError(f"args.{arg_name}.role {role!r} is not one of {ROLES}")
+        draw = a.get("draw") or ("uniform(-1, 1)" if role in ("input", "inout") else None)
+        arg_list.append(Arg(arg_name, role, a.get("length"), None if a.get("value") is None else str(a["value"]), draw))
+    outputs = [a for a in arg_list if a.role in ("output", "accumulate", "inout")]
+    if not outputs:
+        raise TaskError("a custom task needs at least one output argument (role output, accumulate or inout)")
+    buffers = [f"({a.length})*{proto.param(a.name).itemsize}" for a in arg_list if a.role != "scalar"]
+    atol, rtol = tolerance or ((1e-2, 1e-2) if precision == "bf16" else (1e-5, 1e-4))
+    task = Task(name=name, category="custom", summary=summary or f"custom task {proto.name}", directory=Path("."),
+                prototypes={precision: proto}, args=tuple(arg_list), sizes={"paper": tuple(dict(s) for s in sizes)},
+                derived={}, complexity=complexity or " + ".join(f"({a.length})" for a in outputs), flops="0",
+                bytes=" + ".join(buffers), tolerance={precision: Tolerance(atol, rtol)},
+                notes={"oracle": "the baseline's output on the same inputs"}, baseline_text=baseline_source, oracle="baseline")
+    validate(task)
+    return task
+
+
+@cache
+def _load_builtin(name: str) -> Task:
     path = TASKS_DIR / name / "task.toml"
     if not path.is_file():
         known = ", ".join(task_names())

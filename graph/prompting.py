@@ -69,7 +69,7 @@ def best_context(state: dict[str, Any]) -> dict[str, str]:
     variant = load_task(spec.task).variant(spec.precision)
     baseline = state.get("baseline", {})
     return {"best_label": f"the baseline; its entry point is `{variant.entry}`, yours must be `{variant.candidate_entry}`",
-            "best_source": variant.task.baseline_path.read_text(),
+            "best_source": variant.task.baseline_source(),
             "results": results_table(baseline.get("evaluation"), candidate=False)}
 
 

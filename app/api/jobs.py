@@ -16,7 +16,7 @@ from bench_tasks import TaskError, load_task
 from .. import custom_tasks
 from ..db.models import ALL_STATUSES, QUEUED, RUNNING, ApiKey
 from ..runner import JobRunner
-from ..schemas import AnswerIn, CustomTaskStored, JobDetail, JobOut, JobPage, JobSubmit
+from ..schemas import AnswerIn, JobDetail, JobOut, JobPage, JobSubmit
 from ..settings import ServiceSettings
 from ..store import jobs as store
 from .deps import get_runner, get_session, get_settings, read_access, write_access
@@ -36,12 +36,14 @@ def _job_or_404(session: Session, job_id: str, detail: bool = False):
 @router.post("", status_code=201, response_model=JobOut, summary="Submit a job",
              responses={401: {"description": "no API key"}, 403: {"description": "key not valid"},
                         413: {"description": "request or source too large"}, 422: {"description": "invalid submission"},
-                        429: {"description": "too many jobs in flight for this key"},
-                        501: {"model": CustomTaskStored, "description": "custom task stored; the harness cannot run it yet"}})
+                        429: {"description": "too many jobs in flight for this key"}})
 def submit_job(body: JobSubmit, session: Session = Depends(get_session), key: ApiKey = Depends(write_access),
                settings: ServiceSettings = Depends(get_settings), runner: JobRunner = Depends(get_runner)):
-    """Queue an optimization job on a benchmark task; it starts when a slot is free. A `custom` task is
-    validated and stored, then refused with 501 (the harness cannot run custom tasks yet)."""
+    """Queue an optimization job on a benchmark task, or on a `custom` task (the team's own kernel, whose
+    oracle is its baseline's output); it starts when a slot is free."""
+    if store.in_flight_count(session, key.id) >= settings.max_jobs_in_flight_per_key:
+        raise HTTPException(429, f"API key {key.id} already has {settings.max_jobs_in_flight_per_key} jobs queued, running or "
+                                 "waiting (CUDAMASTER_MAX_JOBS_IN_FLIGHT_PER_KEY); wait for one to finish or cancel one")
     if body.custom is not None:
         size = len(body.custom.baseline_cu.encode())
         if size > settings.max_source_bytes:
@@ -51,19 +53,32 @@ def submit_job(body: JobSubmit, session: Session = Depends(get_session), key: Ap
             custom_tasks.validate(body.custom, body.precision)
         except custom_tasks.CustomTaskInvalid as exc:
             raise HTTPException(422, f"custom task: {exc}") from None
+        try:
+            custom_tasks.to_task(_unsaved_row(body))  # build it before storing: nothing invalid is kept
+        except TaskError as exc:
+            raise HTTPException(422, f"custom task: {exc}") from None
         row = custom_tasks.store(session, body.custom, body.precision, key.id)
-        raise HTTPException(501, {"message": custom_tasks.NOT_RUNNABLE.format(id=row.id), "custom_task_id": row.id})
+        task = custom_tasks.register(row)
+        spec = body.agent_spec() | {"task": task.name}
+        job = store.create_job(session, task=task.name, precision=body.precision, settings=spec, api_key_id=key.id)
+        runner.wake()
+        return JobOut.model_validate(job)
     try:
         task = load_task(body.task)
         task.variant(body.precision)
     except TaskError as exc:
         raise HTTPException(422, f"task: {exc}") from None
-    if store.in_flight_count(session, key.id) >= settings.max_jobs_in_flight_per_key:
-        raise HTTPException(429, f"API key {key.id} already has {settings.max_jobs_in_flight_per_key} jobs queued, running or "
-                                 "waiting (CUDAMASTER_MAX_JOBS_IN_FLIGHT_PER_KEY); wait for one to finish or cancel one")
     job = store.create_job(session, task=task.name, precision=body.precision, settings=body.agent_spec(), api_key_id=key.id)
     runner.wake()
     return JobOut.model_validate(job)
+
+
+def _unsaved_row(body: JobSubmit):
+    from ..db.models import CustomTask
+
+    c = body.custom
+    return CustomTask(id="ct_validating", name=c.name, precision=body.precision, baseline_source=c.baseline_cu,
+                      spec={"prototype": c.prototype, "args": {k: v.model_dump() for k, v in c.args.items()}, "sizes": c.sizes})
 
 
 @router.get("", response_model=JobPage, summary="List jobs, newest first")

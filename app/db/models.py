@@ -188,7 +188,7 @@ class JobEvent(Base):
 
 
 class CustomTask(Base):
-    """A team's own kernel submitted as a task: validated and stored; the harness cannot run it yet."""
+    """A team's own kernel submitted as a task; its oracle is its baseline's output (app/custom_tasks.py)."""
 
     __tablename__ = "custom_tasks"
 

@@ -149,29 +149,33 @@ def _demangle(names: list[str]) -> list[str]:
         return names
 
 
-def _proto_check_lines(variant: Variant) -> str:
+def _proto_check_lines(variant: Variant, entry: str) -> str:
     params = ", ".join(p.c_decl(with_default=False) for p in variant.prototype.params)
-    return f'\n// {PROTO_MARK}\nextern "C" void {variant.candidate_entry}({params});\n'
+    return f'\n// {PROTO_MARK}\nextern "C" void {entry}({params});\n'
 
 
 def compile_candidate(variant: Variant, source: str, settings: HarnessSettings, extra_flags: list[str] | None = None) -> CompileOutcome:
     """Compile a prepared candidate source (see source.prepare) and check its entry and symbols."""
-    flags = candidate_flags(settings, extra_flags)
-    text = source + _proto_check_lines(variant)
-    rc, log, obj = _nvcc_object(text, "candidate", flags, settings, "candidate")
-    expected = variant.candidate_prototype.c_declaration()
+    return _compile_untrusted(variant, source, variant.candidate_entry, settings, candidate_flags(settings, extra_flags), "candidate")
+
+
+def _compile_untrusted(variant: Variant, source: str, entry: str, settings: HarnessSettings, flags: list[str], kind: str) -> CompileOutcome:
+    """Compile code we did not write: prototype re-declared, entry and symbols checked, globals localised."""
+    text = source + _proto_check_lines(variant, entry)
+    rc, log, obj = _nvcc_object(text, kind, flags, settings, kind)
+    expected = variant.prototype.renamed(entry).c_declaration()
     if rc is None:
         return CompileOutcome(Verdict.timeout, f"nvcc did not finish within {settings.compile_timeout_s:.0f} s", log, flags=flags)
     if rc != 0:
         proto_lines = text.count("\n", 0, text.index(PROTO_MARK)) + 2
-        if re.search(rf"\({proto_lines}\): error|:{proto_lines}:\d*:? error", log) or "incompatible with previous" in log and variant.candidate_entry in log:
-            return CompileOutcome(Verdict.link_error, f"{variant.candidate_entry} does not match the expected prototype: {expected}", log, flags=flags)
+        if re.search(rf"\({proto_lines}\): error|:{proto_lines}:\d*:? error", log) or "incompatible with previous" in log and entry in log:
+            return CompileOutcome(Verdict.link_error, f"{entry} does not match the expected prototype: {expected}", log, flags=flags)
         return CompileOutcome(Verdict.compile_error, _first_error(log), log, flags=flags)
     defined = {name for kind, name in _symbols(obj, "-g", "--defined-only")}
-    if variant.candidate_entry not in defined:
-        cxx = [d for d, raw in zip(_demangle(sorted(defined)), sorted(defined)) if d.startswith(variant.candidate_entry + "(")]
+    if entry not in defined:
+        cxx = [d for d, raw in zip(_demangle(sorted(defined)), sorted(defined)) if d.startswith(entry + "(")]
         hint = " It is defined with C++ linkage: declare it extern \"C\"." if cxx else ""
-        return CompileOutcome(Verdict.link_error, f"missing entry point {variant.candidate_entry}.{hint} Expected: {expected}", log, obj, flags)
+        return CompileOutcome(Verdict.link_error, f"missing entry point {entry}.{hint} Expected: {expected}", log, obj, flags)
     bad = forbidden_imports(obj)
     if bad:
         vendor = [b for b in bad if b.lower().startswith(_VENDOR_PREFIXES)]
@@ -179,7 +183,7 @@ def compile_candidate(variant: Variant, source: str, settings: HarnessSettings, 
         return CompileOutcome(Verdict.rejected, f"forbidden symbol {bad[0]} ({why}); all: {', '.join(sorted(set(bad))[:10])}", log, obj, flags)
     if raw_syscalls(obj):
         return CompileOutcome(Verdict.rejected, "host code issues system calls directly (syscall instruction); not allowed", log, obj, flags)
-    return CompileOutcome(None, "", log, _localized(obj, variant.candidate_entry), flags)
+    return CompileOutcome(None, "", log, _localized(obj, entry), flags)
 
 
 def _localized(obj: Path, keep: str) -> Path:
@@ -192,13 +196,26 @@ def _localized(obj: Path, keep: str) -> Path:
 def _first_error(log: str) -> str:
     for line in log.splitlines():
         if "error" in line:
-            return re.sub(r"\S*/(candidate\.cu)", r"\1", line.strip())[:400]
+            return re.sub(r"\S*/((?:candidate|custom_baseline)\.cu)", r"\1", line.strip())[:400]
     return log.strip().splitlines()[-1][:400] if log.strip() else "nvcc failed"
 
 
+class BaselineError(ValueError):
+    """A custom task's baseline does not build or uses forbidden symbols; `outcome` says how."""
+
+    def __init__(self, outcome: CompileOutcome):
+        super().__init__(f"the task's baseline: {outcome.verdict.value}: {outcome.message}")
+        self.outcome = outcome
+
+
 def compile_baseline(variant: Variant, settings: HarnessSettings) -> Path:
-    text = variant.task.baseline_path.read_text()
+    text = variant.task.baseline_source()
     flags = candidate_flags(settings)
+    if variant.task.custom:  # a team's own baseline is untrusted code too
+        outcome = _compile_untrusted(variant, text, variant.entry, settings, flags, "custom_baseline")
+        if not outcome.ok:
+            raise BaselineError(outcome)
+        return outcome.object_path
     rc, log, obj = _nvcc_object(text, "baseline", flags, settings, "baseline")
     if rc != 0:
         raise RuntimeError(f"baseline of {variant.key} failed to compile (a harness bug):\n{log}")

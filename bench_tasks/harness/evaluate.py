@@ -24,7 +24,7 @@ import numpy as np
 
 from bench_tasks import data
 from bench_tasks.compare import compare
-from bench_tasks.spec import Variant, load_task
+from bench_tasks.spec import Task, Variant, load_task
 
 from . import compile as cc
 from . import source as src
@@ -142,6 +142,8 @@ def _read_stored(variant: Variant, directory: Path, params: dict[str, int]) -> d
 
 def _reference(variant: Variant, case: _Case, directory: Path, settings: HarnessSettings, rng: np.random.Generator) -> dict[str, np.ndarray]:
     task = variant.task
+    if task.oracle == "baseline":  # custom task: the baseline's output is read after the run
+        return {}
     names = data.reference_names(variant, case.params)
     lengths = task.lengths(case.params, variant.precision)
     flops, _ = task.work(case.params, variant.precision)
@@ -208,7 +210,7 @@ def _driver_error(rc: int | None, output: str, settings: HarnessSettings) -> tup
     return Verdict.runtime_error, f"the process exited with status {rc}: {output.strip()[-300:]}"
 
 
-def evaluate(task: str, precision: str, candidate_source: str | bytes | None = None, sizes: str | list[dict[str, int]] = "paper",
+def evaluate(task: str | Task, precision: str, candidate_source: str | bytes | None = None, sizes: str | list[dict[str, int]] = "paper",
              *, settings: HarnessSettings | None = None, extra_flags: list[str] | None = None,
              seeds: list[int] | None = None, timing: bool = True, keep_workdir: bool = False) -> EvaluationResult:
     """Check and time `candidate_source` (None: the baseline alone) for one task variant.
@@ -219,7 +221,7 @@ def evaluate(task: str, precision: str, candidate_source: str | bytes | None = N
     """
     started = time.monotonic()
     settings = settings or get_settings()
-    variant = load_task(task).variant(precision)
+    variant = (load_task(task) if isinstance(task, str) else task).variant(precision)
     size_set, size_list = _sizes(variant, sizes)
     seeds = list(seeds or settings.seeds)
     fresh_seed = secrets.randbelow(2**31 - 1) + 1000
@@ -240,7 +242,10 @@ def evaluate(task: str, precision: str, candidate_source: str | bytes | None = N
         if not outcome.ok:
             return finish(outcome.verdict, outcome.message, outcome.log)
         cand_obj = outcome.object_path
-    base_obj = cc.compile_baseline(variant, settings)
+    try:
+        base_obj = cc.compile_baseline(variant, settings)
+    except cc.BaselineError as exc:
+        return finish(exc.outcome.verdict, str(exc), exc.outcome.log)
     try:
         exe = cc.build_driver(variant, driver_source(variant, cand_obj is not None), base_obj, cand_obj, settings)
     except cc.LinkError as exc:
@@ -287,15 +292,24 @@ def _row(variant: Variant, case: _Case, outputs, times, refs, workdir: Path, set
     task = variant.task
     lengths = task.lengths(case.params, variant.precision)
     checks = []
+    oracle = task.oracle == "baseline"
+
+    def load(ci, ds, impl, stage, name):
+        dtype = variant.prototype.param(name).dtype
+        path = workdir / "out" / f"c{ci}_d{ds}_{impl}_{stage}_{name}.bin"
+        return data.to_float64(np.fromfile(path, dtype=data.STORAGE[dtype], count=lengths[name]), dtype)
+
     for (ci, ds, impl, stage) in outputs:
-        if ci != case.index:
-            continue
+        if ci != case.index or (oracle and impl == "baseline"):
+            continue  # a custom task's baseline is the oracle, not checked against itself
         seed = case.datasets[ds][0]
         cmps = []
         for name in _outputs(variant):
             dtype = variant.prototype.param(name).dtype
-            stored = np.fromfile(workdir / "out" / f"c{ci}_d{ds}_{impl}_{stage}_{name}.bin", dtype=data.STORAGE[dtype], count=lengths[name])
-            got = data.to_float64(stored, dtype)
+            got = load(ci, ds, impl, stage, name)
+            if oracle:
+                cmps.append(compare(name, got, load(ci, ds, "baseline", "first", name), variant.tolerance))
+                continue
             idx = case.sample.get(name) if case.sample else None
             unwritten = int((~np.isfinite(got)).sum()) if idx is not None and dtype in ("float32", "bfloat16") else 0
             cmp = compare(name, got if idx is None else got[idx], refs[(ci, ds)][name], variant.tolerance, idx)
@@ -372,14 +386,14 @@ class SingleRun:
         shutil.rmtree(self.workdir, ignore_errors=True)
 
 
-def prepare_single_run(task: str, precision: str, candidate_source: str | bytes | None, params: dict[str, int],
+def prepare_single_run(task: str | Task, precision: str, candidate_source: str | bytes | None, params: dict[str, int],
                        *, settings: HarnessSettings | None = None, extra_flags: list[str] | None = None, seed: int = 1) -> SingleRun:
     """Compile and stage one call of the candidate (or, with None, the baseline) at `params`.
 
     Raises ValueError with the compile verdict's message when the candidate does not build.
     """
     settings = settings or get_settings()
-    variant = load_task(task).variant(precision)
+    variant = (load_task(task) if isinstance(task, str) else task).variant(precision)
     cand_obj = None
     if candidate_source is not None:
         outcome = cc.compile_candidate(variant, src.prepare(candidate_source, settings.max_source_bytes), settings, extra_flags)

@@ -178,12 +178,12 @@ CUSTOM = {"name": "scale", "prototype": 'extern "C" void scale(const float* X, f
           "baseline_cu": 'extern "C" void scale(const float* X, float* Y, int N) { /* launch a kernel */ }\n'}
 
 
-def test_custom_task_validated_stored_and_refused(api):
+def test_custom_task_validated_stored_and_queued_with_fake_agent(api):
     client, headers, _ = api
     r = client.post(f"{API}/jobs", json={"custom": CUSTOM}, headers=headers)
-    assert r.status_code == 501, r.text
-    detail = r.json()["detail"]
-    assert detail["custom_task_id"].startswith("ct_") and "cannot run them yet" in detail["message"]
+    assert r.status_code == 201, r.text
+    job = r.json()
+    assert job["task"].startswith("ct_") and job["settings"]["task"] == job["task"]
     bad = CUSTOM | {"args": {k: v for k, v in CUSTOM["args"].items() if k != "N"}}
     r = client.post(f"{API}/jobs", json={"custom": bad}, headers=headers)
     assert r.status_code == 422 and "differ from args" in r.json()["detail"]
@@ -193,7 +193,7 @@ def test_custom_task_validated_stored_and_refused(api):
     assert r.status_code == 422 and "does not define scale" in r.json()["detail"]
     r = client.post(f"{API}/jobs", json={"custom": CUSTOM | {"baseline_cu": "x" * 300_000}}, headers=headers)
     assert r.status_code == 413 and "CUDAMASTER_MAX_SOURCE_BYTES" in r.json()["detail"]
-    assert client.get(f"{API}/jobs", headers=headers).json()["total"] == 0  # no job was created
+    assert client.get(f"{API}/jobs", headers=headers).json()["total"] == 1  # only the valid one became a job
 
 
 def test_tasks_health_openapi(api):

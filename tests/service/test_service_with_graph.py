@@ -143,3 +143,33 @@ def test_submit_to_finish_with_real_gpu(db_url, server_factory, tmp_path, llm, t
     assert job["status"] == "finished", job["message"]
     best = next(a for a in job["attempts"] if a["id"] == job["best_attempt_id"])
     assert best["verdict"] == "ok" and best["measurements"] and all(m["candidate_median_us"] > 0 for m in best["measurements"])
+
+
+SCALE_KERNEL = """// FAKE_SPEEDUP 2.0
+__global__ void scale_fast(const float* X, float* Y, int N) {
+  int i = blockIdx.x * blockDim.x + threadIdx.x;
+  if (i < N) Y[i] = 2.0f * X[i];
+}
+extern "C" void scale_optimized(const float* X, float* Y, int N) { scale_fast<<<(N + 255) / 256, 256>>>(X, Y, N); }
+"""
+
+
+def test_custom_task_job_finishes_with_real_graph_and_fake_gpu(db_url, server_factory, tmp_path, llm, tmp_path_factory):
+    from .test_api_with_fake_agent import CUSTOM
+
+    llm.add(MODELS["planner"], k.plan("Grid"))
+    llm.add(MODELS["coder"], k.reply(SCALE_KERNEL))
+    headers = {"X-API-Key": make_key(db_url)}
+    server = start(server_factory, tmp_path, llm, tmp_path_factory)
+    with httpx.Client(base_url=server.url, timeout=30) as client:
+        r = client.post(f"{API}/jobs", json={"custom": CUSTOM, "precision": "fp32", "rounds": 1, "debug": 0}, headers=headers)
+        assert r.status_code == 201, r.text
+        job_id = r.json()["id"]
+        events = read_sse(client, f"{API}/jobs/{job_id}/events", headers, timeout=240)
+        assert events[-1][1]["status"] == "finished", events[-3:]
+        job = client.get(f"{API}/jobs/{job_id}", headers=headers).json()
+    assert job["task"].startswith("ct_") and job["status"] == "finished", job["message"]
+    assert [a["verdict"] for a in job["attempts"]] == ["ok"]
+    assert job["best_score"] == 2.0
+    prompt = " ".join(str(m) for req in llm.requests for m in req.body.get("messages", []))
+    assert "scale_optimized" in prompt  # the coder was told the custom prototype
