@@ -18,7 +18,7 @@ from pathlib import Path
 from typing import Protocol, runtime_checkable
 
 from bench_tasks import load_task
-from bench_tasks.harness import EvaluationResult, HarnessSettings, compile_candidate, evaluate, get_settings
+from bench_tasks.harness import EvaluationResult, HarnessSettings, SizeRow, compile_candidate, evaluate, get_settings
 
 log = logging.getLogger(__name__)
 
@@ -47,7 +47,8 @@ class Evaluator(Protocol):
 
     def evaluate(self, task: str, precision: str, source: str | None, sizes: str, flags: list[str]) -> EvaluationResult: ...
 
-    def profile(self, task: str, precision: str, source: str | None, mode: str = "filtered") -> ProfileResult: ...
+    def profile(self, task: str, precision: str, source: str | None, mode: str = "filtered",
+                rows: list[dict] | None = None) -> ProfileResult: ...
 
 
 class LocalEvaluator:
@@ -64,7 +65,8 @@ class LocalEvaluator:
     def evaluate(self, task: str, precision: str, source: str | None, sizes: str, flags: list[str]) -> EvaluationResult:
         return evaluate(task, precision, source, sizes, settings=self.settings, extra_flags=list(flags) or None)
 
-    def profile(self, task: str, precision: str, source: str | None, mode: str = "filtered") -> ProfileResult:
+    def profile(self, task: str, precision: str, source: str | None, mode: str = "filtered",
+                rows: list[dict] | None = None) -> ProfileResult:
         if mode == "none":
             return ProfileResult("", "profiling switched off for this job")
         try:
@@ -74,7 +76,9 @@ class LocalEvaluator:
             return ProfileResult("", f"profiler unavailable: {exc}")
         try:
             report = profile_kernel(task, precision, candidate_source=source, harness_settings=self.settings)
-            return ProfileResult(profile_filter.render(report, mode=mode), f"Nsight Compute, {mode} metrics")
+            # The harness's row at the profiled size gives the roofline position.
+            row = next((SizeRow.model_validate(r) for r in rows or [] if r.get("params") == report.params), None)
+            return ProfileResult(profile_filter.render(report, mode=mode, row=row), f"Nsight Compute, {mode} metrics")
         except Exception as exc:  # noqa: BLE001 - a missing or failing profiler must not end the job
             log.warning("profile of %s/%s failed: %s", task, precision, exc)
             return ProfileResult("", f"no profile ({type(exc).__name__}: {exc})")
@@ -136,11 +140,12 @@ class CachingEvaluator:
         self._save("evaluations", key, result.model_dump(mode="json"))
         return result
 
-    def profile(self, task: str, precision: str, source: str | None, mode: str = "filtered") -> ProfileResult:
+    def profile(self, task: str, precision: str, source: str | None, mode: str = "filtered",
+                rows: list[dict] | None = None) -> ProfileResult:
         key = _key("profile", task, precision, source_sha(source), mode)
         if (hit := self._load("profiles", key)) is not None:
             return ProfileResult(**hit)
-        result = self.inner.profile(task, precision, source, mode)
+        result = self.inner.profile(task, precision, source, mode, rows)
         if result.text:  # a missing profiler may be installed before the resume
             self._save("profiles", key, asdict(result))
         return result

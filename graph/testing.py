@@ -82,7 +82,8 @@ class FakeGpuEvaluator:
             result.score = speedup
         return result
 
-    def profile(self, task: str, precision: str, source: str | None, mode: str = "filtered") -> ProfileResult:
+    def profile(self, task: str, precision: str, source: str | None, mode: str = "filtered",
+                rows: list[dict] | None = None) -> ProfileResult:
         self.profiles.append(source)
         if mode == "none":
             return ProfileResult("", "profiling switched off for this job")

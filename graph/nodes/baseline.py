@@ -14,7 +14,8 @@ def run(state: dict[str, Any], deps: Deps) -> dict[str, Any]:
     if spec.profile_mode == "none":
         profile = ProfileResult("", "profiling switched off for this job")
     else:
-        profile = deps.evaluator.profile(spec.task, spec.precision, None, spec.profile_mode)
+        rows = evaluation.model_dump(mode="json")["rows"]
+        profile = deps.evaluator.profile(spec.task, spec.precision, None, spec.profile_mode, rows)
     return {
         "baseline": {"evaluation": evaluation.model_dump(mode="json"), "profile": profile.text, "profile_note": profile.note},
         "profile": {"of": "baseline", "text": profile.text[: deps.settings.profile_max_chars], "note": profile.note},

@@ -12,5 +12,6 @@ def run(state: dict[str, Any], deps: Deps) -> dict[str, Any]:
     of = state["attempts"][-1]["attempt_id"]
     if spec.profile_mode == "none":
         return {"current_profile": {"of": of, "text": "", "note": "profiling switched off for this job"}}
-    result = deps.evaluator.profile(spec.task, spec.precision, state["source"], spec.profile_mode)
+    rows = (state["attempts"][-1].get("evaluation") or {}).get("rows")
+    result = deps.evaluator.profile(spec.task, spec.precision, state["source"], spec.profile_mode, rows)
     return {"current_profile": {"of": of, "text": result.text, "note": result.note}}

@@ -101,3 +101,25 @@ def test_local_evaluator_profile_without_a_profiler_gives_a_note_not_a_crash(har
     result = LocalEvaluator(harness_settings).profile("vector_add", "fp32", None, "filtered")
     assert result.text == "" and result.note.startswith("no profile (")
     assert LocalEvaluator(harness_settings).profile("vector_add", "fp32", None, "none").text == ""
+
+
+def test_local_evaluator_profile_shows_the_roofline_row_at_the_profiled_size_with_a_recorded_h200_profile(harness_settings, monkeypatch):
+    # The ncu run is replaced by a real H200 profile (a committed CSV); the rendering path is the real one.
+    from pathlib import Path
+
+    import profiling.ncu
+    from graph.evaluator import LocalEvaluator
+    from profiling.parse import parse_report
+    from profiling.report import ProfileReport
+
+    csv = (Path(__file__).parents[1] / "fixtures" / "ncu" / "labelled" / "copy_fp32.csv").read_text()
+    report = ProfileReport.from_kernels(parse_report(csv), csv, task="vector_add", precision="fp32", impl="baseline",
+                                        params={"N": 262144})
+    monkeypatch.setattr(profiling.ncu, "profile_kernel", lambda *a, **k: report)
+    rows = [{"params": {"N": 1024}, "complexity": 1024, "passed": True, "roofline_floor_us": 0.01},
+            {"params": {"N": 262144}, "complexity": 262144, "passed": True, "roofline_floor_us": 0.66,
+             "baseline": {"median_us": 126.0, "iqr_us": 1.0, "min_us": 125.0, "samples": 10, "wall_median_us": 132.0},
+             "baseline_roofline_pct": 0.52}]
+    text = LocalEvaluator(harness_settings).profile("vector_add", "fp32", None, "filtered", rows).text
+    assert "Roofline at {'N': 262144}" in text and "0.66 us" in text
+    assert "Roofline" not in LocalEvaluator(harness_settings).profile("vector_add", "fp32", None, "filtered").text
