@@ -51,34 +51,19 @@ def submit_job(body: JobSubmit, session: Session = Depends(get_session), key: Ap
                                      "(CUDAMASTER_MAX_SOURCE_BYTES)")
         try:
             custom_tasks.validate(body.custom, body.precision)
+            _, task = custom_tasks.store(session, body.custom, body.precision, key.id)
         except custom_tasks.CustomTaskInvalid as exc:
             raise HTTPException(422, f"custom task: {exc}") from None
+    else:
         try:
-            custom_tasks.to_task(_unsaved_row(body))  # build it before storing: nothing invalid is kept
+            task = load_task(body.task)
+            task.variant(body.precision)
         except TaskError as exc:
-            raise HTTPException(422, f"custom task: {exc}") from None
-        row = custom_tasks.store(session, body.custom, body.precision, key.id)
-        task = custom_tasks.register(row)
-        spec = body.agent_spec() | {"task": task.name}
-        job = store.create_job(session, task=task.name, precision=body.precision, settings=spec, api_key_id=key.id)
-        runner.wake()
-        return JobOut.model_validate(job)
-    try:
-        task = load_task(body.task)
-        task.variant(body.precision)
-    except TaskError as exc:
-        raise HTTPException(422, f"task: {exc}") from None
-    job = store.create_job(session, task=task.name, precision=body.precision, settings=body.agent_spec(), api_key_id=key.id)
+            raise HTTPException(422, f"task: {exc}") from None
+    job = store.create_job(session, task=task.name, precision=body.precision, settings=body.agent_spec() | {"task": task.name},
+                           api_key_id=key.id)
     runner.wake()
     return JobOut.model_validate(job)
-
-
-def _unsaved_row(body: JobSubmit):
-    from ..db.models import CustomTask
-
-    c = body.custom
-    return CustomTask(id="ct_validating", name=c.name, precision=body.precision, baseline_source=c.baseline_cu,
-                      spec={"prototype": c.prototype, "args": {k: v.model_dump() for k, v in c.args.items()}, "sizes": c.sizes})
 
 
 @router.get("", response_model=JobPage, summary="List jobs, newest first")
