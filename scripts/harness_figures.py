@@ -14,6 +14,7 @@ import csv
 import io
 import json
 import shutil
+import statistics
 import subprocess
 import tempfile
 import time
@@ -52,13 +53,8 @@ def speedup_spread(settings: HarnessSettings, repeats: int = 5) -> dict:
     return {"task": "vector_add/fp32", "repeats": repeats, "target_spread_pct": 2.0, "rows": rows}
 
 
-def harness_vs_ncu(settings: HarnessSettings, n: int = 16777216) -> dict:
-    ncu = shutil.which("ncu")
-    if ncu is None:
-        return {"error": "ncu not found"}
-    params = {"N": n}
-    harness = evaluate("vector_add", "fp32", None, [params], settings=settings)
-    run = prepare_single_run("vector_add", "fp32", None, params, settings=settings)
+def _ncu_gpu_time_us(ncu: str, settings: HarnessSettings, source: str | None, params: dict) -> tuple[float, int]:
+    run = prepare_single_run("vector_add", "fp32", source, params, settings=settings)
     try:
         out = subprocess.run([ncu, "--clock-control", "none", "--profile-from-start", "off", "--metrics", "gpu__time_duration.sum",
                               "--csv", "--page", "raw", *run.argv], capture_output=True, text=True, timeout=300, env=run.env)
@@ -70,11 +66,31 @@ def harness_vs_ncu(settings: HarnessSettings, n: int = 16777216) -> dict:
     unit = rows[1][col]
     values = [float(r[col].replace(",", "")) for r in rows[2:]]
     scale = {"nsecond": 1e-3, "ns": 1e-3, "usecond": 1.0, "us": 1.0, "msecond": 1e3, "ms": 1e3}[unit]
-    ncu_us = sum(values) * scale
-    harness_us = harness.rows[0].baseline.median_us
-    diff = (harness_us / ncu_us - 1) * 100
-    return {"task": "vector_add/fp32 baseline", "params": params, "ncu_gpu_time_us": ncu_us, "kernels": len(values),
-            "harness_median_us": harness_us, "difference_pct": round(diff, 3), "target_pct": 5.0, "met": abs(diff) <= 5.0}
+    return sum(values) * scale, len(values)
+
+
+def harness_vs_ncu(settings: HarnessSettings, sizes=(262144, 4194304, 16777216), ncu_runs: int = 3) -> dict:
+    """The harness's median against ncu's gpu__time_duration (median of `ncu_runs` profiled calls).
+
+    Both vector_add implementations are single-kernel: the baseline (one block; its entry point
+    synchronises the device itself, as the published one does, so its call carries that cost) and
+    tests/bench/candidates/fast.cu (no synchronise inside: the harness's own overhead alone).
+    """
+    ncu = shutil.which("ncu") or ("/usr/local/cuda/bin/ncu" if Path("/usr/local/cuda/bin/ncu").exists() else None)
+    if ncu is None:
+        return {"error": "ncu not found"}
+    rows = []
+    for n in sizes:
+        params = {"N": n}
+        harness = evaluate("vector_add", "fp32", FAST, [params], settings=settings)
+        for impl, source, stats in (("baseline", None, harness.rows[0].baseline), ("candidate fast.cu", FAST, harness.rows[0].candidate)):
+            measured = [_ncu_gpu_time_us(ncu, settings, source, params) for _ in range(ncu_runs)]
+            ncu_us = statistics.median(us for us, _ in measured)
+            diff = (stats.median_us / ncu_us - 1) * 100
+            rows.append({"impl": impl, "params": params, "ncu_gpu_time_us": [us for us, _ in measured], "ncu_median_us": ncu_us,
+                         "kernels": measured[0][1], "harness_median_us": stats.median_us, "harness_iqr_us": stats.iqr_us,
+                         "harness_tail_median_us": stats.tail_median_us, "difference_pct": round(diff, 3), "met": abs(diff) <= 5.0})
+    return {"task": "vector_add/fp32", "target_pct": 5.0, "rows": rows}
 
 
 def main() -> None:

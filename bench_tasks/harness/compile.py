@@ -186,10 +186,19 @@ def _compile_untrusted(variant: Variant, source: str, entry: str, settings: Harn
     return CompileOutcome(None, "", log, _localized(obj, entry), flags)
 
 
+# Stream creation in code we compile goes through the runtime's wrappers, which make every stream
+# blocking (see cm_runtime.cuh): no work can run outside the harness's events on the default stream.
+BLOCKING_STREAM_WRAPPERS = {
+    "cudaStreamCreateWithFlags": "cm_stream_create_with_flags",
+    "cudaStreamCreateWithPriority": "cm_stream_create_with_priority",
+}
+
+
 def _localized(obj: Path, keep: str) -> Path:
-    out = obj.with_name(f"{obj.stem}.{keep}.o")
+    renames = [f"--redefine-sym={old}={new}" for old, new in BLOCKING_STREAM_WRAPPERS.items()]
+    out = obj.with_name(f"{obj.stem}.{keep}.{_hash(*renames)[:8]}.o")
     if not out.exists():
-        subprocess.run(["objcopy", f"--keep-global-symbol={keep}", str(obj), str(out)], check=True, capture_output=True)
+        subprocess.run(["objcopy", f"--keep-global-symbol={keep}", *renames, str(obj), str(out)], check=True, capture_output=True)
     return out
 
 

@@ -166,14 +166,36 @@ def _reference(variant: Variant, case: _Case, directory: Path, settings: Harness
     return result
 
 
-def _stats(values: list[float], wall: list[float]) -> TimeStats:
-    v = np.asarray(values)
+Sample = tuple[float, float, float]  # (event µs, host wall µs, tail µs) of one timed call
+
+
+def _stats(samples: list[Sample], late_us: np.ndarray | None = None) -> TimeStats:
+    s = np.asarray(samples, dtype=np.float64).reshape(-1, 3)
+    late = np.zeros(len(s)) if late_us is None else late_us
+    v = s[:, 0] + late
     q1, q3 = np.percentile(v, [25, 75])
     return TimeStats(median_us=float(np.median(v)), iqr_us=float(q3 - q1), min_us=float(v.min()), samples=len(v),
-                     wall_median_us=float(np.median(wall)))
+                     wall_median_us=float(np.median(s[:, 1])), tail_median_us=float(np.median(s[:, 2])),
+                     late_work_us=float(np.median(late)))
 
 
-def _parse_results(path: Path) -> tuple[GpuInfo | None, list[tuple[int, int, str, str]], dict[int, dict[str, list[tuple[float, float]]]]]:
+def late_work(candidate: list[Sample], baseline: list[Sample], settings: HarnessSettings) -> np.ndarray | None:
+    """Per call, the candidate's work that ran past its end event (None: none found).
+
+    The tail (end event to an event after a device-wide synchronise) is a fixed cost for an honest
+    call; the baseline's median tail is that cost. A candidate whose median tail exceeds it by more
+    than the slack left work running: each call's excess is counted as its time.
+    """
+    tails = np.asarray([t for _, _, t in candidate])
+    cost = float(np.median([t for _, _, t in baseline]))
+    event = float(np.median([e for e, _, _ in candidate]))
+    slack = max(settings.late_work_slack_us, settings.late_work_slack_fraction * event)
+    if np.median(tails) - cost <= slack:
+        return None
+    return np.maximum(tails - cost, 0.0)
+
+
+def _parse_results(path: Path) -> tuple[GpuInfo | None, list[tuple[int, int, str, str]], dict[int, dict[str, list[Sample]]]]:
     gpu, outputs, times = None, [], {}
     if not path.exists():
         return gpu, outputs, times
@@ -189,7 +211,7 @@ def _parse_results(path: Path) -> tuple[GpuInfo | None, list[tuple[int, int, str
         elif parts[0] == "output":
             outputs.append((int(parts[1]), int(parts[2]), parts[3], parts[4]))
         elif parts[0] == "time":
-            times.setdefault(int(parts[1]), {}).setdefault(parts[2], []).append((float(parts[4]), float(parts[5])))
+            times.setdefault(int(parts[1]), {}).setdefault(parts[2], []).append((float(parts[4]), float(parts[5]), float(parts[6])))
     return gpu, outputs, times
 
 
@@ -331,12 +353,16 @@ def _row(variant: Variant, case: _Case, outputs, times, refs, workdir: Path, set
     peak = settings.peak_flops_bf16 if variant.precision == "bf16" else settings.peak_flops_fp32
     row.roofline_floor_us = max(flops / peak, nbytes / settings.peak_bytes_per_s) * 1e6
     if "baseline" in t:
-        row.baseline = _stats([e for e, _ in t["baseline"]], [w for _, w in t["baseline"]])
+        row.baseline = _stats(t["baseline"])
         row.baseline_roofline_pct = 100.0 * row.roofline_floor_us / row.baseline.median_us
     if "candidate" in t and "baseline" in t:
-        row.candidate = _stats([e for e, _ in t["candidate"]], [w for _, w in t["candidate"]])
+        late = late_work(t["candidate"], t["baseline"], settings)
+        if late is not None:
+            row.flags.append("late_work")
+        row.candidate = _stats(t["candidate"], late)
         row.candidate_roofline_pct = 100.0 * row.roofline_floor_us / row.candidate.median_us
-        ratios = np.array([b / max(c, 1e-3) for (b, _), (c, _) in zip(t["baseline"], t["candidate"])])
+        cand = np.asarray([c for c, _, _ in t["candidate"]]) + (0.0 if late is None else late)
+        ratios = np.array([b / max(c, 1e-3) for (b, _, _), c in zip(t["baseline"], cand)])
         q1, q3 = np.percentile(ratios, [25, 75])
         row.speedup, row.speedup_iqr = float(np.median(ratios)), float(q3 - q1)
         if row.speedup > settings.review_speedup:

@@ -11,8 +11,8 @@ from enum import StrEnum
 
 from pydantic import BaseModel, Field
 
-SCHEMA_VERSION = "1.0"
-HARNESS_VERSION = "0.1.0"
+SCHEMA_VERSION = "1.1"
+HARNESS_VERSION = "0.2.0"
 
 
 class Verdict(StrEnum):
@@ -33,6 +33,9 @@ class TimeStats(BaseModel):
     min_us: float
     samples: int
     wall_median_us: float = Field(description="host wall-clock median of the same calls (hidden-work cross-check)")
+    tail_median_us: float = Field(0.0, description="median time from the end event to a second event recorded after a "
+                                  "device-wide synchronise (fixed synchronise cost; more means work ran past the end event)")
+    late_work_us: float = Field(0.0, description="median work found running past the end event, already added to these times")
 
 
 class Check(BaseModel):

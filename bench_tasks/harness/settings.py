@@ -45,6 +45,10 @@ class HarnessSettings(BaseSettings):
     peak_flops_bf16: float = 790e12
     peak_bytes_per_s: float = 4.8e12
     review_speedup: float = 10.0
+    # Work that runs past the end event beyond the baseline's synchronise cost by more than this
+    # (µs, or this fraction of the call) is added to the candidate's time and flagged `late_work`.
+    late_work_slack_us: float = 3.0
+    late_work_slack_fraction: float = 0.02
 
 
 @cache

@@ -123,3 +123,18 @@ def test_compiled_objects_are_cached_by_source_and_flags(harness_settings):
     variant = load_task("vector_add").variant("fp32")
     other = compile_candidate(variant, (CANDIDATES / "fast.cu").read_text(), harness_settings, ["-use_fast_math"])
     assert other.ok and other.object_path != first.object_path
+
+
+@requires_nvcc
+def test_candidate_streams_are_created_through_the_blocking_wrappers(harness_settings):
+    # side_stream.cu asks for a cudaStreamNonBlocking stream; the linked object must call the
+    # runtime's wrapper instead, which drops the flag, so its work stays inside the timed events.
+    import subprocess
+
+    outcome = _compile("side_stream.cu", harness_settings)
+    assert outcome.ok, outcome.message
+    undefined = subprocess.run(["nm", "-u", str(outcome.object_path)], capture_output=True, text=True).stdout
+    assert "cm_stream_create_with_flags" in undefined
+    assert "cudaStreamCreateWithFlags" not in undefined
+    runtime = (Path(__file__).parents[2] / "bench_tasks/harness/runtime/cm_runtime.cuh").read_text()
+    assert 'extern "C" cudaError_t cm_stream_create_with_flags' in runtime

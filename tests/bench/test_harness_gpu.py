@@ -84,12 +84,14 @@ def test_a_candidate_that_hangs_times_out_and_the_next_one_runs(harness_settings
 
 def test_work_hidden_on_a_side_stream_is_counted(harness_settings):
     # The candidate spins ~2 ms on its own non-blocking stream and returns at once. The harness
-    # synchronises the device before its end event, so those 2 ms are in the candidate's time.
+    # makes every candidate stream blocking, so its end event on the default stream waits for
+    # those 2 ms; the tail after a device-wide synchronise would count them otherwise.
     result = _eval("side_stream.cu", harness_settings, sizes=[{"N": 65536}])
     assert result.verdict == Verdict.ok, result.message
     row = result.rows[0]
     assert row.candidate.median_us > 1000.0
     assert row.speedup < 1.0
+    assert "late_work" not in row.flags  # caught by the blocking stream, not by the tail
 
 
 def test_result_records_seeds_flags_and_environment(harness_settings):

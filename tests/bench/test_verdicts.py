@@ -1,5 +1,7 @@
 """Verdict and score rules on result documents (no GPU): roofline rejection, P, first failing check."""
 
+import numpy as np
+
 from bench_tasks import load_task
 from bench_tasks.harness.evaluate import _verdict
 from bench_tasks.harness.result import Check, EvaluationResult, SizeRow, TimeStats, Verdict
@@ -41,3 +43,15 @@ def test_a_failed_check_is_wrong_answer_naming_size_seed_and_stage():
     verdict, message = _verdict(VARIANT, result, HarnessSettings())
     assert verdict == Verdict.wrong_answer
     assert "{'N': 2000}" in message and "seed 1" in message and "first run" in message
+
+
+def test_late_work_past_the_end_event_is_added_to_the_candidate_time():
+    from bench_tasks.harness.evaluate import late_work
+
+    settings = HarnessSettings()
+    baseline = [(100.0, 110.0, 8.0 + (i % 3)) for i in range(20)]  # tail: the synchronise cost, 8-10 us
+    honest = [(50.0, 60.0, 8.5 + (i % 2)) for i in range(20)]
+    assert late_work(honest, baseline, settings) is None
+    hiding = [(5.0, 2000.0, 2009.0) for _ in range(20)]  # returns at once, ~2 ms left running
+    late = late_work(hiding, baseline, settings)
+    assert late is not None and np.allclose(late, 2000.0)
