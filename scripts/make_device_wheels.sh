@@ -10,9 +10,9 @@ python3 -m pip download -q --only-binary=:all: --python-version 3.12 --implement
   --platform manylinux_2_27_x86_64 --platform manylinux1_x86_64 -d .whl \
   pydantic==2.14.4 pydantic-settings==2.16.3 langgraph==1.2.24 langgraph-checkpoint-sqlite==3.1.2 \
   langchain-core==1.8.1 langchain-openai==1.7.4 fastapi==0.165.0 uvicorn==0.54.0 sqlalchemy==2.1.9 \
-  alembic==1.20.1 "psycopg[binary,pool]==3.3.9"
+  alembic==1.20.1 "psycopg[binary,pool]==3.3.9" pytest-timeout==2.4.0
 # drop what the device image already provides
-for p in numpy scipy rich typer httpx httpcore anyio idna certifi h11 click pygments markdown_it mdurl \
+for p in numpy scipy rich typer httpx httpcore anyio idna certifi h11 click pygments markdown_it mdurl pytest pluggy iniconfig \
          shellingham typing_extensions tiktoken regex requests urllib3 charset_normalizer PyYAML pyyaml \
          packaging MarkupSafe markupsafe xxhash tqdm greenlet; do
   rm -f .whl/${p}-*.whl
