@@ -69,7 +69,7 @@ def _ncu_gpu_time_us(ncu: str, settings: HarnessSettings, source: str | None, pa
     return sum(values) * scale, len(values)
 
 
-def harness_vs_ncu(settings: HarnessSettings, sizes=(262144, 4194304, 16777216), ncu_runs: int = 3) -> dict:
+def harness_vs_ncu(settings: HarnessSettings, sizes=(262144, 4194304, 16777216, 67108864), ncu_runs: int = 3) -> dict:
     """The harness's median against ncu's gpu__time_duration (median of `ncu_runs` profiled calls).
 
     Both vector_add implementations are single-kernel: the baseline (one block; its entry point

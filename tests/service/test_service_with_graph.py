@@ -133,14 +133,15 @@ def _gpu_present() -> bool:
 @pytest.mark.skipif(not _gpu_present(), reason="needs an NVIDIA GPU")
 def test_submit_to_finish_with_real_gpu(db_url, server_factory, tmp_path, llm, tmp_path_factory):
     llm.add(MODELS["planner"], k.plan("Grid"))
-    llm.add(MODELS["coder"], k.reply(k.FAST_KERNEL))
+    llm.add(MODELS["coder"], k.reply(k.fast_kernel()))
     headers = {"X-API-Key": make_key(db_url)}
     server = start(server_factory, tmp_path, llm, tmp_path_factory, factory="tests.service.graph_app:create_gpu_app")
     with httpx.Client(base_url=server.url, timeout=30) as client:
         job_id = client.post(f"{API}/jobs", json={"task": "vector_add", "rounds": 1, "debug": 0, "profile_mode": "none"},
                              headers=headers).json()["id"]
         job = wait_status(client, f"{API}/jobs/{job_id}", headers, {"finished", "no_correct_kernel", "failed"}, timeout=280)
-    assert job["status"] == "finished", job["message"]
+    why = [(a["verdict"], a.get("message"), (a.get("compile_log") or "")[:800]) for a in job["attempts"]]
+    assert job["status"] == "finished", (job["message"], why)
     best = next(a for a in job["attempts"] if a["id"] == job["best_attempt_id"])
     assert best["verdict"] == "ok" and best["measurements"] and all(m["candidate_median_us"] > 0 for m in best["measurements"])
 
