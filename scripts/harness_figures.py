@@ -96,11 +96,14 @@ def harness_vs_ncu(settings: HarnessSettings, sizes=(262144, 4194304, 16777216, 
 def main() -> None:
     parser = argparse.ArgumentParser()
     parser.add_argument("--output", type=Path, required=True)
+    parser.add_argument("--only", action="append", help="figure name to run (repeatable); default: all")
     args = parser.parse_args()
     settings = HarnessSettings()
     doc = {"provenance": provenance(), "figures": {}}
     for name, fn in [("wall_time_one_candidate", wall_time_one_candidate), ("speedup_spread_5_runs", speedup_spread),
                      ("harness_vs_ncu", harness_vs_ncu)]:
+        if args.only and name not in args.only:
+            continue
         t0 = time.monotonic()
         try:
             doc["figures"][name] = fn(settings)
