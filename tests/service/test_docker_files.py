@@ -1,0 +1,160 @@
+"""The deployment files, checked without a Docker engine (none runs on the CPU machines or in CI).
+
+docker/Dockerfile's COPY set is built into a plain (non-editable) wheel, installed on its own, and its
+CMD is run with its ENV from outside the source tree: a folder missing from COPY, package data missing
+from the wheel, or an ENV the settings do not know fails here. What this cannot check: the CUDA base
+image and its apt packages (the image itself has not been built).
+"""
+
+from __future__ import annotations
+
+import json
+import os
+import re
+import shlex
+import shutil
+import signal
+import socket
+import subprocess
+import sys
+import time
+from pathlib import Path
+
+import httpx
+import pytest
+import yaml
+
+from app.settings import ServiceSettings
+from bench_tasks import task_names
+from bench_tasks.harness.settings import HarnessSettings
+from graph.settings import AgentSettings
+from profiling.settings import ProfilingSettings
+
+REPO = Path(__file__).resolve().parents[2]
+DOCKERFILE = REPO / "docker" / "Dockerfile"
+COMPOSE = REPO / "docker" / "docker-compose.yml"
+
+
+def _instructions() -> list[tuple[str, str]]:
+    text = re.sub(r"\\\n", " ", DOCKERFILE.read_text())
+    rows = []
+    for line in text.splitlines():
+        line = line.strip()
+        if line and not line.startswith("#"):
+            word, _, rest = line.partition(" ")
+            rows.append((word.upper(), rest.strip()))
+    return rows
+
+
+def _dockerfile_env() -> dict[str, str]:
+    env = {}
+    for word, rest in _instructions():
+        if word == "ENV":
+            env |= dict(item.split("=", 1) for item in shlex.split(rest))
+    return env
+
+
+def _known_env_names() -> set[str]:
+    names = set()
+    for model in (ServiceSettings, HarnessSettings, AgentSettings, ProfilingSettings):
+        prefix = model.model_config.get("env_prefix", "")
+        names |= {f"{prefix}{field}".upper() for field in model.model_fields}
+    return names
+
+
+def test_every_cudamaster_variable_in_the_deployment_files_is_a_setting():
+    # The settings ignore unknown variables, so a misspelt one would be silently dropped.
+    compose = yaml.safe_load(COMPOSE.read_text())
+    named = set(_dockerfile_env()) | set(compose["services"]["service"]["environment"])
+    ours = {n for n in named if n.startswith("CUDAMASTER_")}
+    assert ours, "no CUDAMASTER_ variables found: the parser is broken"
+    unknown = {n for n in ours if n.split("__")[0] not in _known_env_names()}
+    assert not unknown, f"not settings: {sorted(unknown)}"
+
+
+def test_compose_builds_the_dockerfile_and_points_the_service_at_its_postgres():
+    compose = yaml.safe_load(COMPOSE.read_text())
+    service = compose["services"]["service"]
+    assert (COMPOSE.parent / service["build"]["context"] / service["build"]["dockerfile"]).resolve() == DOCKERFILE
+    url = service["environment"]["CUDAMASTER_DATABASE_URL"]
+    assert url.startswith("postgresql+psycopg://") and "@postgres:" in url
+    assert service["depends_on"]["postgres"]["condition"] == "service_healthy"
+
+
+def _free_port() -> int:
+    with socket.socket() as s:
+        s.bind(("127.0.0.1", 0))
+        return s.getsockname()[1]
+
+
+@pytest.mark.slow
+def test_the_image_contents_install_as_a_wheel_and_its_cmd_serves(tmp_path):
+    # 1. the build context, exactly as the COPY lines lay it out
+    src = tmp_path / "src"
+    src.mkdir()
+    copies = [shlex.split(rest) for word, rest in _instructions() if word == "COPY"]
+    assert copies
+    for parts in copies:
+        *sources, dest = parts
+        for s in sources:
+            target = src / dest / Path(s).name if dest.endswith("/") or len(sources) > 1 or dest == "./" else src / dest
+            if (REPO / s).is_dir():
+                shutil.copytree(REPO / s, target, ignore=shutil.ignore_patterns("__pycache__"))
+            else:
+                target.parent.mkdir(parents=True, exist_ok=True)
+                shutil.copy2(REPO / s, target)
+    # 2. `pip install .` as the image does, but into a folder of its own (no editable install)
+    wheels, site = tmp_path / "wheels", tmp_path / "site"
+    pip = [sys.executable, "-m", "pip", "--disable-pip-version-check", "-q"]
+    subprocess.run([*pip, "wheel", "--no-deps", "-w", str(wheels), str(src)], check=True, timeout=600)
+    subprocess.run([*pip, "install", "--no-deps", "--target", str(site), *map(str, wheels.glob("*.whl"))], check=True, timeout=300)
+    entry = next(site.glob("cudamaster-*.dist-info")) / "entry_points.txt"
+    cmd = next(json.loads(rest) for word, rest in _instructions() if word == "CMD")
+    assert f"{cmd[0]} = app.cli:main" in entry.read_text()
+
+    # 3. the image's ENV, with /data in a temporary folder, and the installed copy first on the path
+    data = tmp_path / "data"
+    data.mkdir()
+    env = {k: v.replace("/data", str(data)) for k, v in _dockerfile_env().items() if k.startswith("CUDAMASTER_")}
+    env = {**os.environ, **env, "CUDAMASTER_PORT": str(_free_port()), "PYTHONPATH": str(site)}
+    # The developer's editable install would fill in whatever the wheel lacks: drop its finder.
+    isolate = "import sys; sys.meta_path[:] = [f for f in sys.meta_path if '__editable__' not in getattr(f, '__module__', '')]; "
+    run_cli = [sys.executable, "-c", isolate + "from app.cli import main; sys.argv[0] = 'cudamaster'; main()"]
+    packages = ["app", "graph", "bench_tasks", "profiling", "migrations"]
+    where = subprocess.run([sys.executable, "-c", isolate + "import importlib\nfor p in sys.argv[1:]: print(importlib.import_module(p).__file__)",
+                            *packages], cwd=tmp_path, env=env, capture_output=True, text=True)
+    assert where.returncode == 0, where.stderr[-2000:]
+    assert all(line.startswith(str(site)) for line in where.stdout.split()), f"not the installed copy: {where.stdout}"
+    key = subprocess.run([*run_cli, "keys", "create", "--name", "docker-test"], cwd=tmp_path, env=env,
+                         capture_output=True, text=True, check=True, timeout=120).stdout.strip().splitlines()[-1]
+
+    # 4. the CMD, then the API on the port the image exposes through its settings
+    log = (tmp_path / "serve.log").open("w")
+    server = subprocess.Popen([*run_cli, *cmd[1:]], cwd=tmp_path, env=env, stdout=log, stderr=subprocess.STDOUT)
+    base = f"http://127.0.0.1:{env['CUDAMASTER_PORT']}/api/v1"
+    try:
+        deadline = time.monotonic() + 90
+        while True:
+            assert server.poll() is None, (tmp_path / "serve.log").read_text()[-3000:]
+            try:
+                if httpx.get(f"{base}/health", timeout=2).status_code == 200:
+                    break
+            except httpx.TransportError:
+                pass
+            assert time.monotonic() < deadline, (tmp_path / "serve.log").read_text()[-3000:]
+            time.sleep(0.3)
+        tasks = httpx.get(f"{base}/tasks", headers={"X-API-Key": key}, timeout=10)
+        assert tasks.status_code == 200, tasks.text
+        assert sorted(t["name"] for t in tasks.json()) == sorted(task_names())
+        assert (data / "service.db").exists()  # CUDAMASTER_DATABASE_URL from the image's ENV
+    finally:
+        server.send_signal(signal.SIGTERM)  # the image's STOPSIGNAL: drain and exit
+        try:
+            server.wait(timeout=60)
+        finally:
+            if server.poll() is None:
+                server.kill()
+            log.close()
+    # uvicorn shuts down cleanly, then re-raises the signal (so the container reports 143)
+    assert server.returncode in (0, -signal.SIGTERM), (tmp_path / "serve.log").read_text()[-3000:]
+    assert "Application shutdown complete" in (tmp_path / "serve.log").read_text()
