@@ -41,6 +41,15 @@ def to_float64(stored: np.ndarray, dtype: str) -> np.ndarray:
     return stored.astype(np.float64) if dtype.startswith("float") else stored.astype(np.int64)
 
 
+def nonfinite_count(stored: np.ndarray, dtype: str) -> int:
+    """NaN or infinite elements in stored data (bf16: exponent bits all ones); 0 for integer types."""
+    if dtype == "bfloat16":
+        return int(np.count_nonzero((stored & np.uint16(0x7F80)) == np.uint16(0x7F80)))
+    if dtype.startswith("float"):
+        return int(stored.size - np.count_nonzero(np.isfinite(stored)))
+    return 0
+
+
 def draw(spec: str, rng: np.random.Generator, n: int, single: bool = False) -> np.ndarray:
     """n values drawn as `spec` says; `single` draws in float32 (for float32/bf16 data: half the memory
     and several times faster at the 10^8-element sizes)."""

@@ -47,3 +47,13 @@ def test_prototype_parser_handles_defaults_scalars_and_bf16():
         parse("void f(int x)")
     with pytest.raises(PrototypeError, match="unsupported type"):
         parse('extern "C" void f(half* x)')
+
+
+def test_nonfinite_count_reads_the_stored_bits():
+    values = np.array([1.0, np.nan, -np.inf, 0.0, 3.4e38, np.inf], dtype=np.float32)
+    assert data.nonfinite_count(values, "float32") == 3
+    bits = data.to_bf16_bits(values)  # 3.4e38 (finite in fp32) rounds to bf16 inf: 4 non-finite there
+    assert data.nonfinite_count(bits, "bfloat16") == 4
+    poison = np.full(5, 0xFFFF, dtype=np.uint16)  # the harness's poison byte pattern
+    assert data.nonfinite_count(poison, "bfloat16") == 5
+    assert data.nonfinite_count(np.array([1, 2], dtype=np.int32), "int32") == 0

@@ -55,3 +55,23 @@ def test_late_work_past_the_end_event_is_added_to_the_candidate_time():
     hiding = [(5.0, 2000.0, 2009.0) for _ in range(20)]  # returns at once, ~2 ms left running
     late = late_work(hiding, baseline, settings)
     assert late is not None and np.allclose(late, 2000.0)
+
+
+def test_a_sampled_check_still_fails_an_unwritten_element_outside_the_sample(tmp_path):
+    # At large sizes only a sample is compared to the reference; every element must still be written.
+    from bench_tasks.harness.evaluate import _Case, _row
+
+    n = 64
+    a, b = np.arange(n, dtype=np.float32), np.ones(n, dtype=np.float32)
+    sample = np.array([0, 5, n - 1])
+    case = _Case(0, {"N": n}, [(1, "check", tmp_path / "c0")], sample={"C": sample})
+    refs = {(0, 0): {"C": (a + b).astype(np.float64)[sample]}}
+    (tmp_path / "out").mkdir()
+    out = a + b
+    out.tofile(tmp_path / "out" / "c0_d0_candidate_first_C.bin")
+    row = _row(VARIANT, case, [(0, 0, "candidate", "first")], {}, refs, tmp_path, HarnessSettings())
+    assert row.passed and row.checks[0].checked_elements == 3
+    out[10] = np.nan  # not in the sample: poison left in place
+    out.tofile(tmp_path / "out" / "c0_d0_candidate_first_C.bin")
+    row = _row(VARIANT, case, [(0, 0, "candidate", "first")], {}, refs, tmp_path, HarnessSettings())
+    assert not row.passed and "1 elements not finite" in row.checks[0].message
