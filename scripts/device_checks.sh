@@ -11,7 +11,7 @@
 set -uo pipefail
 OUT=${OUT:-$PWD/out/device_checks}
 PY=${PYTHON:-python3}
-LIMIT=${STEP_LIMIT_S:-280}
+LIMIT=${STEP_LIMIT_S:-280}  # figures needs ~320 s: give it STEP_LIMIT_S=540 alone
 mkdir -p "$OUT"
 export PYTHONUNBUFFERED=1
 { nvidia-smi --query-gpu=name,driver_version,clocks.sm,clocks.max.sm --format=csv; date -u; } > "$OUT/env.txt" 2>&1
