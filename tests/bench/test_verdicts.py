@@ -75,3 +75,18 @@ def test_a_sampled_check_still_fails_an_unwritten_element_outside_the_sample(tmp
     out.tofile(tmp_path / "out" / "c0_d0_candidate_first_C.bin")
     row = _row(VARIANT, case, [(0, 0, "candidate", "first")], {}, refs, tmp_path, HarnessSettings())
     assert not row.passed and "1 elements not finite" in row.checks[0].message
+
+
+def test_datasets_written_in_threads_are_the_seeded_draws(tmp_path):
+    from bench_tasks import data
+    from bench_tasks.harness.evaluate import _Case, _write_datasets
+
+    variant = load_task("stencil_2d").variant("bf16")
+    cases = [_Case(i, p, [(s, "check", tmp_path / f"c{i}" / f"s{s}") for s in (1, 2, 3)])
+             for i, p in enumerate([{"nx": 64, "ny": 32}, {"nx": 17, "ny": 33}])]
+    _write_datasets(variant, cases, HarnessSettings(data_workers=4))
+    for case in cases:
+        drawn = [np.fromfile(directory / "u_old.bin", dtype=np.uint16) for _, _, directory in case.datasets]
+        for (seed, _, _), got in zip(case.datasets, drawn):
+            assert np.array_equal(got, data.generate(variant, case.params, seed)["u_old"])
+        assert not np.array_equal(drawn[0], drawn[1])  # each seed its own data
