@@ -31,9 +31,10 @@ def compare(name: str, out: np.ndarray, ref: np.ndarray, tol: Tolerance, index: 
     bad_value = ~np.isfinite(out)
     bad_ref = ~np.isfinite(ref)  # only possible when the oracle is a baseline's output: unusable there
     err = np.where(bad_value | bad_ref, np.inf, err)
-    limit = tol.atol + tol.rtol * np.abs(np.nan_to_num(ref))
+    ref_abs = np.abs(np.nan_to_num(ref))
+    limit = tol.atol + tol.rtol * ref_abs
     fails = err > limit
-    rel = err / np.maximum(np.abs(np.nan_to_num(ref)), np.finfo(np.float64).tiny)
+    rel = err / np.maximum(ref_abs, np.finfo(np.float64).tiny)
     worst = int(np.argmax(err - limit))
     worst_out = int(index[worst]) if index is not None else worst
     max_abs = float(err.max())

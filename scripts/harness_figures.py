@@ -4,24 +4,21 @@
 
 1. wall time to evaluate one candidate over all paper sizes, compile included (empty cache);
 2. the same baseline/candidate pair evaluated 5 times: max/min spread of each size's speedup;
-3. harness time vs ncu's gpu__time_duration for one single-kernel task at one size.
+3. harness time vs ncu's gpu__time_duration for one single-kernel task (vector_add) at four sizes.
 """
 
 from __future__ import annotations
 
 import argparse
-import csv
-import io
 import json
-import shutil
 import statistics
-import subprocess
 import tempfile
 import time
 from pathlib import Path
 
-from bench_tasks.harness import HarnessSettings, evaluate, prepare_single_run
+from bench_tasks.harness import HarnessSettings, evaluate
 from bench_tasks.provenance import provenance
+from profiling.ncu import profile_kernel
 
 ROOT = Path(__file__).resolve().parent.parent
 FAST = (ROOT / "tests" / "bench" / "candidates" / "fast.cu").read_text()
@@ -53,42 +50,25 @@ def speedup_spread(settings: HarnessSettings, repeats: int = 5) -> dict:
     return {"task": "vector_add/fp32", "repeats": repeats, "target_spread_pct": 2.0, "rows": rows}
 
 
-def _ncu_gpu_time_us(ncu: str, settings: HarnessSettings, source: str | None, params: dict) -> tuple[float, int]:
-    run = prepare_single_run("vector_add", "fp32", source, params, settings=settings)
-    try:
-        out = subprocess.run([ncu, "--clock-control", "none", "--profile-from-start", "off", "--metrics", "gpu__time_duration.sum",
-                              "--csv", "--page", "raw", *run.argv], capture_output=True, text=True, timeout=300, env=run.env)
-    finally:
-        run.cleanup()
-    lines = [l for l in out.stdout.splitlines() if not l.startswith("==")]
-    rows = list(csv.reader(io.StringIO("\n".join(lines))))
-    col = rows[0].index("gpu__time_duration.sum")
-    unit = rows[1][col]
-    values = [float(r[col].replace(",", "")) for r in rows[2:]]
-    scale = {"nsecond": 1e-3, "ns": 1e-3, "usecond": 1.0, "us": 1.0, "msecond": 1e3, "ms": 1e3}[unit]
-    return sum(values) * scale, len(values)
-
-
 def harness_vs_ncu(settings: HarnessSettings, sizes=(262144, 4194304, 16777216, 67108864), ncu_runs: int = 3) -> dict:
     """The harness's median against ncu's gpu__time_duration (median of `ncu_runs` profiled calls).
 
     Both vector_add implementations are single-kernel: the baseline (one block; its entry point
     synchronises the device itself, as the published one does, so its call carries that cost) and
     tests/bench/candidates/fast.cu (no synchronise inside: the harness's own overhead alone).
+    ncu runs through profiling.ncu (CUDAMASTER_NCU, else ncu on PATH).
     """
-    ncu = shutil.which("ncu") or ("/usr/local/cuda/bin/ncu" if Path("/usr/local/cuda/bin/ncu").exists() else None)
-    if ncu is None:
-        return {"error": "ncu not found"}
     rows = []
     for n in sizes:
         params = {"N": n}
         harness = evaluate("vector_add", "fp32", FAST, [params], settings=settings)
         for impl, source, stats in (("baseline", None, harness.rows[0].baseline), ("candidate fast.cu", FAST, harness.rows[0].candidate)):
-            measured = [_ncu_gpu_time_us(ncu, settings, source, params) for _ in range(ncu_runs)]
-            ncu_us = statistics.median(us for us, _ in measured)
+            reports = [profile_kernel("vector_add", "fp32", source, params, harness_settings=settings) for _ in range(ncu_runs)]
+            measured = [r.duration_ns / 1e3 for r in reports]
+            ncu_us = statistics.median(measured)
             diff = (stats.median_us / ncu_us - 1) * 100
-            rows.append({"impl": impl, "params": params, "ncu_gpu_time_us": [us for us, _ in measured], "ncu_median_us": ncu_us,
-                         "kernels": measured[0][1], "harness_median_us": stats.median_us, "harness_iqr_us": stats.iqr_us,
+            rows.append({"impl": impl, "params": params, "ncu_gpu_time_us": measured, "ncu_median_us": ncu_us,
+                         "kernels": len(reports[0].kernels), "harness_median_us": stats.median_us, "harness_iqr_us": stats.iqr_us,
                          "harness_tail_median_us": stats.tail_median_us, "difference_pct": round(diff, 3), "met": abs(diff) <= 5.0})
     return {"task": "vector_add/fp32", "target_pct": 5.0, "rows": rows}
 

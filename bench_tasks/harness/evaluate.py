@@ -91,6 +91,10 @@ class _Case:
     sample: dict[str, np.ndarray] | None = None
 
 
+def _variant(task: str | Task, precision: str) -> Variant:
+    return (load_task(task) if isinstance(task, str) else task).variant(precision)
+
+
 def _sizes(variant: Variant, sizes: str | list[dict[str, int]]) -> tuple[str, list[dict[str, int]]]:
     if isinstance(sizes, str):
         return sizes, variant.task.size_list(sizes)
@@ -101,22 +105,21 @@ def _outputs(variant: Variant) -> list[str]:
     return [a.name for a in variant.task.args if a.role in ("output", "accumulate", "inout")]
 
 
-def _workers(settings: HarnessSettings) -> int:
-    return settings.data_workers or min(8, os.cpu_count() or 1)
+def _parallel(settings: HarnessSettings, fn, items) -> list:
+    """fn over items in threads (the data path is numpy and file I/O, which release the GIL)."""
+    with ThreadPoolExecutor(max_workers=settings.data_workers or min(8, os.cpu_count() or 1)) as pool:
+        return list(pool.map(fn, items))
 
 
 def _write_datasets(variant: Variant, cases: list[_Case], settings: HarnessSettings) -> None:
-    """Draw and store every dataset; in threads (numpy's generators and file writes release the GIL)."""
+    """Draw and store every dataset, in threads."""
 
     def write(seed: int, directory: Path, params: dict[str, int]) -> None:
         directory.mkdir(parents=True, exist_ok=True)
         for name, arr in data.generate(variant, params, seed).items():
             arr.tofile(directory / f"{name}.bin")
 
-    jobs = [(seed, directory, case.params) for case in cases for seed, _, directory in case.datasets]
-    with ThreadPoolExecutor(max_workers=_workers(settings)) as pool:
-        for done in [pool.submit(write, *job) for job in jobs]:
-            done.result()
+    _parallel(settings, lambda job: write(*job), [(seed, directory, case.params) for case in cases for seed, _, directory in case.datasets])
 
 
 def _plan_text(variant: Variant, cases: list[_Case], workdir: Path, settings: HarnessSettings, mode: str = "full",
@@ -188,10 +191,16 @@ def _reference(variant: Variant, case: _Case, directory: Path) -> dict[str, np.n
 Sample = tuple[float, float, float]  # (event µs, host wall µs, tail µs) of one timed call
 
 
+def _call_times(samples: list[Sample], late_us: np.ndarray | None = None) -> np.ndarray:
+    """Each call's time: its events' interval plus any late work found after it."""
+    events = np.asarray([e for e, _, _ in samples], dtype=np.float64)
+    return events if late_us is None else events + late_us
+
+
 def _stats(samples: list[Sample], late_us: np.ndarray | None = None) -> TimeStats:
     s = np.asarray(samples, dtype=np.float64).reshape(-1, 3)
     late = np.zeros(len(s)) if late_us is None else late_us
-    v = s[:, 0] + late
+    v = _call_times(samples, late_us)
     q1, q3 = np.percentile(v, [25, 75])
     return TimeStats(median_us=float(np.median(v)), iqr_us=float(q3 - q1), min_us=float(v.min()), samples=len(v),
                      wall_median_us=float(np.median(s[:, 1])), tail_median_us=float(np.median(s[:, 2])),
@@ -262,7 +271,7 @@ def evaluate(task: str | Task, precision: str, candidate_source: str | bytes | N
     """
     started = time.monotonic()
     settings = settings or get_settings()
-    variant = (load_task(task) if isinstance(task, str) else task).variant(precision)
+    variant = _variant(task, precision)
     size_set, size_list = _sizes(variant, sizes)
     seeds = list(seeds or settings.seeds)
     fresh_seed = secrets.randbelow(2**31 - 1) + 1000
@@ -307,8 +316,7 @@ def evaluate(task: str | Task, precision: str, candidate_source: str | bytes | N
             for c in cases:
                 _choose_sample(variant, c, settings, rng)
             keys = [(c, d, directory) for c in cases for d, (_, _, directory) in enumerate(c.datasets)]
-            with ThreadPoolExecutor(max_workers=_workers(settings)) as pool:
-                computed = list(pool.map(lambda k: _reference(variant, k[0], k[2]), keys))
+            computed = _parallel(settings, lambda k: _reference(variant, k[0], k[2]), keys)
             refs = {(c.index, d): ref for (c, d, _), ref in zip(keys, computed)}
         except BaseException:
             child.kill()
@@ -318,8 +326,7 @@ def evaluate(task: str | Task, precision: str, candidate_source: str | bytes | N
         if gpu is not None:
             gpu.driver_version = nvidia_driver_version() or gpu.driver_version
         result.gpu = gpu
-        with ThreadPoolExecutor(max_workers=_workers(settings)) as pool:
-            rows = list(pool.map(lambda c: _row(variant, c, outputs, times, refs, workdir, settings), cases))
+        rows = _parallel(settings, lambda c: _row(variant, c, outputs, times, refs, workdir, settings), cases)
         result.rows = rows
         results_file = workdir / "results.txt"
         if rc != 0 or not results_file.exists() or "done" not in results_file.read_text().split():
@@ -390,8 +397,7 @@ def _row(variant: Variant, case: _Case, outputs, times, refs, workdir: Path, set
             row.flags.append("late_work")
         row.candidate = _stats(t["candidate"], late)
         row.candidate_roofline_pct = 100.0 * row.roofline_floor_us / row.candidate.median_us
-        cand = np.asarray([c for c, _, _ in t["candidate"]]) + (0.0 if late is None else late)
-        ratios = np.array([b / max(c, 1e-3) for (b, _, _), c in zip(t["baseline"], cand)])
+        ratios = _call_times(t["baseline"]) / np.maximum(_call_times(t["candidate"], late), 1e-3)
         q1, q3 = np.percentile(ratios, [25, 75])
         row.speedup, row.speedup_iqr = float(np.median(ratios)), float(q3 - q1)
         if row.speedup > settings.review_speedup:
@@ -448,7 +454,7 @@ def prepare_single_run(task: str | Task, precision: str, candidate_source: str |
     Raises ValueError with the compile verdict's message when the candidate does not build.
     """
     settings = settings or get_settings()
-    variant = (load_task(task) if isinstance(task, str) else task).variant(precision)
+    variant = _variant(task, precision)
     cand_obj = None
     if candidate_source is not None:
         outcome = cc.compile_candidate(variant, src.prepare(candidate_source, settings.max_source_bytes), settings, extra_flags)
