@@ -39,7 +39,7 @@ class HarnessSettings(BaseSettings):
     reference_full_elements: int = 1 << 24
     reference_sample: int = 1 << 14
     # Threads that draw inputs and compute references (0: min(8, CPUs)).
-    data_workers: int = 0
+    data_workers: int = Field(0, ge=0, le=64)
 
     # Roofline ceilings (H200, measured: 4.3 TB/s device copy; fp32 FMA ~67 TFLOP/s; bf16 dense
     # tensor ~790 TFLOP/s). A time under the floor they imply is rejected as impossible.

@@ -90,3 +90,11 @@ def test_datasets_written_in_threads_are_the_seeded_draws(tmp_path):
         for (seed, _, _), got in zip(case.datasets, drawn):
             assert np.array_equal(got, data.generate(variant, case.params, seed)["u_old"])
         assert not np.array_equal(drawn[0], drawn[1])  # each seed its own data
+
+
+def test_a_negative_data_worker_count_is_refused_by_the_settings():
+    import pydantic
+    import pytest
+
+    with pytest.raises(pydantic.ValidationError, match="data_workers"):
+        HarnessSettings(data_workers=-1)
