@@ -70,7 +70,10 @@ def test_inputs_are_seeded_and_not_degenerate(name, precision):
     assert any(not np.array_equal(a[k], c[k]) for k in floats), "another seed, other inputs"
     for k in floats:
         v = data.to_float64(a[k], variant.param(k).dtype)
-        assert np.count_nonzero(v) > 0.9 * v.size, f"{k} is mostly zeros"
+        # Values drawn independently (a draw, or refresh = a draw) are almost never 0. A kept float array
+        # carries structure whose zeros are meant (ELL padding: 43 % of the slots hold an entry at worst).
+        share = 0.9 if variant.task.arg(k).refresh_for() is not None else 0.25
+        assert np.count_nonzero(v) > share * v.size, f"{k} is mostly zeros"
 
 
 @pytest.mark.parametrize("name, precision", VARIANTS)
