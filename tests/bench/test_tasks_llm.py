@@ -123,3 +123,83 @@ def test_rope_fp32_tolerance_covers_the_fp32_angle_error_at_the_largest_position
     tol = load_task("rope").variant("fp32").tolerance
     err = np.abs(got.reshape(-1).astype(np.float64) - ref)
     assert err.max() < 0.2 * (tol.atol + tol.rtol * np.abs(ref)).min()
+
+
+# -- stencil_3d ----------------------------------------------------------------------------------------
+
+def _stencil_3d(u: np.ndarray, dims: tuple[int, int, int], sample: dict | None = None) -> np.ndarray:
+    nx, ny, nz = dims
+    return _ref("stencil_3d", {"u_old": u.reshape(-1)}, {"nx": nx, "ny": ny, "nz": nz, "r": 0.25}, sample=sample)["u_new"]
+
+
+def test_stencil_3d_by_hand():
+    # 3 x 3 x 3 zeros with the centre 1 and the boundary cell u[0,1,1] = 2 (r = 0.25):
+    #   the only interior cell (1,1,1): 1 + 0.25 * (2 [i-1] + 0 * 5 - 6 * 1) = 1 + 0.25 * (-4) = 0;
+    #   the boundary is copied (u[0,1,1] stays 2, the rest 0).
+    u = np.zeros((3, 3, 3))
+    u[1, 1, 1], u[0, 1, 1] = 1.0, 2.0
+    out = _stencil_3d(u, (3, 3, 3)).reshape(3, 3, 3)
+    expected = np.zeros((3, 3, 3))
+    expected[0, 1, 1] = 2.0
+    assert np.array_equal(out, expected)
+
+
+def test_stencil_3d_quadratic_field_pins_the_axes():
+    # u = i^2 + 2 j^2 + 3 k^2 on 4 x 5 x 6 (i slowest, k fastest): the 7-point Laplacian is 2 + 4 + 6 = 12
+    # everywhere, so interior cells become u + 0.25 * 12 = u + 3; boundary cells are unchanged.
+    # A transposed layout would see other extents and put the +3 on other cells.
+    i, j, k = np.meshgrid(np.arange(4), np.arange(5), np.arange(6), indexing="ij")
+    u = (i**2 + 2 * j**2 + 3 * k**2).astype(np.float64)
+    out = _stencil_3d(u, (4, 5, 6)).reshape(4, 5, 6)
+    expected = u.copy()
+    expected[1:3, 1:4, 1:5] += 3.0
+    assert np.array_equal(out, expected)
+
+
+def test_stencil_3d_matches_a_loop():
+    nx, ny, nz = 4, 6, 5
+    u = np.random.default_rng(8).uniform(-1, 1, nx * ny * nz)
+    expected = u.copy()
+    at = lambda a, b, c: u[(a * ny + b) * nz + c]  # noqa: E731
+    for a in range(1, nx - 1):
+        for b in range(1, ny - 1):
+            for c in range(1, nz - 1):
+                s = at(a - 1, b, c) + at(a + 1, b, c) + at(a, b - 1, c) + at(a, b + 1, c) + at(a, b, c - 1) + at(a, b, c + 1)
+                expected[(a * ny + b) * nz + c] = at(a, b, c) + 0.25 * (s - 6 * at(a, b, c))
+    np.testing.assert_allclose(_stencil_3d(u, (nx, ny, nz)), expected, rtol=1e-14, atol=1e-15)
+
+
+@pytest.mark.parametrize("dims", [(1, 1, 1), (2, 5, 5), (5, 2, 5), (5, 5, 2), (1, 7, 3)])
+def test_stencil_3d_without_interior_copies_everything(dims):
+    u = np.arange(math.prod(dims), dtype=np.float64) - 3.5
+    assert np.array_equal(_stencil_3d(u, dims), u)
+
+
+def test_stencil_3d_sampled_equals_full():
+    dims = (9, 11, 13)
+    n = math.prod(dims)
+    u = np.random.default_rng(11).uniform(-1, 1, n)
+    idx = _sample(n, 600, 12)
+    assert np.array_equal(_stencil_3d(u, dims, sample={"u_new": idx}), _stencil_3d(u, dims)[idx])
+
+
+@pytest.mark.parametrize("precision", ["fp32", "bf16"])
+def test_stencil_3d_check_covers_the_boundary(precision):
+    # The published check was vacuous; ours compares every cell: an output that skips the boundary
+    # (left as poison, or zero) fails, and so does a plain copy of u_old.
+    from bench_tasks.compare import compare
+
+    params = {"nx": 64, "ny": 64, "nz": 64}
+    x, names = _dataset("stencil_3d", precision, params, 1)
+    ref = _ref("stencil_3d", x, names, precision)["u_new"]
+    tol = load_task("stencil_3d").variant(precision).tolerance
+    assert compare("u_new", ref, ref, tol).passed
+    boundary = np.ones((64, 64, 64), dtype=bool)
+    boundary[1:-1, 1:-1, 1:-1] = False
+    for fill in (np.nan, 0.0):
+        interior_only = np.where(boundary.reshape(-1), fill, ref)
+        assert not compare("u_new", interior_only, ref, tol).passed
+    one_face = ref.copy().reshape(64, 64, 64)
+    one_face[:, :, -1] = 0.0  # the k = nz-1 face only
+    assert not compare("u_new", one_face.reshape(-1), ref, tol).passed
+    assert not compare("u_new", x["u_old"], ref, tol).passed
