@@ -203,3 +203,81 @@ def test_stencil_3d_check_covers_the_boundary(precision):
     one_face[:, :, -1] = 0.0  # the k = nz-1 face only
     assert not compare("u_new", one_face.reshape(-1), ref, tol).passed
     assert not compare("u_new", x["u_old"], ref, tol).passed
+
+
+# -- shared: bf16 rounding for emulations of the BF16 baselines ----------------------------------------
+
+def _bf16(a: np.ndarray) -> np.ndarray:
+    """Round float32 values to bf16 (nearest even), back in float32: what __float2bfloat16 stores."""
+    return data.from_bf16_bits(data.to_bf16_bits(np.asarray(a, dtype=np.float32)))
+
+
+# -- softmax_attention ---------------------------------------------------------------------------------
+
+def _attention_names(q: int, kv: int, dqk: int, dv: int) -> dict:
+    return {"q_seq_len": q, "kv_seq_len": kv, "dim_qk": dqk, "dim_v": dv}
+
+
+def test_softmax_attention_by_hand_scale_and_layouts():
+    # q = 1, kv = 2, dqk = 4 (scale 1/2), dv = 2. Q = [1, 0, 0, 0]; K rows [0,0,0,0] and [2 ln 3, 0,0,0]
+    # -> scores [0, ln 3] -> weights [1/4, 3/4]. V = [[1, 2], [3, 4]] (row-major [kv][dv])
+    # -> Y = [1/4 + 9/4, 2/4 + 12/4] = [2.5, 3.5].
+    x = {"Q": [1, 0, 0, 0], "K": [0, 0, 0, 0, 2 * math.log(3), 0, 0, 0], "V": [1, 2, 3, 4]}
+    y = _ref("softmax_attention", x, _attention_names(1, 2, 4, 2))["Y"]
+    np.testing.assert_allclose(y, [2.5, 3.5], rtol=1e-14)
+
+
+def test_softmax_attention_matches_a_loop():
+    q, kv, dqk, dv = 3, 4, 5, 2
+    rng = np.random.default_rng(6)
+    Q, K, V = rng.normal(0, 2, q * dqk), rng.normal(0, 2, kv * dqk), rng.uniform(-1, 1, kv * dv)
+    expected = []
+    for i in range(q):
+        s = [sum(Q[i * dqk + k] * K[j * dqk + k] for k in range(dqk)) / math.sqrt(dqk) for j in range(kv)]
+        w = [math.exp(v) for v in s]
+        for e in range(dv):
+            expected.append(sum(w[j] * V[j * dv + e] for j in range(kv)) / sum(w))
+    y = _ref("softmax_attention", {"Q": Q, "K": K, "V": V}, _attention_names(q, kv, dqk, dv))["Y"]
+    np.testing.assert_allclose(y, expected, rtol=1e-12, atol=1e-14)
+
+
+def test_softmax_attention_large_scores_do_not_overflow():
+    # scores +-1000: a plain exp would overflow; the log-sum-exp form puts all weight on key 1
+    x = {"Q": [1.0], "K": [-1000.0, 1000.0, 0.0], "V": [5.0, 7.0, 9.0]}
+    y = _ref("softmax_attention", x, _attention_names(1, 3, 1, 1))["Y"]
+    assert y.tolist() == [7.0]
+
+
+def test_softmax_attention_sampled_equals_full():
+    q, kv, dqk, dv = 37, 19, 8, 11
+    rng = np.random.default_rng(9)
+    x = {"Q": rng.uniform(-1, 1, q * dqk), "K": rng.uniform(-1, 1, kv * dqk), "V": rng.uniform(-1, 1, kv * dv)}
+    names = _attention_names(q, kv, dqk, dv)
+    idx = _sample(q * dv, 60, 10)
+    np.testing.assert_allclose(_ref("softmax_attention", x, names, sample={"Y": idx})["Y"],
+                               _ref("softmax_attention", x, names)["Y"][idx], rtol=1e-13, atol=1e-15)
+
+
+def _softmax_attention_bf16_baseline(x: dict, q: int, kv: int, dqk: int, dv: int) -> np.ndarray:
+    """The BF16 baseline's arithmetic in numpy: bf16 S, bf16 exp, bf16 P, FP32 sums, bf16 Y."""
+    f32 = np.float32
+    Q, K, V = (x[n].astype(f32).reshape(r, c) for n, r, c in (("Q", q, dqk), ("K", kv, dqk), ("V", kv, dv)))
+    S = _bf16((Q @ K.T) * (f32(1) / np.sqrt(f32(dqk))))
+    E = np.exp(S - S.max(axis=1, keepdims=True))
+    P = _bf16(_bf16(E) * (f32(1) / E.sum(axis=1, keepdims=True, dtype=f32)))
+    return _bf16(P @ V).astype(np.float64).reshape(-1)
+
+
+@pytest.mark.parametrize("index", [0, 1, 4, 5])
+def test_softmax_attention_bf16_tolerance_covers_the_baselines_bf16_intermediates(index):
+    from bench_tasks.compare import compare
+
+    task = load_task("softmax_attention")
+    params = task.size_list("paper")[index]
+    x, names = _dataset("softmax_attention", "bf16", params, 2)
+    ref = _ref("softmax_attention", x, names, "bf16")["Y"]
+    got = _softmax_attention_bf16_baseline(x, *(params[k] for k in ("q_seq_len", "kv_seq_len", "dim_qk", "dim_v")))
+    tol = task.variant("bf16").tolerance
+    assert compare("Y", got, ref, tol).passed
+    # with margin: the excess over rtol*|ref| stays under half of atol
+    assert (np.abs(got - ref) - tol.rtol * np.abs(ref)).max() < 0.5 * tol.atol
