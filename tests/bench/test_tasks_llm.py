@@ -281,3 +281,153 @@ def test_softmax_attention_bf16_tolerance_covers_the_baselines_bf16_intermediate
     assert compare("Y", got, ref, tol).passed
     # with margin: the excess over rtol*|ref| stays under half of atol
     assert (np.abs(got - ref) - tol.rtol * np.abs(ref)).max() < 0.5 * tol.atol
+
+
+# -- triangle_attention --------------------------------------------------------------------------------
+
+_HALF_UP = float(np.nextafter(np.float32(0.5), np.float32(1.0)))
+
+
+def _tri(x: dict, B: int, H: int, S: int, D: int, sample: dict | None = None) -> np.ndarray:
+    return _ref("triangle_attention", x, {"B": B, "H": H, "S": S, "D": D}, sample=sample)["output"]
+
+
+def _tri_loop(x: dict, B: int, H: int, S: int, D: int, masked=lambda m: m > 0.5) -> np.ndarray:
+    """Plain loops with math.exp: the spec's three passes (max, sum, weighted sum) per output element."""
+    q, k, v, mask = (np.asarray(x[n], dtype=np.float64) for n in ("query", "key", "value", "attention_mask"))
+    out = np.zeros(B * H * S * D)
+    for b in range(B):
+        for h in range(H):
+            for i in range(S):
+                for d in range(D):
+                    at = lambda j: ((b * H + h) * S + j) * D + d  # noqa: E731
+                    keys = [j for j in range(i + 1) if not masked(mask[(b * S + i) * S + j])]
+                    if not keys:
+                        continue
+                    s = {j: q[at(i)] * k[at(j)] / math.sqrt(D) for j in keys}
+                    top = max(s.values())
+                    total = sum(math.exp(s[j] - top) for j in keys)
+                    out[at(i)] = sum(math.exp(s[j] - top) / total * v[at(j)] for j in keys)
+    return out
+
+
+def test_triangle_attention_by_hand():
+    # B = H = 1, S = 3, D = 1 (scale 1): k = [0, 1, 2], v = [10, 20, 30], q = [5, ln 3, ln(2)/2].
+    #   i = 0: key 0 only -> 10.
+    #   i = 1: scores [0, ln 3] -> weights [1/4, 3/4] -> 2.5 + 15 = 17.5.
+    #   i = 2: key 1 masked (1.0); scores of keys 0, 2: [0, ln 2] -> weights [1/3, 2/3] -> 10/3 + 20.
+    # The upper triangle holds 1.0 (masked), as published.
+    mask = [0.0, 1.0, 1.0,
+            0.0, 0.0, 1.0,
+            0.0, 1.0, 0.0]
+    x = {"query": [5.0, math.log(3), math.log(2) / 2], "key": [0.0, 1.0, 2.0], "value": [10.0, 20.0, 30.0], "attention_mask": mask}
+    np.testing.assert_allclose(_tri(x, 1, 1, 3, 1), [10.0, 17.5, 10 / 3 + 20], rtol=1e-14)
+
+
+def test_triangle_attention_by_hand_per_feature_scale_threshold_and_fully_masked_row():
+    # B = H = 1, S = 2, D = 4 (scale 1/2). Row 0: mask 0.50000006 > 0.5 -> fully masked -> 0 everywhere.
+    # Row 1: key 0 has mask exactly 0.5 (NOT masked), key 1 has 0. Feature d only sees q[1,d]*k[j,d]/2:
+    #   d = 0: q = 2, k = [0, ln 4] -> scores [0, ln 4] -> weights [1/5, 4/5], v = [1, 6] -> 0.2 + 4.8 = 5;
+    #   d = 1: q = 0 -> equal weights -> mean of v = (3 + 5)/2 = 4;
+    #   d = 2, 3: k equal for both keys -> equal weights -> means (0 + 2)/2 = 1 and (-1 - 3)/2 = -2.
+    mask = [_HALF_UP, 1.0,
+            0.5, 0.0]
+    q = [9.0, 9.0, 9.0, 9.0,  2.0, 0.0, 7.0, -3.0]
+    k = [0.0, 1.0, 0.3, 0.3,  math.log(4), 2.0, 0.3, 0.3]
+    v = [1.0, 3.0, 0.0, -1.0,  6.0, 5.0, 2.0, -3.0]
+    x = {"query": q, "key": k, "value": v, "attention_mask": mask}
+    np.testing.assert_allclose(_tri(x, 1, 1, 2, 4), [0, 0, 0, 0, 5.0, 4.0, 1.0, -2.0], rtol=1e-14, atol=1e-15)
+
+
+def test_triangle_attention_matches_a_loop_with_masks_across_the_threshold():
+    B, H, S, D = 2, 2, 5, 3
+    rng = np.random.default_rng(13)
+    x = {n: rng.normal(0, 3, B * H * S * D) for n in ("query", "key", "value")}
+    x["attention_mask"] = rng.choice([0.0, 0.25, 0.5, _HALF_UP, 0.75, 1.0], B * S * S)
+    expected = _tri_loop(x, B, H, S, D)
+    np.testing.assert_allclose(_tri(x, B, H, S, D), expected, rtol=1e-12, atol=1e-14)
+    assert np.count_nonzero(expected == 0.0) > 0  # some rows are fully masked in this draw
+
+
+def test_triangle_attention_upper_triangle_is_never_read():
+    B, H, S, D = 1, 2, 6, 2
+    rng = np.random.default_rng(14)
+    x = {n: rng.uniform(-1, 1, B * H * S * D) for n in ("query", "key", "value")}
+    x["attention_mask"] = np.zeros(S * S)
+    causal = _tri(x, B, H, S, D)
+    x["attention_mask"] = np.triu(np.ones((S, S)), 1).reshape(-1)
+    assert np.array_equal(_tri(x, B, H, S, D), causal)
+
+
+def test_triangle_attention_large_scores_use_the_log_sum_exp_form():
+    # q*k = +-2000: exp would overflow without the max shift; all weight on key 1 for row 1
+    x = {"query": [1.0, 2000.0], "key": [-1.0, 1.0], "value": [3.0, 4.0], "attention_mask": [0.0, 1.0, 0.0, 0.0]}
+    assert _tri(x, 1, 1, 2, 1).tolist() == [3.0, 4.0]
+
+
+def test_triangle_attention_sampled_equals_full():
+    B, H, S, D = 2, 3, 9, 5
+    rng = np.random.default_rng(15)
+    variant = load_task("triangle_attention").variant("fp32")
+    x = {n: rng.uniform(-1, 1, B * H * S * D) for n in ("query", "key", "value")}
+    x["attention_mask"] = variant.task.reference_module.generate(rng, {"B": B, "S": S}, "fp32")["attention_mask"]
+    idx = _sample(B * H * S * D, 150, 16)
+    np.testing.assert_allclose(_tri(x, B, H, S, D, sample={"output": idx}), _tri(x, B, H, S, D)[idx], rtol=1e-14, atol=1e-16)
+
+
+@pytest.mark.parametrize("params", [{"B": 1, "H": 1, "S": 1, "D": 1}, {"B": 4, "H": 8, "S": 32, "D": 128},
+                                    {"B": 2, "H": 16, "S": 256, "D": 256}])
+def test_triangle_attention_mask_generator_invariants(params):
+    B, S = params["B"], params["S"]
+    x, _ = _dataset("triangle_attention", "bf16", params, 3)
+    stored = data.generate(load_task("triangle_attention").variant("bf16"), params, 3)
+    assert stored["attention_mask"].dtype == np.float32  # float in both precisions
+    mask = x["attention_mask"].reshape(B, S, S)
+    assert mask.min() >= 0.0 and mask.max() <= 1.0
+    upper = np.triu(np.ones((S, S), dtype=bool), 1)
+    assert np.all(mask[:, upper] > 0.5)  # j > i masked, as published
+    lower = ~upper
+    masked = mask > 0.5
+    for b in range(B):
+        full_rows = [i for i in range(S) if masked[b, i, : i + 1].all()]
+        assert len(full_rows) >= 1  # at least one fully masked row per batch
+    if S >= 32:
+        share = masked[:, lower].mean()
+        assert 0.10 < share < 0.25  # ~10 % random + the fully masked rows
+        assert np.any(mask[:, lower] == 0.5) and np.any(mask[:, lower] == _HALF_UP)  # both sides of the threshold
+
+
+@pytest.mark.parametrize("precision", ["fp32", "bf16"])
+def test_triangle_attention_mask_traps_fail(precision):
+    # Wrong mask rules (>= 0.5, != 0, or no mask but the causal bound) and NaN for fully masked rows fail.
+    from bench_tasks.compare import compare
+
+    B, H, S, D = 4, 8, 32, 128
+    x, names = _dataset("triangle_attention", precision, {"B": B, "H": H, "S": S, "D": D}, 1)
+    ref = _ref("triangle_attention", x, names, precision)["output"]
+    tol = load_task("triangle_attention").variant(precision).tolerance
+    for wrong in (lambda m: m >= 0.5, lambda m: m != 0.0, lambda m: np.zeros_like(m, dtype=bool)):
+        y = dict(x, attention_mask=np.where(wrong(x["attention_mask"]), 1.0, 0.0))
+        assert not compare("output", _ref("triangle_attention", y, names, precision)["output"], ref, tol).passed
+    nan_rows = np.where(ref == 0.0, np.nan, ref)
+    assert not compare("output", nan_rows, ref, tol).passed
+
+
+def test_triangle_attention_fp32_tolerance_covers_an_emulated_baseline():
+    # The FP32 baseline's arithmetic (FP32 scores, expf, sequential sums) on the smallest paper size.
+    f32 = np.float32
+    B, H, S, D = 4, 8, 32, 128
+    x, names = _dataset("triangle_attention", "fp32", {"B": B, "H": H, "S": S, "D": D}, 2)
+    q, k, v = (x[n].astype(f32).reshape(B * H, S, D) for n in ("query", "key", "value"))
+    mask = x["attention_mask"].astype(f32).reshape(B, S, S)
+    got = np.zeros((B * H, S, D), dtype=f32)
+    for bh in range(B * H):
+        for i in range(S):
+            ok = ~(mask[bh // H, i, : i + 1] > 0.5)
+            if ok.any():
+                s = q[bh, i][None, :] * k[bh, : i + 1] / np.sqrt(f32(D))
+                e = np.exp(s - np.where(ok[:, None], s, -np.finfo(f32).max).max(axis=0)) * ok[:, None]
+                got[bh, i] = np.cumsum(e / np.cumsum(e, axis=0, dtype=f32)[-1] * v[bh, : i + 1], axis=0, dtype=f32)[-1]
+    ref = _ref("triangle_attention", x, names)["output"]
+    tol = load_task("triangle_attention").variant("fp32").tolerance
+    assert (np.abs(got.reshape(-1) - ref) - tol.rtol * np.abs(ref)).max() < 0.2 * tol.atol
