@@ -431,3 +431,125 @@ def test_triangle_attention_fp32_tolerance_covers_an_emulated_baseline():
     ref = _ref("triangle_attention", x, names)["output"]
     tol = load_task("triangle_attention").variant("fp32").tolerance
     assert (np.abs(got.reshape(-1) - ref) - tol.rtol * np.abs(ref)).max() < 0.2 * tol.atol
+
+
+# -- merge_attn_states ---------------------------------------------------------------------------------
+
+FLT_MAX = float(np.finfo(np.float32).max)
+
+
+def _merge_names(T: int, H: int, S: int) -> dict:
+    return {"num_tokens": T, "num_heads": H, "head_size": S}
+
+
+def _merge_loop(x: dict, T: int, H: int, S: int) -> tuple[np.ndarray, np.ndarray]:
+    v_out, lse_out = np.empty(T * H * S), np.empty(H * T)
+    for t in range(T):
+        for h in range(H):
+            pa, pb = x["lse_a"][h * T + t], x["lse_b"][h * T + t]
+            pa = -FLT_MAX if math.isinf(pa) else pa
+            pb = -FLT_MAX if math.isinf(pb) else pb
+            m = max(pa, pb)
+            ea, eb = math.exp(pa - m), math.exp(pb - m)
+            lse_out[h * T + t] = math.log(ea + eb) + m
+            for e in range(S):
+                i = (t * H + h) * S + e
+                v_out[i] = x["V_a"][i] * ea / (ea + eb) + x["V_b"][i] * eb / (ea + eb)
+    return v_out, lse_out
+
+
+def test_merge_attn_states_by_hand():
+    # lse_a = 0, lse_b = ln 3: m = ln 3, weights 1/4 and 3/4. V_a = [4, 8], V_b = [0, 4]
+    # -> V_out = [1 + 0, 2 + 3] = [1, 5]; LSE_out = ln(1/3 + 1) + ln 3 = ln 4.
+    x = {"V_a": [4.0, 8.0], "lse_a": [0.0], "V_b": [0.0, 4.0], "lse_b": [math.log(3)]}
+    out = _ref("merge_attn_states", x, _merge_names(1, 1, 2))
+    np.testing.assert_allclose(out["V_out"], [1.0, 5.0], rtol=1e-15)
+    assert out["LSE_out"][0] == pytest.approx(math.log(4), rel=1e-15)
+
+
+def test_merge_attn_states_infinite_lse_is_an_empty_state():
+    # 4 (t, h) pairs, S = 1 (T = 4, H = 1): lse_a / lse_b = (+inf, 0.5), (-inf, 0.5), (0.25, +inf), (+inf, -inf).
+    # An infinite lse of either sign becomes -FLT_MAX: the other state is taken as is; two empty states
+    # average V and give log 2 - FLT_MAX = -FLT_MAX.
+    inf = math.inf
+    x = {"V_a": [1.0, 2.0, 3.0, 4.0], "lse_a": [inf, -inf, 0.25, inf], "V_b": [-1.0, -2.0, -3.0, 6.0], "lse_b": [0.5, 0.5, inf, -inf]}
+    out = _ref("merge_attn_states", x, _merge_names(4, 1, 1))
+    assert out["V_out"].tolist() == [-1.0, -2.0, 3.0, 5.0]
+    assert out["LSE_out"].tolist() == [0.5, 0.5, 0.25, -FLT_MAX]
+
+
+def test_merge_attn_states_matches_a_loop_with_head_major_lse():
+    T, H, S = 3, 4, 5
+    rng = np.random.default_rng(17)
+    x = {"V_a": rng.uniform(-1, 1, T * H * S), "V_b": rng.uniform(-1, 1, T * H * S),
+         "lse_a": rng.choice([-math.inf, math.inf, -3.0, 0.5, 7.0], H * T), "lse_b": rng.normal(0, 4, H * T)}
+    x["lse_b"][[1, 6]] = [math.inf, -math.inf]
+    v, lse = _merge_loop(x, T, H, S)
+    out = _ref("merge_attn_states", x, _merge_names(T, H, S))
+    np.testing.assert_allclose(out["V_out"], v, rtol=1e-14, atol=1e-15)
+    np.testing.assert_allclose(out["LSE_out"], lse, rtol=1e-14, atol=1e-15)
+
+
+def test_merge_attn_states_sampled_equals_full():
+    T, H, S = 7, 3, 5
+    x, _ = _dataset("merge_attn_states", "fp32", _merge_names(T, H, S), 4)
+    names = _merge_names(T, H, S)
+    full = _ref("merge_attn_states", x, names)
+    sample = {"V_out": _sample(T * H * S, 40, 1), "LSE_out": _sample(H * T, 8, 2)}
+    part = _ref("merge_attn_states", x, names, sample=sample)
+    for o in ("V_out", "LSE_out"):
+        assert np.array_equal(part[o], full[o][sample[o]])
+
+
+@pytest.mark.parametrize("precision", ["fp32", "bf16"])
+def test_merge_attn_states_generator_puts_infinities_on_each_side_and_both(precision):
+    params = {"num_tokens": 512, "num_heads": 32, "head_size": 128}
+    x, _ = _dataset("merge_attn_states", precision, params, 1)
+    a, b = x["lse_a"], x["lse_b"]
+    assert a.size == b.size == 512 * 32
+    finite = np.isfinite(a) & np.isfinite(b)
+    assert 0.65 < finite.mean() < 0.75 and np.abs(a[np.isfinite(a)]).max() <= 1.0
+    for sa in (math.inf, -math.inf):
+        assert 0.03 < np.mean((a == sa) & np.isfinite(b)) < 0.07
+        assert 0.03 < np.mean((b == sa) & np.isfinite(a)) < 0.07
+        for sb in (math.inf, -math.inf):
+            assert 0.015 < np.mean((a == sa) & (b == sb)) < 0.035
+
+
+def _merge_case(precision: str, seed: int = 1) -> tuple:
+    from bench_tasks.compare import check_outputs
+
+    variant = load_task("merge_attn_states").variant(precision)
+    params = {"num_tokens": 512, "num_heads": 32, "head_size": 128}
+    x, names = _dataset("merge_attn_states", precision, params, seed)
+    ref = _ref("merge_attn_states", x, names, precision)
+    dtype = "bfloat16" if precision == "bf16" else "float32"
+    rounded = {k: data.to_float64(data.to_storage(v, dtype), dtype) for k, v in ref.items()}
+
+    def passes(got: dict) -> bool:
+        return all(c.passed for c in check_outputs(variant, got, ref, x, names))
+    return x, names, ref, rounded, passes
+
+
+@pytest.mark.parametrize("precision", ["fp32", "bf16"])
+def test_merge_attn_states_check_accepts_the_stored_empty_state_lse(precision):
+    x, _, ref, rounded, passes = _merge_case(precision)
+    empty = ref["LSE_out"] == -FLT_MAX
+    assert empty.sum() > 0.08 * empty.size  # ~10 % of (t, h) merge two empty states
+    # FP32 stores -FLT_MAX exactly; bf16 rounds it to -inf: both are the published result
+    assert np.all(rounded["LSE_out"][empty] == (-math.inf if precision == "bf16" else -FLT_MAX))
+    assert passes(rounded)
+    assert passes(dict(rounded, LSE_out=np.where(empty, -math.inf, rounded["LSE_out"])))
+
+
+@pytest.mark.parametrize("precision", ["fp32", "bf16"])
+def test_merge_attn_states_check_rejects_wrong_infinity_handling(precision):
+    x, names, ref, rounded, passes = _merge_case(precision)
+    empty = ref["LSE_out"] == -FLT_MAX
+    for wrong in (np.nan, 0.0, -1e30, math.inf):  # at the empty states only
+        assert not passes(dict(rounded, LSE_out=np.where(empty, wrong, rounded["LSE_out"])))
+    # +inf taken as "dominant" (the textbook merge) instead of empty: V_out = V_a where lse_a = +inf
+    T, H, S = 512, 32, 128
+    a_plus = np.repeat((x["lse_a"] == math.inf).reshape(H, T).T[:, :, None], S, axis=2).reshape(-1)
+    textbook = np.where(a_plus & (x["lse_b"].reshape(H, T).T.repeat(S).reshape(-1) != math.inf), x["V_a"], rounded["V_out"])
+    assert not passes(dict(rounded, V_out=textbook))
