@@ -562,3 +562,112 @@ def test_merge_attn_states_check_rejects_wrong_infinity_handling(precision):
     a_plus = np.repeat((x["lse_a"] == math.inf).reshape(H, T).T[:, :, None], S, axis=2).reshape(-1)
     textbook = np.where(a_plus & (x["lse_b"].reshape(H, T).T.repeat(S).reshape(-1) != math.inf), x["V_a"], rounded["V_out"])
     assert not passes(dict(rounded, V_out=textbook))
+
+
+# -- FFT -----------------------------------------------------------------------------------------------
+
+def _fft(re, im, precision: str = "fp32") -> tuple[np.ndarray, np.ndarray]:
+    out = _ref("FFT", {"input_real": re, "input_img": im}, {"N": len(re)}, precision)
+    return out["output_real"], out["output_img"]
+
+
+def test_fft_by_hand_forward_unnormalised_natural_order():
+    # N = 4. A unit impulse at n = 0 -> X = [1, 1, 1, 1]. At n = 1: X[k] = e^(-2 pi i k/4) = [1, -i, -1, i]
+    # (the forward sign, no 1/N, natural order). The constant 1 + i -> X = [4 + 4i, 0, 0, 0].
+    re, im = _fft([1.0, 0, 0, 0], [0.0, 0, 0, 0])
+    assert np.allclose(re, [1, 1, 1, 1], atol=1e-15) and np.allclose(im, 0, atol=1e-15)
+    re, im = _fft([0.0, 1, 0, 0], [0.0, 0, 0, 0])
+    assert np.allclose(re, [1, 0, -1, 0], atol=1e-15) and np.allclose(im, [0, -1, 0, 1], atol=1e-15)
+    re, im = _fft([1.0] * 4, [1.0] * 4)
+    assert np.allclose(re, [4, 0, 0, 0], atol=1e-15) and np.allclose(im, [4, 0, 0, 0], atol=1e-15)
+
+
+@pytest.mark.parametrize("N", [1, 2, 4, 8, 16, 64, 256])
+def test_fft_matches_a_naive_dft(N):
+    rng = np.random.default_rng(N)
+    re, im = rng.uniform(-1, 1, N), rng.uniform(-1, 1, N)
+    n = np.arange(N)
+    dft = np.exp(-2j * np.pi * np.outer(n, n) / N) @ (re + 1j * im)  # O(N^2) sum, no FFT
+    got_re, got_im = _fft(re, im)
+    np.testing.assert_allclose(got_re, dft.real, atol=1e-12 * N)
+    np.testing.assert_allclose(got_im, dft.imag, atol=1e-12 * N)
+
+
+def test_fft_pointer_kinds_are_host_in_fp32_and_device_in_bf16():
+    task = load_task("FFT")
+    for name in ("input_real", "input_img", "output_real", "output_img"):
+        assert task.arg(name).memory_for("fp32") == "host"
+        assert task.arg(name).memory_for("bf16") == "device"
+
+
+def _fft_baseline(re: np.ndarray, im: np.ndarray, precision: str) -> tuple[np.ndarray, np.ndarray]:
+    """The baseline's arithmetic in numpy: bit reversal, then radix-2 stages in FP32 with float twiddles
+    from double (BF16: bf16 twiddles and the data rounded to bf16 after every stage)."""
+    f32 = np.float32
+    N = re.size
+    L = N.bit_length() - 1
+    rnd = _bf16 if precision == "bf16" else (lambda a: np.asarray(a, dtype=f32))
+    t = np.arange(N // 2)
+    wr, wi = rnd(np.cos(-2 * np.pi * t / N).astype(f32)), rnd(np.sin(-2 * np.pi * t / N).astype(f32))
+    i = np.arange(N)
+    rev = np.zeros(N, dtype=np.int64)
+    for b in range(L):
+        rev |= ((i >> b) & 1) << (L - 1 - b)
+    ar, ai = re.astype(f32)[rev], im.astype(f32)[rev]
+    for s in range(1, L + 1):
+        h = 1 << (s - 1)
+        ar, ai = ar.reshape(-1, 2 * h), ai.reshape(-1, 2 * h)
+        w_r, w_i = wr[np.arange(h) * (N >> s)], wi[np.arange(h) * (N >> s)]
+        yr = w_r * ar[:, h:] - w_i * ai[:, h:]
+        yi = w_r * ai[:, h:] + w_i * ar[:, h:]
+        ar = rnd(np.concatenate([ar[:, :h] + yr, ar[:, :h] - yr], axis=1)).reshape(-1)
+        ai = rnd(np.concatenate([ai[:, :h] + yi, ai[:, :h] - yi], axis=1)).reshape(-1)
+    return ar.astype(np.float64), ai.astype(np.float64)
+
+
+def _fft_limit(precision: str, N: int, ref: np.ndarray) -> np.ndarray:
+    tol = _tol("FFT", precision, "output_real", {"N": N})
+    assert tol.scale == "max_abs"
+    return tol.atol * np.abs(ref).max() + tol.rtol * np.abs(ref)
+
+
+@pytest.mark.parametrize("precision", ["fp32", "bf16"])
+@pytest.mark.parametrize("N", [4, 16, 1024, 2048, 4096, 8192, 16384])
+def test_fft_tolerance_covers_the_emulated_baseline_with_margin(precision, N):
+    # Every paper size (and two small ones), seeds 1-3: the baseline's error uses < half of the limit.
+    for seed in (1, 2, 3):
+        x, names = _dataset("FFT", precision, {"N": N}, seed)
+        ref = _ref("FFT", x, names, precision)
+        got = _fft_baseline(x["input_real"], x["input_img"], precision)
+        for g, name in zip(got, ("output_real", "output_img")):
+            r = ref[name]
+            assert np.max(np.abs(g - r) / _fft_limit(precision, N, r)) < 0.5
+
+
+@pytest.mark.parametrize("precision", ["fp32", "bf16"])
+@pytest.mark.parametrize("N", [1024, 2048, 4096, 8192, 16384])
+def test_fft_tolerance_rejects_cheats_and_classic_mistakes_at_every_paper_size(precision, N):
+    from bench_tasks.compare import check_outputs
+
+    variant = load_task("FFT").variant(precision)
+    x, names = _dataset("FFT", precision, {"N": N}, 1)
+    ref = _ref("FFT", x, names, precision)
+    rng = np.random.default_rng(N)
+    z = x["input_real"] + 1j * x["input_img"]
+    spectrum = np.fft.fft(z)
+    L = N.bit_length() - 1
+    rev = np.array([int(format(k, f"0{L}b")[::-1], 2) for k in range(N)])
+    wrong = {
+        "zeros": np.zeros(N, dtype=complex),
+        "constant": np.full(N, ref["output_real"].mean() + 1j * ref["output_img"].mean()),
+        "nan": np.full(N, np.nan + 0j),
+        "shuffled": rng.permutation(spectrum),
+        "bit-reversed order": spectrum[rev],
+        "inverse sign": np.fft.ifft(z) * N,
+        "normalised by 1/N": spectrum / N,
+        "normalised by 1/sqrt(N)": spectrum / math.sqrt(N),
+        "last stage skipped": np.concatenate([np.fft.fft(z[0::2]), np.fft.fft(z[1::2])]),
+    }
+    for what, w in wrong.items():
+        got = {"output_real": w.real.copy(), "output_img": w.imag.copy()}
+        assert not all(c.passed for c in check_outputs(variant, got, ref, x, names)), what
