@@ -671,3 +671,115 @@ def test_fft_tolerance_rejects_cheats_and_classic_mistakes_at_every_paper_size(p
     for what, w in wrong.items():
         got = {"output_real": w.real.copy(), "output_img": w.imag.copy()}
         assert not all(c.passed for c in check_outputs(variant, got, ref, x, names)), what
+
+
+# -- monte_carlo_int and simpson_int -------------------------------------------------------------------
+
+PAPER_N = [16384, 65536, 262144, 1048576, 4194304]
+
+
+def _scalar_case(task: str, precision: str, N: int, seed: int) -> tuple[dict, dict, float, Tolerance]:
+    x, names = _dataset(task, precision, {"N": N}, seed)
+    ref = float(_ref(task, x, names, precision)["result"][0])
+    return x, names, ref, _tol(task, precision, "result", {"N": N})
+
+
+def _stored(value: float, precision: str) -> float:
+    """What a kernel stores for `value`: a float, or a bf16 (round to nearest even)."""
+    if precision == "bf16":
+        return float(_bf16(np.array([value], dtype=np.float32))[0])
+    return float(np.float32(value))
+
+
+def _passes(value: float, ref: float, tol: Tolerance) -> bool:
+    from bench_tasks.compare import compare
+
+    return compare("result", np.array([value]), np.array([ref]), tol).passed
+
+
+def test_monte_carlo_int_by_hand():
+    # y = [1, 2, 3, 6], a = -1, b = 3: (b - a) * mean = 4 * 3 = 12
+    out = _ref("monte_carlo_int", {"y_samples": [1.0, 2.0, 3.0, 6.0]}, {"N": 4, "a": -1.0, "b": 3.0})["result"]
+    assert out.tolist() == [12.0]
+
+
+def test_monte_carlo_int_matches_fsum():
+    y = np.random.default_rng(21).uniform(-10, 10, 1001)
+    out = _ref("monte_carlo_int", {"y_samples": y}, {"N": 1001, "a": -618.5, "b": 437.25})["result"][0]
+    assert out == pytest.approx(1055.75 * math.fsum(y) / 1001, rel=1e-13)
+
+
+@pytest.mark.parametrize("task", ["monte_carlo_int", "simpson_int"])
+def test_result_is_accumulated_in_fp32_and_overwritten_in_bf16(task):
+    t = load_task(task)
+    result = t.arg("result")
+    assert result.role_for("fp32") == "accumulate" and result.role_for("bf16") == "output"
+    assert t.variant("fp32").prototype.param("result").dtype == "float32"
+    assert t.variant("bf16").prototype.param("result").dtype == "bfloat16"
+    assert t.lengths({"N": 16384}, "bf16")["result"] == 1
+    scalars = t.scalar_values({"N": 16384}, "fp32")
+    assert (scalars["a"], scalars["b"]) == (-618.5, 437.25)
+
+
+@pytest.mark.parametrize("task", ["monte_carlo_int", "simpson_int"])
+@pytest.mark.parametrize("precision", ["fp32", "bf16"])
+def test_samples_are_mean_zero_in_fp32_and_positive_in_bf16(task, precision):
+    x, _ = _dataset(task, precision, {"N": 65536}, 1)
+    y = x["y_samples"]
+    if precision == "fp32":
+        assert y.min() >= -10 and y.max() <= 10 and abs(y.mean()) < 0.1
+    else:
+        assert y.min() >= 0 and y.max() <= 20 and abs(y.mean() - 10) < 0.1
+
+
+def _mc_skipping(y: np.ndarray, a: float, b: float, keep: np.ndarray) -> float:
+    """A kernel that skips the samples outside `keep` but still divides by N."""
+    return (b - a) * np.sum(y[keep]) / y.size
+
+
+def _skips(n: int, rng: np.random.Generator) -> dict[str, np.ndarray]:
+    k = math.ceil(0.01 * n)
+    first, last, rand = np.ones(n, bool), np.ones(n, bool), np.ones(n, bool)
+    first[:k], last[n - k:] = False, False
+    rand[rng.choice(n, k, replace=False)] = False
+    return {"first 1 %": first, "last 1 %": last, "random 1 %": rand}
+
+
+@pytest.mark.parametrize("precision", ["fp32", "bf16"])
+@pytest.mark.parametrize("N", PAPER_N)
+def test_monte_carlo_int_skipping_one_percent_of_the_samples_fails_on_seeds_1_to_3(precision, N):
+    for seed in (1, 2, 3):
+        x, names, ref, tol = _scalar_case("monte_carlo_int", precision, N, seed)
+        assert _passes(_stored(ref, precision), ref, tol)
+        for what, keep in _skips(N, np.random.default_rng(seed)).items():
+            got = _stored(_mc_skipping(x["y_samples"], names["a"], names["b"], keep), precision)
+            assert not _passes(got, ref, tol), (seed, what, got, ref)
+
+
+def _atomic_float_sum(terms: np.ndarray, rng: np.random.Generator) -> np.float32:
+    """float32 atomics into one address in an arbitrary (here random) order: a sequential float32 sum."""
+    return np.cumsum(terms[rng.permutation(terms.size)], dtype=np.float32)[-1]
+
+
+@pytest.mark.parametrize("N", PAPER_N)
+def test_monte_carlo_int_emulated_baselines_pass_with_margin(N):
+    f32 = np.float32
+    for seed in (1, 2, 3):
+        rng = np.random.default_rng(seed)
+        # FP32: (b - a) * y_i / N per sample, float atomics in arbitrary order
+        x, names, ref, tol = _scalar_case("monte_carlo_int", "fp32", N, seed)
+        a, b = f32(names["a"]), f32(names["b"])
+        got = float(_atomic_float_sum((b - a) * x["y_samples"].astype(f32) / f32(N), rng))
+        assert abs(got - ref) < 0.25 * (tol.atol + tol.rtol * abs(ref))
+        # BF16: per-thread FP32 partials of a grid-stride loop (262144 threads at most), their atomics,
+        # then bf16((b - a) * (sum / N))
+        x, names, ref, tol = _scalar_case("monte_carlo_int", "bf16", N, seed)
+        threads = min(N, 262144)
+        partials = np.zeros(threads, dtype=f32)
+        y = x["y_samples"].astype(f32)
+        for start in range(0, N, threads):
+            chunk = y[start:start + threads]
+            partials[: chunk.size] += chunk
+        total = _atomic_float_sum(partials, rng)
+        got = _stored(float((b - a) * (total / f32(N))), "bf16")
+        assert abs(got - ref) <= tol.atol + tol.rtol * abs(ref)
