@@ -783,3 +783,82 @@ def test_monte_carlo_int_emulated_baselines_pass_with_margin(N):
         total = _atomic_float_sum(partials, rng)
         got = _stored(float((b - a) * (total / f32(N))), "bf16")
         assert abs(got - ref) <= tol.atol + tol.rtol * abs(ref)
+
+
+def _simpson(y, a: float, b: float) -> float:
+    return float(_ref("simpson_int", {"y_samples": y}, {"N": len(y), "a": a, "b": b})["result"][0])
+
+
+def test_simpson_int_by_hand_exact_for_a_quadratic():
+    # N = 5 on [0, 4] (h = 1), y = x^2: pairs (1/3)(0 + 4*1 + 4) = 8/3 and (1/3)(4 + 4*9 + 16) = 56/3;
+    # total 64/3 = the integral of x^2 over [0, 4] (Simpson is exact for cubics).
+    assert _simpson([0.0, 1.0, 4.0, 9.0, 16.0], 0.0, 4.0) == pytest.approx(64 / 3, rel=1e-15)
+    x = np.linspace(-1.0, 2.0, 7)  # h = 0.5, 3 pairs; integral of x^3 - x over [-1, 2] = 15/4 - 3/2 = 2.25
+    assert _simpson(x**3 - x, -1.0, 2.0) == pytest.approx(2.25, rel=1e-14)
+
+
+def test_simpson_int_drops_the_last_interval_for_even_n():
+    # N = 4 on [0, 3] (h = 1): one full pair (1/3)(1 + 4 + 1) = 2; the interval [2, 3] (y = 100) is dropped.
+    assert _simpson([1.0, 1.0, 1.0, 100.0], 0.0, 3.0) == pytest.approx(2.0, rel=1e-15)
+    # N = 1 and N = 2 hold no full pair: 0.
+    assert _simpson([5.0], 0.0, 1.0) == 0.0 and _simpson([5.0, 7.0], 0.0, 1.0) == 0.0
+
+
+@pytest.mark.parametrize("N", [3, 10, 11])
+def test_simpson_int_matches_a_loop(N):
+    y = np.random.default_rng(N).uniform(-10, 10, N)
+    a, b = -618.5, 437.25
+    h = (b - a) / (N - 1)
+    expected = math.fsum(h / 3 * (y[i] + 4 * y[i + 1] + y[i + 2]) for i in range(0, N, 2) if i + 2 < N)
+    assert _simpson(y, a, b) == pytest.approx(expected, rel=1e-13)
+
+
+def _simpson_skipping(y: np.ndarray, a: float, b: float, keep: np.ndarray) -> float:
+    """A kernel that skips the samples outside `keep` (reads them as 0) but is otherwise right."""
+    return _simpson(np.where(keep, y, 0.0), a, b)
+
+
+@pytest.mark.parametrize("precision", ["fp32", "bf16"])
+@pytest.mark.parametrize("N", PAPER_N)
+def test_simpson_int_skipping_one_percent_of_the_samples_fails_on_seeds_1_to_3(precision, N):
+    for seed in (1, 2, 3):
+        x, names, ref, tol = _scalar_case("simpson_int", precision, N, seed)
+        assert _passes(_stored(ref, precision), ref, tol)
+        for what, keep in _skips(N, np.random.default_rng(seed)).items():
+            got = _stored(_simpson_skipping(x["y_samples"], names["a"], names["b"], keep), precision)
+            assert not _passes(got, ref, tol), (seed, what, got, ref)
+
+
+@pytest.mark.parametrize("N", PAPER_N)
+def test_simpson_int_fp32_rejects_other_quadrature_rules(N):
+    # With the published mean-0 samples the FP32 check pins the weights: the trapezoid rule, or Simpson
+    # weights shifted by one sample, fail. (Integrating the dropped last interval as well moves the result
+    # by only ~h*|y| ~ 1e-3 at 2^20: not caught, a boundary convention of 1 interval in N.)
+    x, names, ref, tol = _scalar_case("simpson_int", "fp32", N, 1)
+    y, h = x["y_samples"], (names["b"] - names["a"]) / (N - 1)
+    trapezoid = h * (y.sum() - (y[0] + y[-1]) / 2)
+    shifted = _simpson(np.roll(y, 1), names["a"], names["b"])
+    for got in (trapezoid, shifted):
+        assert not _passes(_stored(got, "fp32"), ref, tol)
+
+
+@pytest.mark.parametrize("N", PAPER_N)
+def test_simpson_int_emulated_baselines_pass_with_margin(N):
+    f32 = np.float32
+    for seed in (1, 2, 3):
+        rng = np.random.default_rng(seed)
+        for precision in ("fp32", "bf16"):
+            x, names, ref, tol = _scalar_case("simpson_int", precision, N, seed)
+            y, a, b = x["y_samples"].astype(f32), f32(names["a"]), f32(names["b"])
+            h = (b - a) / f32(N - 1)
+            i = np.arange(0, N - 2, 2)
+            terms = h / f32(3) * (y[i] + f32(4) * y[i + 1] + y[i + 2])
+            if precision == "fp32":  # one thread per sample, one float atomic each (odd ones add 0)
+                got = float(_atomic_float_sum(terms, rng))
+                assert abs(got - ref) < 0.25 * (tol.atol + tol.rtol * abs(ref))
+            else:  # per-thread partials over a 262144-thread grid-stride loop, atomics, one bf16 rounding
+                threads = min(N, 262144)
+                partials = np.zeros(threads, dtype=f32)
+                np.add.at(partials, i % threads, terms)
+                got = _stored(float(_atomic_float_sum(partials, rng)), "bf16")
+                assert abs(got - ref) <= tol.atol + tol.rtol * abs(ref)
