@@ -864,3 +864,37 @@ def test_simpson_int_emulated_baselines_pass_with_margin(N):
                 np.add.at(partials, i % threads, terms)
                 got = _stored(float(_atomic_float_sum(partials, rng)), "bf16")
                 assert abs(got - ref) <= tol.atol + tol.rtol * abs(ref)
+
+
+# -- all nine: shapes at the edge sizes, sampling thresholds -------------------------------------------
+
+MY_TASKS = ("silu_and_mul", "rope", "merge_attn_states", "softmax_attention", "triangle_attention", "FFT", "stencil_3d",
+            "monte_carlo_int", "simpson_int")
+
+
+@pytest.mark.parametrize("name", MY_TASKS)
+@pytest.mark.parametrize("precision", ["fp32", "bf16"])
+def test_reference_shapes_at_the_edge_sizes(name, precision):
+    task = load_task(name)
+    variant = task.variant(precision)
+    for params in task.size_list("edge"):
+        x, names = _dataset(name, precision, params, 1)
+        out = task.reference_module.reference(x, names, precision, None)
+        assert sorted(out) == sorted(variant.outputs())
+        lengths = task.lengths(params, precision)
+        for o in variant.outputs():
+            r = np.asarray(out[o]).reshape(-1)
+            assert r.size == lengths[o] and np.all(np.isfinite(r)), (params, o)
+
+
+def test_merge_attn_states_large_sizes_are_checked_in_full():
+    # A sampled check fails non-finite elements as unwritten, and BF16 LSE_out is -inf where both states
+    # are empty: the large sizes must stay below the sampling thresholds.
+    from bench_tasks.harness.settings import HarnessSettings
+
+    settings = HarnessSettings()
+    task = load_task("merge_attn_states")
+    for params in task.size_list("large") + task.size_list("paper"):
+        lengths = task.lengths(params, "bf16")
+        assert max(lengths["V_out"], lengths["LSE_out"]) <= settings.reference_full_elements
+        assert task.work(params, "bf16")[0] <= settings.reference_full_flops
