@@ -18,7 +18,6 @@ from bench_tasks import data, load_task
 from bench_tasks.compare import check_outputs
 from bench_tasks.harness import compile as cc
 from bench_tasks.harness import source as src
-from bench_tasks.prototype import parse
 from bench_tasks.spec import Variant
 from tests.conftest import requires_nvcc
 
@@ -58,8 +57,8 @@ PUBLISHED = {
     "hinge_loss": ('extern "C" void hinge_loss(float* loss, const float* predictions, const int* targets, int N)',
                    'extern "C" void hinge_loss_bf16(__nv_bfloat16* loss, const __nv_bfloat16* predictions, const int* targets, int N)'),
 }
-# The format keys arguments by name in both precisions; these two BF16 prototypes name their output
-# `out` where the FP32 one says `output`, so ours keep `output` (the name is not part of the C type).
+# These two BF16 prototypes name their output `out` where the FP32 one says `output`: the argument is
+# `output` (data, reference, tolerance) with param = { bf16 = "out" }.
 RENAMED_BF16_OUTPUT = {"elu", "gelu"}
 DEFAULTS = {"leaky_RELU": {"alpha": 0.01}, "elu": {"alpha": 1.0}, "selu": {"alpha": 1.67, "lambda": 1.0}}
 
@@ -131,14 +130,16 @@ def test_all_fourteen_tasks_are_present():
 def test_prototypes_are_the_published_ones(name):
     task = load_task(name)
     for precision, published in zip(("fp32", "bf16"), PUBLISHED[name]):
-        ours = task.prototypes[precision]
-        if precision == "bf16" and name in RENAMED_BF16_OUTPUT:
-            assert ours.text == published.replace("__nv_bfloat16* out,", "__nv_bfloat16* output,")
-            theirs = parse(published)
-            assert [(p.ctype, p.pointer, p.const, p.default) for p in ours.params] == \
-                   [(p.ctype, p.pointer, p.const, p.default) for p in theirs.params], "same C type, position by position"
-        else:
-            assert ours.text == published
+        assert task.prototypes[precision].text == published
+
+
+@pytest.mark.parametrize("name", sorted(RENAMED_BF16_OUTPUT))
+def test_the_bf16_output_named_out_is_the_output_argument(name):
+    task = load_task(name)
+    assert task.variant("fp32").param("output").name == "output"
+    bf16 = task.variant("bf16")
+    assert bf16.param("output").name == "out" and bf16.param("output").ctype == "__nv_bfloat16"
+    assert bf16.arg_of(bf16.prototype.param("out")).name == "output" and bf16.outputs() == ["output"]
 
 
 @pytest.mark.parametrize("name", MY_TASKS)
@@ -609,7 +610,7 @@ def test_reduction_losses_are_floats_zeroed_before_every_call(name, size):
     task = load_task(name)
     for precision in ("fp32", "bf16"):
         assert task.arg("loss").role_for(precision) == "accumulate"
-        assert task.variant(precision).prototype.param("loss").dtype == "float32"
+        assert task.variant(precision).param("loss").dtype == "float32"
         assert task.lengths({size: 1024}, precision)["loss"] == 1
 
 
@@ -737,7 +738,7 @@ def test_hinge_loss_has_n_outputs_and_its_inputs_are_as_published(precision):
     assert variant.task.lengths({"N": 262144}, precision)["loss"] == 262144
     stored = data.generate(variant, {"N": 65536}, seed=3)
     assert stored["targets"].dtype == np.int32 and set(np.unique(stored["targets"]).tolist()) == {0, 1}
-    pred = data.to_float64(stored["predictions"], variant.prototype.param("predictions").dtype)
+    pred = data.to_float64(stored["predictions"], variant.param("predictions").dtype)
     assert pred.min() >= -2 and pred.max() <= 2 and pred.min() < -1.9 and pred.max() > 1.9
 
 
@@ -765,7 +766,7 @@ def test_sizes_fit_the_device_and_edges_are_awkward(name):
         variant = task.variant(precision)
         for params in task.size_list("paper") + task.size_list("large") + task.size_list("edge"):
             lengths = task.lengths(params, precision)
-            sizes = {a: lengths[a] * variant.prototype.param(a).itemsize for a in lengths}
+            sizes = {a: lengths[a] * variant.param(a).itemsize for a in lengths}
             assert max(sizes.values()) <= 4 << 30 and sum(sizes.values()) <= 8 << 30, (params, sizes)
     edge = task.size_list("edge")
     assert any(math.prod(p.values()) == 1 for p in edge), "an edge size of one element"

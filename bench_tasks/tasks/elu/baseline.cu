@@ -26,8 +26,7 @@ extern "C" void elu(float* output, const float* input, const int N, float alpha 
   cudaDeviceSynchronize();
 }
 
-// Published: the output parameter is named `out` in the BF16 prototype; the name is not part of the type.
-extern "C" void elu_bf16(__nv_bfloat16* output, const __nv_bfloat16* input, const int N, float alpha = 1.0) {
-  elu_bf16_kernel<<<1, 1024>>>(output, input, N, alpha);
+extern "C" void elu_bf16(__nv_bfloat16* out, const __nv_bfloat16* input, const int N, float alpha = 1.0) {
+  elu_bf16_kernel<<<1, 1024>>>(out, input, N, alpha);
   cudaDeviceSynchronize();
 }

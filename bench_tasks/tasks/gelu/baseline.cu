@@ -28,8 +28,7 @@ extern "C" void gelu(float* output, const float* input, const int N) {
   cudaDeviceSynchronize();
 }
 
-// Published: the output parameter is named `out` in the BF16 prototype; the name is not part of the type.
-extern "C" void gelu_bf16(__nv_bfloat16* output, const __nv_bfloat16* input, const int N) {
-  gelu_bf16_kernel<<<1, 1024>>>(output, input, N);
+extern "C" void gelu_bf16(__nv_bfloat16* out, const __nv_bfloat16* input, const int N) {
+  gelu_bf16_kernel<<<1, 1024>>>(out, input, N);
   cudaDeviceSynchronize();
 }
