@@ -67,3 +67,40 @@ def test_matrix_copy_is_exact_and_a_partial_copy_fails(precision: str) -> None:
     partial = ref.copy()
     partial[-1] = np.nan  # the last element left unwritten (poisoned)
     assert not compare("B", partial, ref, tol).passed
+
+
+# -- matrix_scalar_mul ---------------------------------------------------------------------------
+
+def test_matrix_scalar_mul_by_hand() -> None:
+    # 2 x 2 times -0.5: [[2, -4], [0.5, 1]] -> [[-1, 2], [-0.25, -0.5]]
+    out = _ref("matrix_scalar_mul", {"A": [2.0, -4.0, 0.5, 1.0]}, {"M": 2, "N": 2, "scalar": -0.5})
+    assert out["B"].tolist() == [-1.0, 2.0, -0.25, -0.5]
+
+
+def test_matrix_scalar_mul_scalar_is_the_same_bf16_exact_value_in_both_precisions() -> None:
+    task = load_task("matrix_scalar_mul")
+    assert task.variant("bf16").prototype.param("scalar").dtype == "bfloat16"
+    seen = {p: data.reference_names(task.variant(p), {"M": 2, "N": 2})["scalar"] for p in ("fp32", "bf16")}
+    assert seen["fp32"] == seen["bf16"] == -0.73046875
+
+
+@pytest.mark.parametrize("precision", ["fp32", "bf16"])
+def test_matrix_scalar_mul_emulated_baseline_passes_and_ignoring_the_scalar_fails(precision: str) -> None:
+    x, names = _inputs("matrix_scalar_mul", precision, {"M": 64, "N": 2048}, seed=2)
+    ref = _ref("matrix_scalar_mul", x, names, precision)["B"]
+    tol = _tol("matrix_scalar_mul", precision)
+    product = _f32(x["A"]) * np.float32(names["scalar"])  # the baseline's FP32 product
+    got = product.astype(np.float64) if precision == "fp32" else data.to_float64(data.to_bf16_bits(product), "bfloat16")
+    assert compare("B", got, ref, tol).passed
+    assert not compare("B", x["A"], ref, tol).passed, "B = A ignores the scalar"
+    other = -0.73 if precision == "fp32" else -0.75  # a scalar one bf16 ulp away
+    assert not compare("B", other * x["A"], ref, tol).passed, "another scalar"
+
+
+@pytest.mark.parametrize("M, N", [(5, 7), (300, 11)])
+def test_matrix_scalar_mul_sampled_equals_full(M: int, N: int) -> None:
+    rng = np.random.default_rng(M)
+    x, names = {"A": rng.uniform(-1, 1, M * N)}, {"M": M, "N": N, "scalar": 0.375}
+    idx = _sample(M * N, rng, 100)
+    full = _ref("matrix_scalar_mul", x, names)["B"]
+    assert np.array_equal(_ref("matrix_scalar_mul", x, names, sample={"B": idx})["B"], full[idx])
