@@ -40,6 +40,27 @@ def _f32(values: np.ndarray) -> np.ndarray:
     return np.asarray(values, dtype=np.float32)
 
 
+def _sequential_fp32_dots(a: np.ndarray, b: np.ndarray, chunk: int = 512) -> np.ndarray:
+    """Emulates the baselines' FP32 loop `sum += a[k] * b[k]` (an FMA: one rounding per step) for
+    every row of a (R x K) against b (R x K, or one vector of K shared by all rows): the product is
+    exact in float64, the sum rounded to float32 after every step. Rows are done `chunk` at a time."""
+    out = np.empty(a.shape[0], dtype=np.float32)
+    for r0 in range(0, a.shape[0], chunk):
+        at = np.ascontiguousarray(_f32(a[r0:r0 + chunk]).T).astype(np.float64)  # K x rows
+        bt = np.asarray(b, dtype=np.float64) if b.ndim == 1 else np.ascontiguousarray(_f32(b[r0:r0 + chunk]).T).astype(np.float64)
+        s = np.zeros(at.shape[1], dtype=np.float32)
+        for k in range(at.shape[0]):
+            s = (s + at[k] * bt[k]).astype(np.float32)
+        out[r0:r0 + chunk] = s
+    return out
+
+
+def _stored(values: np.ndarray, precision: str) -> np.ndarray:
+    """float32 results as the kernel stores them (BF16: rounded once), back in float64."""
+    values = _f32(values)
+    return values.astype(np.float64) if precision == "fp32" else data.to_float64(data.to_bf16_bits(values), "bfloat16")
+
+
 # -- matrix_copy ---------------------------------------------------------------------------------
 
 def test_matrix_copy_by_hand() -> None:
@@ -134,3 +155,36 @@ def test_matrix_transpose_sampled_equals_full(M: int, N: int) -> None:
     idx = _sample(M * N, rng, 200)
     full = _ref("matrix_transpose", x, names)["B"]
     assert np.array_equal(_ref("matrix_transpose", x, names, sample={"B": idx})["B"], full[idx])
+
+
+# -- matrix_vector_mul ---------------------------------------------------------------------------
+
+def test_matrix_vector_mul_by_hand() -> None:
+    # A (2x3) = [[1,2,3],[4,5,6]], x = [1, 0, -1] -> y = [1-3, 4-6] = [-2, -2]
+    # A (3x2) = [[1,2],[3,4],[5,6]], x = [1, -1] -> y = [-1, -1, -1]
+    assert _ref("matrix_vector_mul", {"A": [1, 2, 3, 4, 5, 6], "x": [1, 0, -1]}, {"M": 2, "N": 3})["y"].tolist() == [-2.0, -2.0]
+    assert _ref("matrix_vector_mul", {"A": [1, 2, 3, 4, 5, 6], "x": [1, -1]}, {"M": 3, "N": 2})["y"].tolist() == [-1.0] * 3
+
+
+def test_matrix_vector_mul_complexity_is_the_origin_harness_m_times_n() -> None:
+    task = load_task("matrix_vector_mul")
+    assert task.complexity_of({"M": 2048, "N": 65536}) == 2048 * 65536  # not the optimized harness's M*N*N
+    assert "origin" in task.notes["complexity"]
+
+
+@pytest.mark.slow
+@pytest.mark.parametrize("precision", ["fp32", "bf16"])
+def test_matrix_vector_mul_emulated_baseline_passes_at_the_largest_paper_n(precision: str) -> None:
+    # The error grows with the row length N, not with M: 512 rows of the largest paper N (65536).
+    M, N = 512, max(s["N"] for s in load_task("matrix_vector_mul").size_list("paper"))
+    params = {"M": M, "N": N}
+    x, names = _inputs("matrix_vector_mul", precision, params, seed=1)
+    ref = _ref("matrix_vector_mul", x, names, precision)["y"]
+    tol = _tol("matrix_vector_mul", precision)
+    A = x["A"].reshape(M, N)
+    got = _stored(_sequential_fp32_dots(A, x["x"]), precision)
+    cmp = compare("y", got, ref, tol)
+    assert cmp.passed, cmp.message
+    assert cmp.max_abs_err < 0.5 * (tol.atol + tol.rtol * np.abs(ref)).max()
+    column_major = x["A"].reshape(N, M).T @ x["x"]  # A read as column-major
+    assert not compare("y", column_major, ref, tol).passed, "the wrong layout"
