@@ -6,6 +6,8 @@ top_k ...). The generic checks every variant gets are in test_tasks.py."""
 
 from __future__ import annotations
 
+import math
+
 
 import numpy as np
 import pytest
@@ -53,6 +55,17 @@ def _sequential_fp32_dots(a: np.ndarray, b: np.ndarray, chunk: int = 512) -> np.
             s = (s + at[k] * bt[k]).astype(np.float32)
         out[r0:r0 + chunk] = s
     return out
+
+
+def _emulated_dots(rows: int, k: int, precision: str, seed: int = 0) -> tuple[np.ndarray, np.ndarray]:
+    """`rows` independent length-k dot products of U(-1, 1) operands drawn as the harness draws them
+    (float32, rounded to bf16 for BF16): (the baseline's stored results emulated, the float64 values)."""
+    rng = np.random.default_rng(seed)
+    a, b = (data.draw("uniform(-1, 1)", rng, rows * k, single=True).reshape(rows, k) for _ in range(2))
+    if precision == "bf16":
+        a, b = (data.to_float64(data.to_bf16_bits(v), "bfloat16").reshape(rows, k) for v in (a, b))
+    exact = np.einsum("ij,ij->i", np.asarray(a, dtype=np.float64), np.asarray(b, dtype=np.float64))
+    return _stored(_sequential_fp32_dots(a, b), precision), exact
 
 
 def _stored(values: np.ndarray, precision: str) -> np.ndarray:
@@ -188,3 +201,34 @@ def test_matrix_vector_mul_emulated_baseline_passes_at_the_largest_paper_n(preci
     assert cmp.max_abs_err < 0.5 * (tol.atol + tol.rtol * np.abs(ref)).max()
     column_major = x["A"].reshape(N, M).T @ x["x"]  # A read as column-major
     assert not compare("y", column_major, ref, tol).passed, "the wrong layout"
+
+
+# -- square_matrix_mul ---------------------------------------------------------------------------
+
+def test_square_matrix_mul_by_hand_and_order() -> None:
+    # A = [[1,2],[3,4]], B = [[0,1],[1,0]]: A @ B = [[2,1],[4,3]] (columns swapped), B @ A = [[3,4],[1,2]]
+    out = _ref("square_matrix_mul", {"A": [1, 2, 3, 4], "B": [0, 1, 1, 0]}, {"M": 2})
+    assert out["C"].tolist() == [2.0, 1.0, 4.0, 3.0]
+
+
+@pytest.mark.parametrize("M", [1, 37, 300])
+def test_square_matrix_mul_sampled_equals_full_and_a_naive_loop(M: int) -> None:
+    rng = np.random.default_rng(M)
+    x, names = {"A": rng.uniform(-1, 1, M * M), "B": rng.uniform(-1, 1, M * M)}, {"M": M}
+    full = _ref("square_matrix_mul", x, names)["C"]
+    idx = _sample(M * M, rng, 500)
+    assert np.allclose(_ref("square_matrix_mul", x, names, sample={"C": idx})["C"], full[idx], rtol=1e-13, atol=1e-13)
+    for i in idx[:20]:
+        r, c = divmod(int(i), M)
+        assert math.isclose(full[i], sum(x["A"][r * M + k] * x["B"][k * M + c] for k in range(M)), rel_tol=1e-12, abs_tol=1e-12)
+
+
+@pytest.mark.parametrize("precision", ["fp32", "bf16"])
+@pytest.mark.parametrize("M", [4096, 8191])  # the largest paper and large sizes: the error grows with M
+def test_square_matrix_mul_tolerance_covers_the_emulated_baseline(precision: str, M: int) -> None:
+    got, exact = _emulated_dots(1024, M, precision, seed=M)
+    tol = _tol("square_matrix_mul", precision)
+    cmp = compare("C", got, exact, tol)
+    assert cmp.passed, cmp.message
+    if precision == "fp32":  # margin: the worst emulated error is under half of atol
+        assert np.max(np.abs(got - exact)) < 0.5 * tol.atol
