@@ -232,3 +232,48 @@ def test_square_matrix_mul_tolerance_covers_the_emulated_baseline(precision: str
     assert cmp.passed, cmp.message
     if precision == "fp32":  # margin: the worst emulated error is under half of atol
         assert np.max(np.abs(got - exact)) < 0.5 * tol.atol
+
+
+# -- high_order_contraction ----------------------------------------------------------------------
+
+def _hoc_names(a: int, b: int, c: int, x: int, y: int) -> dict[str, int]:
+    return {"a_dim": a, "b_dim": b, "c_dim": c, "x_dim": x, "y_dim": y}
+
+
+def test_high_order_contraction_by_hand() -> None:
+    # a = b = c = 1, x = y = 2: A[0,x,0,y] = [[1,2],[3,4]], B[x,0,y] = [[5,6],[7,8]] -> 5+12+21+32 = 70
+    out = _ref("high_order_contraction", {"A": [1, 2, 3, 4], "B": [5, 6, 7, 8]}, _hoc_names(1, 1, 1, 2, 2))
+    assert out["C"].tolist() == [70.0]
+
+
+def test_high_order_contraction_layout_is_a_x_b_y() -> None:
+    # a = 1, x = 2, b = 2, y = 1, c = 1: A[0,x,b,0] = [[1,2],[3,4]] (x major), B[x,0,0] = [10, 100]
+    # C[0,b,0] = sum_x A[x,b] B[x]: b=0 -> 1*10 + 3*100 = 310, b=1 -> 2*10 + 4*100 = 420
+    # (A read as [a][b][x][y] would give 210 and 430)
+    out = _ref("high_order_contraction", {"A": [1, 2, 3, 4], "B": [10, 100]}, _hoc_names(1, 2, 1, 2, 1))
+    assert out["C"].tolist() == [310.0, 420.0]
+
+
+def test_high_order_contraction_equals_a_naive_loop_and_the_sampled_path() -> None:
+    na, nb, nc, nx, ny = 3, 4, 5, 2, 3
+    rng = np.random.default_rng(11)
+    A, B = rng.uniform(-1, 1, na * nx * nb * ny), rng.uniform(-1, 1, nx * nc * ny)
+    names = _hoc_names(na, nb, nc, nx, ny)
+    full = _ref("high_order_contraction", {"A": A, "B": B}, names)["C"]
+    naive = [sum(A[((a * nx + x) * nb + b) * ny + y] * B[(x * nc + c) * ny + y] for x in range(nx) for y in range(ny))
+             for a in range(na) for b in range(nb) for c in range(nc)]
+    assert np.allclose(full, naive, rtol=1e-13, atol=1e-13)
+    idx = _sample(full.size, rng, 25)
+    sampled = _ref("high_order_contraction", {"A": A, "B": B}, names, sample={"C": idx})["C"]
+    assert np.allclose(sampled, full[idx], rtol=1e-13, atol=1e-13)
+
+
+@pytest.mark.parametrize("precision", ["fp32", "bf16"])
+@pytest.mark.parametrize("terms", [256, 1024])  # x*y of the largest paper and large sizes
+def test_high_order_contraction_tolerance_covers_the_emulated_baseline(precision: str, terms: int) -> None:
+    got, exact = _emulated_dots(8192, terms, precision, seed=terms)
+    tol = _tol("high_order_contraction", precision)
+    cmp = compare("C", got, exact, tol)
+    assert cmp.passed, cmp.message
+    if precision == "fp32":
+        assert np.max(np.abs(got - exact)) < 0.5 * tol.atol
