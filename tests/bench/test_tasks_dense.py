@@ -277,3 +277,36 @@ def test_high_order_contraction_tolerance_covers_the_emulated_baseline(precision
     assert cmp.passed, cmp.message
     if precision == "fp32":
         assert np.max(np.abs(got - exact)) < 0.5 * tol.atol
+
+
+# -- conv_1d -------------------------------------------------------------------------------------
+
+def test_conv_1d_by_hand_is_a_cross_correlation_without_flip() -> None:
+    # input [1, 2, 3], kernel [1, 10]: [1*1 + 2*10, 2*1 + 3*10] = [21, 32] (a flipped kernel gives [12, 23])
+    out = _ref("conv_1d", {"input": [1, 2, 3], "kernel": [1, 10]}, {"input_size": 3, "kernel_size": 2})
+    assert out["output"].tolist() == [21.0, 32.0]
+    # kernel as long as the input: one output, the dot product 1*4 + 2*5 + 3*6 = 32
+    assert _ref("conv_1d", {"input": [1, 2, 3], "kernel": [4, 5, 6]}, {"input_size": 3, "kernel_size": 3})["output"].tolist() == [32.0]
+
+
+@pytest.mark.parametrize("n, k", [(50, 7), (1000, 1), (257, 256), (3000, 64)])
+def test_conv_1d_equals_a_naive_loop_and_the_sampled_path(n: int, k: int) -> None:
+    rng = np.random.default_rng(n + k)
+    x, names = {"input": rng.uniform(-1, 1, n), "kernel": rng.uniform(-1, 1, k)}, {"input_size": n, "kernel_size": k}
+    full = _ref("conv_1d", x, names)["output"]
+    assert full.size == n - k + 1 == load_task("conv_1d").lengths(names, "fp32")["output"]
+    naive = [sum(x["input"][i + j] * x["kernel"][j] for j in range(k)) for i in range(n - k + 1)]
+    assert np.allclose(full, naive, rtol=1e-12, atol=1e-12)
+    idx = _sample(full.size, rng, 100)
+    assert np.allclose(_ref("conv_1d", x, names, sample={"output": idx})["output"], full[idx], rtol=1e-13, atol=1e-13)
+
+
+@pytest.mark.parametrize("precision", ["fp32", "bf16"])
+@pytest.mark.parametrize("taps", [256, 1024])  # the largest paper and large kernels
+def test_conv_1d_tolerance_covers_the_emulated_baseline(precision: str, taps: int) -> None:
+    got, exact = _emulated_dots(8192, taps, precision, seed=taps + 1)
+    tol = _tol("conv_1d", precision)
+    cmp = compare("output", got, exact, tol)
+    assert cmp.passed, cmp.message
+    if precision == "fp32":
+        assert np.max(np.abs(got - exact)) < 0.5 * tol.atol
