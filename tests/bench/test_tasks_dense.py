@@ -310,3 +310,46 @@ def test_conv_1d_tolerance_covers_the_emulated_baseline(precision: str, taps: in
     assert cmp.passed, cmp.message
     if precision == "fp32":
         assert np.max(np.abs(got - exact)) < 0.5 * tol.atol
+
+
+# -- conv_2d -------------------------------------------------------------------------------------
+
+def _conv2d_names(rows: int, cols: int, kr: int, kc: int) -> dict[str, int]:
+    return {"input_rows": rows, "input_cols": cols, "kernel_rows": kr, "kernel_cols": kc}
+
+
+def test_conv_2d_by_hand_is_a_cross_correlation_without_flip() -> None:
+    # input [[1,2,3],[4,5,6],[7,8,9]], kernel [[1,10],[100,1000]]:
+    # out[0,0] = 1 + 2*10 + 4*100 + 5*1000 = 5421, out[0,1] = 2 + 30 + 500 + 6000 = 6532,
+    # out[1,0] = 4 + 50 + 700 + 8000 = 8754,     out[1,1] = 5 + 60 + 800 + 9000 = 9865
+    x = {"input": [1, 2, 3, 4, 5, 6, 7, 8, 9], "kernel": [1, 10, 100, 1000]}
+    assert _ref("conv_2d", x, _conv2d_names(3, 3, 2, 2))["output"].tolist() == [5421.0, 6532.0, 8754.0, 9865.0]
+    # a non-square input and kernel, row-major: input 2x3 [[1,2,3],[4,5,6]], kernel 1x2 [1,-1] -> [[-1,-1],[-1,-1]]
+    # kernel 2x1 [[1],[2]] -> [1+8, 2+10, 3+12] = [9, 12, 15]
+    assert _ref("conv_2d", {"input": [1, 2, 3, 4, 5, 6], "kernel": [1, -1]}, _conv2d_names(2, 3, 1, 2))["output"].tolist() == [-1.0] * 4
+    assert _ref("conv_2d", {"input": [1, 2, 3, 4, 5, 6], "kernel": [1, 2]}, _conv2d_names(2, 3, 2, 1))["output"].tolist() == [9.0, 12.0, 15.0]
+
+
+@pytest.mark.parametrize("rows, cols, kr, kc", [(9, 13, 3, 5), (20, 4, 1, 4), (16, 16, 16, 16), (40, 70, 8, 3)])
+def test_conv_2d_equals_a_naive_loop_and_the_sampled_path(rows: int, cols: int, kr: int, kc: int) -> None:
+    rng = np.random.default_rng(rows * cols + kr)
+    x = {"input": rng.uniform(-1, 1, rows * cols), "kernel": rng.uniform(-1, 1, kr * kc)}
+    names = _conv2d_names(rows, cols, kr, kc)
+    full = _ref("conv_2d", x, names)["output"]
+    orows, ocols = rows - kr + 1, cols - kc + 1
+    assert full.size == orows * ocols == load_task("conv_2d").lengths(names, "fp32")["output"]
+    img, k = x["input"].reshape(rows, cols), x["kernel"].reshape(kr, kc)
+    naive = [sum(img[r + m, c + n] * k[m, n] for m in range(kr) for n in range(kc)) for r in range(orows) for c in range(ocols)]
+    assert np.allclose(full, naive, rtol=1e-11, atol=1e-12)
+    idx = _sample(full.size, rng, 200)
+    assert np.allclose(_ref("conv_2d", x, names, sample={"output": idx})["output"], full[idx], rtol=1e-11, atol=1e-12)
+
+
+@pytest.mark.parametrize("precision", ["fp32", "bf16"])
+def test_conv_2d_tolerance_covers_the_emulated_baseline(precision: str) -> None:
+    got, exact = _emulated_dots(8192, 32 * 32, precision, seed=32)  # the largest kernel, paper and large
+    tol = _tol("conv_2d", precision)
+    cmp = compare("output", got, exact, tol)
+    assert cmp.passed, cmp.message
+    if precision == "fp32":
+        assert np.max(np.abs(got - exact)) < 0.5 * tol.atol
