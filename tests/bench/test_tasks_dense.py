@@ -23,8 +23,11 @@ def _ref(task: str, x: dict, names: dict, precision: str = "fp32", sample: dict 
     return {k: np.asarray(v, dtype=np.float64).reshape(-1) for k, v in out.items()}
 
 
-def _tol(task: str, precision: str) -> Tolerance:
-    return load_task(task).variant(precision).tolerance
+def _tol(task: str, precision: str, output: str | None = None, params: dict | None = None) -> Tolerance:
+    """The tolerance of `output` (default: the first output) at the size `params` (none: numbers only)."""
+    t = load_task(task)
+    variant = t.variant(precision)
+    return variant.tolerance_for(output or variant.outputs()[0], t.names(params, precision) if params else {})
 
 
 def _inputs(task: str, precision: str, params: dict, seed: int) -> tuple[dict[str, np.ndarray], dict]:
