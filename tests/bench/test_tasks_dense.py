@@ -356,3 +356,59 @@ def test_conv_2d_tolerance_covers_the_emulated_baseline(precision: str) -> None:
     assert cmp.passed, cmp.message
     if precision == "fp32":
         assert np.max(np.abs(got - exact)) < 0.5 * tol.atol
+
+
+# -- max_pooling_2d ------------------------------------------------------------------------------
+
+def _pool_names(n: int, c: int, h: int, w: int, k: int, s: int, p: int) -> dict[str, int]:
+    return {"N": n, "C": c, "H": h, "W": w, "kernel_size": k, "stride": s, "padding": p}
+
+
+def test_max_pooling_2d_by_hand() -> None:
+    # [[1,2,3],[4,5,6],[7,8,9]], k = 2, s = 1, p = 0 -> [[5,6],[8,9]]
+    out = _ref("max_pooling_2d", {"input": range(1, 10)}, _pool_names(1, 1, 3, 3, 2, 1, 0))
+    assert out["output"].tolist() == [5.0, 6.0, 8.0, 9.0]
+
+
+def test_max_pooling_2d_padding_is_ignored_not_zero() -> None:
+    # -[[1,2,3],[4,5,6],[7,8,9]], k = 2, s = 1, p = 1: out 4x4, each window clipped to the image;
+    # a zero padding would give 0 on the whole border.
+    out = _ref("max_pooling_2d", {"input": [-v for v in range(1, 10)]}, _pool_names(1, 1, 3, 3, 2, 1, 1))
+    assert out["output"].tolist() == [-1, -1, -2, -3, -1, -1, -2, -3, -4, -4, -5, -6, -7, -7, -8, -9]
+
+
+def test_max_pooling_2d_layout_is_nchw_planes_pooled_separately() -> None:
+    # N = 1, C = 2, H = 1, W = 4, k = 1, s = 2: out_W = 2 picks columns 0 and 2 of each plane:
+    # plane 0 [1, 9, 2, 3] -> [1, 2], plane 1 [8, 0, 7, 6] -> [8, 7]
+    out = _ref("max_pooling_2d", {"input": [1, 9, 2, 3, 8, 0, 7, 6]}, _pool_names(1, 2, 1, 4, 1, 2, 0))
+    assert out["output"].tolist() == [1.0, 2.0, 8.0, 7.0]
+    # N = 2, C = 1, H = 2, W = 4, k = 2, s = 2: image 0 [[1,9,2,3],[5,5,5,5]] -> [9, 5],
+    # image 1 [[8,0,7,6],[1,1,1,1]] -> [8, 7]
+    x = {"input": [1, 9, 2, 3, 5, 5, 5, 5, 8, 0, 7, 6, 1, 1, 1, 1]}
+    assert _ref("max_pooling_2d", x, _pool_names(2, 1, 2, 4, 2, 2, 0))["output"].tolist() == [9.0, 5.0, 8.0, 7.0]
+
+
+@pytest.mark.parametrize("n, c, h, w, k, s, p", [(2, 3, 9, 11, 3, 2, 1), (1, 1, 10, 10, 2, 3, 0), (1, 2, 7, 5, 4, 1, 3),
+                                                 (3, 1, 13, 6, 5, 2, 2)])
+def test_max_pooling_2d_equals_a_naive_loop_and_the_sampled_path(n: int, c: int, h: int, w: int, k: int, s: int, p: int) -> None:
+    rng = np.random.default_rng(h * w + k)
+    names = _pool_names(n, c, h, w, k, s, p)
+    x = {"input": rng.uniform(-1, 1, n * c * h * w)}
+    full = _ref("max_pooling_2d", x, names)["output"]
+    oh, ow = (h + 2 * p - k) // s + 1, (w + 2 * p - k) // s + 1
+    img = x["input"].reshape(n * c, h, w)
+    naive = [max(img[pl, r, q] for r in range(i * s - p, i * s - p + k) for q in range(j * s - p, j * s - p + k) if 0 <= r < h and 0 <= q < w)
+             for pl in range(n * c) for i in range(oh) for j in range(ow)]
+    assert full.size == load_task("max_pooling_2d").lengths(names, "fp32")["output"]
+    assert full.tolist() == naive
+    idx = _sample(full.size, rng, 60)
+    assert _ref("max_pooling_2d", x, names, sample={"output": idx})["output"].tolist() == full[idx].tolist()
+
+
+def test_max_pooling_2d_sizes_have_no_empty_window() -> None:
+    task = load_task("max_pooling_2d")
+    for size_set in ("paper", "large", "edge"):
+        for s in task.size_list(size_set):
+            assert s["padding"] < s["kernel_size"] <= s["H"] + 2 * s["padding"], s
+            assert s["kernel_size"] <= s["W"] + 2 * s["padding"] and s["N"] * s["C"] <= 65535, s  # grid.z
+    assert len(task.size_list("paper")) == 24
