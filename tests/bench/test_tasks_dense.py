@@ -412,3 +412,39 @@ def test_max_pooling_2d_sizes_have_no_empty_window() -> None:
             assert s["padding"] < s["kernel_size"] <= s["H"] + 2 * s["padding"], s
             assert s["kernel_size"] <= s["W"] + 2 * s["padding"] and s["N"] * s["C"] <= 65535, s  # grid.z
     assert len(task.size_list("paper")) == 24
+
+
+# -- reverse_array -------------------------------------------------------------------------------
+
+def test_reverse_array_by_hand() -> None:
+    assert _ref("reverse_array", {"input": [1, 2, 3]}, {"N": 3})["output"].tolist() == [3.0, 2.0, 1.0]
+    assert _ref("reverse_array", {"input": [1, 2, 3, 4]}, {"N": 4})["output"].tolist() == [4.0, 3.0, 2.0, 1.0]
+    assert _ref("reverse_array", {"input": [7]}, {"N": 1})["output"].tolist() == [7.0]
+
+
+@pytest.mark.parametrize("N", [1, 2, 3, 511, 512, 513, 100001])
+def test_reverse_array_emulated_baseline_pairs_cover_every_element(N: int) -> None:
+    # The baseline's threads: idx in [0, blocks*256) with idx <= N/2 write the pair (idx, N-1-idx).
+    rng = np.random.default_rng(N)
+    v = rng.uniform(-1, 1, N)
+    blocks = ((N + 1) // 2 + 255) // 256
+    out = np.full(N, np.nan)
+    idx = np.arange(blocks * 256)
+    idx = idx[idx <= N // 2]
+    out[idx], out[N - 1 - idx] = v[N - 1 - idx], v[idx]
+    ref = _ref("reverse_array", {"input": v}, {"N": N})["output"]
+    tol = _tol("reverse_array", "fp32")
+    assert compare("output", out, ref, tol).passed
+    if N > 1:
+        half = out.copy()
+        half[N // 2 + N % 2:] = np.nan  # only the first half written
+        assert not compare("output", half, ref, tol).passed
+        assert not compare("output", v, ref, tol).passed, "the input unchanged is not reversed"
+
+
+def test_reverse_array_sampled_equals_full() -> None:
+    rng = np.random.default_rng(9)
+    v = rng.uniform(-1, 1, 1001)
+    idx = _sample(v.size, rng, 100)
+    full = _ref("reverse_array", {"input": v}, {"N": v.size})["output"]
+    assert np.array_equal(_ref("reverse_array", {"input": v}, {"N": v.size}, sample={"output": idx})["output"], full[idx])
