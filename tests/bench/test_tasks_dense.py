@@ -448,3 +448,73 @@ def test_reverse_array_sampled_equals_full() -> None:
     idx = _sample(v.size, rng, 100)
     full = _ref("reverse_array", {"input": v}, {"N": v.size})["output"]
     assert np.array_equal(_ref("reverse_array", {"input": v}, {"N": v.size}, sample={"output": idx})["output"], full[idx])
+
+
+# -- sorting -------------------------------------------------------------------------------------
+
+def _baseline_merge_sort(values: np.ndarray) -> np.ndarray:
+    """The baseline's algorithm in Python: bottom-up merges with the double pass and the skip."""
+    data, temp = list(values), list(values)
+    n, width = len(values), 1
+
+    def merge(src: list, dst: list) -> None:
+        for left in range(0, n, 2 * width):
+            mid, right = min(left + width, n), min(left + 2 * width, n)
+            if mid >= right:
+                continue  # second run empty: skipped
+            i, j, k = left, mid, left
+            while i < mid and j < right:
+                if src[i] <= src[j]:
+                    dst[k], i = src[i], i + 1
+                else:
+                    dst[k], j = src[j], j + 1
+                k += 1
+            dst[k:right] = src[i:mid] + src[j:right]
+
+    while width < n:
+        merge(temp, data)
+        merge(data, temp)
+        width *= 2
+    return np.array(temp)
+
+
+def test_sorting_by_hand_with_ties() -> None:
+    out = _ref("sorting", {"data": [0.5, -1.0, 0.5, 0.0, 2.0, -1.0]}, {"N": 6})
+    assert out["data"].tolist() == [-1.0, -1.0, 0.0, 0.5, 0.5, 2.0]
+
+
+@pytest.mark.parametrize("precision", ["fp32", "bf16"])
+@pytest.mark.parametrize("N", [1, 2, 3, 255, 257, 1000])
+def test_sorting_emulated_baseline_passes_and_wrong_sorts_fail(precision: str, N: int) -> None:
+    x, names = _inputs("sorting", precision, {"N": N}, seed=N)
+    ref = _ref("sorting", x, names, precision)["data"]
+    tol = _tol("sorting", precision)
+    assert compare("data", _baseline_merge_sort(x["data"]), ref, tol).passed
+    if N < 3:
+        return
+    if precision == "bf16" and N >= 255:
+        assert np.unique(ref).size < ref.size, "bf16 inputs have ties"
+    assert not compare("data", ref[::-1], ref, tol).passed, "descending"
+    assert not compare("data", x["data"], ref, tol).passed, "unsorted"
+    halves = np.concatenate([np.sort(x["data"][: N // 2]), np.sort(x["data"][N // 2:])])  # last merge missing
+    assert not compare("data", halves, ref, tol).passed
+    dup = ref.copy()
+    dup[-1] = dup[-2]  # sorted but not a permutation of the input (the largest value lost)
+    if dup[-1] != ref[-1]:
+        assert not compare("data", dup, ref, tol).passed
+
+
+def test_sorting_accepts_any_order_of_equal_values_and_signed_zeros() -> None:
+    ref = _ref("sorting", {"data": [0.0, 1.0, -0.0, 1.0]}, {"N": 4})["data"]
+    tol = _tol("sorting", "fp32")
+    assert compare("data", np.array([-0.0, 0.0, 1.0, 1.0]), ref, tol).passed
+    assert compare("data", np.array([0.0, -0.0, 1.0, 1.0]), ref, tol).passed
+
+
+def test_sorting_is_in_place_with_the_origin_complexity() -> None:
+    task = load_task("sorting")
+    assert task.arg("data").role_for("fp32") == task.arg("data").role_for("bf16") == "inout"
+    assert task.complexity_of({"N": 65536}) == 65536 * 16
+    assert task.complexity_of({"N": 1000}) == 9965  # (long)(1000 * log2(1000)) = (long)9965.78...
+    assert task.complexity_of({"N": 1}) == 0
+    assert "origin" in task.notes["complexity"]
