@@ -518,3 +518,36 @@ def test_sorting_is_in_place_with_the_origin_complexity() -> None:
     assert task.complexity_of({"N": 1000}) == 9965  # (long)(1000 * log2(1000)) = (long)9965.78...
     assert task.complexity_of({"N": 1}) == 0
     assert "origin" in task.notes["complexity"]
+
+
+# -- prefix_sum ----------------------------------------------------------------------------------
+
+_SCAN_SIZES = [s for size_set in ("paper", "large") for s in load_task("prefix_sum").size_list(size_set)]
+
+
+def test_prefix_sum_by_hand_is_inclusive() -> None:
+    # [1, 2, 3, -4] -> [1, 1+2, 1+2+3, 1+2+3-4] = [1, 3, 6, 2] (exclusive would be [0, 1, 3, 6])
+    assert _ref("prefix_sum", {"input": [1, 2, 3, -4]}, {"N": 4})["output"].tolist() == [1.0, 3.0, 6.0, 2.0]
+
+
+def test_prefix_sum_tolerance_grows_with_n() -> None:
+    atols = [_tol("prefix_sum", "fp32", "output", s).atol for s in _SCAN_SIZES]
+    assert atols == sorted(atols) and atols[-1] > 100 * atols[0]
+    assert _tol("prefix_sum", "fp32", "output", {"N": 262144}).atol == pytest.approx(1e-7 * 262144)
+
+
+@pytest.mark.parametrize("precision", ["fp32", "bf16"])
+@pytest.mark.parametrize("params", _SCAN_SIZES, ids=lambda s: f"N{s['N']}")
+def test_prefix_sum_emulated_baseline_passes_and_a_shifted_scan_fails(precision: str, params: dict) -> None:
+    tol = _tol("prefix_sum", precision, "output", params)
+    for seed in (1, 2, 3):
+        x, names = _inputs("prefix_sum", precision, params, seed)
+        ref = _ref("prefix_sum", x, names, precision)["output"]
+        running = np.cumsum(_f32(x["input"]), dtype=np.float32)  # the baseline: a sequential FP32 running sum
+        cmp = compare("output", _stored(running, precision), ref, tol)
+        assert cmp.passed, cmp.message
+        assert np.abs(running - ref).max() < 0.5 * tol.atol, "margin: the FP32 error stays under half of atol"
+        exclusive = np.concatenate([[0.0], ref[:-1]])  # one element late
+        early = np.concatenate([ref[1:], ref[-1:]])  # one element early
+        assert not compare("output", _stored(exclusive, precision), ref, tol).passed, "an exclusive scan"
+        assert not compare("output", _stored(early, precision), ref, tol).passed, "a scan shifted by one"
