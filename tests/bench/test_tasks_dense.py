@@ -551,3 +551,62 @@ def test_prefix_sum_emulated_baseline_passes_and_a_shifted_scan_fails(precision:
         early = np.concatenate([ref[1:], ref[-1:]])  # one element early
         assert not compare("output", _stored(exclusive, precision), ref, tol).passed, "an exclusive scan"
         assert not compare("output", _stored(early, precision), ref, tol).passed, "a scan shifted by one"
+
+
+# -- matrix_power --------------------------------------------------------------------------------
+
+def _bf16(values: np.ndarray) -> np.ndarray:
+    return data.to_float64(data.to_bf16_bits(_f32(values)), "bfloat16").reshape(np.shape(values))
+
+
+def test_matrix_power_by_hand() -> None:
+    # [[1,1],[0,1]]^5 = [[1,5],[0,1]];  [[2,0],[1,3]]^3: [[2,0],[1,3]]^2 = [[4,0],[5,9]], times it = [[8,0],[19,27]]
+    assert _ref("matrix_power", {"A": [1, 1, 0, 1]}, {"N": 2, "P": 5})["B"].tolist() == [1.0, 5.0, 0.0, 1.0]
+    assert _ref("matrix_power", {"A": [2, 0, 1, 3]}, {"N": 2, "P": 3})["B"].tolist() == [8.0, 0.0, 19.0, 27.0]
+
+
+def test_matrix_power_fp32_takes_host_pointers_and_bf16_device_pointers() -> None:
+    task = load_task("matrix_power")
+    for name in ("A", "B"):
+        assert task.arg(name).memory_for("fp32") == "host" and task.arg(name).memory_for("bf16") == "device"
+    assert all(s["P"] >= 2 for set_ in ("paper", "large", "edge") for s in task.size_list(set_))
+    assert "cudaMalloc" in task.notes["timed"] and "host" in task.notes["timed"]
+
+
+@pytest.mark.parametrize("N, P", [(256, 16), (256, 2), (512, 11)])
+def test_matrix_power_bf16_tolerance_covers_per_product_rounding(N: int, P: int) -> None:
+    x, names = _inputs("matrix_power", "bf16", {"N": N, "P": P}, seed=N + P)
+    ref = _ref("matrix_power", x, names, "bf16")["B"]
+    tol = _tol("matrix_power", "bf16", "B", {"N": N, "P": P})
+    A = x["A"].reshape(N, N)
+    R = _bf16(A @ A)  # the baseline: every product rounded to bf16 (its FP32 sums are far finer)
+    for _ in range(P - 2):
+        R = _bf16(R @ A)
+    got = R.reshape(-1)
+    cmp = compare("B", got, ref, tol)
+    assert cmp.passed, cmp.message
+    margin = Tolerance(tol.atol / 2, tol.rtol, tol.scale)  # the same error passes half the atol
+    assert compare("B", got, ref, margin).passed
+    assert compare("B", _bf16(ref), ref, tol).passed, "rounding only the final result passes too"
+    assert not compare("B", np.linalg.matrix_power(A, P - 1).reshape(-1), ref, tol).passed, "A^(P-1)"
+    if P > 2:
+        assert not compare("B", _bf16(A @ A).reshape(-1), ref, tol).passed, "A^2"
+
+
+@pytest.mark.parametrize("N, P", [(64, 16), (96, 5)])
+def test_matrix_power_fp32_tolerance_covers_the_emulated_naive_products(N: int, P: int) -> None:
+    x, names = _inputs("matrix_power", "fp32", {"N": N, "P": P}, seed=N)
+    ref = _ref("matrix_power", x, names)["B"]
+    tol = _tol("matrix_power", "fp32", "B", {"N": N, "P": P})
+    A = _f32(x["A"].reshape(N, N))
+
+    def naive(X: np.ndarray, Y: np.ndarray) -> np.ndarray:  # sequential FP32 sums, one per output
+        return _sequential_fp32_dots(np.repeat(X, N, axis=0), np.tile(Y.T, (N, 1)), chunk=4096).reshape(N, N)
+
+    R = naive(A, A)
+    for _ in range(P - 2):
+        R = naive(R, A)
+    got = R.astype(np.float64).reshape(-1)
+    assert compare("B", got, ref, Tolerance(tol.atol / 4, tol.rtol, tol.scale)).passed, "4x margin"
+    A_tf32 = (A.view(np.uint32) & np.uint32(0xFFFFE000)).view(np.float32).astype(np.float64)  # 10-bit mantissa
+    assert not compare("B", np.linalg.matrix_power(A_tf32, P).reshape(-1), ref, tol).passed, "TF32 inputs"
