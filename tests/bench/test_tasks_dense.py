@@ -610,3 +610,18 @@ def test_matrix_power_fp32_tolerance_covers_the_emulated_naive_products(N: int, 
     assert compare("B", got, ref, Tolerance(tol.atol / 4, tol.rtol, tol.scale)).passed, "4x margin"
     A_tf32 = (A.view(np.uint32) & np.uint32(0xFFFFE000)).view(np.float32).astype(np.float64)  # 10-bit mantissa
     assert not compare("B", np.linalg.matrix_power(A_tf32, P).reshape(-1), ref, tol).passed, "TF32 inputs"
+
+
+@pytest.mark.parametrize("params", load_task("matrix_power").size_list("edge"), ids=lambda s: f"N{s['N']}P{s['P']}")
+def test_matrix_power_edge_sizes_pass_the_emulated_bf16_baseline_on_many_seeds(params: dict) -> None:
+    N, P = params["N"], params["P"]
+    tol = _tol("matrix_power", "bf16", "B", params)
+    for seed in range(40 if N < 100 else 4):
+        x, names = _inputs("matrix_power", "bf16", params, seed)
+        A = x["A"].reshape(N, N)
+        R = _bf16(A @ A)
+        for _ in range(P - 2):
+            R = _bf16(R @ A)
+        ref = _ref("matrix_power", x, names, "bf16")["B"]
+        cmp = compare("B", R.reshape(-1), ref, tol)
+        assert cmp.passed, f"seed {seed}: {cmp.message}"
