@@ -13,7 +13,7 @@ import numpy as np
 import pytest
 
 from bench_tasks import data, load_task
-from bench_tasks.compare import compare
+from bench_tasks.compare import check_outputs, compare
 from bench_tasks.spec import Tolerance
 
 
@@ -625,3 +625,78 @@ def test_matrix_power_edge_sizes_pass_the_emulated_bf16_baseline_on_many_seeds(p
         ref = _ref("matrix_power", x, names, "bf16")["B"]
         cmp = compare("B", R.reshape(-1), ref, tol)
         assert cmp.passed, f"seed {seed}: {cmp.message}"
+
+
+# -- top_k ---------------------------------------------------------------------------------------
+
+def _top_k_check(got_values: np.ndarray, got_indices: np.ndarray, x: dict, names: dict, precision: str = "fp32") -> list:
+    variant = load_task("top_k").variant(precision)
+    ref = _ref("top_k", x, names, precision)
+    got = {"top_k_values": np.asarray(got_values, dtype=np.float64), "top_k_indices": np.asarray(got_indices, dtype=np.int64)}
+    return check_outputs(variant, got, ref, {k: np.asarray(v, dtype=np.float64) for k, v in x.items()}, names)
+
+
+def _top_k_passes(got_values: np.ndarray, got_indices: np.ndarray, x: dict, names: dict, precision: str = "fp32") -> bool:
+    return all(c.passed for c in _top_k_check(got_values, got_indices, x, names, precision))
+
+
+def _baseline_top_k(values: np.ndarray, k: int) -> tuple[np.ndarray, np.ndarray]:
+    """The baseline in Python: the merge sort of (value, index) pairs, value descending then index ascending."""
+    keys = [(-float(v), i) for i, v in enumerate(values)]
+    order = [i for _, i in sorted(keys)][:k]  # (-value, index) ascending == value descending, index ascending
+    return values[order], np.array(order)
+
+
+def test_top_k_by_hand_ties_go_to_the_smaller_index() -> None:
+    # input [0.5, 0.9, 0.5, -1, 0.9], k = 3 -> values [0.9, 0.9, 0.5], indices [1, 4, 0]
+    x, names = {"input": np.array([0.5, 0.9, 0.5, -1.0, 0.9])}, {"N": 5, "k": 3}
+    out = _ref("top_k", x, names)
+    assert out["top_k_values"].tolist() == [0.9, 0.9, 0.5]
+    assert out["top_k_indices"].tolist() == [1.0, 4.0, 0.0]
+
+
+def test_top_k_accepts_every_valid_tie_choice_and_rejects_invalid_indices() -> None:
+    x, names = {"input": np.array([0.5, 0.9, 0.5, -1.0, 0.9, 0.1])}, {"N": 6, "k": 3}
+    v = [0.9, 0.9, 0.5]
+    assert _top_k_passes(v, [1, 4, 0], x, names), "the reference"
+    assert _top_k_passes(v, [4, 1, 0], x, names), "equal values in the other order"
+    assert _top_k_passes(v, [1, 4, 2], x, names), "the other tied element at the k-th value"
+    assert not _top_k_passes(v, [1, 4, 3], x, names), "index 3 holds -1, not 0.5"
+    assert not _top_k_passes(v, [1, 1, 0], x, names), "a duplicated index"
+    assert not _top_k_passes(v, [1, 4, 6], x, names), "out of range"
+    assert not _top_k_passes(v, [1, 4, -1], x, names), "unwritten (poisoned to -1)"
+    assert not _top_k_passes([0.9, 0.5, 0.9], [1, 0, 4], x, names), "not descending"
+    assert not _top_k_passes([0.9, 0.9, 0.1], [1, 4, 5], x, names), "not the k largest"
+    # [0.5, 0.9, 0.2, 0.7, 0.9, 0.1]: top 3 = [0.9, 0.9, 0.7]; 0.7 is unique (index 3): index 2 is wrong
+    unique = _top_k_check([0.9, 0.9, 0.7], [1, 4, 2], {"input": np.array([0.5, 0.9, 0.2, 0.7, 0.9, 0.1])}, names)
+    assert unique[0].passed and not unique[1].passed
+    assert "unique in the input, at index 3" in unique[1].message
+
+
+@pytest.mark.parametrize("precision", ["fp32", "bf16"])
+@pytest.mark.parametrize("params", [{"N": 1, "k": 1}, {"N": 3, "k": 3}, {"N": 257, "k": 32}, {"N": 1000, "k": 999}, {"N": 4096, "k": 128}],
+                         ids=lambda s: f"N{s['N']}k{s['k']}")
+def test_top_k_emulated_baseline_and_tie_permutations_pass_corruptions_fail(precision: str, params: dict) -> None:
+    x, names = _inputs("top_k", precision, params, seed=params["N"])
+    ref = _ref("top_k", x, names, precision)
+    base_values, base_indices = _baseline_top_k(x["input"], params["k"])
+    assert np.array_equal(base_values, ref["top_k_values"]) and np.array_equal(base_indices, ref["top_k_indices"])
+    assert _top_k_passes(base_values, base_indices, x, names, precision)
+    rng = np.random.default_rng(1)
+    v = ref["top_k_values"]
+    # Any valid answer: among the input elements equal to each value, a random choice in a random order.
+    valid = np.empty(v.size, dtype=np.int64)
+    for value in np.unique(v):
+        slots = np.flatnonzero(v == value)
+        valid[slots] = rng.choice(np.flatnonzero(x["input"] == value), size=slots.size, replace=False)
+    assert _top_k_passes(v, valid, x, names, precision)
+    if precision == "bf16" and params["N"] >= 1000:
+        assert not np.array_equal(valid, ref["top_k_indices"]), "bf16 data has ties, so the valid answer differs"
+    if v.size > 1:
+        if np.unique(v).size > 1:
+            assert not _top_k_passes(v, np.roll(valid, 1), x, names, precision), "indices rotated"
+        dup = valid.copy()
+        dup[-1] = dup[0]
+        assert not _top_k_passes(v, dup, x, names, precision), "a duplicated index"
+        ascending = np.sort(v)
+        assert not _top_k_passes(ascending, valid[::-1], x, names, precision), "ascending order"
