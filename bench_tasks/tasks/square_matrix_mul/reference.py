@@ -16,8 +16,9 @@ def reference(x: dict[str, np.ndarray], p: dict, precision: str, sample: dict | 
         return {"C": (A @ B).reshape(-1)}
     idx = np.asarray(sample["C"], dtype=np.int64)
     rows, cols = idx // M, idx % M
+    BT = np.ascontiguousarray(B.T)  # columns of B as contiguous rows: row gathers instead of strided ones
     out = np.empty(idx.size, dtype=np.float64)
     for s in range(0, idx.size, _CHUNK):
         r, c = rows[s:s + _CHUNK], cols[s:s + _CHUNK]
-        out[s:s + _CHUNK] = np.einsum("ij,ij->i", A[r], B[:, c].T)
+        out[s:s + _CHUNK] = np.einsum("ij,ij->i", A[r], BT[c])
     return {"C": out}
