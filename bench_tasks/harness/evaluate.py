@@ -133,12 +133,12 @@ def _plan_text(variant: Variant, cases: list[_Case], workdir: Path, settings: Ha
         scalars = task.scalar_values(case.params, variant.precision)
         lines.append(f"case {case.index}")
         for i, p in enumerate(variant.prototype.params):
-            arg = task.arg(p.name)
+            arg = variant.arg_of(p)
             if p.pointer:  # buffer ARG COUNT ROLE MEMORY
-                lines.append(f"buffer {i} {lengths[p.name]} {ROLE[arg.role_for(variant.precision)]} "
+                lines.append(f"buffer {i} {lengths[arg.name]} {ROLE[arg.role_for(variant.precision)]} "
                              f"{MEMORY[arg.memory_for(variant.precision)]}")
             else:
-                lines.append(f"scalar {i} {float(scalars[p.name])!r}")
+                lines.append(f"scalar {i} {float(scalars[arg.name])!r}")
         for _, purpose, directory in case.datasets:
             lines.append(f"dataset {directory} {purpose}")
         lines.append(f"time {int(timing)}")
@@ -150,7 +150,7 @@ def _read_stored(variant: Variant, directory: Path, params: dict[str, int]) -> d
     stored = {}
     for a in variant.task.args:
         if a.role_for(variant.precision) in INPUT_ROLES:
-            dtype = variant.prototype.param(a.name).dtype
+            dtype = variant.param(a.name).dtype
             stored[a.name] = np.fromfile(directory / f"{a.name}.bin", dtype=data.STORAGE[dtype], count=lengths[a.name])
     return stored
 
@@ -350,7 +350,7 @@ def _row(variant: Variant, case: _Case, outputs, times, refs, workdir: Path, set
     oracle = task.oracle == "baseline"
 
     def stored(ci, ds, impl, stage, name) -> np.ndarray:
-        dtype = variant.prototype.param(name).dtype
+        dtype = variant.param(name).dtype
         path = workdir / "out" / f"c{ci}_d{ds}_{impl}_{stage}_{name}.bin"
         return np.fromfile(path, dtype=data.STORAGE[dtype], count=lengths[name])
 
@@ -369,7 +369,7 @@ def _row(variant: Variant, case: _Case, outputs, times, refs, workdir: Path, set
             continue  # a custom task's baseline is the oracle, not checked against itself
         seed = case.datasets[ds][0]
         raw = {name: stored(ci, ds, impl, stage, name) for name in _outputs(variant)}
-        dtypes = {name: variant.prototype.param(name).dtype for name in raw}
+        dtypes = {name: variant.param(name).dtype for name in raw}
         if oracle:
             cmps = [compare(name, data.to_float64(raw[name], dtypes[name]),
                             data.to_float64(stored(ci, ds, "baseline", "first", name), dtypes[name]),

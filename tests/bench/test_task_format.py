@@ -59,6 +59,14 @@ def test_per_precision_roles_and_memory(task):
     assert not y.scalar and task.arg("m").scalar
 
 
+def test_an_argument_may_have_another_name_in_one_prototype(task):
+    # s is `sums` in the BF16 prototype: the data, references and tolerances still call it s
+    bf16, fp32 = task.variant("bf16"), task.variant("fp32")
+    assert bf16.param("s").name == "sums" and bf16.param("s").ctype == "__nv_bfloat16"
+    assert fp32.param("s").name == "s" and bf16.arg_of(bf16.prototype.params[5]).name == "s"
+    assert task.arg("s").param_name("bf16") == "sums" and task.arg("x").param_name("bf16") == "x"
+
+
 def test_refresh_defaults_to_the_draw_and_keeps_generated_inputs():
     assert Arg("x", "input", "N", draw="uniform(-1, 1)").refresh_for() == "uniform(-1, 1)"
     assert Arg("v", "input", "N").refresh_for() is None  # produced by generate(): kept
@@ -153,7 +161,7 @@ def test_scale_max_abs_multiplies_atol_by_the_largest_reference_magnitude():
     (('refresh = "uniform(-2, 2)"', 'refresh = "kep"'), r"args.h.refresh: must be \"keep\" or a draw spec"),
     (('refresh = "uniform(-2, 2)"', 'refresh = "uniform(-2)"'), r"uniform takes 2 parameter"),
     (('draw = "uniform(-1, 1)"', 'draw = "uniform(-1, 1"'), r"cannot parse draw"),
-    (('s = { role = "output", length = "m" }', 's = { role = "output", length = "m", refresh = "keep" }'), r"args.s: .*apply to inputs"),
+    (('s = { role = "output", length = "m"', 's = { role = "output", length = "m", refresh = "keep"'), r"args.s: .*apply to inputs"),
     (('role = { fp32 = "accumulate", bf16 = "output" }', 'role = { fp32 = "accumulate" }'), r"args.y.role has no entry for precision bf16"),
     (('role = { fp32 = "accumulate", bf16 = "output" }', 'role = { fp32 = "accumulate", fp16 = "output" }'), r"unknown precision 'fp16'"),
     (('role = { fp32 = "accumulate", bf16 = "output" }', 'role = { fp32 = "accumulate", bf16 = "outptu" }'), r"'outptu' \(bf16\) is not one of"),
@@ -161,6 +169,8 @@ def test_scale_max_abs_multiplies_atol_by_the_largest_reference_magnitude():
     (('m = { role = "scalar", value = "m" }', 'm = { role = "scalar", value = "m", memory = "host" }'), r"memory` applies to buffers only"),
     (('[cost]\ncomplexity', '[cost]\ncomplexty = "n"\ncomplexity'), r"\[cost\]: unknown key 'complexty'"),
     (("[notes]", "[note]"), r"unknown key 'note' \(did you mean 'notes'\?\)"),
+    (('param = { bf16 = "sums" }', 'param = { bf16 = "sum" }'), r"bf16 prototype parameters .* differ from args"),
+    (('param = { bf16 = "sums" }', 'param = { bf32 = "sums" }'), r"args.s.param: unknown precision 'bf32'"),
 ])
 def test_misspelled_or_invalid_keys_are_task_errors_naming_them(tmp_path, edit, match):
     with pytest.raises(TaskError, match=match):
@@ -177,7 +187,7 @@ def test_the_fixture_itself_loads_from_a_copy(tmp_path):
 @pytest.mark.parametrize("seed", [1, 2, 3])
 def test_check_hook_accepts_the_rounded_reference_and_rejects_cheats(task, precision, seed):
     variant, _, x, names, ref = _case(task, precision, {"n": 1000}, seed)
-    dtypes = {o: variant.prototype.param(o).dtype for o in variant.outputs()}
+    dtypes = {o: variant.param(o).dtype for o in variant.outputs()}
     rounded = {o: data.to_float64(data.to_storage(ref[o], dtypes[o]), dtypes[o]) for o in ref}
 
     def ok(**over):
@@ -223,7 +233,7 @@ def test_row_uses_the_check_hook_and_still_finds_unwritten_elements_outside_a_sa
 
     def write(y):
         for name, values in (("y", y), ("s", ref["s"]), ("idx", ref["idx"])):
-            data.to_storage(values, variant.prototype.param(name).dtype).tofile(tmp_path / "out" / f"c0_d0_candidate_first_{name}.bin")
+            data.to_storage(values, variant.param(name).dtype).tofile(tmp_path / "out" / f"c0_d0_candidate_first_{name}.bin")
 
     module.check = spy
     try:
