@@ -4,6 +4,10 @@ A candidate is compiled to an object on its own, its prototype is checked by re-
 expected one after its code, its symbols are checked against an allowlist (CUDA runtime, C math,
 C++ support) before anything runs, and every global symbol but its entry point is made local so
 that it can neither collide with the baseline nor interpose on the runtime.
+
+Those symbol checks are the first line only. Every nvcc run, every nm/objdump/objcopy/c++filt pass and
+every link runs in the OS sandbox (sandbox.py) in a scratch directory of its own, with only the files it
+needs copied in; what it builds is copied into the cache afterwards (the cache is not visible inside).
 """
 
 from __future__ import annotations
@@ -114,12 +118,13 @@ def _nvcc(settings: HarnessSettings) -> str:
 def _nvcc_object(source_text: str, name: str, flags: list[str], settings: HarnessSettings, kind: str,
                  includes: tuple[Path, ...] = ()) -> tuple[int | None, str, Path]:
     """Compile in the sandbox, in a scratch directory (`includes` copied there, found with -I.); cache the object."""
-    key = _hash(kind, source_text, " ".join(flags), nvcc_version(settings.nvcc))
+    box = sandbox_for(settings)  # refuses here when no sandbox can be set up, cached object or not
+    # The sandbox's kind is in the key: an object built without it (opt-out) is never reused with it.
+    key = _hash(kind, source_text, " ".join(flags), nvcc_version(settings.nvcc), box.kind)
     work = settings.cache_dir / "objects" / key
     obj = work / f"{name}.o"
     if obj.exists() and (work / "ok").exists():
         return 0, (work / "log.txt").read_text() if (work / "log.txt").exists() else "", obj
-    box = sandbox_for(settings)
     with scratch(settings, "cm-build-") as tmp:
         src = tmp / f"{name}.cu"
         src.write_text(source_text)
@@ -306,7 +311,7 @@ def build_driver(variant: Variant, driver_source: str, baseline_obj: Path, candi
     if rc != 0:
         raise RuntimeError(f"generated driver for {variant.key} failed to compile (a harness bug):\n{log}")
     objs = [drv_obj, baseline_obj] + ([candidate_obj] if candidate_obj else [])
-    key = _hash(*(o.read_bytes() for o in objs))
+    key = _hash(*(o.read_bytes() for o in objs), sandbox_for(settings).kind)
     exe = settings.cache_dir / "drivers" / key / "driver"
     if not exe.exists():
         exe.parent.mkdir(parents=True, exist_ok=True)
