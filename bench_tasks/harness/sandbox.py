@@ -409,20 +409,20 @@ class Sandbox:
                  "--hostname", "sandbox", "--clearenv"]
         for k, v in env.items():
             args += ["--setenv", k, v]
+        size = ["--size", str(s.sandbox_tmp_bytes)] if self.version >= (0, 7) else []
+        # The private /tmp first: a toolkit, driver or profiler unpacked under /tmp is bound over it.
+        args += ["--proc", "/proc", "--dev", "/dev", *size, "--tmpfs", "/tmp", *size, "--tmpfs", "/dev/shm"]
         args += self.system_args
-        for tool in tools:
-            exe = shutil.which(tool)
-            if exe is not None and not self._inside(Path(os.path.realpath(exe)).parent):
-                d = str(Path(os.path.realpath(exe)).parent)
-                args += ["--ro-bind", d, d]
-        args += ["--proc", "/proc", "--dev", "/dev"]
         for node in nodes:
             args += ["--dev-bind", node, node]
         if gpu:
             for d in _SYS_DIRS:
                 args += ["--ro-bind-try", d, d]
-        size = ["--size", str(s.sandbox_tmp_bytes)] if self.version >= (0, 7) else []
-        args += [*size, "--tmpfs", "/tmp", *size, "--tmpfs", "/dev/shm"]
+        for tool in tools:
+            exe = shutil.which(tool)
+            if exe is not None and not self._inside(Path(os.path.realpath(exe)).parent):
+                d = str(Path(os.path.realpath(exe)).parent)
+                args += ["--ro-bind", d, d]
         args += ["--bind", str(scratch), str(scratch)]
         for p in read_only:
             args += ["--ro-bind", str(p), str(p)]

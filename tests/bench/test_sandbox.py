@@ -110,17 +110,41 @@ def test_the_environment_inside_holds_only_what_cuda_needs(box, root, monkeypatc
 def test_it_runs_unprivileged_without_new_privileges_in_its_own_namespaces(box, root):
     with sb.scratch(box.settings, "cm-t-") as scratch:
         rc, out = sh(box, scratch, "id -u; grep -E '^(NoNewPrivs|CapEff|CapBnd):' /proc/self/status; ls /proc | grep -c '^[0-9]'; "
-                                   "hostname; cat /proc/self/oom_score_adj; prlimit --noheadings --output RESOURCE,SOFT")
+                                   "hostname; cat /proc/self/oom_score_adj; unshare --user true 2>/dev/null && echo NESTED-USERNS; "
+                                   "prlimit --noheadings --output RESOURCE,SOFT")
     assert rc == 0, out
     lines = out.splitlines()
     assert lines[0] == str(box.settings.sandbox_uid) and lines[0] != "0"
     assert "NoNewPrivs:\t1" in out and "CapEff:\t0000000000000000" in out and "CapBnd:\t0000000000000000" in out
     assert int(lines[4]) < 10, "the host's processes must not be visible"
     assert lines[5] == "sandbox"
+    assert lines[6] == "1000"  # the OOM killer takes the sandbox before the service
+    assert "NESTED-USERNS" not in out
     limits = {line.split()[0]: line.split()[1] for line in lines[7:] if len(line.split()) == 2}
     s = box.settings
     assert limits["NPROC"] == str(s.sandbox_max_processes) and limits["NOFILE"] == str(s.sandbox_max_open_files)
     assert limits["FSIZE"] == str(s.sandbox_max_file_bytes) and limits["CPU"] == str(s.sandbox_max_cpu_s) and limits["CORE"] == "0"
+
+
+def test_only_the_evaluations_gpu_is_bound_and_named_by_uuid_with_a_fake_gpu_table(box, monkeypatch):
+    """FAKE nvidia-smi table and device nodes: the mapping from CUDA_VISIBLE_DEVICES-style ids to /dev/nvidiaN."""
+    table = (sb.GpuDevice("0", "GPU-aaaa-1111", 3), sb.GpuDevice("1", "GPU-bbbb-2222", 0))
+    monkeypatch.setattr(sb, "gpu_devices", lambda: table)
+    real_exists = os.path.exists
+    monkeypatch.setattr(sb.os.path, "exists", lambda p: str(p).startswith("/dev/nvidia") or real_exists(p))
+    nodes, visible = sb.gpu_binding("1")
+    assert [n for n in nodes if n[-1].isdigit()] == ["/dev/nvidia0"] and visible == "GPU-bbbb-2222"
+    assert "/dev/nvidiactl" in nodes and "/dev/nvidia-uvm" in nodes
+    assert sb.gpu_binding("GPU-aaaa")[0][0] == "/dev/nvidia3" and sb.gpu_binding("GPU-aaaa")[1] == "GPU-aaaa-1111"
+    assert sb.gpu_binding("-1") == ([], "")
+    with pytest.raises(sb.SandboxUnavailable, match="cannot map GPU '7'"):
+        sb.gpu_binding("7")
+    box.settings.gpu = "0"
+    argv, env = box.command(["/bin/true"], Path("/tmp/x"), gpu=True)
+    bound = [argv[i + 1] for i, a in enumerate(argv) if a == "--dev-bind"]
+    assert [b for b in bound if b[-1].isdigit()] == ["/dev/nvidia3"] and env["CUDA_VISIBLE_DEVICES"] == "GPU-aaaa-1111"
+    argv, env = box.command(["/bin/true"], Path("/tmp/x"), gpu=False)
+    assert "--dev-bind" not in argv and "CUDA_VISIBLE_DEVICES" not in env  # compiles get no GPU at all
 
 
 def test_no_network_neither_the_database_nor_the_service(box, root):
