@@ -345,6 +345,7 @@ class Sandbox:
 
     kind: str
     settings: HarnessSettings
+    mode: str = "userns"  # bwrap: "userns" (unprivileged bwrap) or "root" (root sets up, setpriv drops inside)
     bwrap: str = ""
     version: tuple[int, ...] = ()
     run_as: int | None = None  # host uid (and gid) of the sandbox when the service is root
@@ -361,7 +362,10 @@ class Sandbox:
         if self.kind == "none":
             return f"none: untrusted kernels run WITHOUT a sandbox ({self.note})"
         who = f"uid {self.run_as}" if self.run_as is not None else f"the service's uid {os.geteuid()} mapped to {s.sandbox_uid}"
-        return (f"bwrap {'.'.join(map(str, self.version))} ({self.bwrap}): no network; own user, PID, IPC and UTS namespaces; "
+        spaces = ("own user, PID, IPC and UTS namespaces" if self.mode == "userns" else
+                  "own PID, IPC and UTS namespaces (set up by root: unprivileged user namespaces are unavailable here; "
+                  "the process limit counts all sandboxes together)")
+        return (f"bwrap {'.'.join(map(str, self.version))} ({self.bwrap}): no network; {spaces}; "
                 f"read-only {', '.join(str(p) for p in self.visible)}; one writable scratch directory; cleared environment; "
                 f"runs as {who} without capabilities; limits: {s.sandbox_max_processes} processes, {s.sandbox_max_open_files} open "
                 f"files, {s.sandbox_max_file_bytes >> 20} MiB per file, {s.sandbox_max_cpu_s} s CPU, scratch quota, "
@@ -402,11 +406,16 @@ class Sandbox:
         s = self.settings
         nodes, cuda_visible = gpu_binding(s.gpu) if gpu else ([], "")
         env = self.environment(cuda_visible if gpu else None)
-        args = [self.bwrap, "--unshare-all", "--unshare-user"]
-        if self.version >= (0, 8):
-            args.append("--disable-userns")
-        args += ["--as-pid-1", "--die-with-parent", "--new-session", "--cap-drop", "ALL", "--uid", str(s.sandbox_uid), "--gid", str(s.sandbox_uid),
-                 "--hostname", "sandbox", "--clearenv"]
+        uid = str(s.sandbox_uid)
+        if self.mode == "userns":  # bwrap unprivileged (as uid 65534 when the service is root: see start())
+            args = [self.bwrap, "--unshare-all", "--unshare-user", *(["--disable-userns"] if self.version >= (0, 8) else []),
+                    "--cap-drop", "ALL", "--uid", uid, "--gid", uid]
+            drop: list[str] = []
+        else:  # "root": bwrap set up by root without a user namespace; setpriv drops to the uid inside
+            args = [self.bwrap, "--unshare-ipc", "--unshare-pid", "--unshare-net", "--unshare-uts", "--unshare-cgroup-try"]
+            drop = [self.setpriv, f"--reuid={uid}", f"--regid={uid}", "--clear-groups", "--inh-caps=-all", "--bounding-set=-all",
+                    "--no-new-privs", "--"]
+        args += ["--as-pid-1", "--die-with-parent", "--new-session", "--hostname", "sandbox", "--clearenv"]
         for k, v in env.items():
             args += ["--setenv", k, v]
         size = ["--size", str(s.sandbox_tmp_bytes)] if self.version >= (0, 7) else []
@@ -430,7 +439,7 @@ class Sandbox:
         if info_fd is not None:
             args += ["--info-fd", str(info_fd)]
         lim = self._limits()
-        inner = [self.prlimit, f"--nproc={lim['nproc']}", f"--nofile={lim['nofile']}", f"--fsize={lim['fsize']}",
+        inner = [*drop, self.prlimit, f"--nproc={lim['nproc']}", f"--nofile={lim['nofile']}", f"--fsize={lim['fsize']}",
                  f"--cpu={lim['cpu']}:{lim['cpu'] + 5}", "--core=0", "--"]
         if self.choom:
             inner += [self.choom, "-n", "1000", "--"]
@@ -463,8 +472,9 @@ class Sandbox:
         r, w = os.pipe()
         try:
             full, _ = self.command(argv, scratch, ro, gpu, tools, info_fd=w)
-            if self.run_as is not None:  # setpriv, not Popen(user=...): that would fork the whole service
+            if self.run_as is not None:
                 _hand_over(scratch, set(ro), self.run_as)
+            if self.run_as is not None and self.mode == "userns":  # setpriv, not Popen(user=...): that would fork the service
                 full = [self.setpriv, f"--reuid={self.run_as}", f"--regid={self.run_as}", "--clear-groups", "--no-new-privs", "--", *full]
             return SandboxedChild(full, env={}, bwrap=True, info_r=r, pass_fds=(w,), **common)
         except BaseException:
@@ -547,7 +557,8 @@ def _build(settings: HarnessSettings) -> Sandbox:
         raise
 
 
-def _build_bwrap(settings: HarnessSettings) -> Sandbox:
+def _build_bwrap(settings: HarnessSettings, modes: tuple[str, ...] = ("userns", "root")) -> Sandbox:
+    """The first mode whose self-test passes: "userns" (preferred), else, as root, "root"."""
     bwrap = shutil.which(settings.sandbox_bwrap)
     if bwrap is None:
         raise SandboxUnavailable(f"bubblewrap not found ({settings.sandbox_bwrap!r} is neither a path nor a command on PATH), so "
@@ -565,18 +576,29 @@ def _build_bwrap(settings: HarnessSettings) -> Sandbox:
         raise SandboxUnavailable(f"cannot run {bwrap}: {exc}. {INSTALL_HINT}") from None
     visible, system_args = _system_view(settings)
     choom = shutil.which("choom") or ""
-    box = Sandbox("bwrap", settings, bwrap=bwrap, version=version, run_as=settings.sandbox_uid if os.geteuid() == 0 else None,
-                  visible=visible, system_args=system_args, prlimit=prlimit, setpriv=setpriv,
-                  choom=choom if choom and os.path.realpath(choom).startswith("/usr/") else "")
-    with scratch(settings, "cm-selftest-") as tmp:
+    failures = []
+    for mode in modes if os.geteuid() == 0 else ("userns",):
+        box = Sandbox("bwrap", settings, mode=mode, bwrap=bwrap, version=version, run_as=settings.sandbox_uid if os.geteuid() == 0 else None,
+                      visible=visible, system_args=system_args, prlimit=prlimit, setpriv=setpriv,
+                      choom=choom if choom and os.path.realpath(choom).startswith("/usr/") else "")
+        failure = _self_test(box)
+        if failure is None:
+            return box
+        failures.append(f"[{mode}] {failure}")
+    out = " ".join(failures)
+    hint = USERNS_HINT if re.search(r"user namespace|uid map|setting up uid|Operation not permitted|No permissions", out) else ""
+    where = ("" if settings.scratch_root is None else
+             f" The scratch root {settings.scratch_root} must be traversable by uid {settings.sandbox_uid}.")
+    raise SandboxUnavailable(f"bubblewrap at {bwrap} failed its self-test: {out}. {hint}{where} {INSTALL_HINT}")
+
+
+def _self_test(box: Sandbox) -> str | None:
+    """None when a trivial step runs in the sandbox and writes its scratch directory; else what went wrong."""
+    with scratch(box.settings, "cm-selftest-") as tmp:
         try:
             rc, out = box.run(["/bin/sh", "-c", "echo ok > probe && test -w . && ! test -w /usr"], scratch=tmp, timeout=60)
         except OSError as exc:
             rc, out = -1, str(exc)
         if rc != 0 or not (tmp / "probe").exists():
-            hint = USERNS_HINT if re.search(r"user namespace|uid map|setting up uid|Operation not permitted|No permissions", out) else ""
-            where = ("" if settings.scratch_root is None else
-                     f" The scratch root {settings.scratch_root} must be traversable by uid {settings.sandbox_uid}.")
-            raise SandboxUnavailable(f"bubblewrap at {bwrap} failed its self-test (exit {rc}): {out.strip()[-500:]}. {hint}{where} "
-                                     f"{INSTALL_HINT}")
-    return box
+            return f"exit {rc}: {out.strip()[-400:]}"
+    return None

@@ -481,3 +481,27 @@ def test_gpu_attacks_do_no_harm(box, settings, tmp_path, data_dir, monkeypatch, 
     after = evaluate("vector_add", "fp32", (Path(__file__).parent / "candidates" / "fast.cu").read_text(), [{"N": 4096}],
                      settings=settings, timing=False)
     assert after.verdict == Verdict.ok, "the GPU must be usable after the attacks"
+
+
+@pytest.mark.skipif(os.geteuid() != 0, reason="the root fallback exists only for a service running as root")
+def test_the_root_fallback_holds_the_same_line(box, root, data_dir, monkeypatch):
+    """Where unprivileged user namespaces are off, a root service sets the sandbox up itself and setpriv drops
+    to the sandbox uid inside (mode "root"); the same probes hold."""
+    monkeypatch.setenv("CUDAMASTER_API_KEY", SECRET)
+    fallback = sb._build_bwrap(box.settings, modes=("root",))
+    assert fallback.mode == "root" and "set up by root" in fallback.describe()
+    with socket.create_server(("127.0.0.1", 0)) as service, sb.scratch(box.settings, "cm-t-") as scratch:
+        port = service.getsockname()[1]
+        rc, out = sh(fallback, scratch, f"id -u; grep -E '^(NoNewPrivs|CapEff|CapBnd):' /proc/self/status; env; "
+                                        f"test -e '{data_dir}' && echo VISIBLE; touch /usr/x 2>/dev/null && echo WROTE; "
+                                        f"bash -c 'echo > /dev/tcp/127.0.0.1/{port}' 2>/dev/null && echo CONNECTED; "
+                                        "for i in $(seq 600); do sleep 30 & done 2>&1 | grep -c -m1 'fork' ; kill $(jobs -p) 2>/dev/null; true")
+        assert not select.select([service], [], [], 0.5)[0]
+        child = fallback.start(["/bin/sh", "-c", "sleep 303 & sleep 304"], scratch=scratch)
+        assert child.wait(timeout=1.0)[0] is None and not processes_mentioning("sleep 30")
+    assert rc == 0, out
+    lines = out.splitlines()
+    assert lines[0] == str(box.settings.sandbox_uid)
+    assert "NoNewPrivs:\t1" in out and "CapEff:\t0000000000000000" in out and "CapBnd:\t0000000000000000" in out
+    assert SECRET not in out and "VISIBLE" not in out and "WROTE" not in out and "CONNECTED" not in out
+    assert lines[-1] == "1", out[-500:]  # the 513th process could not be forked (RLIMIT_NPROC for the sandbox uid)
