@@ -353,7 +353,7 @@ def _start_driver(exe: Path, plan: Path, cases: list[_Case], variant: Variant, s
     expected = 0
     for case in cases:
         lengths = variant.task.lengths(case.params, variant.precision)
-        per_dataset = sum(lengths[o] * np.dtype(data.STORAGE[variant.prototype.param(o).dtype]).itemsize for o in _outputs(variant))
+        per_dataset = sum(lengths[o] * np.dtype(data.STORAGE[variant.param(o).dtype]).itemsize for o in _outputs(variant))
         expected += 4 * per_dataset * len(case.datasets)
     return sandbox_for(settings).start([str(driver), str(plan)], scratch=workdir, read_only=inputs, gpu=True,
                                        quota_bytes=expected + settings.sandbox_scratch_bytes)
