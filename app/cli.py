@@ -1,14 +1,16 @@
-"""The `cudamaster` command: bench, profile, optimize, resume, serve, keys."""
+"""The `cudamaster` command: bench, sandbox, profile, optimize, resume, serve, keys."""
 
 from __future__ import annotations
 
 import typer
 
 from bench_tasks.cli import app as bench_app
+from bench_tasks.sandbox_cli import app as sandbox_app
 
 cli = typer.Typer(help="cudamaster: LLM agents that optimize CUDA kernels, and the benchmark that keeps them honest.",
                   no_args_is_help=True, pretty_exceptions_enable=False)
 cli.add_typer(bench_app, name="bench", help="MSKernelBench: list tasks, check and time baselines and candidates.")
+cli.add_typer(sandbox_app, name="sandbox", help="The OS sandbox untrusted kernels run in: check what it allows and blocks.")
 
 
 def _register() -> None:

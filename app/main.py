@@ -24,6 +24,14 @@ from .runner import JobRunner
 from .settings import ServiceSettings
 
 API_PREFIX = "/api/v1"
+
+
+def describe_sandbox() -> str:
+    """Which sandbox the harness runs untrusted kernels in here (bench_tasks.harness.sandbox)."""
+    from bench_tasks.harness import HarnessSettings
+    from bench_tasks.harness.sandbox import describe
+
+    return describe(HarnessSettings())
 log = logging.getLogger("cudamaster.service")
 
 
@@ -47,6 +55,11 @@ def create_app(settings: ServiceSettings | None = None, *, run_job: RunJob | Non
             locked = None  # an injected job function brings its own evaluation
         if run_job is None:  # set the checkpoint store up now: a bad URL fails the start, not the first job
             await asyncio.to_thread(checkpointer, settings.resolved_checkpoint_url())
+        app.state.sandbox = await asyncio.to_thread(describe_sandbox)
+        if app.state.sandbox.startswith("unavailable"):
+            log.error("untrusted kernels will be REFUSED: sandbox %s", app.state.sandbox)
+        else:
+            log.info("sandbox for untrusted kernels: %s", app.state.sandbox)
         runner = JobRunner(settings, sessions, run_job or run_with_graph, evaluator=locked)
         app.state.runner = runner
         await runner.start()

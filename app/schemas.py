@@ -192,3 +192,4 @@ class HealthOut(BaseModel):
     busy_gpus: list[str]
     runner_id: str
     draining: bool
+    sandbox: str = Field("", description="the OS sandbox untrusted kernels run in, or why they are refused")

@@ -77,6 +77,13 @@ def _print_rows(result) -> None:
         console.print(f"[bold]{result.verdict.value}[/]: {result.message}")
 
 
+def _say_sandbox(settings) -> None:
+    """Which sandbox compiles and runs the kernels (stderr; `cudamaster sandbox check` tells more)."""
+    from bench_tasks.harness.sandbox import describe
+
+    err.print(f"[dim]sandbox: {describe(settings)}[/]")
+
+
 def _precision_ok(precision: str | None) -> None:
     if precision is not None and precision not in PRECISIONS:
         _fail(f"unknown precision {precision!r}: choose one of {', '.join(PRECISIONS)}")
@@ -97,6 +104,7 @@ def run(
 ) -> None:
     """Check and time the baselines (and candidates, if given) on the local GPU."""
     from bench_tasks.harness import CandidateError, NoGpuError, evaluate, get_settings, require_gpu
+    from bench_tasks.harness.sandbox import SandboxUnavailable
 
     _precision_ok(precision)
     _sizes_ok(sizes)
@@ -105,6 +113,7 @@ def run(
         require_gpu(get_settings())
     except NoGpuError as exc:
         _fail(str(exc), code=3)
+    _say_sandbox(get_settings())
     results = []
     output.parent.mkdir(parents=True, exist_ok=True)
     meta = {"provenance": provenance(), "size_set": sizes}
@@ -128,6 +137,8 @@ def run(
                 save()
             except CandidateError as exc:
                 err.print(f"{name}/{prec}: {exc}")
+            except SandboxUnavailable as exc:
+                _fail(str(exc), code=4)
             progress.advance(bar)
     summary = Table(title="MSKernelBench" + (" (baselines)" if candidates is None else ""))
     for col in ("variant", "verdict", "P", "sizes passed", "wall s"):
@@ -158,6 +169,7 @@ def eval_candidate(
     """Evaluate one candidate: the verdict and the per-size table."""
     from bench_tasks.harness import CandidateError, NoGpuError, compile_candidate, evaluate, get_settings
     from bench_tasks.harness import source as src
+    from bench_tasks.harness.sandbox import SandboxUnavailable
 
     _precision_ok(precision)
     _sizes_ok(sizes)
@@ -169,6 +181,7 @@ def eval_candidate(
         _fail(f"candidate file {candidate} does not exist")
     raw = candidate.read_bytes()
     settings = get_settings()
+    _say_sandbox(settings)
     try:
         if compile_only:
             outcome = compile_candidate(variant, src.prepare(raw, settings.max_source_bytes), settings, flags)
@@ -180,6 +193,8 @@ def eval_candidate(
         _fail(str(exc))
     except NoGpuError as exc:
         _fail(str(exc), code=3)
+    except SandboxUnavailable as exc:
+        _fail(str(exc), code=4)
     _print_rows(result)
     if json_out:
         json_out.write_text(json.dumps({"provenance": provenance(), "result": result.model_dump(mode="json")}, indent=1))

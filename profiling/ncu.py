@@ -17,6 +17,7 @@ import signal
 import subprocess
 import tempfile
 import time
+from collections.abc import Callable
 from functools import cache
 from pathlib import Path
 
@@ -74,16 +75,20 @@ def ncu_command(ncu: str, target: list[str], log_file: Path, *, page: str = "raw
 
 
 def run_ncu(target: list[str], *, settings: ProfilingSettings | None = None, env: dict[str, str] | None = None,
-            cwd: Path | None = None, profile_from_start: bool = False) -> tuple[str, list[str], float]:
-    """Profile `target` (argv). Returns (raw-page CSV text, the ncu command, wall seconds)."""
+            cwd: Path | None = None, profile_from_start: bool = False,
+            start: Callable[[list[str], tuple[str, ...]], Child] | None = None) -> tuple[str, list[str], float]:
+    """Profile `target` (argv). Returns (raw-page CSV text, the ncu command, wall seconds).
+
+    `start(prefix, tools)` runs ncu with the target inside the target's sandbox (code we did not write;
+    see SingleRun.start): the report is then written into `cwd`, its scratch directory."""
     settings = settings or get_profiling_settings()
     ncu = resolve_ncu(settings)
     with tempfile.TemporaryDirectory(prefix="cm-ncu-") as tmp:
-        log = Path(tmp) / "report.csv"
+        log = (cwd if start is not None and cwd is not None else Path(tmp)) / "ncu-report.csv"
         cmd = ncu_command(ncu, target, log, profile_from_start=profile_from_start)
         started = time.monotonic()
         try:
-            child = Child(cmd, env=env, cwd=cwd)
+            child = start(cmd[: len(cmd) - len(target)], (ncu,)) if start is not None else Child(cmd, env=env, cwd=cwd)
         except OSError as exc:
             raise NcuNotFoundError(f"cannot start {ncu}: {exc.strerror}. {NCU_INSTALL_HINT}") from exc
         rc, output = child.wait(settings.ncu_timeout_s)
@@ -156,7 +161,7 @@ def profile_single_run(run, task: str, precision: str, *, settings: ProfilingSet
     """Profile a staged `bench_tasks.harness.SingleRun` and clean it up."""
     settings = settings or get_profiling_settings()
     try:
-        text, cmd, wall = run_ncu(run.argv, settings=settings, env=run.env, cwd=run.workdir)
+        text, cmd, wall = run_ncu(run.argv, settings=settings, env=run.env, cwd=run.workdir, start=run.start)
     finally:
         run.cleanup()
     return ProfileReport.from_kernels(parse_raw(text), raw_csv=text, rule=rule or settings.classifier,

@@ -7,13 +7,26 @@
 #   figures         scripts/harness_figures.py -> $OUT/harness_figures.json
 #   large           scripts/check_baselines.py --sizes large -> $OUT/baseline_checks_large.json
 #   edge            scripts/check_baselines.py --sizes edge  -> $OUT/baseline_checks_edge.json
+#   sandbox         cudamaster sandbox check --gpu -> $OUT/sandbox_check.json (probes inside the sandbox, a kernel,
+#                   ncu), then scripts/sandbox_figures.py -> $OUT/sandbox_figures.json (~2 min)
 # Needs python3 with this repo importable (see scripts/make_device_wheels.sh) and nvcc; ncu for figures.
+# Kernels run in the bubblewrap sandbox: without bwrap on PATH, .devsite/bubblewrap_*.deb (carried from
+# scripts/make_device_wheels.sh) is unpacked to /tmp/bw and CUDAMASTER_SANDBOX_BWRAP points at it.
 set -uo pipefail
 OUT=${OUT:-$PWD/out/device_checks}
 PY=${PYTHON:-python3}
 LIMIT=${STEP_LIMIT_S:-280}  # figures needs ~320 s: give it STEP_LIMIT_S=540 alone
 mkdir -p "$OUT"
 export PYTHONUNBUFFERED=1
+if [ -z "${CUDAMASTER_SANDBOX_BWRAP:-}" ] && ! command -v bwrap >/dev/null; then
+  deb=$(ls .devsite/bubblewrap_*.deb 2>/dev/null | head -1)
+  if [ -n "$deb" ]; then
+    rm -rf /tmp/bw && dpkg -x "$deb" /tmp/bw && export CUDAMASTER_SANDBOX_BWRAP=/tmp/bw/usr/bin/bwrap
+  else
+    echo "no bubblewrap: carry .devsite/ (scripts/make_device_wheels.sh); kernels will be refused" | tee -a "$OUT/steps.txt"
+  fi
+fi
+echo "sandbox bwrap: ${CUDAMASTER_SANDBOX_BWRAP:-$(command -v bwrap)}" >> "$OUT/env.txt"
 { nvidia-smi --query-gpu=name,driver_version,clocks.sm,clocks.max.sm --format=csv; date -u; } > "$OUT/env.txt" 2>&1
 for step in "$@"; do
   t0=$(date +%s)
@@ -25,6 +38,8 @@ for step in "$@"; do
     figures) timeout -k 5 "$LIMIT" $PY scripts/harness_figures.py --output "$OUT/harness_figures.json" ;;
     large) timeout -k 5 "$LIMIT" $PY scripts/check_baselines.py --sizes large --output "$OUT/baseline_checks_large.json" ;;
     edge) timeout -k 5 "$LIMIT" $PY scripts/check_baselines.py --sizes edge --output "$OUT/baseline_checks_edge.json" ;;
+    sandbox) timeout -k 5 "$LIMIT" sh -c "$PY -m app.cli sandbox check --gpu --json '$OUT/sandbox_check.json'; \
+                 $PY scripts/sandbox_figures.py --output '$OUT/sandbox_figures.json'" ;;
     *) echo "unknown step $step"; continue ;;
   esac > "$OUT/$step.log" 2>&1
   rc=$?

@@ -27,4 +27,4 @@ async def health(request: Request) -> HealthOut:
     database = await asyncio.to_thread(_ping, request)
     return HealthOut(status="ok" if database == "ok" else "degraded", database=database, running_jobs=len(state.runner.running()),
                      max_running_jobs=state.settings.max_running_jobs, gpus=state.gpu_pool.gpus, busy_gpus=state.gpu_pool.busy(),
-                     runner_id=state.runner.holder, draining=state.runner.draining)
+                     runner_id=state.runner.holder, draining=state.runner.draining, sandbox=getattr(state, "sandbox", ""))

@@ -4,22 +4,29 @@ A candidate is compiled to an object on its own, its prototype is checked by re-
 expected one after its code, its symbols are checked against an allowlist (CUDA runtime, C math,
 C++ support) before anything runs, and every global symbol but its entry point is made local so
 that it can neither collide with the baseline nor interpose on the runtime.
+
+Those symbol checks are the first line only. Every nvcc run, every nm/objdump/objcopy/c++filt pass and
+every link runs in the OS sandbox (sandbox.py) in a scratch directory of its own, with only the files it
+needs copied in; what it builds is copied into the cache afterwards (the cache is not visible inside).
 """
 
 from __future__ import annotations
 
 import hashlib
+import json
+import os
 import re
 import shutil
 import subprocess
+import threading
 from dataclasses import dataclass, field
 from functools import cache
 from pathlib import Path
 
 from bench_tasks.spec import Variant
 
-from .child import run_limited
 from .result import Verdict
+from .sandbox import sandbox_for, scratch, stage
 from .settings import HarnessSettings
 
 PROTO_MARK = "cudamaster: expected prototype"
@@ -96,35 +103,86 @@ def candidate_flags(settings: HarnessSettings, extra: list[str] | None = None) -
     return list(settings.nvcc_flags) + arch_flags(settings) + list(extra or [])
 
 
-def _nvcc_object(source_text: str, name: str, flags: list[str], settings: HarnessSettings, kind: str) -> tuple[int | None, str, Path]:
-    key = _hash(kind, source_text, " ".join(flags), nvcc_version(settings.nvcc))
+def _publish(built: Path, dest: Path) -> None:
+    """Copy a file built in a scratch directory into the cache (atomically: concurrent builds may race)."""
+    tmp = dest.with_name(f".{dest.name}.{os.getpid()}.{threading.get_ident()}.tmp")
+    shutil.copyfile(built, tmp)
+    os.chmod(tmp, 0o755 if os.access(built, os.X_OK) else 0o644)
+    os.replace(tmp, dest)
+
+
+def _nvcc(settings: HarnessSettings) -> str:
+    return shutil.which(settings.nvcc) or settings.nvcc
+
+
+def _nvcc_object(source_text: str, name: str, flags: list[str], settings: HarnessSettings, kind: str,
+                 includes: tuple[Path, ...] = ()) -> tuple[int | None, str, Path]:
+    """Compile in the sandbox, in a scratch directory (`includes` copied there, found with -I.); cache the object."""
+    box = sandbox_for(settings)  # refuses here when no sandbox can be set up, cached object or not
+    # The sandbox's kind is in the key: an object built without it (opt-out) is never reused with it.
+    key = _hash(kind, source_text, " ".join(flags), nvcc_version(settings.nvcc), box.kind)
     work = settings.cache_dir / "objects" / key
     obj = work / f"{name}.o"
     if obj.exists() and (work / "ok").exists():
         return 0, (work / "log.txt").read_text() if (work / "log.txt").exists() else "", obj
-    work.mkdir(parents=True, exist_ok=True)
-    src = work / f"{name}.cu"
-    src.write_text(source_text)
-    rc, log = run_limited([settings.nvcc, *flags, "-std=c++17", "-c", str(src), "-o", str(obj)], settings.compile_timeout_s, cwd=work)
-    (work / "log.txt").write_text(log)
-    if rc == 0:
-        (work / "ok").write_text("")
+    with scratch(settings, "cm-build-") as tmp:
+        src = tmp / f"{name}.cu"
+        src.write_text(source_text)
+        inputs = [src, *(stage(f, tmp) for f in includes)]
+        inc = [f"-I{tmp}"] if includes else []
+        rc, log = box.run([_nvcc(settings), *flags, *inc, "-std=c++17", "-c", str(src), "-o", str(tmp / obj.name)],
+                          scratch=tmp, read_only=inputs, timeout=settings.compile_timeout_s)
+        work.mkdir(parents=True, exist_ok=True)
+        if rc == 0 and not (tmp / obj.name).is_file():
+            rc, log = 1, log + "\nnvcc wrote no object file"
+        (work / "log.txt").write_text(log)
+        if rc == 0:
+            _publish(tmp / obj.name, obj)
+            (work / "ok").write_text("")
     return rc, log, obj
 
 
-def _symbols(obj: Path, *opts: str) -> list[tuple[str, str]]:
-    out = subprocess.run(["nm", *opts, str(obj)], capture_output=True, text=True, check=True).stdout
+@dataclass
+class _Listing:
+    defined: str  # nm -g --defined-only
+    undefined: str  # nm -u
+    disassembly: str  # objdump -d of the host code
+
+
+_LISTING_SCRIPT = ('nm -u "$1" > undefined.txt && nm -g --defined-only "$1" > defined.txt && '
+                   'objdump -d --no-show-raw-insn "$1" > disassembly.txt')
+
+
+def _listing(obj: Path, settings: HarnessSettings) -> _Listing:
+    """nm and objdump over an object we did not write, in one sandboxed run (kept next to the object)."""
+    cached = obj.with_suffix(".listing.json")
+    if cached.exists():
+        return _Listing(**json.loads(cached.read_text()))
+    with scratch(settings, "cm-inspect-") as tmp:
+        staged = stage(obj, tmp)
+        rc, out = sandbox_for(settings).run(["/bin/sh", "-c", _LISTING_SCRIPT, "sh", str(staged)], scratch=tmp,
+                                            read_only=[staged], timeout=settings.compile_timeout_s)
+        if rc != 0:
+            raise RuntimeError(f"listing the symbols of {obj.name} failed (exit {rc}): {out.strip()[-500:]}")
+        listing = _Listing(*((tmp / f"{part}.txt").read_text(errors="replace") for part in ("defined", "undefined", "disassembly")))
+    tmp_file = cached.with_name(f".{cached.name}.{os.getpid()}.{threading.get_ident()}.tmp")
+    tmp_file.write_text(json.dumps(listing.__dict__))
+    os.replace(tmp_file, cached)
+    return listing
+
+
+def _symbols(nm_output: str) -> list[tuple[str, str]]:
     syms = []
-    for line in out.splitlines():
+    for line in nm_output.splitlines():
         parts = line.split()
         if len(parts) >= 2:
             syms.append((parts[-2], parts[-1]))
     return syms
 
 
-def forbidden_imports(obj: Path) -> list[str]:
+def forbidden_imports(obj: Path, settings: HarnessSettings) -> list[str]:
     bad = []
-    for _, name in _symbols(obj, "-u"):
+    for _, name in _symbols(_listing(obj, settings).undefined):
         base = name.split("@")[0]
         if base in _DENIED or base.lower().startswith(_VENDOR_PREFIXES) and not base.startswith("cuda"):
             bad.append(base)
@@ -135,18 +193,19 @@ def forbidden_imports(obj: Path) -> list[str]:
     return bad
 
 
-def raw_syscalls(obj: Path) -> bool:
-    """Host code that issues system calls itself, bypassing the symbol allowlist."""
-    out = subprocess.run(["objdump", "-d", "--no-show-raw-insn", str(obj)], capture_output=True, text=True).stdout
+def raw_syscalls(obj: Path, settings: HarnessSettings) -> bool:
+    """Host code that issues system calls itself, bypassing the symbol allowlist. (The first line only: the
+    instruction can hide inside another's bytes; the sandbox is what stops it.)"""
+    out = _listing(obj, settings).disassembly
     return bool(re.search(r"\t(syscall|sysenter|int\s+\$0x80)\b", out))
 
 
-def _demangle(names: list[str]) -> list[str]:
-    try:
-        out = subprocess.run(["c++filt", *names], capture_output=True, text=True, timeout=30).stdout.split("\n")
-        return out[: len(names)]
-    except OSError:
-        return names
+def _demangle(names: list[str], settings: HarnessSettings) -> list[str]:
+    """c++filt over symbol names from an object we did not write (in the sandbox: it parses them)."""
+    with scratch(settings, "cm-demangle-") as tmp:
+        rc, out = sandbox_for(settings).run(["c++filt", *names], scratch=tmp, timeout=30, merge_stderr=False)
+    lines = out.split("\n")
+    return lines[: len(names)] if rc == 0 and len(lines) >= len(names) else names
 
 
 def _proto_check_lines(variant: Variant, entry: str) -> str:
@@ -171,19 +230,19 @@ def _compile_untrusted(variant: Variant, source: str, entry: str, settings: Harn
         if re.search(rf"\({proto_lines}\): error|:{proto_lines}:\d*:? error", log) or "incompatible with previous" in log and entry in log:
             return CompileOutcome(Verdict.link_error, f"{entry} does not match the expected prototype: {expected}", log, flags=flags)
         return CompileOutcome(Verdict.compile_error, _first_error(log), log, flags=flags)
-    defined = {name for kind, name in _symbols(obj, "-g", "--defined-only")}
+    defined = {name for kind, name in _symbols(_listing(obj, settings).defined)}
     if entry not in defined:
-        cxx = [d for d, raw in zip(_demangle(sorted(defined)), sorted(defined)) if d.startswith(entry + "(")]
+        cxx = [d for d, raw in zip(_demangle(sorted(defined), settings), sorted(defined)) if d.startswith(entry + "(")]
         hint = " It is defined with C++ linkage: declare it extern \"C\"." if cxx else ""
         return CompileOutcome(Verdict.link_error, f"missing entry point {entry}.{hint} Expected: {expected}", log, obj, flags)
-    bad = forbidden_imports(obj)
+    bad = forbidden_imports(obj, settings)
     if bad:
         vendor = [b for b in bad if b.lower().startswith(_VENDOR_PREFIXES)]
         why = "vendor libraries are not allowed in candidates" if vendor else "host code may only launch kernels and manage device memory"
         return CompileOutcome(Verdict.rejected, f"forbidden symbol {bad[0]} ({why}); all: {', '.join(sorted(set(bad))[:10])}", log, obj, flags)
-    if raw_syscalls(obj):
+    if raw_syscalls(obj, settings):
         return CompileOutcome(Verdict.rejected, "host code issues system calls directly (syscall instruction); not allowed", log, obj, flags)
-    return CompileOutcome(None, "", log, _localized(obj, entry), flags)
+    return CompileOutcome(None, "", log, _localized(obj, entry, settings), flags)
 
 
 # Stream creation in code we compile goes through the runtime's wrappers, which make every stream
@@ -194,15 +253,24 @@ BLOCKING_STREAM_WRAPPERS = {
 }
 
 
-def _localized(obj: Path, keep: str) -> Path:
+def _localized(obj: Path, keep: str, settings: HarnessSettings) -> Path:
     renames = [f"--redefine-sym={old}={new}" for old, new in BLOCKING_STREAM_WRAPPERS.items()]
     out = obj.with_name(f"{obj.stem}.{keep}.{_hash(*renames)[:8]}.o")
     if not out.exists():
-        subprocess.run(["objcopy", f"--keep-global-symbol={keep}", *renames, str(obj), str(out)], check=True, capture_output=True)
+        with scratch(settings, "cm-objcopy-") as tmp:
+            staged = stage(obj, tmp)
+            rc, log = sandbox_for(settings).run(["objcopy", f"--keep-global-symbol={keep}", *renames, str(staged), str(tmp / out.name)],
+                                                scratch=tmp, read_only=[staged], timeout=settings.compile_timeout_s)
+            if rc != 0 or not (tmp / out.name).is_file():
+                raise RuntimeError(f"objcopy of {obj.name} failed (exit {rc}): {log.strip()[-500:]}")
+            _publish(tmp / out.name, out)
     return out
 
 
 def _first_error(log: str) -> str:
+    sandbox = next((line for line in log.splitlines() if line.startswith("CMERR sandbox ")), None)
+    if sandbox:  # the sandbox stopped the compiler (disk, file size or CPU limit)
+        return sandbox.removeprefix("CMERR sandbox ")[:400]
     for line in log.splitlines():
         if "error" in line:
             return re.sub(r"\S*/((?:candidate|custom_baseline)\.cu)", r"\1", line.strip())[:400]
@@ -228,27 +296,32 @@ def compile_baseline(variant: Variant, settings: HarnessSettings) -> Path:
     rc, log, obj = _nvcc_object(text, "baseline", flags, settings, "baseline")
     if rc != 0:
         raise RuntimeError(f"baseline of {variant.key} failed to compile (a harness bug):\n{log}")
-    return _localized(obj, variant.entry)
+    return _localized(obj, variant.entry, settings)
+
+
+RUNTIME_HEADER = Path(__file__).parent / "runtime" / "cm_runtime.cuh"
 
 
 def build_driver(variant: Variant, driver_source: str, baseline_obj: Path, candidate_obj: Path | None, settings: HarnessSettings) -> Path:
-    """Compile the generated driver and link it with the baseline (and candidate) objects."""
-    include = Path(__file__).parent / "runtime"
-    flags = ["-O2", f"-I{include}", *arch_flags(settings)]
-    runtime_text = (include / "cm_runtime.cuh").read_text()
-    rc, log, drv_obj = _nvcc_object(driver_source + "\n// runtime " + _hash(runtime_text), "driver", flags, settings, "driver")
+    """Compile the generated driver and link it with the baseline (and candidate) objects (both in the sandbox)."""
+    flags = ["-O2", *arch_flags(settings)]
+    runtime_text = RUNTIME_HEADER.read_text()
+    rc, log, drv_obj = _nvcc_object(driver_source + "\n// runtime " + _hash(runtime_text), "driver", flags, settings, "driver",
+                                    includes=(RUNTIME_HEADER,))
     if rc != 0:
         raise RuntimeError(f"generated driver for {variant.key} failed to compile (a harness bug):\n{log}")
     objs = [drv_obj, baseline_obj] + ([candidate_obj] if candidate_obj else [])
-    key = _hash(*(o.read_bytes() for o in objs))
+    key = _hash(*(o.read_bytes() for o in objs), sandbox_for(settings).kind)
     exe = settings.cache_dir / "drivers" / key / "driver"
     if not exe.exists():
         exe.parent.mkdir(parents=True, exist_ok=True)
-        tmp = exe.with_suffix(".tmp")
-        rc, log = run_limited([settings.nvcc, *arch_flags(settings), "-o", str(tmp), *map(str, objs)], settings.compile_timeout_s)
-        if rc != 0:
-            raise LinkError(log)
-        tmp.rename(exe)
+        with scratch(settings, "cm-link-") as tmp:
+            staged = [stage(o, tmp, f"{i}_{o.name}") for i, o in enumerate(objs)]
+            rc, log = sandbox_for(settings).run([_nvcc(settings), *arch_flags(settings), "-o", str(tmp / "driver"), *map(str, staged)],
+                                                scratch=tmp, read_only=staged, timeout=settings.compile_timeout_s)
+            if rc != 0 or not (tmp / "driver").is_file():
+                raise LinkError(log)
+            _publish(tmp / "driver", exe)
     return exe
 
 

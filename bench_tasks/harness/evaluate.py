@@ -14,10 +14,9 @@ import secrets
 import shutil
 import signal
 import subprocess
-import tempfile
 import time
 from concurrent.futures import ThreadPoolExecutor
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from functools import cache
 from pathlib import Path
 
@@ -33,6 +32,8 @@ from .child import Child
 from .driver import MEMORY, ROLE, driver_source
 from .errors import NoGpuError
 from .result import Check, EvaluationResult, GpuInfo, SizeRow, TimeStats, Verdict
+from . import sandbox as sb
+from .sandbox import make_scratch, remove_scratch, sandbox_for
 from .settings import HarnessSettings, get_settings
 
 _EXIT_VERDICT = {3: Verdict.runtime_error, 4: Verdict.runtime_error, 5: Verdict.wrong_answer}
@@ -303,7 +304,7 @@ def evaluate(task: str | Task, precision: str, candidate_source: str | bytes | N
         return finish(Verdict.link_error, "linking the candidate with the harness failed: " + cc._first_error(str(exc)), str(exc))
     require_gpu(settings)
 
-    workdir = Path(tempfile.mkdtemp(prefix="cm-eval-"))
+    workdir = make_scratch(settings, "cm-eval-")
     try:
         (workdir / "out").mkdir()
         cases = [_Case(i, p, [(s, "check", workdir / f"c{i}" / f"s{s}") for s in seeds] + [(fresh_seed, "fresh", workdir / f"c{i}" / "fresh")])
@@ -311,7 +312,7 @@ def evaluate(task: str | Task, precision: str, candidate_source: str | bytes | N
         _write_datasets(variant, cases, settings)
         plan = workdir / "plan.txt"
         plan.write_text(_plan_text(variant, cases, workdir, settings, timing=timing))
-        child = Child([str(exe), str(plan)], env=_child_env(settings), cwd=workdir)
+        child = _start_driver(exe, plan, cases, variant, settings)
         try:  # the float64 references are computed while the GPU works
             rng = np.random.default_rng(fresh_seed)
             for c in cases:
@@ -340,7 +341,22 @@ def evaluate(task: str | Task, precision: str, candidate_source: str | bytes | N
         return finish(*_verdict(variant, result, settings))
     finally:
         if not keep_workdir:
-            shutil.rmtree(workdir, ignore_errors=True)
+            remove_scratch(workdir)
+
+
+def _start_driver(exe: Path, plan: Path, cases: list[_Case], variant: Variant, settings: HarnessSettings) -> Child:
+    """The driver in the sandbox: the scratch directory is the plan's; the driver, plan and inputs are read-only;
+    the run may add its outputs (each stage of each dataset, with room to spare) plus sandbox_scratch_bytes."""
+    workdir = plan.parent
+    driver = sb.stage(exe, workdir, "driver")
+    inputs = [driver, plan] + [directory for case in cases for _, _, directory in case.datasets]
+    expected = 0
+    for case in cases:
+        lengths = variant.task.lengths(case.params, variant.precision)
+        per_dataset = sum(lengths[o] * np.dtype(data.STORAGE[variant.param(o).dtype]).itemsize for o in _outputs(variant))
+        expected += 4 * per_dataset * len(case.datasets)
+    return sandbox_for(settings).start([str(driver), str(plan)], scratch=workdir, read_only=inputs, gpu=True,
+                                       quota_bytes=expected + settings.sandbox_scratch_bytes)
 
 
 def _row(variant: Variant, case: _Case, outputs, times, refs, workdir: Path, settings: HarnessSettings) -> SizeRow:
@@ -448,12 +464,19 @@ class SingleRun:
 
     argv: list[str]
     workdir: Path
-    env: dict[str, str]
+    env: dict[str, str]  # the environment when no sandbox is used (CUDAMASTER_SANDBOX=none)
     params: dict[str, int]
     impl: str
+    read_only: list[Path] = field(default_factory=list)
+    settings: HarnessSettings | None = None
+
+    def start(self, prefix: list[str], tools: tuple[str, ...] = ()) -> Child:
+        """Start `prefix + argv` (e.g. ncu ...) in the evaluation's sandbox, with `workdir` as its scratch directory."""
+        return sandbox_for(self.settings or get_settings()).start([*prefix, *self.argv], scratch=self.workdir,
+                                                                  read_only=self.read_only, gpu=True, tools=tools)
 
     def cleanup(self) -> None:
-        shutil.rmtree(self.workdir, ignore_errors=True)
+        remove_scratch(self.workdir)
 
 
 def prepare_single_run(task: str | Task, precision: str, candidate_source: str | bytes | None, params: dict[str, int],
@@ -471,11 +494,13 @@ def prepare_single_run(task: str | Task, precision: str, candidate_source: str |
             raise ValueError(f"{outcome.verdict.value}: {outcome.message}")
         cand_obj = outcome.object_path
     exe = cc.build_driver(variant, driver_source(variant, cand_obj is not None), cc.compile_baseline(variant, settings), cand_obj, settings)
-    workdir = Path(tempfile.mkdtemp(prefix="cm-once-"))
+    workdir = make_scratch(settings, "cm-once-")
     (workdir / "out").mkdir()
     case = _Case(0, dict(params), [(seed, "check", workdir / "c0")])
     _write_datasets(variant, [case], settings)
     impl = "candidate" if cand_obj is not None else "baseline"
     plan = workdir / "plan.txt"
     plan.write_text(_plan_text(variant, [case], workdir, settings, mode="once", impl=impl, timing=False))
-    return SingleRun([str(exe), str(plan)], workdir, _child_env(settings), dict(params), impl)
+    driver = sb.stage(exe, workdir, "driver")
+    return SingleRun([str(driver), str(plan)], workdir, _child_env(settings), dict(params), impl,
+                     read_only=[driver, plan, workdir / "c0"], settings=settings)

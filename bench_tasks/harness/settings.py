@@ -4,6 +4,7 @@ from __future__ import annotations
 
 from functools import cache
 from pathlib import Path
+from typing import Literal
 
 from pydantic import Field
 from pydantic_settings import BaseSettings, SettingsConfigDict
@@ -17,6 +18,27 @@ class HarnessSettings(BaseSettings):
     nvcc_flags: list[str] = ["-O3"]
     cache_dir: Path = Path.home() / ".cache" / "cudamaster"
     gpu: str | None = Field(None, description="CUDA_VISIBLE_DEVICES for evaluations; None keeps the environment's")
+
+    # The OS sandbox for every compile, link, binutils pass, run and profile of code we did not write
+    # (see sandbox.py and the README). Running without one needs allow_unsandboxed=true.
+    sandbox: Literal["auto", "bwrap", "none"] = Field(
+        "auto", description="auto: bubblewrap if it works, else refuse (unless allow_unsandboxed); bwrap: bubblewrap or refuse; "
+                            "none: no sandbox (needs allow_unsandboxed)")
+    sandbox_bwrap: str = Field("bwrap", description="bubblewrap: a command on PATH or a path (CUDAMASTER_SANDBOX_BWRAP)")
+    allow_unsandboxed: bool = Field(False, description="single-user local use only: run untrusted kernels without a sandbox "
+                                                       "when none can be set up (CUDAMASTER_ALLOW_UNSANDBOXED)")
+    sandbox_uid: int = Field(65534, ge=1, description="when the service runs as root, the sandbox runs as this uid and gid")
+    sandbox_max_processes: int = Field(512, ge=16, description="RLIMIT_NPROC inside one sandbox (threads count)")
+    sandbox_max_open_files: int = Field(1024, ge=64)
+    sandbox_max_file_bytes: int = Field(16 << 30, ge=1 << 20, description="RLIMIT_FSIZE: the largest file a sandboxed process may write")
+    sandbox_max_cpu_s: int = Field(900, ge=10, description="RLIMIT_CPU per sandboxed process (the wall-clock limits still apply)")
+    sandbox_scratch_bytes: int = Field(2 << 30, ge=1 << 20, description="what one compile or link may add to its scratch directory; "
+                                                                      "a run may add its expected outputs plus this")
+    sandbox_max_files: int = Field(10000, ge=100, description="files and directories one sandboxed step may create")
+    sandbox_tmp_bytes: int = Field(512 << 20, ge=1 << 20, description="size of the sandbox's private /tmp and /dev/shm (memory)")
+    sandbox_ro_paths: list[Path] = Field([], description="extra read-only paths (a toolkit or GPU driver outside /usr)")
+    scratch_root: Path | None = Field(None, description="where scratch directories are made (default: the system temp directory); "
+                                                        "the sandbox user must be able to traverse it")
 
     compile_timeout_s: float = 120.0
     run_timeout_s: float = 300.0

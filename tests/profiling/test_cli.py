@@ -79,7 +79,7 @@ def test_profile_bad_size_and_unknown_task(monkeypatch, tmp_path):
 
 
 @pytest.mark.slow
-def test_profile_task_with_fake_ncu(monkeypatch, tmp_path):
+def test_profile_task_with_fake_ncu(monkeypatch, tmp_path, unsandboxed):
     monkeypatch.setenv("CUDAMASTER_NCU", str(fake_ncu(tmp_path, f'cp "{FIXTURES / "synthetic_chase_raw.csv"}" "$LOG"')))
     saved = tmp_path / "report.json"
     r = runner.invoke(app, ["vector_add", "-p", "fp32", "--size", "N=4096", "--save-json", str(saved), "--tokens"])

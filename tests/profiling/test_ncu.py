@@ -1,3 +1,4 @@
+import os
 import time
 
 import pytest
@@ -105,7 +106,7 @@ def test_default_params_is_the_largest_quick_paper_size():
 
 
 @pytest.mark.slow
-def test_profile_kernel_end_to_end_with_fake_ncu(monkeypatch, tmp_path):
+def test_profile_kernel_end_to_end_with_fake_ncu(monkeypatch, tmp_path, unsandboxed):
     """Compiles the real driver (nvcc, no GPU needed); the fake ncu checks it was handed the driver."""
     script = fake_ncu(tmp_path, 'last="${@: -1}"; test -f "$last" || { echo "==ERROR== no plan $last"; exit 1; }\n'
                                 f'cp "{FIXTURES / "synthetic_chase_raw.csv"}" "$LOG"')
@@ -118,14 +119,43 @@ def test_profile_kernel_end_to_end_with_fake_ncu(monkeypatch, tmp_path):
 
 
 @pytest.mark.slow
-def test_profile_kernel_rejects_a_candidate_that_does_not_build(monkeypatch, tmp_path):
+def test_ncu_and_its_target_run_inside_the_sandbox(monkeypatch, tmp_path, harness_settings):
+    """A fake ncu that fails unless it runs as the sandbox's unprivileged user, with a cleared environment,
+    without the host's home, and with the staged driver and plan; it writes the report into the scratch
+    directory, from where the harness reads it."""
+    from bench_tasks.harness import sandbox as sb
+    from tests.bench.sandbox_support import scratch_root
+
+    monkeypatch.setenv("CUDAMASTER_API_KEY", "sk-test-not-for-the-sandbox")
+    with scratch_root() as root:
+        settings = harness_settings.model_copy(update={"scratch_root": root})
+        if not sb.describe(settings).startswith("bwrap"):
+            pytest.skip(f"no working bubblewrap here: {sb.describe(settings)}")
+        tools = root / "fake-ncu"  # a place the sandbox's uid can reach (the tool's directory is bound read-only)
+        tools.mkdir(mode=0o755)
+        csv = (FIXTURES / "synthetic_chase_raw.csv").read_text()
+        script = fake_ncu(tools, 'fail() { echo "==ERROR== $1"; exit 1; }\n'
+                                 '[ "$(id -u)" != 0 ] || fail "ncu runs as root"\n'
+                                 'env | grep -q CUDAMASTER && fail "the environment was not cleared"\n'
+                                 'test -e /root && fail "the host home is visible"\n'
+                                 'last="${@: -1}"; test -f "$last" || fail "no plan $last"\n'
+                                 'test -x "${@: -2:1}" || fail "no driver"\n'
+                                 'case "$LOG" in "$PWD"/*) ;; *) fail "report outside the scratch directory: $LOG";; esac\n'
+                                 f"cat > \"$LOG\" <<'CSV'\n{csv}\nCSV")
+        os.chmod(tools, 0o755)
+        report = profile_kernel("vector_add", "fp32", settings=settings_for(monkeypatch, script), harness_settings=settings)
+    assert report.bottleneck == Bottleneck.memory_latency and report.summary[m.SM_THROUGHPUT].value == 0.8
+
+
+@pytest.mark.slow
+def test_profile_kernel_rejects_a_candidate_that_does_not_build(monkeypatch, tmp_path, unsandboxed):
     script = fake_ncu(tmp_path, "exit 0")
     with pytest.raises(ValueError, match="compile_error"):
         profile_kernel("vector_add", "fp32", "this is not CUDA", {"N": 1024}, settings=settings_for(monkeypatch, script))
 
 
 @pytest.mark.slow
-def test_baseline_corpus_with_fake_ncu(monkeypatch, tmp_path):
+def test_baseline_corpus_with_fake_ncu(monkeypatch, tmp_path, unsandboxed):
     from profiling.corpus import profile_baselines, write_corpus
     from profiling.otsu import load_corpus
 

@@ -4,6 +4,9 @@
   (graph.testing.FakeGpuEvaluator); the LLM endpoint comes from CUDAMASTER_BASE_URL (the tests
   point it at tests/support/openai_stub.py).
 - create_gpu_app: everything real (the service's default local GPU evaluator).
+- create_harness_without_gpu_app: real agent, real harness in the real sandbox, FAKE GPU CHECK: evaluate()
+  skips its GPU check, so kernels compile, link and their driver starts here (host code in constructors
+  runs) until CUDA initialisation fails.
 """
 
 from __future__ import annotations
@@ -25,3 +28,14 @@ def create_fake_gpu_app():
 
 def create_gpu_app():
     return create_app(ServiceSettings())
+
+
+def create_harness_without_gpu_app():
+    import importlib
+
+    from bench_tasks.harness import HarnessSettings
+    from graph.evaluator import LocalEvaluator
+
+    importlib.import_module("bench_tasks.harness.evaluate").require_gpu = lambda settings: None  # FAKE GPU CHECK
+    cache = Path(os.environ.get("TEST_HARNESS_CACHE", "/tmp/cm-harness-cache"))
+    return create_app(ServiceSettings(), evaluator=LocalEvaluator(HarnessSettings(cache_dir=cache)))

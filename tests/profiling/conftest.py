@@ -1,0 +1,19 @@
+"""Profiling test fixtures."""
+
+from __future__ import annotations
+
+import pytest
+
+
+@pytest.fixture
+def unsandboxed(monkeypatch):
+    """The fake ncu scripts read the repository's fixtures and write next to themselves, which the sandbox
+    forbids (test_ncu_and_its_target_run_inside_the_sandbox covers ncu in the sandbox): these tests of the
+    profiling plumbing use the opt-out."""
+    from bench_tasks.harness.settings import get_settings
+
+    monkeypatch.setenv("CUDAMASTER_SANDBOX", "none")
+    monkeypatch.setenv("CUDAMASTER_ALLOW_UNSANDBOXED", "true")
+    get_settings.cache_clear()
+    yield
+    get_settings.cache_clear()
