@@ -8,7 +8,7 @@ from __future__ import annotations
 import re
 from typing import Annotated, Any
 
-from pydantic import AfterValidator, BaseModel, Field, model_validator
+from pydantic import AfterValidator, BaseModel, Field, WithJsonSchema, model_validator
 
 INT32_MAX = 2**31 - 1  # attempts.id, job_events.id: INTEGER columns
 MAX_OFFSET = INT32_MAX  # more rows than any page could reach
@@ -41,8 +41,15 @@ def check_task_name(name: str) -> str:
     return name
 
 
-TaskName = Annotated[str, Field(max_length=64, json_schema_extra={"pattern": TASK_PATTERN}, examples=["vector_add"]),
-                     AfterValidator(check_task_name)]
+def _task_name_schema() -> dict[str, Any]:
+    from bench_tasks.spec import task_names
+
+    return {"anyOf": [{"type": "string", "enum": task_names(), "description": "a benchmark task (GET /api/v1/tasks)"},
+                      {"type": "string", "pattern": CUSTOM_TASK_PATTERN, "description": "a custom task your key created"}],
+            "examples": ["vector_add"]}
+
+
+TaskName = Annotated[str, Field(max_length=64), AfterValidator(check_task_name), WithJsonSchema(_task_name_schema())]
 
 
 def _nul_path(value: Any, path: str) -> str | None:

@@ -17,6 +17,7 @@ from fastapi.responses import JSONResponse
 from pydantic import BaseModel
 
 _WHAT = {
+    400: "the body could not be read (e.g. it is not UTF-8)",
     401: "no API key: send `Authorization: Bearer <key>` or `X-API-Key: <key>`",
     403: "the key is malformed, unknown or revoked, or its role does not allow this",
     404: "no such resource visible to this key (another team's jobs are answered as missing)",
@@ -31,9 +32,14 @@ class ErrorOut(BaseModel):
     detail: str
 
 
+# Spelled out (not `model=`): FastAPI would file an error under the route's own media type, which for
+# a source (text/x-cuda) or an event stream is not what an error is sent as.
+_ERROR_CONTENT = {"application/json": {"schema": ErrorOut.model_json_schema()}}
+
+
 def responses(*codes: int) -> dict[int | str, dict[str, Any]]:
     """The `responses=` of a route that can answer these codes."""
-    return {code: {"model": ErrorOut, "description": _WHAT[code]} for code in codes}
+    return {code: {"description": _WHAT[code], "content": _ERROR_CONTENT} for code in codes}
 
 
 def unprocessable(loc: tuple[str | int, ...], msg: str, value: Any = None) -> RequestValidationError:

@@ -59,7 +59,7 @@ def _task_of(session: SessionDep, caller: Caller, body: JobSubmit) -> Task:
 
 
 @router.post("", status_code=201, response_model=JobOut, summary="Submit a job",
-             responses=responses(401, 403, 404, 413, 429, 503))
+             responses=responses(400, 401, 403, 404, 413, 429, 503))
 def submit_job(body: JobSubmit, request: Request, session: SessionDep, caller: Submitter, settings: SettingsDep,
                runner: RunnerDep) -> JobOut:
     """Queue an optimization job on a benchmark task, on a `custom` task (the team's own kernel, whose
@@ -154,7 +154,7 @@ def resume_job(job_id: JobId, request: Request, session: SessionDep, caller: Key
 
 
 @router.post("/{job_id}/answer", response_model=JobOut, summary="Answer the question a manual-mode job is waiting on",
-             responses=_ACT | responses(413, 503))
+             responses=_ACT | responses(400, 413, 503))
 def answer_job(job_id: JobId, body: AnswerIn, request: Request, session: SessionDep, caller: KeyHolder,
                runner: RunnerDep) -> JobOut:
     """The job's own key or an admin."""

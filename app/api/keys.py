@@ -61,7 +61,7 @@ def list_keys(session: SessionDep, _admin: Admin) -> list[KeyOut]:
     return [KeyOut.model_validate(row) for row in auth.list_keys(session)]
 
 
-@router.post("", status_code=201, response_model=KeyCreated, summary="Create a key (admin)", responses=responses(401, 403, 413))
+@router.post("", status_code=201, response_model=KeyCreated, summary="Create a key (admin)", responses=responses(400, 401, 403, 413))
 def create_key(body: KeyCreate, session: SessionDep, _admin: Admin) -> KeyCreated:
     try:
         row, key = auth.create_key(session, body.name, role=body.role, team=body.team)
