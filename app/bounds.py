@@ -8,7 +8,7 @@ from __future__ import annotations
 import re
 from typing import Annotated, Any
 
-from pydantic import AfterValidator, BaseModel, Field, WithJsonSchema, model_validator
+from pydantic import AfterValidator, BaseModel, WithJsonSchema, model_validator
 
 INT32_MAX = 2**31 - 1  # attempts.id, job_events.id: INTEGER columns
 MAX_OFFSET = INT32_MAX  # more rows than any page could reach
@@ -49,7 +49,7 @@ def _task_name_schema() -> dict[str, Any]:
             "examples": ["vector_add"]}
 
 
-TaskName = Annotated[str, Field(max_length=64), AfterValidator(check_task_name), WithJsonSchema(_task_name_schema())]
+TaskName = Annotated[str, AfterValidator(check_task_name), WithJsonSchema(_task_name_schema())]
 
 
 def _nul_path(value: Any, path: str) -> str | None:

@@ -40,10 +40,11 @@ def create_app(settings: ServiceSettings | None = None, *, run_job: RunJob | Non
             upgrade(settings.database_url)
         with sessions() as session:  # custom tasks must be loadable before their jobs resume
             custom_tasks.register_all(session)
-        app.state.evaluation = plan_evaluation(settings.gpus, settings.remote_gpus, evaluator is not None or run_job is not None,
-                                               await asyncio.to_thread(detect_gpus))
-        if not app.state.evaluation.can_run_jobs:
-            log.warning("%s", app.state.evaluation.note)
+        evaluation = plan_evaluation(settings.gpus, settings.remote_gpus, evaluator is not None or run_job is not None,
+                                     await asyncio.to_thread(detect_gpus))
+        app.state.evaluation = evaluation
+        if not evaluation.healthy:
+            log.warning("%s", evaluation.note)
         if evaluator is not None:
             locked = GpuLockedEvaluator(evaluator, gpu_pool)
         elif run_job is None:  # the real agent with the local GPUs, one harness evaluator per GPU
@@ -54,7 +55,8 @@ def create_app(settings: ServiceSettings | None = None, *, run_job: RunJob | Non
             await asyncio.to_thread(checkpointer, settings.resolved_checkpoint_url())
         runner = JobRunner(settings, sessions, run_job or run_with_graph, evaluator=locked)
         app.state.runner = runner
-        await runner.start()
+        if evaluation.can_run_jobs:  # without a GPU, queued jobs wait for a service that has one
+            await runner.start()
         log.info("cudamaster service up: database %s, %d job slot(s), GPUs %s", settings.database_url.split("@")[-1],
                  settings.max_running_jobs, ",".join(gpu_pool.gpus))
         try:

@@ -184,21 +184,25 @@ def _snapshot(request: Request, job_id: str, after: int) -> tuple[str | None, li
         return status, [(e.id, e.type, e.payload) for e in store.events_after(session, job_id, after)]
 
 
+def _start_after(last_event_id: Annotated[str | None, Header(max_length=10, pattern=r"^[0-9]{1,10}$")] = None,
+                 after: Annotated[int, Query(ge=0, le=INT32_MAX, description="send events with id greater than this")] = 0
+                 ) -> int:
+    # A dependency, not the stream's body: an error raised once the stream has started cannot be a 422.
+    if last_event_id is None:
+        return after
+    if int(last_event_id) > INT32_MAX:
+        raise unprocessable(("header", "last-event-id"), f"Last-Event-ID must be an event id, at most {INT32_MAX}", last_event_id)
+    return max(after, int(last_event_id))
+
+
 @router.get("/{job_id}/events", response_class=EventSourceResponse, summary="Stream a job's events (server-sent events)",
             responses=_READ,
             description="Replays the stored events after `Last-Event-ID` (or `after`), then streams new ones. Event names are "
                         "the agent's event types (node, attempt, llm_call, interrupt, finished); a final `end` event carries "
                         "the job's status when it stops running (finished, failed, cancelled, or waiting_for_input).")
 async def job_events(job_id: JobId, request: Request, _job: Annotated[None, Depends(_readable)],
-                     last_event_id: Annotated[str | None, Header(max_length=10, pattern=r"^[0-9]{1,10}$")] = None,
-                     after: Annotated[int, Query(ge=0, le=INT32_MAX, description="send events with id greater than this")] = 0
-                     ) -> AsyncIterator[ServerSentEvent]:
+                     after: Annotated[int, Depends(_start_after)]) -> AsyncIterator[ServerSentEvent]:
     runner = request.app.state.runner
-    if last_event_id is not None:
-        if int(last_event_id) > INT32_MAX:
-            raise unprocessable(("header", "last-event-id"), f"Last-Event-ID must be an event id, at most {INT32_MAX}",
-                                last_event_id)
-        after = max(after, int(last_event_id))
     while True:
         changed = runner.change_event(job_id)
         status, events = await asyncio.to_thread(_snapshot, request, job_id, after)
