@@ -71,7 +71,7 @@ def revoke_key(session: Session, key_id: str) -> bool:
 class KeyRejected(Exception):
     """The key is malformed, unknown or revoked; the message says which."""
 
-    def __init__(self, message: str, *, unknown: bool = False):
+    def __init__(self, message: str, *, unknown: bool = False) -> None:
         super().__init__(message)
         self.unknown = unknown  # well formed but not in this database: perhaps made in another one
 

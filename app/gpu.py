@@ -98,7 +98,7 @@ def plan_evaluation(configured: list[str], remote_gpus: int, injected: bool, inv
 class GpuPool:
     """Hands out GPU ids; a caller holds one for the length of one evaluation."""
 
-    def __init__(self, gpus: list[str]):
+    def __init__(self, gpus: list[str]) -> None:
         if not gpus:
             raise ValueError("no GPUs configured: set CUDAMASTER_GPUS, e.g. '[\"0\"]'")
         self.gpus = list(gpus)
@@ -132,19 +132,19 @@ class GpuLockedEvaluator:
     settings set CUDA_VISIBLE_DEVICES); a single evaluator object may be given for every GPU.
     """
 
-    def __init__(self, inner: Any | Callable[[str], Any], pool: GpuPool, *, per_gpu: bool = False):
+    def __init__(self, inner: Any | Callable[[str], Any], pool: GpuPool, *, per_gpu: bool = False) -> None:
         self.pool = pool
         self._per_gpu = {g: inner(g) for g in pool.gpus} if per_gpu else {g: inner for g in pool.gpus}
         self._any = self._per_gpu[pool.gpus[0]]
 
-    def compile(self, *args, **kwargs):
+    def compile(self, *args: Any, **kwargs: Any) -> Any:
         return self._any.compile(*args, **kwargs)
 
-    def evaluate(self, *args, **kwargs):
+    def evaluate(self, *args: Any, **kwargs: Any) -> Any:
         with self.pool.slot() as gpu:
             return self._per_gpu[gpu].evaluate(*args, **kwargs)
 
-    def profile(self, *args, **kwargs):
+    def profile(self, *args: Any, **kwargs: Any) -> Any:
         with self.pool.slot() as gpu:
             return self._per_gpu[gpu].profile(*args, **kwargs)
 

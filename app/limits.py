@@ -33,7 +33,7 @@ class BodySizeLimit:
     half-read body (FastAPI would answer 400 "error parsing the body").
     """
 
-    def __init__(self, app: ASGIApp, max_bytes: int):
+    def __init__(self, app: ASGIApp, max_bytes: int) -> None:
         self.app = app
         self.max_bytes = max_bytes
 
@@ -94,7 +94,7 @@ class BodySizeLimit:
 
 
 class InFlightLimit(Exception):
-    def __init__(self, key_id: str, count: int, limit: int):
+    def __init__(self, key_id: str, count: int, limit: int) -> None:
         super().__init__(f"API key {key_id} already has {count} jobs queued, running or waiting; the limit is {limit} "
                          "(CUDAMASTER_MAX_JOBS_IN_FLIGHT_PER_KEY): wait for one to finish or cancel one")
 

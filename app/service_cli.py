@@ -8,7 +8,7 @@ from __future__ import annotations
 
 from collections.abc import Iterator
 from contextlib import contextmanager
-from typing import Annotated, NoReturn
+from typing import Annotated, Any, NoReturn
 
 import typer
 from sqlalchemy import Engine
@@ -27,7 +27,7 @@ def _fail(message: str) -> NoReturn:
     raise typer.Exit(2)
 
 
-def _settings(**overrides: object) -> ServiceSettings:
+def _settings(**overrides: Any) -> ServiceSettings:
     from pydantic import ValidationError
 
     try:

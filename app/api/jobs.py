@@ -33,6 +33,7 @@ router = APIRouter(prefix="/jobs", tags=["jobs"])
 JobId = Annotated[str, Path(max_length=64, description="a job id, job_ and 16 hex digits")]
 _READ = responses(401, 403, 404)
 _ACT = responses(401, 403, 404, 409)
+_SOURCE: dict[int | str, dict[str, Any]] = {200: {"content": {"text/x-cuda": {}}}}
 
 
 def _task_of(session: SessionDep, caller: Caller, body: JobSubmit) -> Task:
@@ -109,7 +110,7 @@ def get_job(job_id: JobId, session: SessionDep, caller: Reader) -> JobDetail:
 
 
 @router.get("/{job_id}/attempts/{attempt_id}/source", response_class=PlainTextResponse, summary="An attempt's CUDA source",
-            responses={200: {"content": {"text/x-cuda": {}}}} | _READ)
+            responses=_SOURCE | _READ)
 def attempt_source(job_id: JobId, attempt_id: Annotated[int, Path(ge=1, le=INT32_MAX)], session: SessionDep,
                    caller: Reader) -> PlainTextResponse:
     job = readable_job(session, caller, job_id)
