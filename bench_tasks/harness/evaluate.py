@@ -24,13 +24,13 @@ from pathlib import Path
 import numpy as np
 
 from bench_tasks import data
-from bench_tasks.compare import compare
-from bench_tasks.spec import Task, Variant, load_task
+from bench_tasks.compare import Comparison, check_outputs, compare
+from bench_tasks.spec import INPUT_ROLES, Task, Variant, load_task
 
 from . import compile as cc
 from . import source as src
 from .child import Child
-from .driver import ROLE, driver_source
+from .driver import MEMORY, ROLE, driver_source
 from .errors import NoGpuError
 from .result import Check, EvaluationResult, GpuInfo, SizeRow, TimeStats, Verdict
 from .settings import HarnessSettings, get_settings
@@ -102,7 +102,7 @@ def _sizes(variant: Variant, sizes: str | list[dict[str, int]]) -> tuple[str, li
 
 
 def _outputs(variant: Variant) -> list[str]:
-    return [a.name for a in variant.task.args if a.role in ("output", "accumulate", "inout")]
+    return variant.outputs()
 
 
 def _parallel(settings: HarnessSettings, fn, items) -> list:
@@ -133,11 +133,12 @@ def _plan_text(variant: Variant, cases: list[_Case], workdir: Path, settings: Ha
         scalars = task.scalar_values(case.params, variant.precision)
         lines.append(f"case {case.index}")
         for i, p in enumerate(variant.prototype.params):
-            arg = task.arg(p.name)
-            if p.pointer:
-                lines.append(f"buffer {i} {lengths[p.name]} {ROLE[arg.role]}")
+            arg = variant.arg_of(p)
+            if p.pointer:  # buffer ARG COUNT ROLE MEMORY
+                lines.append(f"buffer {i} {lengths[arg.name]} {ROLE[arg.role_for(variant.precision)]} "
+                             f"{MEMORY[arg.memory_for(variant.precision)]}")
             else:
-                lines.append(f"scalar {i} {float(scalars[p.name])!r}")
+                lines.append(f"scalar {i} {float(scalars[arg.name])!r}")
         for _, purpose, directory in case.datasets:
             lines.append(f"dataset {directory} {purpose}")
         lines.append(f"time {int(timing)}")
@@ -148,8 +149,8 @@ def _read_stored(variant: Variant, directory: Path, params: dict[str, int]) -> d
     lengths = variant.task.lengths(params, variant.precision)
     stored = {}
     for a in variant.task.args:
-        if a.role in ("input", "inout"):
-            dtype = variant.prototype.param(a.name).dtype
+        if a.role_for(variant.precision) in INPUT_ROLES:
+            dtype = variant.param(a.name).dtype
             stored[a.name] = np.fromfile(directory / f"{a.name}.bin", dtype=data.STORAGE[dtype], count=lengths[a.name])
     return stored
 
@@ -349,31 +350,39 @@ def _row(variant: Variant, case: _Case, outputs, times, refs, workdir: Path, set
     oracle = task.oracle == "baseline"
 
     def stored(ci, ds, impl, stage, name) -> np.ndarray:
-        dtype = variant.prototype.param(name).dtype
+        dtype = variant.param(name).dtype
         path = workdir / "out" / f"c{ci}_d{ds}_{impl}_{stage}_{name}.bin"
         return np.fromfile(path, dtype=data.STORAGE[dtype], count=lengths[name])
 
+    names = data.reference_names(variant, case.params)
+    inputs: dict[int, dict[str, np.ndarray]] = {}
+
+    def seen(ds: int) -> dict[str, np.ndarray]:
+        """The inputs of dataset `ds` as the kernel saw them (only a task's check() needs them)."""
+        if ds not in inputs:
+            inputs[ds] = data.float64_inputs(variant, _read_stored(variant, case.datasets[ds][2], case.params))
+        return inputs[ds]
+
+    has_check = not oracle and hasattr(task.reference_module, "check")
     for (ci, ds, impl, stage) in outputs:
         if ci != case.index or (oracle and impl == "baseline"):
             continue  # a custom task's baseline is the oracle, not checked against itself
         seed = case.datasets[ds][0]
-        cmps = []
-        for name in _outputs(variant):
-            dtype = variant.prototype.param(name).dtype
-            raw = stored(ci, ds, impl, stage, name)
-            if oracle:
-                want = data.to_float64(stored(ci, ds, "baseline", "first", name), dtype)
-                cmps.append(compare(name, data.to_float64(raw, dtype), want, variant.tolerance))
-                continue
-            idx = case.sample.get(name) if case.sample else None
-            if idx is None:
-                cmp = compare(name, data.to_float64(raw, dtype), refs[(ci, ds)][name], variant.tolerance)
-            else:  # sampled: compare the sample, but every element must have been written
-                cmp = compare(name, data.to_float64(raw[idx], dtype), refs[(ci, ds)][name], variant.tolerance, idx)
-                unwritten = data.nonfinite_count(raw, dtype)
-                if unwritten and cmp.passed:
-                    cmp.passed, cmp.message = False, f"{name}: {unwritten} elements not finite (unwritten or NaN)"
-            cmps.append(cmp)
+        raw = {name: stored(ci, ds, impl, stage, name) for name in _outputs(variant)}
+        dtypes = {name: variant.param(name).dtype for name in raw}
+        if oracle:
+            cmps = [compare(name, data.to_float64(raw[name], dtypes[name]),
+                            data.to_float64(stored(ci, ds, "baseline", "first", name), dtypes[name]),
+                            variant.tolerance_for(name, names)) for name in raw]
+        else:
+            sample = case.sample
+            got = {name: data.to_float64(r if sample is None else r[sample[name]], dtypes[name]) for name, r in raw.items()}
+            cmps = check_outputs(variant, got, refs[(ci, ds)], seen(ds) if has_check else {}, names, sample)
+            if sample is not None and all(c.passed for c in cmps):  # sampled: every element must have been written
+                for name, r in raw.items():
+                    unwritten = data.nonfinite_count(r, dtypes[name])
+                    if unwritten:
+                        cmps.append(Comparison.failure(f"{name}: {unwritten} elements not finite (unwritten or NaN)", r.size))
         failing = [c for c in cmps if not c.passed]
         worst = failing[0] if failing else max(cmps, key=lambda c: c.max_abs_err)
         checks.append(Check(impl=impl, seed=seed, stage=stage, passed=worst.passed, max_abs_err=worst.max_abs_err,

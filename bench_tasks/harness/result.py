@@ -12,7 +12,7 @@ from enum import StrEnum
 from pydantic import BaseModel, Field
 
 SCHEMA_VERSION = "1.1"
-HARNESS_VERSION = "0.2.0"
+HARNESS_VERSION = "0.3.0"
 
 
 class Verdict(StrEnum):

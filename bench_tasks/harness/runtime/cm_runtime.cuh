@@ -2,7 +2,8 @@
 //
 // A generated driver (see bench_tasks/harness/driver.py) declares the baseline and candidate entry
 // points, describes the arguments, and calls cm::run_driver(). This file holds everything else:
-// reading the plan and the input files, guarded device buffers, NaN poisoning, correctness runs,
+// reading the plan and the input files, guarded buffers (device memory, or pageable host memory for
+// arguments a task declares `memory = "host"`), NaN poisoning, correctness runs,
 // the interleaved timing loop with L2 flushing, and the result lines read back by Python.
 //
 // Protocol: the driver writes result lines to the file named by `results` in the plan, and on a
@@ -32,12 +33,13 @@
 namespace cm {
 
 enum Role { IN = 0, OUT = 1, ACC = 2, INOUT = 3, SCALAR = 4 };
+enum Memory { DEVICE = 0, HOST = 1 };  // HOST: plain pageable malloc; the kernel gets the host pointer
 enum Kind { F32 = 0, BF16 = 1, I32 = 2, F64 = 3, I64 = 4, U32 = 5, U64 = 6 };
 
 struct ArgSpec {
   const char* name;
   int kind;
-  int pointer;  // 1 for device buffers, 0 for scalars passed by value
+  int pointer;  // 1 for buffers (device or host: see Buffer::memory), 0 for scalars passed by value
 };
 
 static inline size_t kind_size(int k) {
@@ -75,13 +77,14 @@ static void check_after(const char* what) {
     fail(3, "cuda", std::string(cudaGetErrorName(e)) + " (" + cudaGetErrorString(e) + ") after " + what);
 }
 
-static constexpr size_t GUARD = 64 * 1024;  // canary bytes before and after every device buffer
+static constexpr size_t GUARD = 64 * 1024;  // canary bytes before and after every buffer
 static constexpr unsigned char GUARD_BYTE = 0xA5;
 static constexpr unsigned char POISON_BYTE = 0xFF;  // NaN in float and bf16, -1 in int
 
 struct Buffer {
   int arg = -1;
   int role = IN;
+  int memory = DEVICE;
   size_t count = 0, bytes = 0;
   unsigned char* base = nullptr;  // allocation start (guard before)
   unsigned char* ptr = nullptr;   // what the kernel sees
@@ -150,7 +153,13 @@ static Plan read_plan(const char* path) {
     else if (tok == "timing") in >> p.min_pairs >> p.max_pairs >> p.min_seconds >> p.max_seconds >> p.target_rse >> p.warmup >> p.warmup_seconds;
     else if (tok == "flush_bytes") in >> p.flush_bytes;
     else if (tok == "case") { p.cases.emplace_back(); cur = &p.cases.back(); in >> cur->id; }
-    else if (tok == "buffer") { Buffer b; in >> b.arg >> b.count >> b.role; cur->buffers.push_back(b); }
+    else if (tok == "buffer") {
+      if (!cur) fail(2, "plan", "buffer before case");
+      Buffer b;
+      in >> b.arg >> b.count >> b.role >> b.memory;
+      if (!in || (b.memory != DEVICE && b.memory != HOST)) fail(2, "plan", "bad buffer line (buffer ARG COUNT ROLE MEMORY)");
+      cur->buffers.push_back(b);
+    }
     else if (tok == "scalar") { int a; double v; in >> a >> v; cur->scalars.push_back({a, v}); }
     else if (tok == "dataset") { Dataset d; in >> d.dir >> d.purpose; cur->datasets.push_back(d); }
     else if (tok == "time") { int t; in >> t; cur->timing = t != 0; }
@@ -176,12 +185,44 @@ static void write_file(const std::string& path, const void* data, size_t bytes) 
   fclose(f);
 }
 
+// Buffer primitives, the same for device and host memory. Host buffers are plain pageable memory
+// (what a caller's malloc gives): filled, poisoned, restored and read back with memset/memcpy. They
+// are only touched between calls, after the device has been synchronised.
+static void mem_set(const Buffer& b, unsigned char* dst, int byte, size_t n, bool async = false) {
+  if (!n) return;
+  if (b.memory == HOST) memset(dst, byte, n);
+  else if (async) CM_CHECK(cudaMemsetAsync(dst, byte, n, 0));
+  else CM_CHECK(cudaMemset(dst, byte, n));
+}
+static void mem_to_buffer(const Buffer& b, unsigned char* dst, const void* src, size_t n, bool async = false) {
+  if (!n) return;
+  if (b.memory == HOST) memcpy(dst, src, n);
+  else if (async) CM_CHECK(cudaMemcpyAsync(dst, src, n, cudaMemcpyHostToDevice, 0));
+  else CM_CHECK(cudaMemcpy(dst, src, n, cudaMemcpyHostToDevice));
+}
+static void mem_from_buffer(const Buffer& b, void* dst, const unsigned char* src, size_t n) {
+  if (!n) return;
+  if (b.memory == HOST) memcpy(dst, src, n);
+  else CM_CHECK(cudaMemcpy(dst, src, n, cudaMemcpyDeviceToHost));
+}
+
 static void alloc_buffer(Buffer& b, const ArgSpec* specs) {
   b.bytes = b.count * kind_size(specs[b.arg].kind);
-  CM_CHECK(cudaMalloc(&b.base, b.bytes + 2 * GUARD));
+  if (b.memory == HOST) {
+    b.base = static_cast<unsigned char*>(malloc(b.bytes + 2 * GUARD));
+    if (!b.base) fail(3, "host_alloc", "cannot allocate " + std::to_string(b.bytes) + " bytes of host memory for " + specs[b.arg].name);
+  } else {
+    CM_CHECK(cudaMalloc(&b.base, b.bytes + 2 * GUARD));
+  }
   b.ptr = b.base + GUARD;
-  CM_CHECK(cudaMemset(b.base, GUARD_BYTE, GUARD));
-  CM_CHECK(cudaMemset(b.ptr + b.bytes, GUARD_BYTE, GUARD));
+  mem_set(b, b.base, GUARD_BYTE, GUARD);
+  mem_set(b, b.ptr + b.bytes, GUARD_BYTE, GUARD);
+}
+
+static void free_buffer(Buffer& b) {
+  if (b.memory == HOST) free(b.base);
+  else CM_CHECK(cudaFree(b.base));
+  b.base = b.ptr = nullptr;
 }
 
 // Check the canaries of every buffer; report which side of which argument was overwritten.
@@ -190,7 +231,7 @@ static void check_guards(const Case& c, const ArgSpec* specs, const char* impl) 
   for (const Buffer& b : c.buffers) {
     for (int side = 0; side < 2; ++side) {
       unsigned char* src = side == 0 ? b.base : b.ptr + b.bytes;
-      CM_CHECK(cudaMemcpy(g.data(), src, GUARD, cudaMemcpyDeviceToHost));
+      mem_from_buffer(b, g.data(), src, GUARD);
       for (size_t i = 0; i < GUARD; ++i) {
         if (g[i] != GUARD_BYTE) {
           size_t off = side == 0 ? GUARD - i : i;
@@ -209,7 +250,7 @@ static void check_inputs_unchanged(const Case& c, const ArgSpec* specs, const ch
   for (const Buffer& b : c.buffers) {
     if (b.role != IN) continue;
     now.resize(b.bytes);
-    CM_CHECK(cudaMemcpy(now.data(), b.ptr, b.bytes, cudaMemcpyDeviceToHost));
+    mem_from_buffer(b, now.data(), b.ptr, b.bytes);
     if (b.bytes && memcmp(now.data(), b.host.data(), b.bytes) != 0)
       fail(5, "input_modified", std::string(impl) + " modified input argument " + specs[b.arg].name);
   }
@@ -222,16 +263,16 @@ static void load_dataset(Case& c, const Dataset& d, const ArgSpec* specs) {
 
 static void upload_inputs(Case& c) {
   for (Buffer& b : c.buffers)
-    if (b.role == IN && b.bytes) CM_CHECK(cudaMemcpy(b.ptr, b.host.data(), b.bytes, cudaMemcpyHostToDevice));
+    if (b.role == IN) mem_to_buffer(b, b.ptr, b.host.data(), b.bytes);
 }
 
 // Define every output before a call: poison plain outputs, zero accumulators, restore in-out data.
+// (Device buffers: queued on the legacy stream, ahead of the call; host buffers: done now.)
 static void prepare_outputs(Case& c) {
   for (Buffer& b : c.buffers) {
-    if (!b.bytes) continue;
-    if (b.role == OUT) CM_CHECK(cudaMemsetAsync(b.ptr, POISON_BYTE, b.bytes, 0));
-    else if (b.role == ACC) CM_CHECK(cudaMemsetAsync(b.ptr, 0, b.bytes, 0));
-    else if (b.role == INOUT) CM_CHECK(cudaMemcpyAsync(b.ptr, b.host.data(), b.bytes, cudaMemcpyHostToDevice, 0));
+    if (b.role == OUT) mem_set(b, b.ptr, POISON_BYTE, b.bytes, true);
+    else if (b.role == ACC) mem_set(b, b.ptr, 0, b.bytes, true);
+    else if (b.role == INOUT) mem_to_buffer(b, b.ptr, b.host.data(), b.bytes, true);
   }
 }
 
@@ -258,7 +299,7 @@ static void write_outputs(const Case& c, const ArgSpec* specs, const Plan& p, in
   for (const Buffer& b : c.buffers) {
     if (b.role == IN) continue;
     h.resize(b.bytes);
-    if (b.bytes) CM_CHECK(cudaMemcpy(h.data(), b.ptr, b.bytes, cudaMemcpyDeviceToHost));
+    mem_from_buffer(b, h.data(), b.ptr, b.bytes);
     std::ostringstream path;
     path << p.outdir << "/c" << c.id << "_d" << ds << "_" << impl_name(impl) << "_" << stage << "_" << specs[b.arg].name
          << ".bin";
@@ -479,7 +520,7 @@ static int run_driver(int argc, char** argv, const ArgSpec* specs, int nargs, Ca
       checked_call(c, specs, p, call, 0, (int)d, "first");  // the baseline too: the oracle of custom tasks
       if (has_candidate) checked_call(c, specs, p, call, 1, (int)d, "after_timing");
     }
-    for (Buffer& b : c.buffers) CM_CHECK(cudaFree(b.base));
+    for (Buffer& b : c.buffers) free_buffer(b);
     fprintf(g_results, "case_done %d\n", c.id);
     fflush(g_results);
   }
