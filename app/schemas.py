@@ -2,10 +2,9 @@
 
 from __future__ import annotations
 
+import re
 from datetime import datetime
 from typing import Any, Literal
-
-import re
 
 from pydantic import BaseModel, ConfigDict, Field, model_validator
 

@@ -68,7 +68,7 @@ def test_schemathesis_finds_no_server_error_with_fake_agent(db_url, server_facto
          "--checks", "not_a_server_error,status_code_conformance,content_type_conformance,response_schema_conformance",
          "--exclude-path", f"{API}/keys/{{key_id}}/revoke", "--generation-database", "none", "--request-timeout", "20",
          "--no-color", "--report-dir", str(tmp_path / "report")],
-        capture_output=True, text=True, timeout=280)
+        capture_output=True, text=True, timeout=280, cwd=tmp_path)  # its cache (.schemathesis/) goes there
     assert out.returncode == 0, out.stdout[-6000:] + out.stderr[-2000:]
     assert " passed" in out.stdout and "Tested: 13" in out.stdout, out.stdout[-3000:]
     server.stop()
