@@ -46,15 +46,17 @@ def _task_of(session: SessionDep, caller: Caller, body: JobSubmit) -> Task:
         except custom_tasks.CustomTaskInvalid as exc:
             raise unprocessable(("body", "custom"), f"custom task: {exc}") from None
     assert body.task is not None
-    if is_custom_task_id(body.task):
-        row = session.get(CustomTask, body.task)
-        if row is None or not permissions.can_use_custom_task(caller, row):  # the same answer: ids do not leak
-            raise HTTPException(404, f"no custom task {body.task} created by {caller.label}: a custom task is private to "
-                                     "the key that submitted it; send `custom` to submit your own")
     try:
-        task = load_task(body.task)
+        if is_custom_task_id(body.task):
+            row = session.get(CustomTask, body.task)
+            if row is None or not permissions.can_use_custom_task(caller, row):  # the same answer: ids do not leak
+                raise HTTPException(404, f"no custom task {body.task} created by {caller.label}: a custom task is private "
+                                         "to the key that submitted it; send `custom` to submit your own")
+            task = custom_tasks.register(row)  # stored by another replica, or before a restart: loadable here too
+        else:
+            task = load_task(body.task)
         task.variant(body.precision)
-    except TaskError as exc:
+    except (TaskError, custom_tasks.CustomTaskInvalid) as exc:
         raise unprocessable(("body", "task"), f"task: {exc}", body.task) from None
     return task
 
