@@ -29,11 +29,14 @@ def _fail(message: str) -> NoReturn:
 
 def _settings(**overrides: Any) -> ServiceSettings:
     from pydantic import ValidationError
+    from pydantic_settings import SettingsError
 
     try:
         return ServiceSettings(**{k: v for k, v in overrides.items() if v is not None})
     except ValidationError as exc:
         _fail("; ".join(f"{'.'.join(map(str, e['loc']))}: {e['msg']}" for e in exc.errors()) + " (check CUDAMASTER_* settings)")
+    except SettingsError as exc:
+        _fail(f"{exc} (check CUDAMASTER_* settings)")
 
 
 def _shown(url: str) -> str:
