@@ -380,9 +380,9 @@ def _row(variant: Variant, case: _Case, outputs, times, refs, workdir: Path, set
             cmps = check_outputs(variant, got, refs[(ci, ds)], seen(ds) if has_check else {}, names, sample)
             if sample is not None and all(c.passed for c in cmps):  # sampled: every element must have been written
                 for name, r in raw.items():
-                    unwritten = data.nonfinite_count(r, dtypes[name])
+                    unwritten = data.unwritten_count(r, dtypes[name])
                     if unwritten:
-                        cmps.append(Comparison.failure(f"{name}: {unwritten} elements not finite (unwritten or NaN)", r.size))
+                        cmps.append(Comparison.failure(f"{name}: {unwritten} elements are NaN (left unwritten, or NaN written)", r.size))
         failing = [c for c in cmps if not c.passed]
         worst = failing[0] if failing else max(cmps, key=lambda c: c.max_abs_err)
         checks.append(Check(impl=impl, seed=seed, stage=stage, passed=worst.passed, max_abs_err=worst.max_abs_err,
