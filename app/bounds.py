@@ -14,9 +14,9 @@ INT32_MAX = 2**31 - 1  # attempts.id, job_events.id: INTEGER columns
 MAX_OFFSET = INT32_MAX  # more rows than any page could reach
 
 # A benchmark task name (a folder of bench_tasks/tasks), or a stored custom task's id.
-BUILTIN_TASK_PATTERN = r"^[a-z][a-z0-9_]{0,63}$"
+BUILTIN_TASK_PATTERN = r"^[A-Za-z][A-Za-z0-9_]{0,63}$"
 CUSTOM_TASK_PATTERN = r"^ct_[0-9a-f]{16}$"
-TASK_PATTERN = r"^(?:[a-z][a-z0-9_]{0,63}|ct_[0-9a-f]{16})$"
+TASK_PATTERN = r"^(?:[A-Za-z][A-Za-z0-9_]{0,63}|ct_[0-9a-f]{16})$"
 # An LLM model name as endpoints spell them: gpt-4o, openai/gpt-oss-120b, claude-3-5-sonnet@20240620.
 MODEL_PATTERN = r"^[A-Za-z0-9][A-Za-z0-9_.:/@+-]{0,127}$"
 TEAM_PATTERN = r"^[a-z0-9][a-z0-9_.-]{0,63}$"

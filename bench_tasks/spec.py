@@ -590,7 +590,7 @@ def custom_task(name: str, precision: str, prototype: str, args: dict[str, dict[
 
 
 # A built-in task's name is the name of its folder under tasks/, nothing else: never a path.
-TASK_NAME = re.compile(r"[a-z][a-z0-9_]{0,63}")
+TASK_NAME = re.compile(r"[A-Za-z][A-Za-z0-9_]{0,63}")
 
 
 @cache
