@@ -1,14 +1,18 @@
-"""API keys: `cm_<id>_<secret>`; the database keeps the id (public prefix) and sha256 of the whole key."""
+"""API keys: `cm_<id>_<secret>`; the database keeps the id (public prefix), sha256 of the whole key,
+the key's role (admin, member, viewer: app/permissions.py) and its team."""
 
 from __future__ import annotations
 
 import hashlib
 import hmac
+import re
 import secrets
 
+from sqlalchemy import func, select
 from sqlalchemy.orm import Session
 
-from .db.models import ApiKey
+from .bounds import KEY_ID_PATTERN, TEAM_PATTERN
+from .db.models import ADMIN, DEFAULT_TEAM, ROLES, ApiKey
 from .db.types import utcnow
 
 KEY_PREFIX = "cm"
@@ -18,18 +22,44 @@ def hash_key(key: str) -> str:
     return hashlib.sha256(key.encode()).hexdigest()
 
 
-def create_key(session: Session, name: str) -> tuple[ApiKey, str]:
+class KeyInvalid(ValueError):
+    """A role, team or name given for a new key is not valid; the message says what is."""
+
+
+def check_new_key(name: str, role: str, team: str) -> None:
+    if not 0 < len(name) <= 128 or any(ord(c) < 32 for c in name):
+        raise KeyInvalid(f"key name {name[:40]!r}: 1-128 characters, no control characters")
+    if role not in ROLES:
+        raise KeyInvalid(f"role {role[:40]!r}: choose one of {', '.join(ROLES)}")
+    if re.fullmatch(TEAM_PATTERN, team) is None:
+        raise KeyInvalid(f"team {team[:70]!r}: 1-64 characters: lower-case letters, digits, _ . - (starting with a letter or digit)")
+
+
+def create_key(session: Session, name: str, *, role: str = "member", team: str = DEFAULT_TEAM) -> tuple[ApiKey, str]:
     """Store a new key; returns (row, the key in clear text — shown once, never stored)."""
+    check_new_key(name, role, team)
     key_id = secrets.token_hex(6)
     key = f"{KEY_PREFIX}_{key_id}_{secrets.token_urlsafe(32)}"
-    row = ApiKey(id=key_id, name=name, key_hash=hash_key(key), created_at=utcnow())
+    row = ApiKey(id=key_id, name=name, key_hash=hash_key(key), role=role, team=team, created_at=utcnow())
     session.add(row)
     session.commit()
     return row, key
 
 
+def key_count(session: Session) -> int:
+    return session.scalar(select(func.count(ApiKey.id))) or 0
+
+
+def active_admins(session: Session) -> int:
+    return session.scalar(select(func.count(ApiKey.id)).where(ApiKey.role == ADMIN, ApiKey.revoked_at.is_(None))) or 0
+
+
+def list_keys(session: Session) -> list[ApiKey]:
+    return list(session.scalars(select(ApiKey).order_by(ApiKey.created_at, ApiKey.id)))
+
+
 def revoke_key(session: Session, key_id: str) -> bool:
-    row = session.get(ApiKey, key_id)
+    row = session.get(ApiKey, key_id) if re.fullmatch(KEY_ID_PATTERN, key_id) else None
     if row is None:
         return False
     if row.revoked_at is None:
@@ -41,14 +71,20 @@ def revoke_key(session: Session, key_id: str) -> bool:
 class KeyRejected(Exception):
     """The key is malformed, unknown or revoked; the message says which."""
 
+    def __init__(self, message: str, *, unknown: bool = False) -> None:
+        super().__init__(message)
+        self.unknown = unknown  # well formed but not in this database: perhaps made in another one
+
 
 def verify_key(session: Session, key: str) -> ApiKey:
     parts = key.split("_", 2)
     if len(parts) != 3 or parts[0] != KEY_PREFIX or not parts[1] or not parts[2]:
         raise KeyRejected("malformed API key: expected cm_<id>_<secret> as printed by `cudamaster keys create`")
+    if not re.fullmatch(r"[0-9a-f]{1,32}", parts[1]):
+        raise KeyRejected("API key not recognised: check it, or create one with `cudamaster keys create`", unknown=True)
     row = session.get(ApiKey, parts[1])
     if row is None or not hmac.compare_digest(row.key_hash, hash_key(key)):
-        raise KeyRejected("API key not recognised: check it, or create one with `cudamaster keys create`")
+        raise KeyRejected("API key not recognised: check it, or create one with `cudamaster keys create`", unknown=True)
     if row.revoked_at is not None:
         raise KeyRejected(f"API key {row.id} was revoked at {row.revoked_at.isoformat()}; create a new one with `cudamaster keys create`")
     return row

@@ -68,14 +68,17 @@ def validate(task: CustomTaskIn, precision: str) -> None:
         raise CustomTaskInvalid(f"baseline_cu does not define {proto.name}(...); it must implement the prototype")
 
 
-def store(session: Session, task: CustomTaskIn, precision: str, api_key_id: str | None) -> tuple[CustomTask, Task]:
-    """Build the harness task first (nothing invalid is kept), register it, then store the row."""
+def store(session: Session, task: CustomTaskIn, precision: str, api_key_id: str | None, *,
+          commit: bool = True) -> tuple[CustomTask, Task]:
+    """Build the harness task first (nothing invalid is kept), register it, then store the row
+    (`commit=False`: in the caller's transaction, committed with the job)."""
     row = CustomTask(id="ct_" + secrets.token_hex(8), api_key_id=api_key_id, name=task.name, precision=precision,
                      spec={"prototype": task.prototype, "args": {k: v.model_dump() for k, v in task.args.items()},
                            "sizes": task.sizes}, baseline_source=task.baseline_cu, created_at=utcnow())
     built = register(row)
     session.add(row)
-    session.commit()
+    if commit:
+        session.commit()
     return row, built
 
 

@@ -1,4 +1,5 @@
-"""One GPU evaluation per GPU at a time: a pool of GPU slots wrapped around the evaluator.
+"""The GPUs: which ones this machine has, whether jobs can run at all, and one evaluation per GPU
+at a time (a pool of GPU slots wrapped around the evaluator).
 
 The evaluator interface is graph.evaluator's: compile(...) (CPU only, not locked), evaluate(...)
 and profile(...) (each holds one GPU for its whole length).
@@ -7,16 +8,97 @@ and profile(...) (each holds one GPU for its whole length).
 from __future__ import annotations
 
 import queue
+import shutil
+import subprocess
 import threading
-from collections.abc import Callable
+from collections.abc import Callable, Iterator
 from contextlib import contextmanager
-from typing import Any
+from dataclasses import dataclass, field
+from typing import Any, Literal
+
+EvaluationKind = Literal["local_gpus", "remote_gpus", "injected", "none"]
+
+
+@dataclass(frozen=True)
+class GpuInventory:
+    """What nvidia-smi lists: GPU indexes (and their UUIDs and names), or why there is none."""
+
+    indexes: list[str] = field(default_factory=list)
+    uuids: list[str] = field(default_factory=list)
+    names: list[str] = field(default_factory=list)
+    note: str = ""
+
+
+def detect_gpus(timeout_s: float = 20.0) -> GpuInventory:
+    smi = shutil.which("nvidia-smi")
+    if smi is None:
+        return GpuInventory(note="no GPU found: nvidia-smi is not installed (no NVIDIA driver on this machine)")
+    try:
+        out = subprocess.run([smi, "--query-gpu=index,uuid,name", "--format=csv,noheader"], capture_output=True, text=True,
+                             timeout=timeout_s)
+    except (OSError, subprocess.TimeoutExpired) as exc:
+        return GpuInventory(note=f"no GPU found: nvidia-smi failed ({exc})")
+    rows = [[part.strip() for part in line.split(",", 2)] for line in out.stdout.splitlines() if line.strip()]
+    rows = [r for r in rows if len(r) == 3 and r[0].isdigit()]
+    if out.returncode != 0 or not rows:
+        why = " ".join((out.stdout + out.stderr).split())[:200]
+        return GpuInventory(note=f"no GPU found: nvidia-smi lists none ({why or f'exit status {out.returncode}'})")
+    return GpuInventory([r[0] for r in rows], [r[1] for r in rows], [r[2] for r in rows],
+                        "found " + ", ".join(f"GPU {i} ({n})" for i, n in zip((r[0] for r in rows), (r[2] for r in rows), strict=True)))
+
+
+@dataclass(frozen=True)
+class Evaluation:
+    """Where this service's jobs evaluate kernels, decided at start-up; `kind == "none"` refuses jobs."""
+
+    kind: EvaluationKind
+    gpus_found: list[str]
+    gpus_missing: list[str]  # configured (CUDAMASTER_GPUS) but not found
+    note: str
+
+    @property
+    def can_run_jobs(self) -> bool:
+        return self.kind != "none"
+
+    @property
+    def healthy(self) -> bool:
+        return self.can_run_jobs and not self.gpus_missing
+
+
+NO_GPU_ADVICE = ("run the service on a GPU machine (CUDAMASTER_GPUS lists its GPUs), or point it at remote GPU workers "
+                 "(CUDAMASTER_REMOTE_GPUS); without a GPU, listing tasks and reading stored jobs work, and "
+                 "`cudamaster bench eval TASK --candidate F --compile-only` checks that a kernel compiles")
+
+
+def plan_evaluation(configured: list[str], remote_gpus: int, injected: bool, inventory: GpuInventory) -> Evaluation:
+    """Jobs run on the configured local GPUs that were found, else on remote GPU workers, else nowhere.
+
+    An evaluator (or job function) injected by the embedding code, e.g. a test's fake GPU, runs jobs
+    whatever GPUs the machine has.
+    """
+    if injected:
+        return Evaluation("injected", inventory.indexes, [], f"an injected evaluator runs the kernels; {inventory.note}")
+    usable = [g for g in configured if g in inventory.indexes or g in inventory.uuids]
+    missing = [g for g in configured if g not in usable]
+    if usable:
+        note = f"{inventory.note}; jobs run on GPU {', '.join(usable)}"
+        if missing:
+            note += f"; configured GPU {', '.join(missing)} not found: fix CUDAMASTER_GPUS (nvidia-smi -L lists the GPUs)"
+        return Evaluation("local_gpus", inventory.indexes, missing, note)
+    if remote_gpus > 0:
+        return Evaluation("remote_gpus", inventory.indexes, [], f"{inventory.note}; {remote_gpus} remote GPU worker(s) run the kernels")
+    if inventory.indexes:
+        note = (f"{inventory.note}, but none of the configured GPUs ({', '.join(configured)}): set CUDAMASTER_GPUS to "
+                f"some of {', '.join(inventory.indexes)}; jobs are refused until then")
+    else:
+        note = f"{inventory.note}; jobs are refused: {NO_GPU_ADVICE}"
+    return Evaluation("none", inventory.indexes, missing, note)
 
 
 class GpuPool:
     """Hands out GPU ids; a caller holds one for the length of one evaluation."""
 
-    def __init__(self, gpus: list[str]):
+    def __init__(self, gpus: list[str]) -> None:
         if not gpus:
             raise ValueError("no GPUs configured: set CUDAMASTER_GPUS, e.g. '[\"0\"]'")
         self.gpus = list(gpus)
@@ -27,7 +109,7 @@ class GpuPool:
         self._lock = threading.Lock()
 
     @contextmanager
-    def slot(self):
+    def slot(self) -> Iterator[str]:
         gpu = self._free.get()
         with self._lock:
             self._busy.add(gpu)
@@ -50,19 +132,19 @@ class GpuLockedEvaluator:
     settings set CUDA_VISIBLE_DEVICES); a single evaluator object may be given for every GPU.
     """
 
-    def __init__(self, inner: Any | Callable[[str], Any], pool: GpuPool, *, per_gpu: bool = False):
+    def __init__(self, inner: Any | Callable[[str], Any], pool: GpuPool, *, per_gpu: bool = False) -> None:
         self.pool = pool
         self._per_gpu = {g: inner(g) for g in pool.gpus} if per_gpu else {g: inner for g in pool.gpus}
         self._any = self._per_gpu[pool.gpus[0]]
 
-    def compile(self, *args, **kwargs):
+    def compile(self, *args: Any, **kwargs: Any) -> Any:
         return self._any.compile(*args, **kwargs)
 
-    def evaluate(self, *args, **kwargs):
+    def evaluate(self, *args: Any, **kwargs: Any) -> Any:
         with self.pool.slot() as gpu:
             return self._per_gpu[gpu].evaluate(*args, **kwargs)
 
-    def profile(self, *args, **kwargs):
+    def profile(self, *args: Any, **kwargs: Any) -> Any:
         with self.pool.slot() as gpu:
             return self._per_gpu[gpu].profile(*args, **kwargs)
 

@@ -12,13 +12,14 @@ from contextlib import asynccontextmanager
 from typing import Any
 
 from fastapi import FastAPI
+from fastapi.exceptions import RequestValidationError
 
 from . import custom_tasks
 from .agent import RunJob, checkpointer, run_with_graph
-from .api import jobs, system, tasks
+from .api import errors, jobs, keys, system, tasks
 from .db.engine import make_engine, make_sessionmaker
 from .db.migrate import upgrade
-from .gpu import GpuLockedEvaluator, GpuPool, local_evaluator
+from .gpu import GpuLockedEvaluator, GpuPool, detect_gpus, local_evaluator, plan_evaluation
 from .limits import BodySizeLimit
 from .runner import JobRunner
 from .settings import ServiceSettings
@@ -47,6 +48,11 @@ def create_app(settings: ServiceSettings | None = None, *, run_job: RunJob | Non
             upgrade(settings.database_url)
         with sessions() as session:  # custom tasks must be loadable before their jobs resume
             custom_tasks.register_all(session)
+        evaluation = plan_evaluation(settings.gpus, settings.remote_gpus, evaluator is not None or run_job is not None,
+                                     await asyncio.to_thread(detect_gpus))
+        app.state.evaluation = evaluation
+        if not evaluation.healthy:
+            log.warning("%s", evaluation.note)
         if evaluator is not None:
             locked = GpuLockedEvaluator(evaluator, gpu_pool)
         elif run_job is None:  # the real agent with the local GPUs, one harness evaluator per GPU
@@ -62,7 +68,8 @@ def create_app(settings: ServiceSettings | None = None, *, run_job: RunJob | Non
             log.info("sandbox for untrusted kernels: %s", app.state.sandbox)
         runner = JobRunner(settings, sessions, run_job or run_with_graph, evaluator=locked)
         app.state.runner = runner
-        await runner.start()
+        if evaluation.can_run_jobs:  # without a GPU, queued jobs wait for a service that has one
+            await runner.start()
         log.info("cudamaster service up: database %s, %d job slot(s), GPUs %s", settings.database_url.split("@")[-1],
                  settings.max_running_jobs, ",".join(gpu_pool.gpus))
         try:
@@ -76,7 +83,8 @@ def create_app(settings: ServiceSettings | None = None, *, run_job: RunJob | Non
                               "Every write needs an API key (`cudamaster keys create`); reads too unless CUDAMASTER_OPEN_READS=true.",
                   openapi_url=f"{API_PREFIX}/openapi.json", docs_url=f"{API_PREFIX}/docs", redoc_url=None)
     app.state.settings, app.state.engine, app.state.sessions, app.state.gpu_pool = settings, engine, sessions, gpu_pool
-    for router in (jobs.router, tasks.router, system.router):
+    for router in (jobs.router, tasks.router, keys.router, system.router):
         app.include_router(router, prefix=API_PREFIX)
+    app.add_exception_handler(RequestValidationError, errors.validation_error)
     app.add_middleware(BodySizeLimit, max_bytes=settings.max_request_bytes)
     return app

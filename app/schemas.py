@@ -2,10 +2,13 @@
 
 from __future__ import annotations
 
+import re
 from datetime import datetime
 from typing import Any, Literal
 
 from pydantic import BaseModel, ConfigDict, Field, model_validator
+
+from .bounds import MODEL_PATTERN, RequestBody, TaskName
 
 Precision = Literal["fp32", "bf16"]
 SizeSet = Literal["paper", "large", "edge", "all"]
@@ -31,11 +34,11 @@ class CustomTaskIn(BaseModel):
     baseline_cu: str = Field(min_length=1, description="the baseline .cu defining the prototype's function")
 
 
-class JobSubmit(BaseModel):
+class JobSubmit(RequestBody):
     """A job: a benchmark task (see GET /api/v1/tasks) or a custom task, and the agent's settings."""
 
     model_config = ConfigDict(extra="forbid")
-    task: str | None = Field(None, max_length=128, examples=["vector_add"])
+    task: TaskName | None = None
     custom: CustomTaskIn | None = None
     precision: Precision = "fp32"
     rounds: int = Field(3, ge=1, le=10, description="optimization rounds (R)")
@@ -51,9 +54,9 @@ class JobSubmit(BaseModel):
         if (self.task is None) == (self.custom is None):
             raise ValueError("give exactly one of `task` (a benchmark task name, see GET /api/v1/tasks) or `custom` (your own kernel)")
         for k, v in self.models.items():
-            if k not in ("planner", "coder", "compiler", "debugger", "*") or not 0 < len(v) <= 128:
-                raise ValueError(f"models: {k!r} -> {v!r}: roles are planner, coder, compiler, debugger or *; "
-                                 "model names 1-128 characters")
+            if k not in ("planner", "coder", "compiler", "debugger", "*") or not re.fullmatch(MODEL_PATTERN, v):
+                raise ValueError(f"models: {k[:40]!r} -> {v[:140]!r}: roles are planner, coder, compiler, debugger or *; "
+                                 "model names 1-128 characters: letters, digits and _ . : / @ + -")
         return self
 
     def agent_spec(self) -> dict[str, Any]:
@@ -63,7 +66,7 @@ class JobSubmit(BaseModel):
                 "choose_flags": self.choose_flags}
 
 
-class AnswerIn(BaseModel):
+class AnswerIn(RequestBody):
     model_config = ConfigDict(extra="forbid")
     answer: str = Field(min_length=1, max_length=20000)
 
@@ -100,6 +103,8 @@ class JobOut(_Orm):
     cancel_requested: bool
     lease_holder: str | None
     totals: JobTotals
+    api_key_id: str | None = Field(None, description="the key that submitted the job (it, or an admin, may act on it)")
+    team: str = Field("default", description="the submitting key's team: its keys can read the job")
 
     @model_validator(mode="before")
     @classmethod
@@ -188,8 +193,14 @@ class HealthOut(BaseModel):
     database: str
     running_jobs: int
     max_running_jobs: int
-    gpus: list[str]
+    gpus: list[str] = Field(description="GPU ids configured (CUDAMASTER_GPUS)")
     busy_gpus: list[str]
+    gpus_found: list[str] = Field(description="GPU indexes nvidia-smi listed when the service started")
+    evaluation: Literal["local_gpus", "remote_gpus", "injected", "none"] = Field(
+        description="where kernels run: the configured local GPUs that were found, remote GPU workers, an evaluator the "
+                    "embedding code injected, or nowhere (jobs are refused with 503)")
+    can_run_jobs: bool
+    gpu_note: str = Field(description="one line on the GPUs: what was found, or why none and what to do")
     runner_id: str
     draining: bool
     sandbox: str = Field("", description="the OS sandbox untrusted kernels run in, or why they are refused")

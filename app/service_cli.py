@@ -1,15 +1,91 @@
-"""`cudamaster serve` and `cudamaster keys create|list|revoke` (mounted by app/cli.py)."""
+"""`cudamaster serve` and `cudamaster keys create|list|revoke` (mounted by app/cli.py).
+
+The service and these commands read the same database: --database-url, else CUDAMASTER_DATABASE_URL,
+else SQLite under ~/.cache/cudamaster. Expected failures (a database that is not there, a bad URL)
+are one line saying what to do, with exit status 2, never a traceback."""
 
 from __future__ import annotations
 
-from typing import Annotated
+from collections.abc import Iterator
+from contextlib import contextmanager
+from typing import Annotated, Any, NoReturn
 
 import typer
-from sqlalchemy import select
+from sqlalchemy import Engine
+from sqlalchemy.orm import Session
 
 from .settings import ServiceSettings
 
-keys_app = typer.Typer(no_args_is_help=True, help="API keys for the service.")
+keys_app = typer.Typer(no_args_is_help=True, help="API keys for the service: create, list, revoke.")
+
+DatabaseUrl = Annotated[str | None, typer.Option(help="the service's database (default: CUDAMASTER_DATABASE_URL, else SQLite "
+                                                      "under ~/.cache/cudamaster); must be the one `cudamaster serve` uses")]
+
+
+def _fail(message: str) -> NoReturn:
+    typer.echo(f"error: {message}", err=True)
+    raise typer.Exit(2)
+
+
+def _settings(**overrides: Any) -> ServiceSettings:
+    from pydantic import ValidationError
+    from pydantic_settings import SettingsError
+
+    try:
+        return ServiceSettings(**{k: v for k, v in overrides.items() if v is not None})
+    except ValidationError as exc:
+        _fail("; ".join(f"{'.'.join(map(str, e['loc']))}: {e['msg']}" for e in exc.errors()) + " (check CUDAMASTER_* settings)")
+    except SettingsError as exc:
+        _fail(f"{exc} (check CUDAMASTER_* settings)")
+
+
+def _shown(url: str) -> str:
+    from .api.deps import shown_database
+
+    return shown_database(url)
+
+
+def open_database(url: str, *, migrate: bool = True) -> Engine:
+    """Reach the database and bring its schema to the newest; exit with one line if that cannot be done."""
+    from alembic.util import CommandError
+    from sqlalchemy import text
+    from sqlalchemy.exc import ArgumentError, DBAPIError, NoSuchModuleError
+
+    from .db.engine import make_engine
+    from .db.migrate import upgrade
+
+    where = _shown(url)
+    try:
+        engine = make_engine(url)
+        with engine.connect() as conn:
+            conn.execute(text("SELECT 1"))
+        if migrate:
+            upgrade(url)
+    except (ArgumentError, NoSuchModuleError) as exc:
+        _fail(f"{where} is not a database URL this service can use ({exc}); use sqlite:///PATH or "
+              "postgresql+psycopg://USER@HOST:PORT/DATABASE")
+    except DBAPIError as exc:
+        reason = " ".join(str(exc.orig).split())[:300]
+        hint = ""
+        if "does not exist" in reason and "database" in reason:
+            hint = f" Create it (e.g. `createdb {url.rsplit('/', 1)[-1].split('?')[0]}` on its server), or"
+        _fail(f"cannot use the database {where}: {reason}.{hint} pass --database-url (or set CUDAMASTER_DATABASE_URL) "
+              "to a database that exists")
+    except CommandError as exc:
+        _fail(f"cannot bring the database {where} to the newest schema: {exc}")
+    return engine
+
+
+@contextmanager
+def database_session(url: str) -> Iterator[Session]:
+    from .db.engine import make_sessionmaker
+
+    engine = open_database(url)
+    try:
+        with make_sessionmaker(engine)() as session:
+            yield session
+    finally:
+        engine.dispose()
 
 
 def serve(
@@ -25,55 +101,59 @@ def serve(
 
     from .main import create_app
 
-    overrides = {k: v for k, v in {"host": host, "port": port, "database_url": database_url,
-                                   "max_running_jobs": max_running_jobs}.items() if v is not None}
-    settings = ServiceSettings(**overrides)
+    settings = _settings(host=host, port=port, database_url=database_url, max_running_jobs=max_running_jobs)
+    open_database(settings.database_url, migrate=settings.auto_migrate).dispose()  # fail here in one line, not in uvicorn
     typer.echo(f"cudamaster service on http://{settings.host}:{settings.port}/api/v1 (docs: /api/v1/docs), "
-               f"database {settings.database_url.split('@')[-1]}")
+               f"database {_shown(settings.database_url)}")
     uvicorn.run(create_app(settings), host=settings.host, port=settings.port, log_level=log_level, timeout_graceful_shutdown=
                 int(settings.drain_seconds) + 5)
 
 
-def _sessions(database_url: str | None):
-    from .db.engine import make_engine, make_sessionmaker
-    from .db.migrate import upgrade
-
-    settings = ServiceSettings(**({"database_url": database_url} if database_url else {}))
-    upgrade(settings.database_url)
-    return make_sessionmaker(make_engine(settings.database_url))
-
-
 @keys_app.command("create")
-def create(name: Annotated[str, typer.Option(help="who the key is for, e.g. a team name")],
-           database_url: Annotated[str | None, typer.Option(help="default: CUDAMASTER_DATABASE_URL")] = None) -> None:
-    """Create an API key; it is printed once and stored only as a hash."""
-    from .auth import create_key
+def create(name: Annotated[str, typer.Option(help="who the key is for, e.g. a person or a service")],
+           role: Annotated[str | None, typer.Option(help="admin, member or viewer (default: member; admin for the first key "
+                                                         "of an empty database)")] = None,
+           team: Annotated[str, typer.Option(help="the key's team: its keys read the team's jobs")] = "default",
+           database_url: DatabaseUrl = None) -> None:
+    """Create an API key; it is printed once (last line) and stored only as a hash."""
+    from .auth import KeyInvalid, create_key, key_count
 
-    with _sessions(database_url)() as session:
-        row, key = create_key(session, name)
-    typer.echo(f"key id {row.id} for {name!r}; store it now, it is not shown again:")
+    url = _settings(database_url=database_url).database_url
+    with database_session(url) as session:
+        first = key_count(session) == 0
+        chosen = role or ("admin" if first else "member")
+        try:
+            row, key = create_key(session, name, role=chosen, team=team)
+        except KeyInvalid as exc:
+            _fail(str(exc))
+    why = " (the first key of this database is an admin unless --role says otherwise)" if first and role is None else ""
+    typer.echo(f"key id {row.id} for {name!r}: role {row.role}{why}, team {row.team}, in the database {_shown(url)}; "
+               "store it now, it is not shown again:")
     typer.echo(key)
 
 
 @keys_app.command("list")
-def list_keys(database_url: Annotated[str | None, typer.Option(help="default: CUDAMASTER_DATABASE_URL")] = None) -> None:
-    """List key ids, names and whether they are revoked."""
-    from .db.models import ApiKey
+def list_keys(database_url: DatabaseUrl = None) -> None:
+    """List key ids, names, roles, teams and whether they are revoked."""
+    from .auth import list_keys as all_keys
 
-    with _sessions(database_url)() as session:
-        for row in session.scalars(select(ApiKey).order_by(ApiKey.created_at)):
-            state = f"revoked {row.revoked_at:%Y-%m-%d %H:%M}" if row.revoked_at else "active"
-            typer.echo(f"{row.id}  {row.name}  created {row.created_at:%Y-%m-%d %H:%M}  {state}")
+    url = _settings(database_url=database_url).database_url
+    with database_session(url) as session:
+        rows = all_keys(session)
+    typer.echo(f"{len(rows)} key(s) in the database {_shown(url)}")
+    for row in rows:
+        state = f"revoked {row.revoked_at:%Y-%m-%d %H:%M}" if row.revoked_at else "active"
+        used = f"last job {row.last_submit_at:%Y-%m-%d %H:%M}" if row.last_submit_at else "no job yet"
+        typer.echo(f"{row.id}  {row.name}  role {row.role}  team {row.team}  created {row.created_at:%Y-%m-%d %H:%M}  {used}  {state}")
 
 
 @keys_app.command("revoke")
-def revoke(key_id: Annotated[str, typer.Argument(help="the key id (the part after cm_)")],
-           database_url: Annotated[str | None, typer.Option(help="default: CUDAMASTER_DATABASE_URL")] = None) -> None:
+def revoke(key_id: Annotated[str, typer.Argument(help="the key id (the part after cm_)")], database_url: DatabaseUrl = None) -> None:
     """Revoke a key: requests with it get 403 from now on."""
     from .auth import revoke_key
 
-    with _sessions(database_url)() as session:
+    url = _settings(database_url=database_url).database_url
+    with database_session(url) as session:
         if not revoke_key(session, key_id):
-            typer.echo(f"no key {key_id}; see `cudamaster keys list`", err=True)
-            raise typer.Exit(1)
+            _fail(f"no key {key_id!r} in the database {_shown(url)}; see `cudamaster keys list`")
     typer.echo(f"key {key_id} revoked")

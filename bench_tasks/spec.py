@@ -589,13 +589,16 @@ def custom_task(name: str, precision: str, prototype: str, args: dict[str, dict[
     return task
 
 
+# A built-in task's name is the name of its folder under tasks/, nothing else: never a path.
+TASK_NAME = re.compile(r"[A-Za-z][A-Za-z0-9_]{0,63}")
+
+
 @cache
 def _load_builtin(name: str) -> Task:
-    path = TASKS_DIR / name / "task.toml"
-    if not path.is_file():
-        known = ", ".join(task_names())
-        raise TaskError(f"unknown task {name!r}; known tasks: {known} (see `cudamaster bench list`)")
-    return load_task_file(path)
+    known = task_names()
+    if not isinstance(name, str) or TASK_NAME.fullmatch(name) is None or name not in known:
+        raise TaskError(f"unknown task {str(name)[:80]!r}; known tasks: {', '.join(known)} (see `cudamaster bench list`)")
+    return load_task_file(TASKS_DIR / name / "task.toml")
 
 
 def task_names() -> list[str]:

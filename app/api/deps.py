@@ -1,17 +1,27 @@
-"""Dependencies: a database session per request, and the API key check."""
+"""Dependencies: a database session per request, the caller's key and role, and the job lookups that
+apply app/permissions.py (another team's job is a 404, a teammate's job one may not act on a 403)."""
 
 from __future__ import annotations
 
+import re
 from collections.abc import Iterator
+from typing import Annotated
 
 from fastapi import Depends, HTTPException, Request
 from fastapi.security import APIKeyHeader, HTTPAuthorizationCredentials, HTTPBearer
+from sqlalchemy.engine import make_url
+from sqlalchemy.exc import ArgumentError
 from sqlalchemy.orm import Session
 
+from .. import permissions
 from ..auth import KeyRejected, verify_key
-from ..db.models import ApiKey
+from ..bounds import JOB_ID_PATTERN
+from ..db.models import Job
+from ..gpu import Evaluation
+from ..permissions import Caller
 from ..runner import JobRunner
 from ..settings import ServiceSettings
+from ..store import jobs as store
 
 _bearer = HTTPBearer(auto_error=False, description="Authorization: Bearer cm_<id>_<secret>")
 _header = APIKeyHeader(name="X-API-Key", auto_error=False, description="or X-API-Key: cm_<id>_<secret>")
@@ -30,27 +40,96 @@ def get_runner(request: Request) -> JobRunner:
     return request.app.state.runner
 
 
-def _check(request: Request, bearer: HTTPAuthorizationCredentials | None, header: str | None, *, write: bool) -> ApiKey | None:
+SessionDep = Annotated[Session, Depends(get_session)]
+SettingsDep = Annotated[ServiceSettings, Depends(get_settings)]
+RunnerDep = Annotated[JobRunner, Depends(get_runner)]
+
+
+def shown_database(url: str) -> str:
+    """The database URL without its password (for messages)."""
+    try:
+        return make_url(url).render_as_string(hide_password=True)
+    except ArgumentError:
+        return url.split("@")[-1]
+
+
+def _unknown_key_hint(settings: ServiceSettings) -> str:
+    where = shown_database(settings.database_url)
+    return (f" This service reads its keys from the database {where}: create a key there with "
+            f"`cudamaster keys create --name NAME --database-url '{where}'` (or give `keys create` the same "
+            "CUDAMASTER_DATABASE_URL as the service).")
+
+
+def _caller(request: Request, bearer: HTTPAuthorizationCredentials | None, header: str | None, *, write: bool) -> Caller:
     key = (bearer.credentials if bearer else None) or header
+    settings: ServiceSettings = request.app.state.settings
     if not key:
-        if not write and request.app.state.settings.open_reads:
-            return None
+        if not write and settings.open_reads:
+            return Caller.anonymous()
         raise HTTPException(401, "this request needs an API key: send `Authorization: Bearer <key>` or `X-API-Key: <key>` "
                                  "(create one with `cudamaster keys create --name TEAM`)", headers={"WWW-Authenticate": "Bearer"})
     # A short session of its own: the check must not keep a connection (or a transaction) open for
     # the length of a long response such as an event stream.
     with request.app.state.sessions() as session:
         try:
-            return verify_key(session, key)
+            return Caller.of(verify_key(session, key))
         except KeyRejected as exc:
-            raise HTTPException(403, str(exc)) from None
+            raise HTTPException(403, str(exc) + (_unknown_key_hint(settings) if exc.unknown else "")) from None
 
 
-def read_access(request: Request, bearer=Depends(_bearer), header: str | None = Depends(_header)) -> ApiKey | None:
-    return _check(request, bearer, header, write=False)
+def reader(request: Request, bearer: Annotated[HTTPAuthorizationCredentials | None, Depends(_bearer)],
+           header: Annotated[str | None, Depends(_header)]) -> Caller:
+    """Any valid key (or nobody, when CUDAMASTER_OPEN_READS=true): reads what its team may read."""
+    return _caller(request, bearer, header, write=False)
 
 
-def write_access(request: Request, bearer=Depends(_bearer), header: str | None = Depends(_header)) -> ApiKey:
-    key = _check(request, bearer, header, write=True)
-    assert key is not None
-    return key
+def key_holder(request: Request, bearer: Annotated[HTTPAuthorizationCredentials | None, Depends(_bearer)],
+               header: Annotated[str | None, Depends(_header)]) -> Caller:
+    """Any valid key; what it may do is checked against the job it acts on."""
+    return _caller(request, bearer, header, write=True)
+
+
+def submitter(caller: Annotated[Caller, Depends(key_holder)]) -> Caller:
+    if not permissions.can_submit(caller):
+        raise HTTPException(403, f"{caller.label} is a {caller.role}: it reads its team's jobs but cannot submit or act on "
+                                 "any; ask an admin for a member key (`cudamaster keys create --role member`)")
+    return caller
+
+
+def admin(caller: Annotated[Caller, Depends(key_holder)]) -> Caller:
+    if not permissions.is_admin(caller):
+        raise HTTPException(403, f"{caller.label}: managing keys needs an admin key (`cudamaster keys create --role admin`)")
+    return caller
+
+
+Reader = Annotated[Caller, Depends(reader)]
+KeyHolder = Annotated[Caller, Depends(key_holder)]
+Submitter = Annotated[Caller, Depends(submitter)]
+Admin = Annotated[Caller, Depends(admin)]
+
+
+def no_job(job_id: str) -> HTTPException:
+    # The same answer for a job that does not exist and for another team's job: ids do not leak.
+    return HTTPException(404, f"no job {job_id[:64]!r} visible to this key; list your team's jobs with GET /api/v1/jobs")
+
+
+def readable_job(session: Session, caller: Caller, job_id: str, *, detail: bool = False) -> Job:
+    job = store.get_job(session, job_id, detail=detail) if re.fullmatch(JOB_ID_PATTERN, job_id) else None
+    if job is None or not permissions.can_read(caller, job):
+        raise no_job(job_id)
+    return job
+
+
+def actionable_job(session: Session, caller: Caller, job_id: str, verb: str) -> Job:
+    job = readable_job(session, caller, job_id)
+    if not permissions.can_act(caller, job):
+        raise HTTPException(403, f"{caller.label} cannot {verb} job {job.id}: only the key that submitted it "
+                                 f"({job.api_key_id}) or an admin can")
+    return job
+
+
+def require_gpus(request: Request) -> None:
+    """Work that would run a kernel (submit, resume, answer) is refused when nothing can run it."""
+    evaluation: Evaluation = request.app.state.evaluation
+    if not evaluation.can_run_jobs:
+        raise HTTPException(503, f"this service cannot run jobs: {evaluation.note}")

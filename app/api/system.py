@@ -1,4 +1,4 @@
-"""Health: the database answers, the runner's load, the GPUs."""
+"""Health: the database answers, the runner's load, the GPUs (found, configured, and whether jobs can run)."""
 
 from __future__ import annotations
 
@@ -7,6 +7,7 @@ import asyncio
 from fastapi import APIRouter, Request
 from sqlalchemy import text
 
+from ..gpu import Evaluation
 from ..schemas import HealthOut
 
 router = APIRouter(tags=["system"])
@@ -23,8 +24,14 @@ def _ping(request: Request) -> str:
 
 @router.get("/health", response_model=HealthOut, summary="Service health (no API key needed)")
 async def health(request: Request) -> HealthOut:
+    """`degraded` when the database does not answer, when no GPU can run jobs (they are refused with 503;
+    `gpu_note` says why and what to do), or when a configured GPU was not found."""
     state = request.app.state
     database = await asyncio.to_thread(_ping, request)
-    return HealthOut(status="ok" if database == "ok" else "degraded", database=database, running_jobs=len(state.runner.running()),
+    evaluation: Evaluation = state.evaluation
+    ok = database == "ok" and evaluation.healthy
+    return HealthOut(status="ok" if ok else "degraded", database=database, running_jobs=len(state.runner.running()),
                      max_running_jobs=state.settings.max_running_jobs, gpus=state.gpu_pool.gpus, busy_gpus=state.gpu_pool.busy(),
-                     runner_id=state.runner.holder, draining=state.runner.draining, sandbox=getattr(state, "sandbox", ""))
+                     gpus_found=evaluation.gpus_found, evaluation=evaluation.kind, can_run_jobs=evaluation.can_run_jobs,
+                     gpu_note=evaluation.note, runner_id=state.runner.holder, draining=state.runner.draining,
+                     sandbox=getattr(state, "sandbox", ""))

@@ -4,12 +4,13 @@ from __future__ import annotations
 
 from functools import cache
 
-from fastapi import APIRouter, Depends
+from fastapi import APIRouter
 
 from bench_tasks import all_tasks
 
 from ..schemas import TaskOut
-from .deps import read_access
+from .deps import Reader
+from .errors import responses
 
 router = APIRouter(tags=["tasks"])
 
@@ -21,6 +22,7 @@ def _tasks() -> list[TaskOut]:
                     sizes={k: [dict(s) for s in v] for k, v in t.sizes.items()}) for t in all_tasks()]
 
 
-@router.get("/tasks", response_model=list[TaskOut], summary="List the benchmark tasks")
-def list_tasks(_key=Depends(read_access)):
+@router.get("/tasks", response_model=list[TaskOut], summary="List the benchmark tasks (works without a GPU)",
+            responses=responses(401, 403))
+def list_tasks(_caller: Reader) -> list[TaskOut]:
     return _tasks()

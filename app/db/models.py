@@ -34,14 +34,25 @@ TERMINAL_STATUSES = (FINISHED, NO_CORRECT, CANCELLED, FAILED)
 ALL_STATUSES = ACTIVE_STATUSES + TERMINAL_STATUSES
 
 
+# Key roles (app/permissions.py says what each may do) and the team a key belongs to by default.
+ADMIN, MEMBER, VIEWER = "admin", "member", "viewer"
+ROLES = (ADMIN, MEMBER, VIEWER)
+DEFAULT_TEAM = "default"
+
+
 class ApiKey(Base):
     __tablename__ = "api_keys"
 
     id: Mapped[str] = mapped_column(String(32), primary_key=True)  # the public prefix of the key
     name: Mapped[str] = mapped_column(String(128))
     key_hash: Mapped[str] = mapped_column(String(64))  # sha256 hex of the whole key
+    role: Mapped[str] = mapped_column(String(16), default=MEMBER, server_default=MEMBER)
+    team: Mapped[str] = mapped_column(String(64), default=DEFAULT_TEAM, server_default=DEFAULT_TEAM, index=True)
     created_at: Mapped[datetime] = mapped_column(default=utcnow)
     revoked_at: Mapped[datetime | None]
+    # Written at each submission, first thing in its transaction: the row lock that makes the per-key
+    # in-flight limit atomic (app/limits.py), and a "last used" date for `keys list`.
+    last_submit_at: Mapped[datetime | None]
 
 
 class Job(Base):
@@ -55,6 +66,7 @@ class Job(Base):
     status: Mapped[str] = mapped_column(String(24), default=QUEUED)
     message: Mapped[str] = mapped_column(Text, default="")
     api_key_id: Mapped[str | None] = mapped_column(ForeignKey("api_keys.id", ondelete="SET NULL"), index=True)
+    team: Mapped[str] = mapped_column(String(64), default=DEFAULT_TEAM, server_default=DEFAULT_TEAM, index=True)  # the submitting key's
 
     created_at: Mapped[datetime] = mapped_column(default=utcnow, index=True)
     updated_at: Mapped[datetime] = mapped_column(default=utcnow, onupdate=utcnow)

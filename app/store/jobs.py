@@ -8,7 +8,8 @@ from typing import Any
 from sqlalchemy import func, select, update
 from sqlalchemy.orm import Session, selectinload
 
-from ..db.models import (ACTIVE_STATUSES, CANCELLED, FAILED, QUEUED, RUNNING, WAITING, Attempt, Job, JobEvent, LlmCall)
+from ..db.models import (ACTIVE_STATUSES, CANCELLED, DEFAULT_TEAM, FAILED, QUEUED, RUNNING, WAITING, Attempt, Job, JobEvent,
+                         LlmCall)
 from ..db.types import utcnow
 
 
@@ -20,13 +21,16 @@ def new_job_id() -> str:
     return "job_" + secrets.token_hex(8)
 
 
-def create_job(session: Session, *, task: str, precision: str, settings: dict[str, Any], api_key_id: str | None) -> Job:
+def create_job(session: Session, *, task: str, precision: str, settings: dict[str, Any], api_key_id: str | None,
+               team: str = DEFAULT_TEAM, commit: bool = True) -> Job:
+    """`commit=False` leaves the commit to the caller (the per-key limit holds its lock until then)."""
     now = utcnow()
     job = Job(id=new_job_id(), task=task, precision=precision, settings=settings, status=QUEUED, message="queued",
-              api_key_id=api_key_id, created_at=now, updated_at=now, attempts_count=0, llm_calls_count=0, input_tokens=0,
+              api_key_id=api_key_id, team=team, created_at=now, updated_at=now, attempts_count=0, llm_calls_count=0, input_tokens=0,
               output_tokens=0, reasoning_tokens=0, cached_tokens=0, cost_usd=0.0, llm_latency_s=0.0, cancel_requested=False)
     session.add(job)
-    session.commit()
+    if commit:
+        session.commit()
     return job
 
 
@@ -34,9 +38,13 @@ def in_flight_count(session: Session, api_key_id: str | None) -> int:
     return session.scalar(select(func.count(Job.id)).where(Job.api_key_id == api_key_id, Job.status.in_(ACTIVE_STATUSES))) or 0
 
 
-def list_jobs(session: Session, *, status: str | None, task: str | None, limit: int, offset: int) -> tuple[list[Job], int]:
+def list_jobs(session: Session, *, status: str | None, task: str | None, limit: int, offset: int,
+              team: str | None = None) -> tuple[list[Job], int]:
+    """`team`: only that team's jobs (None: every team's)."""
     query = select(Job)
     count = select(func.count(Job.id))
+    if team is not None:
+        query, count = query.where(Job.team == team), count.where(Job.team == team)
     if status:
         query, count = query.where(Job.status == status), count.where(Job.status == status)
     if task:

@@ -50,7 +50,7 @@ def db_url(request, tmp_path):
             conn.execute(f'DROP SCHEMA "{schema}" CASCADE')
 
 
-def make_key(db_url: str, name: str = "test-team") -> str:
+def make_key(db_url: str, name: str = "test-team", *, role: str = "member", team: str = "default") -> str:
     from app.auth import create_key
     from app.db.engine import make_engine, make_sessionmaker
     from app.db.migrate import upgrade
@@ -59,7 +59,7 @@ def make_key(db_url: str, name: str = "test-team") -> str:
     engine = make_engine(db_url)
     try:
         with make_sessionmaker(engine)() as session:
-            return create_key(session, name)[1]
+            return create_key(session, name, role=role, team=team)[1]
     finally:
         engine.dispose()
 

@@ -78,7 +78,7 @@ def test_list_filter_and_paginate_with_fake_agent(api):
     assert client.get(f"{API}/jobs", params={"status": "queued"}, headers=headers).json()["total"] == 0
     assert client.get(f"{API}/jobs", params={"task": "nope"}, headers=headers).json()["total"] == 0
     bad = client.get(f"{API}/jobs", params={"status": "bogus"}, headers=headers)
-    assert bad.status_code == 422 and "finished" in bad.json()["detail"]
+    assert bad.status_code == 422 and "finished" in bad.json()["detail"][0]["msg"]
 
 
 def test_cancel_and_resume_with_fake_agent(api):
@@ -151,7 +151,7 @@ def test_auth_missing_wrong_revoked(api, db_url):
 def test_refusals_are_clear_4xx(api):
     client, headers, _ = api
     r = client.post(f"{API}/jobs", json={"task": "no_such_task"}, headers=headers)
-    assert r.status_code == 422 and "unknown task" in r.json()["detail"] and "vector_add" in r.json()["detail"]
+    assert r.status_code == 422 and "unknown task" in r.json()["detail"][0]["msg"] and "vector_add" in r.json()["detail"][0]["msg"]
     r = client.post(f"{API}/jobs", content=b"{not json", headers=headers | {"content-type": "application/json"})
     assert r.status_code == 422
     r = client.post(f"{API}/jobs", json={"task": "vector_add", "precision": "fp64"}, headers=headers)
@@ -168,7 +168,7 @@ def test_refusals_are_clear_4xx(api):
     assert client.get(f"{API}/jobs/job_missing/events", headers=headers).status_code == 404
     assert client.post(f"{API}/jobs/job_missing/cancel", headers=headers).status_code == 404
     r = client.get(f"{API}/jobs", params={"limit": 10_000}, headers=headers)
-    assert r.status_code == 422 and "page" in r.json()["detail"]
+    assert r.status_code == 422 and "page" in r.json()["detail"][0]["msg"]
 
 
 CUSTOM = {"name": "scale", "prototype": 'extern "C" void scale(const float* X, float* Y, int N)',
@@ -186,11 +186,11 @@ def test_custom_task_validated_stored_and_queued_with_fake_agent(api):
     assert job["task"].startswith("ct_") and job["settings"]["task"] == job["task"]
     bad = CUSTOM | {"args": {k: v for k, v in CUSTOM["args"].items() if k != "N"}}
     r = client.post(f"{API}/jobs", json={"custom": bad}, headers=headers)
-    assert r.status_code == 422 and "differ from args" in r.json()["detail"]
+    assert r.status_code == 422 and "differ from args" in r.json()["detail"][0]["msg"]
     r = client.post(f"{API}/jobs", json={"custom": CUSTOM | {"prototype": "void scale(float x)"}}, headers=headers)
-    assert r.status_code == 422 and "prototype" in r.json()["detail"]
+    assert r.status_code == 422 and "prototype" in r.json()["detail"][0]["msg"]
     r = client.post(f"{API}/jobs", json={"custom": CUSTOM | {"baseline_cu": "// empty"}}, headers=headers)
-    assert r.status_code == 422 and "does not define scale" in r.json()["detail"]
+    assert r.status_code == 422 and "does not define scale" in r.json()["detail"][0]["msg"]
     r = client.post(f"{API}/jobs", json={"custom": CUSTOM | {"baseline_cu": "x" * 300_000}}, headers=headers)
     assert r.status_code == 413 and "CUDAMASTER_MAX_SOURCE_BYTES" in r.json()["detail"]
     assert client.get(f"{API}/jobs", headers=headers).json()["total"] == 1  # only the valid one became a job

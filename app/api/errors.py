@@ -1,0 +1,66 @@
+"""Error responses: one shape per status, documented in the OpenAPI document for every route.
+
+Every 422 has FastAPI's shape, `{"detail": [{"type", "loc", "msg", "input"?, "ctx"?}, ...]}`, whether
+pydantic or a route found the problem (`unprocessable`). Every other error is `{"detail": "<one
+line saying what to do>"}`.
+"""
+
+from __future__ import annotations
+
+import math
+from typing import Any
+
+from fastapi import Request
+from fastapi.encoders import jsonable_encoder
+from fastapi.exceptions import RequestValidationError
+from fastapi.responses import JSONResponse
+from pydantic import BaseModel
+
+_WHAT = {
+    400: "the body could not be read (e.g. it is not UTF-8)",
+    401: "no API key: send `Authorization: Bearer <key>` or `X-API-Key: <key>`",
+    403: "the key is malformed, unknown or revoked, or its role does not allow this",
+    404: "no such resource visible to this key (another team's jobs are answered as missing)",
+    409: "the job (or key) is not in a state that allows this; the detail says what is possible",
+    413: "the request body or a source in it is larger than the service accepts",
+    429: "this key already has its limit of jobs queued, running or waiting",
+    503: "no GPU to run jobs on (none found and no remote GPU workers): run the service on a GPU machine or point it at GPU workers",
+}
+
+
+class ErrorOut(BaseModel):
+    detail: str
+
+
+# Spelled out (not `model=`): FastAPI would file an error under the route's own media type, which for
+# a source (text/x-cuda) or an event stream is not what an error is sent as.
+_ERROR_CONTENT = {"application/json": {"schema": ErrorOut.model_json_schema()}}
+
+
+def responses(*codes: int) -> dict[int | str, dict[str, Any]]:
+    """The `responses=` of a route that can answer these codes."""
+    return {code: {"description": _WHAT[code], "content": _ERROR_CONTENT} for code in codes}
+
+
+def unprocessable(loc: tuple[str | int, ...], msg: str, value: Any = None) -> RequestValidationError:
+    """A 422 found by a route, in the same shape as pydantic's: raise the result."""
+    error: dict[str, Any] = {"type": "value_error", "loc": loc, "msg": msg}
+    if value is not None:
+        error["input"] = value
+    return RequestValidationError([error])
+
+
+def _finite(value: Any) -> Any:
+    """JSON has no inf or nan (`rounds: 1e309` arrives as inf): echo them as text."""
+    if isinstance(value, float) and not math.isfinite(value):
+        return str(value)
+    if isinstance(value, dict):
+        return {k: _finite(v) for k, v in value.items()}
+    if isinstance(value, list | tuple):
+        return [_finite(v) for v in value]
+    return value
+
+
+async def validation_error(_request: Request, exc: Exception) -> JSONResponse:
+    assert isinstance(exc, RequestValidationError)
+    return JSONResponse(status_code=422, content={"detail": _finite(jsonable_encoder(exc.errors()))})

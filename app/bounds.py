@@ -1,0 +1,83 @@
+"""Bounds on what a request may carry: names by strict patterns, integers within the database's
+columns, and no NUL character anywhere (PostgreSQL text cannot hold one, and no name or kernel
+needs one). Request bodies derive from `RequestBody`; routes bound their query and path parameters
+with the constants here."""
+
+from __future__ import annotations
+
+import re
+from typing import Annotated, Any
+
+from pydantic import AfterValidator, BaseModel, WithJsonSchema, model_validator
+
+INT32_MAX = 2**31 - 1  # attempts.id, job_events.id: INTEGER columns
+MAX_OFFSET = INT32_MAX  # more rows than any page could reach
+
+# A benchmark task name (a folder of bench_tasks/tasks), or a stored custom task's id.
+BUILTIN_TASK_PATTERN = r"^[A-Za-z][A-Za-z0-9_]{0,63}$"
+CUSTOM_TASK_PATTERN = r"^ct_[0-9a-f]{16}$"
+TASK_PATTERN = r"^(?:[A-Za-z][A-Za-z0-9_]{0,63}|ct_[0-9a-f]{16})$"
+# An LLM model name as endpoints spell them: gpt-4o, openai/gpt-oss-120b, claude-3-5-sonnet@20240620.
+MODEL_PATTERN = r"^[A-Za-z0-9][A-Za-z0-9_.:/@+-]{0,127}$"
+TEAM_PATTERN = r"^[a-z0-9][a-z0-9_.-]{0,63}$"
+JOB_ID_PATTERN = r"^job_[0-9a-f]{16}$"
+KEY_ID_PATTERN = r"^[0-9a-f]{12}$"
+
+
+def is_custom_task_id(name: str) -> bool:
+    return re.fullmatch(CUSTOM_TASK_PATTERN, name) is not None
+
+
+def check_task_name(name: str) -> str:
+    """A built-in task name or a custom task id; anything else (a path, `../x`, `./x`) is refused with the known names."""
+    from bench_tasks.spec import task_names
+
+    if is_custom_task_id(name):
+        return name
+    known = task_names()
+    if re.fullmatch(BUILTIN_TASK_PATTERN, name) is None or name not in known:
+        raise ValueError(f"unknown task {name[:80]!r}: give a benchmark task name ({', '.join(known)}; see GET /api/v1/tasks) "
+                         "or the id of a custom task your key created (ct_ and 16 hex digits)")
+    return name
+
+
+def _task_name_schema() -> dict[str, Any]:
+    from bench_tasks.spec import task_names
+
+    return {"anyOf": [{"type": "string", "enum": task_names(), "description": "a benchmark task (GET /api/v1/tasks)"},
+                      {"type": "string", "pattern": CUSTOM_TASK_PATTERN, "description": "a custom task your key created"}],
+            "examples": ["vector_add"]}
+
+
+TaskName = Annotated[str, AfterValidator(check_task_name), WithJsonSchema(_task_name_schema())]
+
+
+def _nul_path(value: Any, path: str) -> str | None:
+    """The path of the first string (or key) holding a NUL, or None."""
+    if isinstance(value, str):
+        return path if "\x00" in value else None
+    if isinstance(value, dict):
+        for k, v in value.items():
+            if isinstance(k, str) and "\x00" in k:
+                return f"{path}.{k!r}" if path else repr(k)
+            found = _nul_path(v, f"{path}.{k}" if path else str(k))
+            if found:
+                return found
+    if isinstance(value, list | tuple):
+        for i, v in enumerate(value):
+            found = _nul_path(v, f"{path}[{i}]")
+            if found:
+                return found
+    return None
+
+
+class RequestBody(BaseModel):
+    """A request body: refuses a NUL character in any string or key, naming where it is."""
+
+    @model_validator(mode="before")
+    @classmethod
+    def _no_nul(cls, data: Any) -> Any:
+        where = _nul_path(data, "")
+        if where is not None:
+            raise ValueError(f"{where or 'the body'} contains a NUL character (\\u0000); remove it")
+        return data

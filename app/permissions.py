@@ -1,0 +1,73 @@
+"""Who may do what with a job. Every route asks these functions; nothing else decides.
+
+- admin: reads and acts on every job of every team, submits jobs, manages keys.
+- member: reads the jobs of its team; submits jobs; acts (cancel, resume, answer) on its own jobs only.
+- viewer: reads the jobs of its team; nothing else.
+
+A job of another team is answered exactly like a job that does not exist (404): a key learns
+nothing about other teams, not even which job ids exist. A job of the caller's own team that the
+caller may not act on is a 403 that says whose it is and who can act on it.
+
+A custom task is private to the key that created it: a job on it (`"task": "ct_…"`) can be submitted
+by that key only; to every other key, admin included, it does not exist (404).
+
+With CUDAMASTER_OPEN_READS=true a request without a key reads as a viewer of the team `default`.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+
+from sqlalchemy import ColumnElement, true
+
+from .db.models import ADMIN, DEFAULT_TEAM, MEMBER, VIEWER, ApiKey, CustomTask, Job
+
+
+@dataclass(frozen=True)
+class Caller:
+    """The key a request came with (or the anonymous reader when reads are open)."""
+
+    key_id: str | None
+    name: str
+    role: str
+    team: str
+
+    @classmethod
+    def of(cls, key: ApiKey) -> Caller:
+        return cls(key.id, key.name, key.role, key.team)
+
+    @classmethod
+    def anonymous(cls) -> Caller:
+        return cls(None, "anonymous (CUDAMASTER_OPEN_READS)", VIEWER, DEFAULT_TEAM)
+
+    @property
+    def label(self) -> str:
+        return f"key {self.key_id} ({self.role}, team {self.team})" if self.key_id else self.name
+
+
+def can_read(caller: Caller, job: Job) -> bool:
+    return caller.role == ADMIN or job.team == caller.team
+
+
+def can_act(caller: Caller, job: Job) -> bool:
+    """Cancel, resume, answer: the job's own key, or an admin."""
+    if caller.role == ADMIN:
+        return True
+    return caller.role == MEMBER and caller.key_id is not None and job.api_key_id == caller.key_id
+
+
+def can_submit(caller: Caller) -> bool:
+    return caller.role in (ADMIN, MEMBER) and caller.key_id is not None
+
+
+def can_use_custom_task(caller: Caller, task: CustomTask) -> bool:
+    return caller.key_id is not None and task.api_key_id == caller.key_id
+
+
+def visible_jobs(caller: Caller) -> ColumnElement[bool]:
+    """The WHERE clause of the jobs a caller may list."""
+    return true() if caller.role == ADMIN else Job.team == caller.team
+
+
+def is_admin(caller: Caller) -> bool:
+    return caller.role == ADMIN

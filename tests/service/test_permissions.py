@@ -1,0 +1,134 @@
+"""Key permissions, tried FROM THE OTHER KEY'S SIDE, against a real server with the FAKE agent.
+
+The owner (a member of team red) submits jobs; every other key then tries every route on them:
+a teammate (member, red), a viewer of red, a member of another team (blue), and an admin (team ops).
+The team reads; only the owner or an admin acts; viewers only read; another team sees nothing and
+gets the same 404 as for a job that does not exist.
+"""
+
+from __future__ import annotations
+
+import httpx
+import pytest
+
+from .conftest import make_key, wait_status
+from .test_api_with_fake_agent import CUSTOM
+
+pytestmark = [pytest.mark.timeout(240), pytest.mark.slow]
+API = "/api/v1"
+PEOPLE = {"owner": ("member", "red"), "mate": ("member", "red"), "viewer": ("viewer", "red"), "stranger": ("member", "blue"),
+          "admin": ("admin", "ops")}
+MISSING_JOB = "job_00000000deadbeef"
+
+
+@pytest.fixture
+def people(db_url, server_factory):
+    keys = {who: make_key(db_url, who, role=role, team=team) for who, (role, team) in PEOPLE.items()}
+    server = server_factory()
+    with httpx.Client(base_url=server.url, timeout=30) as client:
+        yield client, {who: {"X-API-Key": key} for who, key in keys.items()}
+
+
+def submit(client: httpx.Client, headers: dict, **body) -> str:
+    r = client.post(f"{API}/jobs", json={"task": "vector_add", "rounds": 1} | body, headers=headers)
+    assert r.status_code == 201, r.text
+    return r.json()["id"]
+
+
+def missing_like(client: httpx.Client, headers: dict, method: str, path: str, job_id: str, **kw) -> None:
+    """The answer for `job_id` is exactly the answer for a job id that does not exist."""
+    r = client.request(method, path, headers=headers, **kw)
+    twin = client.request(method, path.replace(job_id, MISSING_JOB), headers=headers, **kw)
+    assert r.status_code == twin.status_code == 404, (path, r.status_code, r.text)
+    assert r.json()["detail"].replace(job_id, MISSING_JOB) == twin.json()["detail"], (r.text, twin.text)
+
+
+def test_reads_of_a_members_jobs_from_every_other_keys_side_with_fake_agent(people):
+    client, h = people
+    done = submit(client, h["owner"])
+    waiting = submit(client, h["owner"], manual=True)
+    finished = wait_status(client, f"{API}/jobs/{done}", h["owner"], {"finished"})
+    wait_status(client, f"{API}/jobs/{waiting}", h["owner"], {"waiting_for_input"})
+    attempt = finished["attempts"][0]["id"]
+    reads = [f"{API}/jobs/{done}", f"{API}/jobs/{done}/attempts/{attempt}/source", f"{API}/jobs/{done}/events",
+             f"{API}/jobs/{waiting}", f"{API}/jobs/{waiting}/events"]
+
+    for who in ("owner", "mate", "viewer", "admin"):
+        for path in reads:
+            r = client.get(path, headers=h[who])
+            assert r.status_code == 200, (who, path, r.text)
+        listed = {j["id"] for j in client.get(f"{API}/jobs", headers=h[who]).json()["items"]}
+        assert {done, waiting} <= listed, who
+
+    for path in reads:
+        job_id = done if done in path else waiting
+        missing_like(client, h["stranger"], "GET", path, job_id)
+    page = client.get(f"{API}/jobs", headers=h["stranger"]).json()
+    assert page["total"] == 0 and page["items"] == []
+    assert client.get(f"{API}/jobs", params={"task": "vector_add", "status": "finished"}, headers=h["stranger"]).json()["total"] == 0
+    assert client.get(f"{API}/jobs/{done}", headers=h["mate"]).json()["team"] == "red"
+
+    # And the other way round: the stranger's own job is invisible to team red, visible to the admin.
+    theirs = submit(client, h["stranger"])
+    for who in ("owner", "mate", "viewer"):
+        missing_like(client, h[who], "GET", f"{API}/jobs/{theirs}", theirs)
+        assert theirs not in {j["id"] for j in client.get(f"{API}/jobs", headers=h[who]).json()["items"]}
+    assert client.get(f"{API}/jobs/{theirs}", headers=h["admin"]).status_code == 200
+    assert client.get(f"{API}/jobs", headers=h["admin"]).json()["total"] == 3
+
+
+def test_actions_on_a_members_job_from_every_other_keys_side_with_fake_agent(people):
+    client, h = people
+    job = submit(client, h["owner"], rounds=2, manual=True)
+    url = f"{API}/jobs/{job}"
+    before = wait_status(client, url, h["owner"], {"waiting_for_input"})
+
+    def attempts(who: str, expected: int) -> None:
+        for verb, body in (("cancel", None), ("resume", None), ("answer", {"answer": "tiling"})):
+            if expected == 404:
+                missing_like(client, h[who], "POST", f"{url}/{verb}", job, json=body)
+                continue
+            r = client.post(f"{url}/{verb}", json=body, headers=h[who])
+            assert r.status_code == expected, (who, verb, r.text)
+            assert "only the key that submitted it" in r.json()["detail"] or "viewer" in r.json()["detail"], r.text
+
+    attempts("mate", 403)
+    attempts("viewer", 403)
+    attempts("stranger", 404)
+    after = client.get(url, headers=h["owner"]).json()
+    assert after["status"] == "waiting_for_input" and after["question"] == before["question"]  # nothing happened to it
+    r = client.post(f"{API}/jobs", json={"task": "vector_add"}, headers=h["viewer"])
+    assert r.status_code == 403 and "viewer" in r.json()["detail"]
+
+    # An admin acts on another key's job; so does its owner; the others still cannot.
+    assert client.post(f"{url}/answer", json={"answer": "tiling"}, headers=h["admin"]).status_code == 200
+    wait_status(client, url, h["owner"], {"waiting_for_input"})  # round 2's question
+    attempts("mate", 403)
+    assert client.post(f"{url}/cancel", headers=h["owner"]).status_code == 200
+    wait_status(client, url, h["owner"], {"cancelled"})
+    for who, expected in (("mate", 403), ("viewer", 403)):
+        assert client.post(f"{url}/resume", headers=h[who]).status_code == expected, who
+    missing_like(client, h["stranger"], "POST", f"{url}/resume", job)
+    r = client.post(f"{url}/resume", headers=h["admin"])
+    assert r.status_code == 200 and r.json()["status"] == "queued"
+    done = wait_status(client, url, h["owner"], {"waiting_for_input", "finished"})
+    assert done["attempts"][0]["strategy"] == "tiling"  # round 1 ran on the admin's answer
+
+
+def test_a_custom_task_is_private_to_the_key_that_created_it_with_fake_agent(people):
+    client, h = people
+    r = client.post(f"{API}/jobs", json={"custom": CUSTOM, "manual": True}, headers=h["owner"])
+    assert r.status_code == 201, r.text
+    task = r.json()["task"]
+    assert task.startswith("ct_")
+    absent = "ct_" + "f" * 16
+    for who in ("mate", "stranger", "admin"):
+        theirs = client.post(f"{API}/jobs", json={"task": task, "manual": True}, headers=h[who])
+        twin = client.post(f"{API}/jobs", json={"task": absent, "manual": True}, headers=h[who])
+        assert theirs.status_code == twin.status_code == 404, (who, theirs.text)
+        assert theirs.json()["detail"].replace(task, absent) == twin.json()["detail"]  # existence does not leak
+    assert client.post(f"{API}/jobs", json={"task": task}, headers=h["viewer"]).status_code == 403
+    again = client.post(f"{API}/jobs", json={"task": task, "manual": True}, headers=h["owner"])
+    assert again.status_code == 201 and again.json()["task"] == task
+    listed = client.get(f"{API}/jobs", params={"task": task}, headers=h["admin"]).json()
+    assert listed["total"] == 2 and {j["api_key_id"] for j in listed["items"]} == {h["owner"]["X-API-Key"].split("_")[1]}
