@@ -8,6 +8,7 @@ See `bench_tasks/README.md` for the format.
 from __future__ import annotations
 
 import importlib.util
+import re
 import tomllib
 from dataclasses import dataclass, field
 from functools import cache
@@ -25,6 +26,7 @@ SIZE_SETS = ("paper", "large", "edge", "all")
 ELEM_BYTES = {"fp32": 4, "bf16": 2}
 
 Precision = Literal["fp32", "bf16"]
+_REFRESH_RE = re.compile(r"^\s*(keep|(uniform|normal|randint|const)\s*\([^)]*\))\s*$")
 
 
 class TaskError(ValueError):
@@ -38,6 +40,9 @@ class Arg:
     length: str | None = None  # expression of the size parameters, for buffers
     value: str | None = None  # expression, for scalars
     draw: str | None = None  # e.g. "uniform(-1, 1)"; None: the task's generate() provides it
+    # Between timed calls: a draw spec (values redrawn on the device) or "keep"; None: the `draw`
+    # if there is one, else kept (see bench_tasks/refresh.py and FORMAT item 6).
+    refresh: str | None = None
 
 
 @dataclass(frozen=True)
@@ -193,7 +198,12 @@ def load_task_file(path: Path) -> Task:
         role = _require(a, "role", f"{where} args.{arg_name}")
         if role not in ROLES:
             raise TaskError(f"{where}: args.{arg_name}.role {role!r} is not one of {ROLES}")
-        args.append(Arg(arg_name, role, a.get("length"), None if a.get("value") is None else str(a["value"]), a.get("draw")))
+        refresh = a.get("refresh")
+        if refresh is not None and (role not in ("input", "inout") or not _REFRESH_RE.match(str(refresh))):
+            raise TaskError(f"{where}: args.{arg_name}.refresh {refresh!r} must be \"keep\" or a draw such as "
+                            "\"uniform(-1, 1)\", on an input or inout argument")
+        args.append(Arg(arg_name, role, a.get("length"), None if a.get("value") is None else str(a["value"]), a.get("draw"),
+                        None if refresh is None else str(refresh)))
     sizes = {k: tuple(dict(s) for s in v) for k, v in _require(data, "sizes", where).items()}
     cost = _require(data, "cost", where)
     tol = {p: Tolerance(float(t["atol"]), float(t["rtol"])) for p, t in _require(data, "tolerance", where).items()}
@@ -236,6 +246,11 @@ def validate(task: Task) -> None:
                 raise TaskError(f"{where}: {p.name} is {'a pointer' if p.pointer else 'a scalar'} but has role {a.role}")
             if a.role == "input" and p.pointer and not p.const and not task.custom and task.notes.get("nonconst_inputs") is None:
                 raise TaskError(f"{where}: input {p.name} is not const in {precision}; explain in notes.nonconst_inputs")
+    from .refresh import refresh_draw  # here: refresh imports this module
+
+    for variant in task.variants():
+        for a in task.args:
+            refresh_draw(variant, a.name)
     for sizes in task.sizes.values():
         for params in sizes:
             for precision in task.prototypes:

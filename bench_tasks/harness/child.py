@@ -23,6 +23,14 @@ class Child:
             os.killpg(self.proc.pid, signal.SIGKILL)
             self.proc.communicate()
 
+    def kill_group(self) -> None:
+        """Kill the whole group without waiting (another thread is in wait())."""
+        if self.proc.poll() is None:
+            try:
+                os.killpg(self.proc.pid, signal.SIGKILL)
+            except ProcessLookupError:
+                pass
+
     def wait(self, timeout: float) -> tuple[int | None, str]:
         """(exit status, or None when killed at the time limit; stdout and stderr together)."""
         try:

@@ -8,10 +8,14 @@ that it can neither collide with the baseline nor interpose on the runtime.
 
 from __future__ import annotations
 
+import fcntl
 import hashlib
+import os
 import re
 import shutil
 import subprocess
+import threading
+from contextlib import contextmanager
 from dataclasses import dataclass, field
 from functools import cache
 from pathlib import Path
@@ -96,19 +100,33 @@ def candidate_flags(settings: HarnessSettings, extra: list[str] | None = None) -
     return list(settings.nvcc_flags) + arch_flags(settings) + list(extra or [])
 
 
-def _nvcc_object(source_text: str, name: str, flags: list[str], settings: HarnessSettings, kind: str) -> tuple[int | None, str, Path]:
+@contextmanager
+def _locked(directory: Path):
+    """Hold an exclusive lock on `directory` (created if needed): one compile per cache entry at a time,
+    across threads and processes (the `bench run` pipeline compiles ahead while evaluations run)."""
+    directory.mkdir(parents=True, exist_ok=True)
+    with open(directory / ".lock", "w") as handle:
+        fcntl.flock(handle, fcntl.LOCK_EX)
+        try:
+            yield
+        finally:
+            fcntl.flock(handle, fcntl.LOCK_UN)
+
+
+def _nvcc_object(source_text: str, name: str, flags: list[str], settings: HarnessSettings, kind: str,
+                 suffix: str = ".cu") -> tuple[int | None, str, Path]:
     key = _hash(kind, source_text, " ".join(flags), nvcc_version(settings.nvcc))
     work = settings.cache_dir / "objects" / key
     obj = work / f"{name}.o"
-    if obj.exists() and (work / "ok").exists():
-        return 0, (work / "log.txt").read_text() if (work / "log.txt").exists() else "", obj
-    work.mkdir(parents=True, exist_ok=True)
-    src = work / f"{name}.cu"
-    src.write_text(source_text)
-    rc, log = run_limited([settings.nvcc, *flags, "-std=c++17", "-c", str(src), "-o", str(obj)], settings.compile_timeout_s, cwd=work)
-    (work / "log.txt").write_text(log)
-    if rc == 0:
-        (work / "ok").write_text("")
+    with _locked(work):
+        if obj.exists() and (work / "ok").exists():
+            return 0, (work / "log.txt").read_text() if (work / "log.txt").exists() else "", obj
+        src = work / f"{name}{suffix}"
+        src.write_text(source_text)
+        rc, log = run_limited([settings.nvcc, *flags, "-std=c++17", "-c", str(src), "-o", str(obj)], settings.compile_timeout_s, cwd=work)
+        (work / "log.txt").write_text(log)
+        if rc == 0:
+            (work / "ok").write_text("")
     return rc, log, obj
 
 
@@ -197,8 +215,10 @@ BLOCKING_STREAM_WRAPPERS = {
 def _localized(obj: Path, keep: str) -> Path:
     renames = [f"--redefine-sym={old}={new}" for old, new in BLOCKING_STREAM_WRAPPERS.items()]
     out = obj.with_name(f"{obj.stem}.{keep}.{_hash(*renames)[:8]}.o")
-    if not out.exists():
-        subprocess.run(["objcopy", f"--keep-global-symbol={keep}", *renames, str(obj), str(out)], check=True, capture_output=True)
+    if not out.exists():  # written aside and renamed: the pipeline may localise the same object twice at once
+        tmp = out.with_name(f"{out.name}.{os.getpid()}.{threading.get_ident()}.tmp")
+        subprocess.run(["objcopy", f"--keep-global-symbol={keep}", *renames, str(obj), str(tmp)], check=True, capture_output=True)
+        tmp.replace(out)
     return out
 
 
@@ -231,24 +251,39 @@ def compile_baseline(variant: Variant, settings: HarnessSettings) -> Path:
     return _localized(obj, variant.entry)
 
 
+RUNTIME_DIR = Path(__file__).parent / "runtime"
+RUNTIME_HEADERS = ("cm_driver.h", "cm_refresh.h")
+
+
+def compile_runtime(settings: HarnessSettings) -> Path:
+    """The harness runtime (runtime/cm_runtime.cuh) as one object, compiled once per content and flags."""
+    text = "".join((RUNTIME_DIR / f).read_text() for f in ("cm_runtime.cuh", *RUNTIME_HEADERS))
+    source = (RUNTIME_DIR / "cm_runtime.cu").read_text() + f"// runtime {_hash(text)}\n"
+    rc, log, obj = _nvcc_object(source, "cm_runtime", ["-O2", f"-I{RUNTIME_DIR}", *arch_flags(settings)], settings, "runtime")
+    if rc != 0:
+        raise RuntimeError(f"the harness runtime failed to compile (a harness bug):\n{log}")
+    return obj
+
+
 def build_driver(variant: Variant, driver_source: str, baseline_obj: Path, candidate_obj: Path | None, settings: HarnessSettings) -> Path:
-    """Compile the generated driver and link it with the baseline (and candidate) objects."""
-    include = Path(__file__).parent / "runtime"
-    flags = ["-O2", f"-I{include}", *arch_flags(settings)]
-    runtime_text = (include / "cm_runtime.cuh").read_text()
-    rc, log, drv_obj = _nvcc_object(driver_source + "\n// runtime " + _hash(runtime_text), "driver", flags, settings, "driver")
+    """Compile the generated driver (host C++ against cm_driver.h) and link it with the runtime, baseline
+    (and candidate) objects."""
+    runtime_obj = compile_runtime(settings)
+    headers = "".join((RUNTIME_DIR / f).read_text() for f in RUNTIME_HEADERS)
+    rc, log, drv_obj = _nvcc_object(driver_source + "\n// headers " + _hash(headers), "driver", ["-O2", f"-I{RUNTIME_DIR}"],
+                                    settings, "driver", suffix=".cpp")
     if rc != 0:
         raise RuntimeError(f"generated driver for {variant.key} failed to compile (a harness bug):\n{log}")
-    objs = [drv_obj, baseline_obj] + ([candidate_obj] if candidate_obj else [])
+    objs = [drv_obj, runtime_obj, baseline_obj] + ([candidate_obj] if candidate_obj else [])
     key = _hash(*(o.read_bytes() for o in objs))
     exe = settings.cache_dir / "drivers" / key / "driver"
-    if not exe.exists():
-        exe.parent.mkdir(parents=True, exist_ok=True)
-        tmp = exe.with_suffix(".tmp")
-        rc, log = run_limited([settings.nvcc, *arch_flags(settings), "-o", str(tmp), *map(str, objs)], settings.compile_timeout_s)
-        if rc != 0:
-            raise LinkError(log)
-        tmp.rename(exe)
+    with _locked(exe.parent):
+        if not exe.exists():
+            tmp = exe.with_suffix(".tmp")
+            rc, log = run_limited([settings.nvcc, *arch_flags(settings), "-o", str(tmp), *map(str, objs)], settings.compile_timeout_s)
+            if rc != 0:
+                raise LinkError(log)
+            tmp.rename(exe)
     return exe
 
 

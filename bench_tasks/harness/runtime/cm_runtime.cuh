@@ -1,9 +1,11 @@
 // cudamaster harness runtime: the one shared piece of C++/CUDA behind every generated driver.
 //
 // A generated driver (see bench_tasks/harness/driver.py) declares the baseline and candidate entry
-// points, describes the arguments, and calls cm::run_driver(). This file holds everything else:
-// reading the plan and the input files, guarded device buffers, NaN poisoning, correctness runs,
-// the interleaved timing loop with L2 flushing, and the result lines read back by Python.
+// points, describes the arguments, and calls cm::run_driver() (declared in cm_driver.h). This file holds
+// everything else: reading the plan and the input files, guarded device buffers, NaN poisoning,
+// correctness runs, the interleaved timing loop with L2 flushing, the inputs redrawn between timed calls
+// and the checked timed calls, and the result lines read back by Python. compile.py compiles it once
+// (cm_runtime.cu includes it) into an object cached by content, and links it into every driver.
 //
 // Protocol: the driver writes result lines to the file named by `results` in the plan, and on a
 // fatal problem prints one line "CMERR <kind> <message>" to stderr and exits with a non-zero code:
@@ -24,29 +26,17 @@
 #include <cstring>
 #include <fstream>
 #include <random>
+#include <set>
 #include <sstream>
 #include <string>
+#include <thread>
 #include <vector>
+#include <sys/stat.h>
 #include <unistd.h>
 
+#include "cm_driver.h"
+
 namespace cm {
-
-enum Role { IN = 0, OUT = 1, ACC = 2, INOUT = 3, SCALAR = 4 };
-enum Kind { F32 = 0, BF16 = 1, I32 = 2, F64 = 3, I64 = 4, U32 = 5, U64 = 6 };
-
-struct ArgSpec {
-  const char* name;
-  int kind;
-  int pointer;  // 1 for device buffers, 0 for scalars passed by value
-};
-
-static inline size_t kind_size(int k) {
-  switch (k) {
-    case F32: case I32: case U32: return 4;
-    case BF16: return 2;
-    default: return 8;
-  }
-}
 
 static FILE* g_results = nullptr;
 static const char* g_stage = "init";
@@ -85,7 +75,16 @@ struct Buffer {
   size_t count = 0, bytes = 0;
   unsigned char* base = nullptr;  // allocation start (guard before)
   unsigned char* ptr = nullptr;   // what the kernel sees
+  unsigned char* src = nullptr;   // in-out data: the device copy each call is restored from
   std::vector<unsigned char> host;  // current dataset's content (inputs / inout)
+  // Between timed calls: redrawn with this draw (DRAW_KEEP: left as loaded).
+  int draw = DRAW_KEEP;
+  double p0 = 0, p1 = 0;
+  std::vector<unsigned char> snap;  // a checked timed call's refreshed values (what the call saw)
+  // Outputs checked on a sample (large sizes): the indices, on the device, and where they came from.
+  std::string sample_path;
+  size_t sample_count = 0;
+  int64_t* sample = nullptr;
 };
 
 struct Dataset {
@@ -99,6 +98,7 @@ struct Case {
   std::vector<std::pair<int, double>> scalars;
   std::vector<Dataset> datasets;
   bool timing = false;
+  std::set<int> check_pairs;  // timed pairs whose outputs are checked (chosen by the parent, in secret)
 };
 
 struct Plan {
@@ -108,33 +108,16 @@ struct Plan {
   int min_pairs = 10, max_pairs = 2000, warmup = 3;
   double max_seconds = 3.0, target_rse = 0.005, min_seconds = 0.3, warmup_seconds = 0.1;
   long long flush_bytes = 0;
+  uint32_t key0 = 0, key1 = 0;  // the refresh generator's key
+  int check_last = 1;           // one more checked pair after the loop decides to stop
+  int dump_baseline = 0;        // also save the baseline's outputs of checked timed calls
+  double wait_seconds = 600;    // how long to wait for a dataset the parent is still writing
   std::vector<Case> cases;
 };
 
-union ScalarValue {
-  float f32;
-  double f64;
-  int32_t i32;
-  int64_t i64;
-  uint32_t u32;
-  uint64_t u64;
-  __nv_bfloat16 bf16;
-};
-
-struct Args {
-  void* ptrs[32] = {};
-  ScalarValue scalars[32];
-  void* ptr(int i) const { return ptrs[i]; }
-  float f32(int i) const { return scalars[i].f32; }
-  double f64(int i) const { return scalars[i].f64; }
-  int32_t i32(int i) const { return scalars[i].i32; }
-  int64_t i64(int i) const { return scalars[i].i64; }
-  uint32_t u32(int i) const { return scalars[i].u32; }
-  uint64_t u64(int i) const { return scalars[i].u64; }
-  __nv_bfloat16 bf16(int i) const { return scalars[i].bf16; }
-};
-
-typedef void (*CallFn)(int impl, const Args& a);
+static double now_s() {
+  return std::chrono::duration<double>(std::chrono::steady_clock::now().time_since_epoch()).count();
+}
 
 static Plan read_plan(const char* path) {
   std::ifstream in(path);
@@ -142,6 +125,14 @@ static Plan read_plan(const char* path) {
   Plan p;
   std::string tok;
   Case* cur = nullptr;
+  auto need_case = [&](const std::string& t) {
+    if (!cur) fail(2, "plan", t + " before any case");
+  };
+  auto buffer_of = [&](int arg) -> Buffer& {
+    for (Buffer& b : cur->buffers)
+      if (b.arg == arg) return b;
+    fail(2, "plan", "no buffer for argument " + std::to_string(arg));
+  };
   while (in >> tok) {
     if (tok == "mode") in >> p.mode;
     else if (tok == "impl") in >> p.impl;
@@ -149,12 +140,25 @@ static Plan read_plan(const char* path) {
     else if (tok == "outdir") in >> p.outdir;
     else if (tok == "timing") in >> p.min_pairs >> p.max_pairs >> p.min_seconds >> p.max_seconds >> p.target_rse >> p.warmup >> p.warmup_seconds;
     else if (tok == "flush_bytes") in >> p.flush_bytes;
+    else if (tok == "refresh_key") in >> p.key0 >> p.key1;
+    else if (tok == "check_last") in >> p.check_last;
+    else if (tok == "dump_baseline") in >> p.dump_baseline;
+    else if (tok == "wait_seconds") in >> p.wait_seconds;
     else if (tok == "case") { p.cases.emplace_back(); cur = &p.cases.back(); in >> cur->id; }
-    else if (tok == "buffer") { Buffer b; in >> b.arg >> b.count >> b.role; cur->buffers.push_back(b); }
-    else if (tok == "scalar") { int a; double v; in >> a >> v; cur->scalars.push_back({a, v}); }
-    else if (tok == "dataset") { Dataset d; in >> d.dir >> d.purpose; cur->datasets.push_back(d); }
-    else if (tok == "time") { int t; in >> t; cur->timing = t != 0; }
+    else if (tok == "buffer") { need_case(tok); Buffer b; in >> b.arg >> b.count >> b.role; cur->buffers.push_back(b); }
+    else if (tok == "refresh") { need_case(tok); int a; in >> a; Buffer& b = buffer_of(a); in >> b.draw >> b.p0 >> b.p1; }
+    else if (tok == "sample") { need_case(tok); int a; in >> a; Buffer& b = buffer_of(a); in >> b.sample_count >> b.sample_path; }
+    else if (tok == "check_pairs") {
+      need_case(tok);
+      int n, j;
+      in >> n;
+      for (int i = 0; i < n && in >> j; ++i) cur->check_pairs.insert(j);
+    }
+    else if (tok == "scalar") { need_case(tok); int a; double v; in >> a >> v; cur->scalars.push_back({a, v}); }
+    else if (tok == "dataset") { need_case(tok); Dataset d; in >> d.dir >> d.purpose; cur->datasets.push_back(d); }
+    else if (tok == "time") { need_case(tok); int t; in >> t; cur->timing = t != 0; }
     else fail(2, "plan", "unknown plan token " + tok);
+    if (in.fail()) fail(2, "plan", "bad value after plan token " + tok);
   }
   return p;
 }
@@ -182,6 +186,20 @@ static void alloc_buffer(Buffer& b, const ArgSpec* specs) {
   b.ptr = b.base + GUARD;
   CM_CHECK(cudaMemset(b.base, GUARD_BYTE, GUARD));
   CM_CHECK(cudaMemset(b.ptr + b.bytes, GUARD_BYTE, GUARD));
+  if (b.role == INOUT) CM_CHECK(cudaMalloc(&b.src, std::max<size_t>(b.bytes, 1)));
+  if (b.sample_count) {
+    std::vector<unsigned char> idx = read_file(b.sample_path, b.sample_count * sizeof(int64_t));
+    CM_CHECK(cudaMalloc(&b.sample, idx.size()));
+    CM_CHECK(cudaMemcpy(b.sample, idx.data(), idx.size(), cudaMemcpyHostToDevice));
+  }
+}
+
+static void free_buffer(Buffer& b) {
+  CM_CHECK(cudaFree(b.base));
+  if (b.src) CM_CHECK(cudaFree(b.src));
+  if (b.sample) CM_CHECK(cudaFree(b.sample));
+  b.base = b.ptr = b.src = nullptr;
+  b.sample = nullptr;
 }
 
 // Check the canaries of every buffer; report which side of which argument was overwritten.
@@ -204,25 +222,47 @@ static void check_guards(const Case& c, const ArgSpec* specs, const char* impl) 
   }
 }
 
-static void check_inputs_unchanged(const Case& c, const ArgSpec* specs, const char* impl) {
+// Inputs must be left as they were: `refreshed` compares redrawn inputs with their snapshot (a checked
+// timed call), and skips them when false (after the timing loop, where only kept inputs still hold
+// the dataset's values).
+enum InputsNow { DATASET, SNAPSHOT, KEPT_ONLY };
+static void check_inputs_unchanged(const Case& c, const ArgSpec* specs, const std::string& impl, InputsNow what = DATASET) {
   std::vector<unsigned char> now;
   for (const Buffer& b : c.buffers) {
     if (b.role != IN) continue;
+    bool redrawn = b.draw != DRAW_KEEP;
+    if (what == KEPT_ONLY && redrawn) continue;
+    const std::vector<unsigned char>& want = what == SNAPSHOT && redrawn ? b.snap : b.host;
     now.resize(b.bytes);
     CM_CHECK(cudaMemcpy(now.data(), b.ptr, b.bytes, cudaMemcpyDeviceToHost));
-    if (b.bytes && memcmp(now.data(), b.host.data(), b.bytes) != 0)
-      fail(5, "input_modified", std::string(impl) + " modified input argument " + specs[b.arg].name);
+    if (b.bytes && memcmp(now.data(), want.data(), b.bytes) != 0)
+      fail(5, "input_modified", impl + " modified input argument " + specs[b.arg].name);
   }
 }
 
-static void load_dataset(Case& c, const Dataset& d, const ArgSpec* specs) {
+// The parent may still be writing a dataset when the driver needs it: it creates `ready` last.
+static void wait_ready(const Dataset& d, const Plan& p) {
+  std::string marker = d.dir + "/ready";
+  struct stat st;
+  double t0 = now_s();
+  while (stat(marker.c_str(), &st) != 0) {
+    if (now_s() - t0 > p.wait_seconds) fail(2, "io", "dataset " + d.dir + " never became ready");
+    std::this_thread::sleep_for(std::chrono::microseconds(500));
+  }
+}
+
+static void load_dataset(Case& c, const Dataset& d, const ArgSpec* specs, const Plan& p) {
+  wait_ready(d, p);
   for (Buffer& b : c.buffers)
     if (b.role == IN || b.role == INOUT) b.host = read_file(d.dir + "/" + specs[b.arg].name + ".bin", b.bytes);
 }
 
 static void upload_inputs(Case& c) {
-  for (Buffer& b : c.buffers)
-    if (b.role == IN && b.bytes) CM_CHECK(cudaMemcpy(b.ptr, b.host.data(), b.bytes, cudaMemcpyHostToDevice));
+  for (Buffer& b : c.buffers) {
+    if (!b.bytes) continue;
+    if (b.role == IN) CM_CHECK(cudaMemcpy(b.ptr, b.host.data(), b.bytes, cudaMemcpyHostToDevice));
+    else if (b.role == INOUT) CM_CHECK(cudaMemcpy(b.src, b.host.data(), b.bytes, cudaMemcpyHostToDevice));
+  }
 }
 
 // Define every output before a call: poison plain outputs, zero accumulators, restore in-out data.
@@ -231,7 +271,7 @@ static void prepare_outputs(Case& c) {
     if (!b.bytes) continue;
     if (b.role == OUT) CM_CHECK(cudaMemsetAsync(b.ptr, POISON_BYTE, b.bytes, 0));
     else if (b.role == ACC) CM_CHECK(cudaMemsetAsync(b.ptr, 0, b.bytes, 0));
-    else if (b.role == INOUT) CM_CHECK(cudaMemcpyAsync(b.ptr, b.host.data(), b.bytes, cudaMemcpyHostToDevice, 0));
+    else if (b.role == INOUT) CM_CHECK(cudaMemcpyAsync(b.ptr, b.src, b.bytes, cudaMemcpyDeviceToDevice, 0));
   }
 }
 
@@ -253,16 +293,86 @@ static void fill_args(const Case& c, const ArgSpec* specs, Args& a) {
 
 static const char* impl_name(int impl) { return impl == 0 ? "baseline" : "candidate"; }
 
-static void write_outputs(const Case& c, const ArgSpec* specs, const Plan& p, int ds, int impl, const char* stage) {
+// Redraw every refreshed input for timed call `call` (in-out data: its restore source), outside the
+// timed region; the scrub that follows evicts what the redraw left in L2.
+__global__ void cm_refresh_kernel(unsigned char* dst, size_t n, int kind, int draw, double p0, double p1, uint32_t call,
+                                  uint32_t stream, uint32_t k0, uint32_t k1) {
+  for (size_t i = blockIdx.x * (size_t)blockDim.x + threadIdx.x; i < n; i += (size_t)gridDim.x * blockDim.x)
+    refresh_store(dst, kind, draw, p0, p1, i, call, stream, k0, k1);
+}
+
+static void refresh_inputs(Case& c, const ArgSpec* specs, const Plan& p, uint32_t call) {
+  for (Buffer& b : c.buffers) {
+    if (b.draw == DRAW_KEEP || !b.count || (b.role != IN && b.role != INOUT)) continue;
+    unsigned char* dst = b.role == INOUT ? b.src : b.ptr;
+    uint32_t stream = ((uint32_t)c.id << 8) | (uint32_t)b.arg;
+    int blocks = (int)std::min<size_t>((b.count + 255) / 256, 65535);
+    cm_refresh_kernel<<<blocks, 256>>>(dst, b.count, specs[b.arg].kind, b.draw, b.p0, b.p1, call, stream, p.key0, p.key1);
+    CM_CHECK(cudaGetLastError());
+  }
+}
+
+// The outputs of a sampled size are saved as their sampled elements only; every element must still
+// be written, so the non-finite ones (NaN poison left in place) are counted over the whole buffer.
+__global__ void cm_gather(const unsigned char* src, const int64_t* idx, size_t n, int elem, unsigned char* dst) {
+  for (size_t i = blockIdx.x * (size_t)blockDim.x + threadIdx.x; i < n; i += (size_t)gridDim.x * blockDim.x) {
+    size_t j = (size_t)idx[i];
+    switch (elem) {
+      case 2: ((uint16_t*)dst)[i] = ((const uint16_t*)src)[j]; break;
+      case 4: ((uint32_t*)dst)[i] = ((const uint32_t*)src)[j]; break;
+      default: ((uint64_t*)dst)[i] = ((const uint64_t*)src)[j]; break;
+    }
+  }
+}
+
+__global__ void cm_count_nonfinite(const unsigned char* p, size_t n, int kind, unsigned long long* count) {
+  unsigned long long mine = 0;
+  for (size_t i = blockIdx.x * (size_t)blockDim.x + threadIdx.x; i < n; i += (size_t)gridDim.x * blockDim.x) {
+    if (kind == F32) mine += (((const uint32_t*)p)[i] & 0x7F800000u) == 0x7F800000u;
+    else if (kind == BF16) mine += (((const uint16_t*)p)[i] & 0x7F80u) == 0x7F80u;
+    else if (kind == F64) mine += (((const uint64_t*)p)[i] & 0x7FF0000000000000ull) == 0x7FF0000000000000ull;
+  }
+  if (mine) atomicAdd(count, mine);
+}
+
+static void save_buffer(const Buffer& b, const ArgSpec* specs, const std::string& path) {
   std::vector<unsigned char> h;
-  for (const Buffer& b : c.buffers) {
-    if (b.role == IN) continue;
+  if (!b.sample) {
     h.resize(b.bytes);
     if (b.bytes) CM_CHECK(cudaMemcpy(h.data(), b.ptr, b.bytes, cudaMemcpyDeviceToHost));
+    write_file(path, h.data(), h.size());
+    return;
+  }
+  int kind = specs[b.arg].kind;
+  size_t elem = kind_size(kind);
+  unsigned char* picked = nullptr;
+  unsigned long long* count = nullptr;
+  CM_CHECK(cudaMalloc(&picked, b.sample_count * elem));
+  CM_CHECK(cudaMalloc(&count, sizeof(unsigned long long)));
+  CM_CHECK(cudaMemset(count, 0, sizeof(unsigned long long)));
+  int blocks = (int)std::min<size_t>((std::max(b.count, b.sample_count) + 255) / 256, 4096);
+  cm_gather<<<blocks, 256>>>(b.ptr, b.sample, b.sample_count, (int)elem, picked);
+  CM_CHECK(cudaGetLastError());
+  cm_count_nonfinite<<<blocks, 256>>>(b.ptr, b.count, kind, count);
+  CM_CHECK(cudaGetLastError());
+  unsigned long long bad = 0;
+  h.resize(b.sample_count * elem);
+  CM_CHECK(cudaMemcpy(h.data(), picked, h.size(), cudaMemcpyDeviceToHost));
+  CM_CHECK(cudaMemcpy(&bad, count, sizeof bad, cudaMemcpyDeviceToHost));
+  CM_CHECK(cudaFree(picked));
+  CM_CHECK(cudaFree(count));
+  write_file(path, h.data(), h.size());
+  std::string base = path.substr(path.find_last_of('/') + 1);
+  fprintf(g_results, "nonfinite %s %llu\n", base.c_str(), bad);
+}
+
+static void write_outputs(const Case& c, const ArgSpec* specs, const Plan& p, int ds, int impl, const char* stage) {
+  for (const Buffer& b : c.buffers) {
+    if (b.role == IN) continue;
     std::ostringstream path;
     path << p.outdir << "/c" << c.id << "_d" << ds << "_" << impl_name(impl) << "_" << stage << "_" << specs[b.arg].name
          << ".bin";
-    write_file(path.str(), h.data(), h.size());
+    save_buffer(b, specs, path.str());
   }
   fprintf(g_results, "output %d %d %s %s\n", c.id, ds, impl_name(impl), stage);
   fflush(g_results);
@@ -366,13 +476,43 @@ static double rel_std_err(const std::vector<double>& v) {
   return m > 0 ? s / std::sqrt((double)v.size()) / m : 1e9;
 }
 
+// A checked timed pair, before its calls: save what the redrawn inputs hold (the parent computes the
+// reference from exactly these values; the calls must leave them unchanged).
+static void snapshot_inputs(Case& c, const ArgSpec* specs, const Plan& p, int pair) {
+  for (Buffer& b : c.buffers) {
+    if (b.draw == DRAW_KEEP || (b.role != IN && b.role != INOUT)) continue;
+    b.snap.resize(b.bytes);
+    if (b.bytes) CM_CHECK(cudaMemcpy(b.snap.data(), b.role == INOUT ? b.src : b.ptr, b.bytes, cudaMemcpyDeviceToHost));
+    std::ostringstream path;
+    path << p.outdir << "/c" << c.id << "_t" << pair << "_input_" << specs[b.arg].name << ".bin";
+    write_file(path.str(), b.snap.data(), b.bytes);
+  }
+}
+
+// After one call of a checked timed pair: the same checks as a correctness call, outputs saved.
+static void check_timed_call(Case& c, const ArgSpec* specs, const Plan& p, int impl, int pair, bool save) {
+  std::string who = std::string(impl_name(impl)) + " (timed call " + std::to_string(pair) + ")";
+  check_after(who.c_str());
+  check_guards(c, specs, who.c_str());
+  check_inputs_unchanged(c, specs, who, SNAPSHOT);
+  if (!save) return;
+  for (const Buffer& b : c.buffers) {
+    if (b.role == IN) continue;
+    std::ostringstream path;
+    path << p.outdir << "/c" << c.id << "_t" << pair << "_" << impl_name(impl) << "_" << specs[b.arg].name << ".bin";
+    save_buffer(b, specs, path.str());
+  }
+  fprintf(g_results, "timed %d %d %s\n", c.id, pair, impl_name(impl));
+  fflush(g_results);
+}
+
 static void time_case(Case& c, const ArgSpec* specs, const Plan& p, CallFn call, bool has_candidate, Timer& t) {
   Args a;
   fill_args(c, specs, a);
   upload_inputs(c);
   std::vector<int> impls = has_candidate ? std::vector<int>{0, 1} : std::vector<int>{0};
   // Warm up: module load, first touch, and clocks ramping up under load (at least `warmup` calls
-  // of each implementation and at least `warmup_seconds`).
+  // of each implementation and at least `warmup_seconds`), on the dataset's inputs.
   g_stage = "warm-up";
   auto w0 = std::chrono::steady_clock::now();
   for (int i = 0;; ++i) {
@@ -389,7 +529,14 @@ static void time_case(Case& c, const ArgSpec* specs, const Plan& p, CallFn call,
   std::vector<double> ratios, base;
   auto t0 = std::chrono::steady_clock::now();
   g_stage = "timing";
-  for (int pair = 0; pair < p.max_pairs; ++pair) {
+  // Every pair redraws the inputs first (both calls of a pair see the same new values, which neither
+  // has seen before). Pairs in check_pairs, and one more after the loop decides to stop, are checked:
+  // their inputs and outputs are saved and compared with a float64 reference by the parent.
+  bool last = false;
+  for (int pair = 0; pair < p.max_pairs + 1; ++pair) {
+    bool checked = last || c.check_pairs.count(pair) > 0;
+    refresh_inputs(c, specs, p, (uint32_t)pair + 1);
+    if (checked) snapshot_inputs(c, specs, p, pair);
     double us[2] = {0, 0}, wall[2] = {0, 0}, tail[2] = {0, 0};
     std::vector<int> order = impls;
     if (order.size() == 2 && (rng() & 1)) std::swap(order[0], order[1]);
@@ -400,13 +547,17 @@ static void time_case(Case& c, const ArgSpec* specs, const Plan& p, CallFn call,
       us[impl] = r.event_us;
       wall[impl] = r.wall_us;
       tail[impl] = r.tail_us;
+      if (checked) check_timed_call(c, specs, p, impl, pair, impl == 1 || !has_candidate || p.dump_baseline);
     }
     for (int impl : impls) fprintf(g_results, "time %d %s %d %.4f %.4f %.4f\n", c.id, impl_name(impl), pair, us[impl], wall[impl], tail[impl]);
     if (has_candidate) ratios.push_back(us[0] / std::max(us[1], 1e-3));
     base.push_back(us[0]);
+    if (last) break;
     double elapsed = std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count();
-    if (elapsed > p.max_seconds) break;
-    if (pair + 1 >= p.min_pairs && elapsed >= p.min_seconds && rel_std_err(has_candidate ? ratios : base) < p.target_rse) break;
+    bool stop = pair + 1 >= p.max_pairs || elapsed > p.max_seconds ||
+                (pair + 1 >= p.min_pairs && elapsed >= p.min_seconds && rel_std_err(has_candidate ? ratios : base) < p.target_rse);
+    if (stop && !p.check_last) break;
+    last = stop;
   }
   fflush(g_results);
 }
@@ -424,9 +575,16 @@ static void print_device() {
           prop.multiProcessorCount, prop.l2CacheSize, prop.totalGlobalMem, drv, rt);
 }
 
-static int run_driver(int argc, char** argv, const ArgSpec* specs, int nargs, CallFn call, bool has_candidate) {
+// Seconds spent in one part of the run (read back into the result's per-stage breakdown).
+static void stage_time(int case_id, const char* stage, double since) {
+  fprintf(g_results, "stage %d %s %.6f\n", case_id, stage, now_s() - since);
+  fflush(g_results);
+}
+
+int run_driver(int argc, char** argv, const ArgSpec* specs, int nargs, CallFn call, bool has_candidate) {
   (void)nargs;
   if (argc < 2) fail(2, "usage", "driver PLAN");
+  double t_init = now_s();
   Plan p = read_plan(argv[1]);
   g_results = fopen(p.results.c_str(), "w");
   if (!g_results) fail(2, "io", "cannot write results " + p.results);
@@ -438,7 +596,7 @@ static int run_driver(int argc, char** argv, const ArgSpec* specs, int nargs, Ca
     if (impl == 1 && !has_candidate) fail(2, "plan", "no candidate in this driver");
     Case& c = p.cases.at(0);
     for (Buffer& b : c.buffers) alloc_buffer(b, specs);
-    load_dataset(c, c.datasets.at(0), specs);
+    load_dataset(c, c.datasets.at(0), specs, p);
     Args a;
     fill_args(c, specs, a);
     upload_inputs(c);
@@ -455,31 +613,39 @@ static int run_driver(int argc, char** argv, const ArgSpec* specs, int nargs, Ca
     return 0;
   }
   Timer timer(p.flush_bytes);
+  stage_time(-1, "init", t_init);
   for (Case& c : p.cases) {
+    double t_checks = now_s();
     for (Buffer& b : c.buffers) alloc_buffer(b, specs);
     int first_check = -1;
     for (size_t d = 0; d < c.datasets.size(); ++d) {
       if (c.datasets[d].purpose != "check") continue;
       if (first_check < 0) first_check = (int)d;
-      load_dataset(c, c.datasets[d], specs);
+      load_dataset(c, c.datasets[d], specs, p);
       checked_call(c, specs, p, call, 0, (int)d, "first");
       if (has_candidate) {
         checked_call(c, specs, p, call, 1, (int)d, "first");
         checked_call(c, specs, p, call, 1, (int)d, "second");
       }
     }
+    stage_time(c.id, "checks", t_checks);
     if (c.timing && first_check >= 0) {
-      load_dataset(c, c.datasets[first_check], specs);
+      double t_timing = now_s();
+      load_dataset(c, c.datasets[first_check], specs, p);
       time_case(c, specs, p, call, has_candidate, timer);
       check_guards(c, specs, "timed calls");
+      check_inputs_unchanged(c, specs, "timed calls", KEPT_ONLY);
+      stage_time(c.id, "timing", t_timing);
     }
+    double t_fresh = now_s();
     for (size_t d = 0; d < c.datasets.size(); ++d) {
       if (c.datasets[d].purpose != "fresh") continue;
-      load_dataset(c, c.datasets[d], specs);
+      load_dataset(c, c.datasets[d], specs, p);
       checked_call(c, specs, p, call, 0, (int)d, "first");  // the baseline too: the oracle of custom tasks
       if (has_candidate) checked_call(c, specs, p, call, 1, (int)d, "after_timing");
     }
-    for (Buffer& b : c.buffers) CM_CHECK(cudaFree(b.base));
+    stage_time(c.id, "fresh", t_fresh);
+    for (Buffer& b : c.buffers) free_buffer(b);
     fprintf(g_results, "case_done %d\n", c.id);
     fflush(g_results);
   }
