@@ -1,12 +1,18 @@
-"""Compare a kernel's output with the float64 reference: |out - ref| <= atol + rtol * |ref|, everywhere."""
+"""Compare a kernel's output with the float64 reference: |out - ref| <= atol + rtol * |ref|, everywhere.
+
+With `scale = "max_abs"` atol is relative to the output's size: atol * max|ref| (over the compared
+elements). `check_outputs` applies a variant's rules to all its outputs: per-output tolerances, or the
+task's own check() from reference.py when it defines one.
+"""
 
 from __future__ import annotations
 
+from collections.abc import Mapping
 from dataclasses import dataclass
 
 import numpy as np
 
-from .spec import Tolerance
+from .spec import Tolerance, Variant
 
 
 @dataclass
@@ -17,6 +23,18 @@ class Comparison:
     worst_index: int | None
     checked: int
     message: str
+
+    @classmethod
+    def failure(cls, message: str, checked: int = 0, worst_index: int | None = None) -> "Comparison":
+        """A failed check that is not an elementwise error (for reference.check(): wrong index, duplicate...)."""
+        return cls(False, float("inf"), float("inf"), worst_index, checked, message)
+
+
+def effective_atol(tol: Tolerance, ref_abs: np.ndarray) -> float:
+    """atol as applied to these reference values (scaled by max|ref| when tol.scale == "max_abs")."""
+    if tol.scale == "max_abs":
+        return tol.atol * (float(ref_abs.max()) if ref_abs.size else 0.0)
+    return tol.atol
 
 
 def compare(name: str, out: np.ndarray, ref: np.ndarray, tol: Tolerance, index: np.ndarray | None = None) -> Comparison:
@@ -32,7 +50,8 @@ def compare(name: str, out: np.ndarray, ref: np.ndarray, tol: Tolerance, index: 
     bad_ref = ~np.isfinite(ref)  # only possible when the oracle is a baseline's output: unusable there
     err = np.where(bad_value | bad_ref, np.inf, err)
     ref_abs = np.abs(np.nan_to_num(ref))
-    limit = tol.atol + tol.rtol * ref_abs
+    atol = effective_atol(tol, ref_abs)
+    limit = atol + tol.rtol * ref_abs
     fails = err > limit
     rel = err / np.maximum(ref_abs, np.finfo(np.float64).tiny)
     worst = int(np.argmax(err - limit))
@@ -48,8 +67,34 @@ def compare(name: str, out: np.ndarray, ref: np.ndarray, tol: Tolerance, index: 
     what = f"{n_nan} not finite (unwritten or NaN); " if n_nan else ""
     if bad_ref.any():
         what += f"{int(bad_ref.sum())} with a non-finite reference (the baseline left them unwritten or NaN); "
+    scaled = f" (= {tol.atol:g}*max|ref|)" if tol.scale == "max_abs" else ""
     message = (
-        f"{name}: {n_bad} of {out.size} checked elements outside atol={tol.atol:g} + rtol={tol.rtol:g}*|ref| "
+        f"{name}: {n_bad} of {out.size} checked elements outside atol={atol:g}{scaled} + rtol={tol.rtol:g}*|ref| "
         f"({what}first at index {first_out}: got {out[first]:.6g}, expected {ref[first]:.6g})"
     )
     return Comparison(False, max_abs, max_rel, worst_out, out.size, message)
+
+
+def check_outputs(variant: Variant, got: Mapping[str, np.ndarray], ref: Mapping[str, np.ndarray], x: Mapping[str, np.ndarray],
+                  names: Mapping[str, float], sample: Mapping[str, np.ndarray] | None = None) -> list[Comparison]:
+    """One Comparison per output (or what the task's check() returns) for one call's outputs.
+
+    got: the kernel's outputs in float64 (int64 for integer outputs); ref: the reference's; x: the
+    inputs as the kernel saw them; names: reference_names() of the size. With `sample` (output ->
+    flat indices), got and ref hold only the sampled elements, and check() finds the indices in
+    p["sample"]. Tolerances come from variant.tolerance_for(output, names).
+    """
+    def tolerance(output: str) -> Tolerance:
+        return variant.tolerance_for(output, names)
+
+    module = variant.task.reference_module
+    custom = getattr(module, "check", None) if module is not None else None
+    if custom is not None:
+        p = dict(names)
+        if sample is not None:
+            p["sample"] = dict(sample)
+        result = list(custom(dict(got), dict(ref), dict(x), p, variant.precision, tolerance))
+        if not result or not all(isinstance(c, Comparison) for c in result):
+            raise TypeError(f"task {variant.task.name}: reference.check() must return a non-empty list of Comparison")
+        return result
+    return [compare(o, got[o], ref[o], tolerance(o), None if sample is None else sample.get(o)) for o in variant.outputs()]

@@ -2,13 +2,9 @@
 
 from __future__ import annotations
 
-import re
-
 import numpy as np
 
-from .spec import TaskError, Variant
-
-_DRAW_RE = re.compile(r"^\s*(\w+)\s*\(([^)]*)\)\s*$")
+from .spec import INPUT_ROLES, TaskError, Variant, parse_draw
 
 
 def to_bf16_bits(values: np.ndarray) -> np.ndarray:
@@ -53,10 +49,7 @@ def nonfinite_count(stored: np.ndarray, dtype: str) -> int:
 def draw(spec: str, rng: np.random.Generator, n: int, single: bool = False) -> np.ndarray:
     """n values drawn as `spec` says; `single` draws in float32 (for float32/bf16 data: half the memory
     and several times faster at the 10^8-element sizes)."""
-    m = _DRAW_RE.match(spec)
-    if not m:
-        raise TaskError(f"cannot parse draw {spec!r}; use uniform(a, b), normal(mu, sigma), randint(a, b) or const(v)")
-    kind, params = m.group(1), [float(v) for v in m.group(2).split(",") if v.strip()]
+    kind, params = parse_draw(spec)
     if kind == "uniform":
         if single:
             a, b = np.float32(params[0]), np.float32(params[1])
@@ -68,9 +61,7 @@ def draw(spec: str, rng: np.random.Generator, n: int, single: bool = False) -> n
         return rng.normal(params[0], params[1], n)
     if kind == "randint":
         return rng.integers(int(params[0]), int(params[1]), n, endpoint=False)
-    if kind == "const":
-        return np.full(n, params[0])
-    raise TaskError(f"unknown draw {kind!r} in {spec!r}")
+    return np.full(n, params[0])  # const
 
 
 def generate(variant: Variant, params: dict[str, int], seed: int) -> dict[str, np.ndarray]:
@@ -85,7 +76,7 @@ def generate(variant: Variant, params: dict[str, int], seed: int) -> dict[str, n
         produced = module.generate(rng, names, variant.precision)
     out: dict[str, np.ndarray] = {}
     for a in task.args:
-        if a.role not in ("input", "inout"):
+        if a.role_for(variant.precision) not in INPUT_ROLES:
             continue
         p = variant.prototype.param(a.name)
         if a.name in produced:

@@ -11,14 +11,12 @@ generate() produces and that has no `refresh` is kept (structure: indices, offse
 
 from __future__ import annotations
 
-import re
 from dataclasses import dataclass
 
 import numpy as np
 
-from .spec import Task, TaskError, Variant
-
-_DRAW_RE = re.compile(r"^\s*(\w+)\s*\(([^)]*)\)\s*$")
+from .spec import INPUT_ROLES, Task, TaskError, Variant
+from .spec import parse_draw as spec_parse_draw
 DRAW_CODE = {"uniform": 1, "normal": 2, "randint": 3, "const": 4}
 KIND_CODE = {"float32": 0, "bfloat16": 1, "int32": 2, "float64": 3, "int64": 4, "uint32": 5, "uint64": 6}
 _INTEGER = ("int32", "int64", "uint32", "uint64")
@@ -45,18 +43,12 @@ class RefreshDraw:
 
 
 def parse_draw(spec: str, where: str = "") -> RefreshDraw:
-    m = _DRAW_RE.match(spec)
+    """A draw spec (see spec.parse_draw) as the generator takes it; randint bounds must be integers."""
     prefix = f"{where}: " if where else ""
-    if not m or m.group(1) not in DRAW_CODE:
-        raise TaskError(f"{prefix}cannot parse draw {spec!r}; use uniform(a, b), normal(mu, sigma), randint(a, b), const(v) or \"keep\"")
-    kind = m.group(1)
     try:
-        params = [float(v) for v in m.group(2).split(",") if v.strip()]
-    except ValueError:
-        raise TaskError(f"{prefix}draw {spec!r} has a parameter that is not a number") from None
-    want = 1 if kind == "const" else 2
-    if len(params) != want:
-        raise TaskError(f"{prefix}draw {spec!r} takes {want} parameter{'s' if want > 1 else ''}")
+        kind, params = spec_parse_draw(spec)
+    except TaskError as exc:
+        raise TaskError(f"{prefix}{exc}") from None
     if kind == "randint":
         lo, hi = params
         if lo != int(lo) or hi != int(hi) or not 0 < hi - lo <= 2**32:
@@ -67,10 +59,10 @@ def parse_draw(spec: str, where: str = "") -> RefreshDraw:
 def refresh_draw(variant: Variant, name: str) -> RefreshDraw | None:
     """The draw that refreshes input `name` between timed calls, or None when it is kept."""
     arg = variant.task.arg(name)
-    if arg.role not in ("input", "inout"):
+    if arg.role_for(variant.precision) not in INPUT_ROLES:
         return None
-    spec = arg.refresh if arg.refresh is not None else arg.draw
-    if spec is None or spec.strip() == "keep":
+    spec = arg.refresh_for()
+    if spec is None:
         return None
     where = f"task {variant.task.name} arg {name}"
     draw = parse_draw(spec, where)

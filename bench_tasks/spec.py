@@ -7,9 +7,12 @@ See `bench_tasks/README.md` for the format.
 
 from __future__ import annotations
 
+import difflib
 import importlib.util
+import math
 import re
 import tomllib
+from collections.abc import Callable, Mapping
 from dataclasses import dataclass, field
 from functools import cache
 from pathlib import Path
@@ -22,33 +25,126 @@ from .prototype import Prototype, parse
 TASKS_DIR = Path(__file__).parent / "tasks"
 PRECISIONS = ("fp32", "bf16")
 ROLES = ("input", "output", "accumulate", "inout", "scalar")
+OUTPUT_ROLES = ("output", "accumulate", "inout")
+INPUT_ROLES = ("input", "inout")
+MEMORIES = ("device", "host")
+SCALES = ("max_abs",)
 SIZE_SETS = ("paper", "large", "edge", "all")
 ELEM_BYTES = {"fp32": 4, "bf16": 2}
+DRAWS = {"uniform": 2, "normal": 2, "randint": 2, "const": 1}  # kind -> number of parameters
+KEEP = "keep"
+
+ARG_KEYS = ("role", "length", "value", "draw", "memory", "refresh")
+TOLERANCE_KEYS = ("atol", "rtol", "scale")
+TASK_KEYS = ("name", "category", "summary", "spec", "prototype", "args", "derived", "sizes", "cost", "tolerance", "notes")
+COST_KEYS = ("complexity", "flops", "bytes")
 
 Precision = Literal["fp32", "bf16"]
-_REFRESH_RE = re.compile(r"^\s*(keep|(uniform|normal|randint|const)\s*\([^)]*\))\s*$")
+PerPrecision = str | Mapping[str, str]  # one value for every precision, or a table keyed by precision
+
+_DRAW_RE = re.compile(r"^\s*(\w+)\s*\(([^)]*)\)\s*$")
 
 
 class TaskError(ValueError):
     """A task name, precision, size set or spec is not valid; the message says what is."""
 
 
+def parse_draw(spec: str) -> tuple[str, list[float]]:
+    """`uniform(-1, 1)` -> ("uniform", [-1.0, 1.0]); raises TaskError naming what is wrong."""
+    m = _DRAW_RE.match(spec) if isinstance(spec, str) else None
+    if not m:
+        raise TaskError(f"cannot parse draw {spec!r}; use uniform(a, b), normal(mu, sigma), randint(a, b) or const(v)")
+    kind = m.group(1)
+    if kind not in DRAWS:
+        raise TaskError(f"unknown draw {kind!r} in {spec!r}; use one of {', '.join(DRAWS)}")
+    try:
+        params = [float(v) for v in m.group(2).split(",") if v.strip()]
+    except ValueError:
+        raise TaskError(f"draw {spec!r}: parameters must be numbers") from None
+    if len(params) != DRAWS[kind]:
+        raise TaskError(f"draw {spec!r}: {kind} takes {DRAWS[kind]} parameter(s), got {len(params)}")
+    return kind, params
+
+
+def _per_precision(value: PerPrecision, precision: str, what: str) -> str:
+    if isinstance(value, str):
+        return value
+    if precision not in value:
+        raise TaskError(f"{what} has no entry for precision {precision!r} (it has {', '.join(value)})")
+    return value[precision]
+
+
+def _unknown_keys(table: Mapping[str, Any], allowed: tuple[str, ...], where: str) -> None:
+    for key in table:
+        if key not in allowed:
+            close = difflib.get_close_matches(key, allowed, n=1)
+            hint = f" (did you mean {close[0]!r}?)" if close else ""
+            raise TaskError(f"{where}: unknown key {key!r}{hint}; allowed keys: {', '.join(allowed)}")
+
+
 @dataclass(frozen=True)
 class Arg:
+    """One kernel parameter. `role` and `memory` are one value or a table keyed by precision
+    (e.g. {fp32 = "accumulate", bf16 = "output"}): read them with role_for() / memory_for()."""
+
     name: str
-    role: str
+    role: PerPrecision
     length: str | None = None  # expression of the size parameters, for buffers
     value: str | None = None  # expression, for scalars
     draw: str | None = None  # e.g. "uniform(-1, 1)"; None: the task's generate() provides it
-    # Between timed calls: a draw spec (values redrawn on the device) or "keep"; None: the `draw`
-    # if there is one, else kept (see bench_tasks/refresh.py and FORMAT item 6).
-    refresh: str | None = None
+    memory: PerPrecision = "device"  # "device" or "host" (plain pageable host memory)
+    refresh: str | None = None  # a draw spec, "keep", or None (the default: see refresh_for)
+
+    def role_for(self, precision: str) -> str:
+        return _per_precision(self.role, precision, f"args.{self.name}.role")
+
+    def memory_for(self, precision: str) -> str:
+        return _per_precision(self.memory, precision, f"args.{self.name}.memory")
+
+    def roles(self) -> set[str]:
+        """Every role the argument has, over all precisions."""
+        return {self.role} if isinstance(self.role, str) else set(self.role.values())
+
+    @property
+    def scalar(self) -> bool:
+        return "scalar" in self.roles()
+
+    def is_output(self, precision: str) -> bool:
+        return self.role_for(precision) in OUTPUT_ROLES
+
+    def refresh_for(self) -> str | None:
+        """How an input is redrawn between timed calls: a draw spec, or None to keep it as it is.
+
+        Default: an argument with a `draw` is redrawn with it; one produced by generate() is kept."""
+        if self.refresh == KEEP:
+            return None
+        return self.refresh if self.refresh is not None else self.draw
 
 
 @dataclass(frozen=True)
 class Tolerance:
+    """Numbers for one output at one size: |out - ref| <= atol' + rtol * |ref|, with atol' = atol,
+    or atol * max|ref| over the compared elements when scale == "max_abs"."""
+
     atol: float
     rtol: float
+    scale: str | None = None
+
+
+@dataclass(frozen=True)
+class ToleranceSpec:
+    """A tolerance as written in task.toml: numbers or expressions over the size names and `elem`."""
+
+    atol: float | str
+    rtol: float | str
+    scale: str | None = None
+
+    def resolve(self, names: Mapping[str, float]) -> Tolerance:
+        atol, rtol = float(expr.evaluate(self.atol, names)), float(expr.evaluate(self.rtol, names))
+        for key, v in (("atol", atol), ("rtol", rtol)):
+            if not math.isfinite(v) or v < 0:
+                raise TaskError(f"tolerance {key} = {getattr(self, key)!r} gave {v}; it must be finite and >= 0")
+        return Tolerance(atol, rtol, self.scale)
 
 
 @dataclass(frozen=True)
@@ -71,9 +167,14 @@ class Variant:
     def candidate_prototype(self) -> Prototype:
         return self.prototype.renamed(self.candidate_entry)
 
-    @property
-    def tolerance(self) -> Tolerance:
-        return self.task.tolerance[self.precision]
+    def outputs(self) -> list[str]:
+        """The arguments compared with the reference (roles output, accumulate and inout)."""
+        return [a.name for a in self.task.args if a.is_output(self.precision)]
+
+    def tolerance_for(self, output: str, names: Mapping[str, float]) -> Tolerance:
+        """The tolerance of `output` at one size; `names` = task.names(params, precision) (or more)."""
+        spec = self.task.tolerance_outputs.get(output, {}).get(self.precision) or self.task.tolerance[self.precision]
+        return spec.resolve(names)
 
     @property
     def key(self) -> str:
@@ -93,12 +194,14 @@ class Task:
     complexity: str
     flops: str
     bytes: str
-    tolerance: dict[str, Tolerance]
+    tolerance: dict[str, ToleranceSpec]
     notes: dict[str, str] = field(default_factory=dict)
+    tolerance_outputs: dict[str, dict[str, ToleranceSpec]] = field(default_factory=dict)  # output -> precision -> spec
     # A custom task (the team's own kernel) carries its baseline's text and has no float64
     # reference: its correctness oracle is the baseline's output on the same inputs.
     baseline_text: str | None = None
     oracle: str = "reference"  # "reference" (float64, reference.py) or "baseline"
+    _derived_cache: dict[tuple, dict[str, int]] = field(default_factory=dict, compare=False, repr=False)
 
     # -- lookups -------------------------------------------------------------------------------
     def variant(self, precision: str) -> Variant:
@@ -137,20 +240,51 @@ class Task:
 
     # -- size expressions ----------------------------------------------------------------------
     def names(self, params: dict[str, int], precision: str) -> dict[str, float]:
-        """Size parameters plus derived ones plus `elem` (bytes of one element at `precision`)."""
+        """Size parameters plus `elem` (bytes of one element at `precision`) plus the `[derived]`
+        expressions plus what reference.py's derive(names) returns (deterministic in the sizes)."""
+        names = self._base_names(params, precision)
+        derive = self._derive_hook()
+        if derive is not None:
+            key = (tuple(sorted(names.items())), precision)
+            if key not in self._derived_cache:
+                self._derived_cache[key] = self._call_derive(derive, names)
+            names.update(self._derived_cache[key])
+        return names
+
+    def _base_names(self, params: dict[str, int], precision: str) -> dict[str, float]:
         names: dict[str, float] = dict(params)
         names["elem"] = ELEM_BYTES[precision]
         for key, expression in self.derived.items():
             names[key] = expr.evaluate_int(expression, names)
         return names
 
+    def _derive_hook(self) -> Callable[[dict], dict] | None:
+        module = self.reference_module
+        return getattr(module, "derive", None) if module is not None else None
+
+    def _call_derive(self, derive: Callable[[dict], dict], names: dict[str, float]) -> dict[str, int]:
+        where = f"task {self.name}: reference.derive({ {k: v for k, v in names.items() if k != 'elem'} })"
+        extra = derive(dict(names))
+        if not isinstance(extra, Mapping):
+            raise TaskError(f"{where} returned {type(extra).__name__}, expected a dict of names to integers")
+        out: dict[str, int] = {}
+        for k, v in extra.items():
+            if not isinstance(k, str) or not k.isidentifier():
+                raise TaskError(f"{where}: {k!r} is not a name")
+            if k in names:
+                raise TaskError(f"{where}: {k!r} is already a size parameter or derived name; derive() may only add names")
+            if isinstance(v, bool) or not float(v).is_integer():
+                raise TaskError(f"{where}: {k} = {v!r} is not an integer")
+            out[k] = int(v)
+        return out
+
     def lengths(self, params: dict[str, int], precision: str) -> dict[str, int]:
         names = self.names(params, precision)
-        return {a.name: expr.evaluate_int(a.length, names) for a in self.args if a.role != "scalar"}
+        return {a.name: expr.evaluate_int(a.length, names) for a in self.args if not a.scalar}
 
     def scalar_values(self, params: dict[str, int], precision: str) -> dict[str, float]:
         names = self.names(params, precision)
-        return {a.name: expr.evaluate(a.value, names) for a in self.args if a.role == "scalar"}
+        return {a.name: expr.evaluate(a.value, names) for a in self.args if a.scalar}
 
     def complexity_of(self, params: dict[str, int]) -> int:
         return int(expr.evaluate(self.complexity, self.names(params, "fp32")))
@@ -185,28 +319,87 @@ def _require(data: dict[str, Any], key: str, where: str) -> Any:
     return data[key]
 
 
+def _table_or_str(value: Any, what: str) -> PerPrecision:
+    """A value that is one string or a table keyed by precision."""
+    if isinstance(value, str):
+        return value
+    if isinstance(value, dict):
+        for k, v in value.items():
+            if k not in PRECISIONS:
+                raise TaskError(f"{what}: unknown precision {k!r} in the table; use {', '.join(PRECISIONS)}")
+            if not isinstance(v, str):
+                raise TaskError(f"{what}.{k} must be a string, got {v!r}")
+        return dict(value)
+    raise TaskError(f"{what} must be a string or a table keyed by precision, got {value!r}")
+
+
+def _parse_arg(arg_name: str, a: Any, where: str) -> Arg:
+    what = f"{where}: args.{arg_name}"
+    if not isinstance(a, dict):
+        raise TaskError(f"{what} must be a table like {{ role = \"input\", length = \"N\" }}, got {a!r}")
+    _unknown_keys(a, ARG_KEYS, what)
+    role = _table_or_str(_require(a, "role", what), f"{what}.role")
+    memory = _table_or_str(a.get("memory", "device"), f"{what}.memory")
+    for key in ("length", "value", "draw", "refresh"):
+        if key in a and not isinstance(a[key], (str, int, float)) or isinstance(a.get(key), bool):
+            raise TaskError(f"{what}.{key} must be a string or a number, got {a[key]!r}")
+    value = a.get("value")
+    length = a.get("length")
+    return Arg(arg_name, role, None if length is None else str(length), None if value is None else str(value),
+               a.get("draw"), memory, a.get("refresh"))
+
+
+def _parse_tolerance_entry(t: Any, what: str) -> ToleranceSpec:
+    if not isinstance(t, dict):
+        raise TaskError(f"{what} must be a table like {{ atol = 1e-5, rtol = 1e-4 }}, got {t!r}")
+    _unknown_keys(t, TOLERANCE_KEYS, what)
+    values = []
+    for key in ("atol", "rtol"):
+        v = _require(t, key, what)
+        if isinstance(v, bool) or not isinstance(v, (int, float, str)):
+            raise TaskError(f"{what}.{key} must be a number or an expression string, got {v!r}")
+        values.append(float(v) if isinstance(v, (int, float)) else v)
+    scale = t.get("scale")
+    if scale is not None and scale not in SCALES:
+        raise TaskError(f"{what}.scale {scale!r} is not one of {', '.join(SCALES)}")
+    return ToleranceSpec(values[0], values[1], scale)
+
+
+def _parse_tolerance(table: Any, where: str) -> tuple[dict[str, ToleranceSpec], dict[str, dict[str, ToleranceSpec]]]:
+    what = f"{where}: [tolerance]"
+    if not isinstance(table, dict):
+        raise TaskError(f"{what} must be a table keyed by precision")
+    _unknown_keys(table, (*PRECISIONS, "outputs"), what)
+    base = {p: _parse_tolerance_entry(t, f"{what} {p}") for p, t in table.items() if p in PRECISIONS}
+    outputs: dict[str, dict[str, ToleranceSpec]] = {}
+    for out, per in table.get("outputs", {}).items():
+        w = f"{where}: [tolerance.outputs.{out}]"
+        if not isinstance(per, dict):
+            raise TaskError(f"{w} must be a table keyed by precision")
+        _unknown_keys(per, PRECISIONS, w)
+        outputs[out] = {p: _parse_tolerance_entry(t, f"{w} {p}") for p, t in per.items()}
+    return base, outputs
+
+
 def load_task_file(path: Path) -> Task:
     where = str(path)
-    data = tomllib.loads(path.read_text())
+    try:
+        data = tomllib.loads(path.read_text())
+    except tomllib.TOMLDecodeError as exc:
+        raise TaskError(f"{where}: not valid TOML: {exc}") from None
+    _unknown_keys(data, TASK_KEYS, where)
     name = _require(data, "name", where)
     protos = {p: parse(t) for p, t in _require(data, "prototype", where).items()}
     for p in protos:
         if p not in PRECISIONS:
             raise TaskError(f"{where}: unknown precision {p!r}")
-    args = []
-    for arg_name, a in _require(data, "args", where).items():
-        role = _require(a, "role", f"{where} args.{arg_name}")
-        if role not in ROLES:
-            raise TaskError(f"{where}: args.{arg_name}.role {role!r} is not one of {ROLES}")
-        refresh = a.get("refresh")
-        if refresh is not None and (role not in ("input", "inout") or not _REFRESH_RE.match(str(refresh))):
-            raise TaskError(f"{where}: args.{arg_name}.refresh {refresh!r} must be \"keep\" or a draw such as "
-                            "\"uniform(-1, 1)\", on an input or inout argument")
-        args.append(Arg(arg_name, role, a.get("length"), None if a.get("value") is None else str(a["value"]), a.get("draw"),
-                        None if refresh is None else str(refresh)))
-    sizes = {k: tuple(dict(s) for s in v) for k, v in _require(data, "sizes", where).items()}
+    args = [_parse_arg(arg_name, a, where) for arg_name, a in _require(data, "args", where).items()]
+    sizes_table = _require(data, "sizes", where)
+    _unknown_keys(sizes_table, ("paper", "large", "edge"), f"{where}: [sizes]")
+    sizes = {k: tuple(dict(s) for s in v) for k, v in sizes_table.items()}
     cost = _require(data, "cost", where)
-    tol = {p: Tolerance(float(t["atol"]), float(t["rtol"])) for p, t in _require(data, "tolerance", where).items()}
+    _unknown_keys(cost, COST_KEYS, f"{where}: [cost]")
+    tolerance, tolerance_outputs = _parse_tolerance(_require(data, "tolerance", where), where)
     task = Task(
         name=name,
         category=_require(data, "category", where),
@@ -219,11 +412,53 @@ def load_task_file(path: Path) -> Task:
         complexity=str(_require(cost, "complexity", where)),
         flops=str(_require(cost, "flops", where)),
         bytes=str(_require(cost, "bytes", where)),
-        tolerance=tol,
+        tolerance=tolerance,
         notes=dict(data.get("notes", {})),
+        tolerance_outputs=tolerance_outputs,
     )
     validate(task)
     return task
+
+
+def _validate_arg(task: Task, a: Arg, where: str) -> None:
+    what = f"{where}: args.{a.name}"
+    for field_name, allowed in (("role", ROLES), ("memory", MEMORIES)):
+        value = getattr(a, field_name)
+        table = {p: value for p in task.prototypes} if isinstance(value, str) else value
+        missing = [p for p in task.prototypes if p not in table]
+        if missing:
+            raise TaskError(f"{what}.{field_name} has no entry for precision {', '.join(missing)}")
+        for precision, v in table.items():
+            if v not in allowed:
+                raise TaskError(f"{what}.{field_name} {v!r} ({precision}) is not one of {', '.join(allowed)}")
+    if a.scalar and a.roles() != {"scalar"}:
+        raise TaskError(f"{what}: a scalar is a scalar in every precision (roles {sorted(a.roles())})")
+    if a.scalar:
+        for key in ("length", "draw", "refresh"):
+            if getattr(a, key) is not None:
+                raise TaskError(f"{what}: a scalar has a `value`, not a `{key}`")
+        if a.value is None:
+            raise TaskError(f"{what}: a scalar needs a `value` expression")
+        if a.memory != "device":
+            raise TaskError(f"{what}: a scalar is passed by value; `memory` applies to buffers only")
+        return
+    if a.length is None:
+        raise TaskError(f"{what}: a buffer needs a `length` expression")
+    if a.value is not None:
+        raise TaskError(f"{what}: a buffer has a `length`, not a `value`")
+    reads = a.roles() & set(INPUT_ROLES)
+    if (a.draw is not None or a.refresh is not None) and not reads:
+        raise TaskError(f"{what}: `draw` and `refresh` apply to inputs (roles input, inout), not to role {a.role!r}")
+    if a.draw is not None:
+        try:
+            parse_draw(a.draw)
+        except TaskError as exc:
+            raise TaskError(f"{what}.draw: {exc}") from None
+    if a.refresh is not None and a.refresh != KEEP:
+        try:
+            parse_draw(a.refresh)
+        except TaskError as exc:
+            raise TaskError(f"{what}.refresh: must be \"keep\" or a draw spec: {exc}") from None
 
 
 def validate(task: Task) -> None:
@@ -233,6 +468,8 @@ def validate(task: Task) -> None:
         if not task.sizes.get(set_name):
             raise TaskError(f"{where}: size set {set_name!r} is empty")
     by_name = {a.name: a for a in task.args}
+    for a in task.args:
+        _validate_arg(task, a, where)
     for precision, proto in task.prototypes.items():
         expected = task.name if precision == "fp32" else f"{task.name}_bf16"
         if not task.custom and proto.name != expected:
@@ -242,22 +479,46 @@ def validate(task: Task) -> None:
             raise TaskError(f"{where}: {precision} prototype parameters {names} differ from args {sorted(by_name)}")
         for p in proto.params:
             a = by_name[p.name]
-            if p.pointer != (a.role != "scalar"):
-                raise TaskError(f"{where}: {p.name} is {'a pointer' if p.pointer else 'a scalar'} but has role {a.role}")
-            if a.role == "input" and p.pointer and not p.const and not task.custom and task.notes.get("nonconst_inputs") is None:
+            role = a.role_for(precision)
+            if p.pointer != (role != "scalar"):
+                raise TaskError(f"{where}: {p.name} is {'a pointer' if p.pointer else 'a scalar'} but has role {role} ({precision})")
+            if role == "input" and p.pointer and not p.const and not task.custom and task.notes.get("nonconst_inputs") is None:
                 raise TaskError(f"{where}: input {p.name} is not const in {precision}; explain in notes.nonconst_inputs")
+        if precision not in task.tolerance:
+            raise TaskError(f"{where}: [tolerance] has no entry for {precision}")
+        if not task.variant(precision).outputs():
+            raise TaskError(f"{where}: no output argument in {precision} (roles output, accumulate or inout)")
     from .refresh import refresh_draw  # here: refresh imports this module
 
-    for variant in task.variants():
+    for variant in task.variants():  # redraws between timed calls fit each argument's type
         for a in task.args:
             refresh_draw(variant, a.name)
-    for sizes in task.sizes.values():
+    for out, per in task.tolerance_outputs.items():
+        if out not in by_name or not any(by_name[out].is_output(p) for p in task.prototypes):
+            raise TaskError(f"{where}: [tolerance.outputs.{out}] names no output argument (outputs: "
+                            f"{', '.join(sorted({o for p in task.prototypes for o in task.variant(p).outputs()}))})")
+        for precision in per:
+            if precision not in task.prototypes:
+                raise TaskError(f"{where}: [tolerance.outputs.{out}] has {precision!r}, which the task does not have")
+    derive = task._derive_hook()
+    for set_name, sizes in task.sizes.items():
         for params in sizes:
-            for precision in task.prototypes:
-                task.lengths(params, precision)
-                task.scalar_values(params, precision)
-                task.work(params, precision)
-            task.complexity_of(params)
+            try:
+                for precision in task.prototypes:
+                    names = task.names(params, precision)
+                    if derive is not None:  # deterministic in the sizes: a second call gives the same names
+                        base = task._base_names(params, precision)
+                        if task._call_derive(derive, base) != {k: v for k, v in names.items() if k not in base}:
+                            raise TaskError("reference.derive() gave other names on a second call: it must depend on the sizes only")
+                    task.lengths(params, precision)
+                    task.scalar_values(params, precision)
+                    task.work(params, precision)
+                    variant = task.variant(precision)
+                    for out in variant.outputs():
+                        variant.tolerance_for(out, names)
+                task.complexity_of(params)
+            except (expr.ExpressionError, TaskError) as exc:
+                raise TaskError(f"{where}: size {set_name} {params}: {exc}") from None
 
 
 _REGISTERED: dict[str, Task] = {}
@@ -291,17 +552,21 @@ def custom_task(name: str, precision: str, prototype: str, args: dict[str, dict[
         role = a.get("role")
         if role not in ROLES:
             raise TaskError(f"args.{arg_name}.role {role!r} is not one of {ROLES}")
-        draw = a.get("draw") or ("uniform(-1, 1)" if role in ("input", "inout") else None)
-        arg_list.append(Arg(arg_name, role, a.get("length"), None if a.get("value") is None else str(a["value"]), draw))
-    outputs = [a for a in arg_list if a.role in ("output", "accumulate", "inout")]
+        # Only the fields that apply to the role are kept (the API's model carries all of them).
+        draw = (a.get("draw") or "uniform(-1, 1)") if role in INPUT_ROLES else None
+        scalar = role == "scalar"
+        length = None if scalar or a.get("length") is None else str(a["length"])
+        value = None if not scalar or a.get("value") is None else str(a["value"])
+        arg_list.append(Arg(arg_name, role, length, value, draw))
+    outputs = [a for a in arg_list if a.is_output(precision)]
     if not outputs:
         raise TaskError("a custom task needs at least one output argument (role output, accumulate or inout)")
-    buffers = [f"({a.length})*{proto.param(a.name).itemsize}" for a in arg_list if a.role != "scalar"]
+    buffers = [f"({a.length})*{proto.param(a.name).itemsize}" for a in arg_list if not a.scalar]
     atol, rtol = tolerance or ((1e-2, 1e-2) if precision == "bf16" else (1e-5, 1e-4))
     task = Task(name=name, category="custom", summary=summary or f"custom task {proto.name}", directory=Path("."),
                 prototypes={precision: proto}, args=tuple(arg_list), sizes={"paper": tuple(dict(s) for s in sizes)},
                 derived={}, complexity=complexity or " + ".join(f"({a.length})" for a in outputs), flops="0",
-                bytes=" + ".join(buffers), tolerance={precision: Tolerance(atol, rtol)},
+                bytes=" + ".join(buffers), tolerance={precision: ToleranceSpec(atol, rtol)},
                 notes={"oracle": "the baseline's output on the same inputs"}, baseline_text=baseline_source, oracle="baseline")
     validate(task)
     return task

@@ -8,6 +8,7 @@ from string import Template
 from typing import Any
 
 from bench_tasks import load_task
+from bench_tasks.spec import Variant
 
 from .kernel_text import FLAG_ALLOWLIST_TEXT
 from .settings import AgentSettings, JobSpec
@@ -24,6 +25,24 @@ def render(name: str, **values: Any) -> str:
     return template(name).substitute({k: "" if v is None else v for k, v in values.items()})
 
 
+def arguments_text(variant: Variant) -> str:
+    """How the harness passes and prepares the buffers of one variant (memory and output roles)."""
+    task, precision = variant.task, variant.precision
+    buffers = [a for a in task.args if not a.scalar]
+    host = [a.name for a in buffers if a.memory_for(precision) == "host"]
+    lines = ["Every pointer is a device pointer." if not host else
+             f"{', '.join(host)} {'is a host pointer' if len(host) == 1 else 'are host pointers'} (pageable host memory; "
+             "any allocation and copy your entry point does is timed); every other pointer is a device pointer."]
+    before = {"output": "poisoned before every call (NaN; -1 for integers): write every element",
+              "accumulate": "zeroed by the harness before every call: the kernel adds into it",
+              "inout": "restored to its input values before every call"}
+    for a in buffers:
+        role = a.role_for(precision)
+        if role in before:
+            lines.append(f"- {a.name}: {before[role]}.")
+    return "\n".join(lines)
+
+
 def system_prompt(role: str, state: dict[str, Any], settings: AgentSettings) -> str:
     spec = JobSpec.model_validate(state["spec"])
     variant = load_task(spec.task).variant(spec.precision)
@@ -32,6 +51,7 @@ def system_prompt(role: str, state: dict[str, Any], settings: AgentSettings) -> 
     t = settings.target
     return render("system", role=role, task=task.name, precision=spec.precision, summary=task.summary,
                   notes=("Notes:\n" + notes + "\n") if notes else "", prototype=variant.candidate_prototype.c_declaration(),
+                  arguments=arguments_text(variant),
                   entry=variant.candidate_entry, gpu_name=t.name, compute_capability=t.compute_capability,
                   sm_count=t.sm_count, l2_mib=t.l2_mib, bandwidth=t.memory_bandwidth_tbs)
 

@@ -7,15 +7,16 @@ Each check is one implementation, one dataset (or timed call), every output.
 
 from __future__ import annotations
 
+from collections.abc import Callable
 from dataclasses import dataclass, field
 from pathlib import Path
 
 import numpy as np
 
 from bench_tasks import data
-from bench_tasks.compare import Comparison, compare
+from bench_tasks.compare import Comparison, check_outputs
 from bench_tasks.refresh import refresh_draw, refresh_values, stream_id
-from bench_tasks.spec import Tolerance, Variant
+from bench_tasks.spec import INPUT_ROLES, Variant
 
 from .result import Check
 from .settings import HarnessSettings
@@ -37,19 +38,11 @@ class Case:
 
 
 def outputs(variant: Variant) -> list[str]:
-    return [a.name for a in variant.task.args if a.role in ("output", "accumulate", "inout")]
+    return variant.outputs()
 
 
 def inputs(variant: Variant) -> list[str]:
-    return [a.name for a in variant.task.args if a.role in ("input", "inout")]
-
-
-def tolerance(variant: Variant, name: str, params: dict[str, int]) -> Tolerance:
-    """The tolerance of one output at one size (per-output tolerances where the task format has them)."""
-    per_output = getattr(variant, "tolerance_for", None)
-    if per_output is not None:
-        return per_output(name, variant.task.names(params, variant.precision))
-    return variant.tolerance
+    return [a.name for a in variant.task.args if a.role_for(variant.precision) in INPUT_ROLES]
 
 
 def read_inputs(variant: Variant, directory: Path, params: dict[str, int]) -> dict[str, np.ndarray]:
@@ -99,18 +92,20 @@ def read_output(variant: Variant, case: Case, path: Path, name: str) -> np.ndarr
     return _read(path, variant, name, count)
 
 
-def compare_outputs(variant: Variant, case: Case, got: dict[str, tuple[np.ndarray, int]], want: dict[str, np.ndarray]) -> list[Comparison]:
-    """Each output (stored values, non-finite elements outside what was saved) against float64 `want`."""
-    cmps = []
-    for name, (raw, unwritten_elsewhere) in got.items():
-        dtype = variant.prototype.param(name).dtype
-        tol = tolerance(variant, name, case.params)
-        idx = case.sample.get(name) if case.sample else None
-        cmp = compare(name, data.to_float64(raw, dtype), want[name], tol, idx)
-        if idx is not None:  # sampled: compare the sample, but every element must have been written
-            if unwritten_elsewhere and cmp.passed:
-                cmp.passed, cmp.message = False, f"{name}: {unwritten_elsewhere} elements not finite (unwritten or NaN)"
-        cmps.append(cmp)
+def compare_outputs(variant: Variant, case: Case, got: dict[str, tuple[np.ndarray, int]], want: dict[str, np.ndarray],
+                    seen: Callable[[], dict[str, np.ndarray]]) -> list[Comparison]:
+    """Each output (stored values; non-finite elements outside what was saved) against float64 `want`:
+    per-output tolerances at the size, or the task's check(); `seen()` gives the float64 inputs the
+    call saw (read only when the task defines a check())."""
+    names = data.reference_names(variant, case.params)
+    values = {n: data.to_float64(raw, variant.prototype.param(n).dtype) for n, (raw, _) in got.items()}
+    module = variant.task.reference_module
+    x = seen() if module is not None and hasattr(module, "check") else {}
+    cmps = check_outputs(variant, values, want, x, names, case.sample)
+    if case.sample is not None and all(c.passed for c in cmps):  # sampled: every element must have been written
+        for name, (raw, unwritten_elsewhere) in got.items():
+            if unwritten_elsewhere:
+                cmps.append(Comparison.failure(f"{name}: {unwritten_elsewhere} elements not finite (unwritten or NaN)", raw.size))
     return cmps
 
 

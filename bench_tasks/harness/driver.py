@@ -2,6 +2,8 @@
 
 Everything else (I/O, guards, poisoning, timing, input refresh) is in runtime/cm_runtime.cuh, compiled
 once into an object; a driver is host C++ against runtime/cm_driver.h and compiles in well under a second.
+Roles and memory (device or pageable host) come per buffer in the plan (`buffer ARG COUNT ROLE MEMORY`),
+written by evaluate._plan for the variant's precision; the pointer the call passes is whichever it is.
 """
 
 from __future__ import annotations
@@ -11,7 +13,8 @@ from bench_tasks.spec import Variant
 KIND = {"float32": "F32", "bfloat16": "BF16", "int32": "I32", "float64": "F64", "int64": "I64",
         "uint32": "U32", "uint64": "U64"}
 ACCESSOR = {"F32": "f32", "BF16": "bf16", "I32": "i32", "F64": "f64", "I64": "i64", "U32": "u32", "U64": "u64"}
-ROLE = {"input": 0, "output": 1, "accumulate": 2, "inout": 3, "scalar": 4}
+ROLE = {"input": 0, "output": 1, "accumulate": 2, "inout": 3, "scalar": 4}  # cm::Role
+MEMORY = {"device": 0, "host": 1}  # cm::Memory: where a buffer lives (the plan's `buffer` lines say, per precision)
 
 
 def _call_args(variant: Variant) -> str:

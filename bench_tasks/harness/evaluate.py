@@ -37,7 +37,7 @@ from . import source as src
 from .checks import Case, as_check, choose_sample, compare_outputs, generator_mismatch, outputs, read_inputs, read_output, reference, timed_inputs
 from .child import Child
 from .datacache import DataCache, write_dataset
-from .driver import ROLE, driver_source
+from .driver import MEMORY, ROLE, driver_source
 from .errors import NoGpuError
 from .plan import BufferPlan, CasePlan, Plan, Results, Sample, TimingPlan, choose_check_pairs, secret_key
 from .result import Check, EvaluationResult, SizeRow, TimeStats, Verdict
@@ -145,7 +145,8 @@ def _plan(variant: Variant, cases: list[Case], workdir: Path, settings: HarnessS
                 cp.scalars.append((i, float(scalars[p.name])))
                 continue
             draw = refresh_draw(variant, p.name)
-            buf = BufferPlan(i, lengths[p.name], ROLE[arg.role], None if draw is None else (draw.code, draw.p0, draw.p1))
+            buf = BufferPlan(i, lengths[p.name], ROLE[arg.role_for(variant.precision)], MEMORY[arg.memory_for(variant.precision)],
+                             None if draw is None else (draw.code, draw.p0, draw.p1))
             if case.sample and p.name in case.sample:
                 buf.sample = (case.sample[p.name].size, workdir / f"c{case.index}_sample_{p.name}.bin")
             cp.buffers.append(buf)
@@ -344,7 +345,8 @@ def _run(variant: Variant, exe: Path, result: EvaluationResult, size_list: list[
                 want = references[(ci, ds)].result()
             with stages("output_checks"):
                 got = {n: saved(case, f"c{ci}_d{ds}_{impl}_{stage}_{n}.bin", n) for n in outputs(variant)}
-                return as_check(compare_outputs(variant, case, got, want), impl, seed, stage)
+                seen = lambda: data.float64_inputs(variant, read_inputs(variant, drawn[(ci, ds)].result(), case.params))  # noqa: E731
+                return as_check(compare_outputs(variant, case, got, want, seen), impl, seed, stage)
 
         def timed_check(ci: int, pair: int, impls: list[str]) -> list[Check]:
             case = cases[ci]
@@ -364,7 +366,8 @@ def _run(variant: Variant, exe: Path, result: EvaluationResult, size_list: list[
             with stages("output_checks"):
                 for impl in impls:
                     got = {n: saved(case, f"c{ci}_t{pair}_{impl}_{n}.bin", n) for n in outputs(variant)}
-                    found.append(as_check(compare_outputs(variant, case, got, want), impl, case.datasets[first][0], "timed_call", pair))
+                    cmps = compare_outputs(variant, case, got, want, lambda: data.float64_inputs(variant, stored))
+                    found.append(as_check(cmps, impl, case.datasets[first][0], "timed_call", pair))
             return found
 
         jobs: list[tuple[int, int, Future]] = []

@@ -32,6 +32,7 @@ class BufferPlan:
     arg: int  # parameter index in the prototype
     count: int
     role: int  # runtime Role: 0 input, 1 output, 2 accumulate, 3 inout
+    memory: int = 0  # runtime Memory: 0 device, 1 pageable host
     draw: tuple[int, float, float] | None = None  # refresh (draw code, p0, p1); None: kept
     sample: tuple[int, Path] | None = None  # outputs checked on a sample: (index count, int64 index file)
 
@@ -79,7 +80,7 @@ class Plan:
         for case in self.cases:
             lines.append(f"case {case.index}")
             for b in case.buffers:
-                lines.append(f"buffer {b.arg} {b.count} {b.role}")
+                lines.append(f"buffer {b.arg} {b.count} {b.role} {b.memory}")
                 if b.draw is not None:
                     lines.append(f"refresh {b.arg} {b.draw[0]} {float(b.draw[1])!r} {float(b.draw[2])!r}")
                 if b.sample is not None:
@@ -142,8 +143,8 @@ class Plan:
             elif case is None:
                 raise ValueError(f"plan token {tok} before any case")
             elif tok == "buffer":
-                a, n, r = (int(x) for x in take(3))
-                case.buffers.append(BufferPlan(a, n, r))
+                a, n, r, m = (int(x) for x in take(4))
+                case.buffers.append(BufferPlan(a, n, r, m))
             elif tok == "refresh":
                 a, d, p0, p1 = take(4)
                 buffer(int(a)).draw = (int(d), float(p0), float(p1))

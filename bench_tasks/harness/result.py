@@ -12,7 +12,7 @@ from enum import StrEnum
 from pydantic import BaseModel, Field
 
 SCHEMA_VERSION = "1.2"
-HARNESS_VERSION = "0.3.0"
+HARNESS_VERSION = "0.4.0"
 
 
 class Verdict(StrEnum):

@@ -127,8 +127,8 @@ def test_no_task_has_every_input_kept():
 
 @pytest.mark.parametrize(
     "spec, words",
-    [("uniform(1)", "takes 2 parameters"), ("gauss(0, 1)", "cannot parse"), ("randint(0.5, 3)", "integer bounds"),
-     ("const(1, 2)", "takes 1 parameter"), ("uniform(a, b)", "not a number")],
+    [("uniform(1)", "takes 2 parameter"), ("gauss(0, 1)", "unknown draw"), ("randint(0.5, 3)", "integer bounds"),
+     ("const(1, 2)", "takes 1 parameter"), ("uniform(a, b)", "must be numbers"), ("uniform", "cannot parse")],
 )
 def test_bad_draws_are_clear_errors(spec, words):
     with pytest.raises(TaskError, match=words):
@@ -140,6 +140,8 @@ def _toml_with(tmp_path, x_line: str, where: str = "one") -> Path:
     text = text.replace('A = { role = "input", length = "N", draw = "uniform(-1, 1)" }', x_line)
     directory = tmp_path / where / "vector_add"
     directory.mkdir(parents=True)
+    for name in ("reference.py", "baseline.cu"):
+        (directory / name).write_text((Path(load_task("vector_add").directory) / name).read_text())
     (directory / "task.toml").write_text(text)
     return directory / "task.toml"
 
@@ -147,8 +149,9 @@ def _toml_with(tmp_path, x_line: str, where: str = "one") -> Path:
 @pytest.mark.parametrize(
     "line, words",
     [('A = { role = "input", length = "N", draw = "uniform(-1, 1)", refresh = "sometimes" }', "must be \"keep\" or a draw"),
-     ('A = { role = "input", length = "N", draw = "uniform(-1, 1)", refresh = "uniform(1)" }', "takes 2 parameters"),
-     ('A = { role = "output", length = "N", refresh = "keep" }', "on an input or inout")],
+     ('A = { role = "input", length = "N", draw = "uniform(-1, 1)", refresh = "uniform(1)" }', "takes 2 parameter"),
+     ('A = { role = "output", length = "N", refresh = "keep" }', "apply to inputs"),
+     ('A = { role = "input", length = "N", draw = "uniform(-1, 1)", refresh = "randint(0.5, 2)" }', "integer bounds")],
 )
 def test_a_bad_refresh_in_a_task_file_names_the_argument(tmp_path, line, words):
     with pytest.raises(TaskError, match=words):

@@ -1,5 +1,6 @@
 """Every task variant: the spec loads and is consistent, its baseline and generated driver compile,
-and its tolerance accepts the reference but rejects a zero, a constant and a shuffled output."""
+and its checks (per-output tolerances at the size, or the task's own check()) accept the reference
+rounded to the output type but reject zeros, a constant, NaN (poison) and a shuffled output."""
 
 from __future__ import annotations
 
@@ -7,7 +8,7 @@ import numpy as np
 import pytest
 
 from bench_tasks import all_tasks, data, load_task, task_names
-from bench_tasks.compare import compare
+from bench_tasks.compare import check_outputs
 from bench_tasks.harness import compile as cc
 from bench_tasks.harness.driver import driver_source
 from bench_tasks.spec import TaskError
@@ -18,7 +19,7 @@ SEEDS = (1, 2, 3)
 
 
 def _outputs(variant):
-    return [a.name for a in variant.task.args if a.role in ("output", "accumulate", "inout")]
+    return variant.outputs()
 
 
 def _case(name, precision, seed, size_set="paper"):
@@ -49,7 +50,12 @@ def test_spec_is_consistent(name, precision):
             assert flops >= 0 and nbytes > 0
             assert task.complexity_of(params) > 0
     assert set(_outputs(variant)), "a task must have an output"
-    assert variant.tolerance.rtol < 0.05 and variant.tolerance.atol >= 0
+    for size_set in ("paper", "large", "edge"):
+        for params in task.sizes.get(size_set, ()):
+            names = task.names(params, precision)
+            for out in _outputs(variant):
+                tol = variant.tolerance_for(out, names)
+                assert tol.rtol < 0.05 and tol.atol >= 0, f"{out} at {params}: {tol}"
 
 
 @pytest.mark.parametrize("name, precision", VARIANTS)
@@ -71,24 +77,29 @@ def test_inputs_are_seeded_and_not_degenerate(name, precision):
 @pytest.mark.parametrize("seed", SEEDS)
 def test_tolerance_accepts_the_rounded_reference_and_rejects_cheats(name, precision, seed):
     variant, params, x, names, ref = _case(name, precision, seed)
-    tol = variant.tolerance
     rng = np.random.default_rng(seed)
+    dtypes = {out: variant.prototype.param(out).dtype for out in _outputs(variant)}
+    rounded = {out: data.to_float64(data.to_storage(ref[out], dtypes[out]), dtypes[out]) for out in _outputs(variant)}
+
+    def passes(out: str, got: np.ndarray) -> bool:  # every other output is the rounded reference
+        return all(c.passed for c in check_outputs(variant, dict(rounded, **{out: got}), ref, x, names))
+
+    assert all(c.passed for c in check_outputs(variant, rounded, ref, x, names)), "the rounded reference must pass"
     for out in _outputs(variant):
         r = ref[out]
-        dtype = variant.prototype.param(out).dtype
-        rounded = data.to_float64(data.to_storage(r, dtype), dtype)
-        assert compare(out, rounded, r, tol).passed, f"{out}: the reference rounded to {dtype} must pass"
-        assert not compare(out, np.zeros_like(r), r, tol).passed, f"{out}: zeros must fail"
+        integer = not dtypes[out].startswith(("float", "bfloat"))
+        assert not passes(out, np.zeros_like(r)), f"{out}: zeros must fail"
         constant = float(np.mean(r)) if r.size > 1 else 1.0  # a scalar's "constant" is a hard-coded value
-        assert not compare(out, np.full_like(r, constant), r, tol).passed, f"{out}: a constant must fail"
-        assert not compare(out, np.full_like(r, np.nan), r, tol).passed, f"{out}: NaN must fail"
+        assert not passes(out, np.full_like(r, round(constant) if integer else constant)), f"{out}: a constant must fail"
+        poison = -1.0 if integer else np.nan  # what an unwritten element holds (0xFF bytes)
+        assert not passes(out, np.full_like(r, poison)), f"{out}: NaN (unwritten) must fail"
         if r.size > 1:
             shuffled = rng.permutation(r)
         else:  # a scalar: the same computation on shuffled inputs
             first = next(k for k in x if variant.prototype.param(k).dtype in ("float32", "bfloat16"))
             x2 = dict(x, **{first: rng.permutation(x[first])})
             shuffled = np.asarray(variant.task.reference_module.reference(x2, names, precision, None)[out]).reshape(-1)
-        assert not compare(out, shuffled, r, tol).passed, f"{out}: a shuffled output must fail"
+        assert not passes(out, shuffled), f"{out}: a shuffled output must fail"
 
 
 @requires_nvcc

@@ -2,7 +2,8 @@
 //
 // A generated driver (see bench_tasks/harness/driver.py) declares the baseline and candidate entry
 // points, describes the arguments, and calls cm::run_driver() (declared in cm_driver.h). This file holds
-// everything else: reading the plan and the input files, guarded device buffers, NaN poisoning,
+// everything else: reading the plan and the input files, guarded buffers (device memory, or pageable
+// host memory for arguments a task declares `memory = "host"`), NaN poisoning,
 // correctness runs, the interleaved timing loop with L2 flushing, the inputs redrawn between timed calls
 // and the checked timed calls, and the result lines read back by Python. compile.py compiles it once
 // (cm_runtime.cu includes it) into an object cached by content, and links it into every driver.
@@ -65,13 +66,16 @@ static void check_after(const char* what) {
     fail(3, "cuda", std::string(cudaGetErrorName(e)) + " (" + cudaGetErrorString(e) + ") after " + what);
 }
 
-static constexpr size_t GUARD = 64 * 1024;  // canary bytes before and after every device buffer
+enum Memory { DEVICE = 0, HOST = 1 };  // HOST: plain pageable malloc; the kernel gets the host pointer
+
+static constexpr size_t GUARD = 64 * 1024;  // canary bytes before and after every buffer
 static constexpr unsigned char GUARD_BYTE = 0xA5;
 static constexpr unsigned char POISON_BYTE = 0xFF;  // NaN in float and bf16, -1 in int
 
 struct Buffer {
   int arg = -1;
   int role = IN;
+  int memory = DEVICE;
   size_t count = 0, bytes = 0;
   unsigned char* base = nullptr;  // allocation start (guard before)
   unsigned char* ptr = nullptr;   // what the kernel sees
@@ -84,7 +88,8 @@ struct Buffer {
   // Outputs checked on a sample (large sizes): the indices, on the device, and where they came from.
   std::string sample_path;
   size_t sample_count = 0;
-  int64_t* sample = nullptr;
+  int64_t* sample = nullptr;         // device copy of the indices (device buffers)
+  std::vector<int64_t> sample_host;  // host copy (host buffers are gathered on the CPU)
 };
 
 struct Dataset {
@@ -145,7 +150,13 @@ static Plan read_plan(const char* path) {
     else if (tok == "dump_baseline") in >> p.dump_baseline;
     else if (tok == "wait_seconds") in >> p.wait_seconds;
     else if (tok == "case") { p.cases.emplace_back(); cur = &p.cases.back(); in >> cur->id; }
-    else if (tok == "buffer") { need_case(tok); Buffer b; in >> b.arg >> b.count >> b.role; cur->buffers.push_back(b); }
+    else if (tok == "buffer") {
+      need_case(tok);
+      Buffer b;
+      in >> b.arg >> b.count >> b.role >> b.memory;
+      if (!in || (b.memory != DEVICE && b.memory != HOST)) fail(2, "plan", "bad buffer line (buffer ARG COUNT ROLE MEMORY)");
+      cur->buffers.push_back(b);
+    }
     else if (tok == "refresh") { need_case(tok); int a; in >> a; Buffer& b = buffer_of(a); in >> b.draw >> b.p0 >> b.p1; }
     else if (tok == "sample") { need_case(tok); int a; in >> a; Buffer& b = buffer_of(a); in >> b.sample_count >> b.sample_path; }
     else if (tok == "check_pairs") {
@@ -180,23 +191,74 @@ static void write_file(const std::string& path, const void* data, size_t bytes) 
   fclose(f);
 }
 
+// Buffer primitives, the same for device and host memory. Host buffers are plain pageable memory
+// (what a caller's malloc gives): filled, poisoned, restored and read back with memset/memcpy. They
+// are only touched between calls, after the device has been synchronised.
+static void mem_set(const Buffer& b, unsigned char* dst, int byte, size_t n, bool async = false) {
+  if (!n) return;
+  if (b.memory == HOST) memset(dst, byte, n);
+  else if (async) CM_CHECK(cudaMemsetAsync(dst, byte, n, 0));
+  else CM_CHECK(cudaMemset(dst, byte, n));
+}
+static void mem_to_buffer(const Buffer& b, unsigned char* dst, const void* src, size_t n, bool async = false) {
+  if (!n) return;
+  if (b.memory == HOST) memcpy(dst, src, n);
+  else if (async) CM_CHECK(cudaMemcpyAsync(dst, src, n, cudaMemcpyHostToDevice, 0));
+  else CM_CHECK(cudaMemcpy(dst, src, n, cudaMemcpyHostToDevice));
+}
+static void mem_from_buffer(const Buffer& b, void* dst, const unsigned char* src, size_t n) {
+  if (!n) return;
+  if (b.memory == HOST) memcpy(dst, src, n);
+  else CM_CHECK(cudaMemcpy(dst, src, n, cudaMemcpyDeviceToHost));
+}
+static void mem_within(const Buffer& b, unsigned char* dst, const unsigned char* src, size_t n) {  // queued on the device
+  if (!n) return;
+  if (b.memory == HOST) memcpy(dst, src, n);
+  else CM_CHECK(cudaMemcpyAsync(dst, src, n, cudaMemcpyDeviceToDevice, 0));
+}
+static unsigned char* mem_alloc(const Buffer& b, size_t n, const ArgSpec* specs) {
+  unsigned char* p = nullptr;
+  if (b.memory == HOST) {
+    p = static_cast<unsigned char*>(malloc(std::max<size_t>(n, 1)));
+    if (!p) fail(3, "host_alloc", "cannot allocate " + std::to_string(n) + " bytes of host memory for " + specs[b.arg].name);
+  } else {
+    CM_CHECK(cudaMalloc(&p, std::max<size_t>(n, 1)));
+  }
+  return p;
+}
+static void mem_free(const Buffer& b, void* p) {
+  if (!p) return;
+  if (b.memory == HOST) free(p);
+  else CM_CHECK(cudaFree(p));
+}
+
 static void alloc_buffer(Buffer& b, const ArgSpec* specs) {
   b.bytes = b.count * kind_size(specs[b.arg].kind);
-  CM_CHECK(cudaMalloc(&b.base, b.bytes + 2 * GUARD));
+  b.base = mem_alloc(b, b.bytes + 2 * GUARD, specs);
   b.ptr = b.base + GUARD;
-  CM_CHECK(cudaMemset(b.base, GUARD_BYTE, GUARD));
-  CM_CHECK(cudaMemset(b.ptr + b.bytes, GUARD_BYTE, GUARD));
-  if (b.role == INOUT) CM_CHECK(cudaMalloc(&b.src, std::max<size_t>(b.bytes, 1)));
+  mem_set(b, b.base, GUARD_BYTE, GUARD);
+  mem_set(b, b.ptr + b.bytes, GUARD_BYTE, GUARD);
+  if (b.role == INOUT) b.src = mem_alloc(b, b.bytes, specs);
   if (b.sample_count) {
     std::vector<unsigned char> idx = read_file(b.sample_path, b.sample_count * sizeof(int64_t));
-    CM_CHECK(cudaMalloc(&b.sample, idx.size()));
-    CM_CHECK(cudaMemcpy(b.sample, idx.data(), idx.size(), cudaMemcpyHostToDevice));
+    for (size_t i = 0; i < b.sample_count; ++i) {
+      int64_t j;
+      memcpy(&j, idx.data() + i * sizeof j, sizeof j);
+      if (j < 0 || (size_t)j >= b.count) fail(2, "plan", "sample index out of range for " + std::string(specs[b.arg].name));
+    }
+    if (b.memory == HOST) {
+      b.sample_host.resize(b.sample_count);
+      memcpy(b.sample_host.data(), idx.data(), idx.size());
+    } else {
+      CM_CHECK(cudaMalloc(&b.sample, idx.size()));
+      CM_CHECK(cudaMemcpy(b.sample, idx.data(), idx.size(), cudaMemcpyHostToDevice));
+    }
   }
 }
 
 static void free_buffer(Buffer& b) {
-  CM_CHECK(cudaFree(b.base));
-  if (b.src) CM_CHECK(cudaFree(b.src));
+  mem_free(b, b.base);
+  mem_free(b, b.src);
   if (b.sample) CM_CHECK(cudaFree(b.sample));
   b.base = b.ptr = b.src = nullptr;
   b.sample = nullptr;
@@ -208,7 +270,7 @@ static void check_guards(const Case& c, const ArgSpec* specs, const char* impl) 
   for (const Buffer& b : c.buffers) {
     for (int side = 0; side < 2; ++side) {
       unsigned char* src = side == 0 ? b.base : b.ptr + b.bytes;
-      CM_CHECK(cudaMemcpy(g.data(), src, GUARD, cudaMemcpyDeviceToHost));
+      mem_from_buffer(b, g.data(), src, GUARD);
       for (size_t i = 0; i < GUARD; ++i) {
         if (g[i] != GUARD_BYTE) {
           size_t off = side == 0 ? GUARD - i : i;
@@ -234,7 +296,7 @@ static void check_inputs_unchanged(const Case& c, const ArgSpec* specs, const st
     if (what == KEPT_ONLY && redrawn) continue;
     const std::vector<unsigned char>& want = what == SNAPSHOT && redrawn ? b.snap : b.host;
     now.resize(b.bytes);
-    CM_CHECK(cudaMemcpy(now.data(), b.ptr, b.bytes, cudaMemcpyDeviceToHost));
+    mem_from_buffer(b, now.data(), b.ptr, b.bytes);
     if (b.bytes && memcmp(now.data(), want.data(), b.bytes) != 0)
       fail(5, "input_modified", impl + " modified input argument " + specs[b.arg].name);
   }
@@ -259,19 +321,19 @@ static void load_dataset(Case& c, const Dataset& d, const ArgSpec* specs, const 
 
 static void upload_inputs(Case& c) {
   for (Buffer& b : c.buffers) {
-    if (!b.bytes) continue;
-    if (b.role == IN) CM_CHECK(cudaMemcpy(b.ptr, b.host.data(), b.bytes, cudaMemcpyHostToDevice));
-    else if (b.role == INOUT) CM_CHECK(cudaMemcpy(b.src, b.host.data(), b.bytes, cudaMemcpyHostToDevice));
+    if (b.role == IN) mem_to_buffer(b, b.ptr, b.host.data(), b.bytes);
+    else if (b.role == INOUT) mem_to_buffer(b, b.src, b.host.data(), b.bytes);
   }
 }
 
-// Define every output before a call: poison plain outputs, zero accumulators, restore in-out data.
+// Define every output before a call: poison plain outputs, zero accumulators, restore in-out data
+// (from its restore source, which a timed pair redraws). Device buffers: queued on the legacy stream,
+// ahead of the call; host buffers: done now.
 static void prepare_outputs(Case& c) {
   for (Buffer& b : c.buffers) {
-    if (!b.bytes) continue;
-    if (b.role == OUT) CM_CHECK(cudaMemsetAsync(b.ptr, POISON_BYTE, b.bytes, 0));
-    else if (b.role == ACC) CM_CHECK(cudaMemsetAsync(b.ptr, 0, b.bytes, 0));
-    else if (b.role == INOUT) CM_CHECK(cudaMemcpyAsync(b.ptr, b.src, b.bytes, cudaMemcpyDeviceToDevice, 0));
+    if (b.role == OUT) mem_set(b, b.ptr, POISON_BYTE, b.bytes, true);
+    else if (b.role == ACC) mem_set(b, b.ptr, 0, b.bytes, true);
+    else if (b.role == INOUT) mem_within(b, b.ptr, b.src, b.bytes);
   }
 }
 
@@ -306,6 +368,10 @@ static void refresh_inputs(Case& c, const ArgSpec* specs, const Plan& p, uint32_
     if (b.draw == DRAW_KEEP || !b.count || (b.role != IN && b.role != INOUT)) continue;
     unsigned char* dst = b.role == INOUT ? b.src : b.ptr;
     uint32_t stream = ((uint32_t)c.id << 8) | (uint32_t)b.arg;
+    if (b.memory == HOST) {  // the same generator on the CPU (the device is idle between pairs)
+      for (size_t i = 0; i < b.count; ++i) refresh_store(dst, specs[b.arg].kind, b.draw, b.p0, b.p1, i, call, stream, p.key0, p.key1);
+      continue;
+    }
     int blocks = (int)std::min<size_t>((b.count + 255) / 256, 65535);
     cm_refresh_kernel<<<blocks, 256>>>(dst, b.count, specs[b.arg].kind, b.draw, b.p0, b.p1, call, stream, p.key0, p.key1);
     CM_CHECK(cudaGetLastError());
@@ -335,16 +401,36 @@ __global__ void cm_count_nonfinite(const unsigned char* p, size_t n, int kind, u
   if (mine) atomicAdd(count, mine);
 }
 
+static unsigned long long count_nonfinite_host(const unsigned char* p, size_t n, int kind) {
+  unsigned long long bad = 0;
+  for (size_t i = 0; i < n; ++i) {
+    uint64_t u = 0;
+    memcpy(&u, p + i * kind_size(kind), kind_size(kind));
+    if (kind == F32) bad += (u & 0x7F800000u) == 0x7F800000u;
+    else if (kind == BF16) bad += (u & 0x7F80u) == 0x7F80u;
+    else if (kind == F64) bad += (u & 0x7FF0000000000000ull) == 0x7FF0000000000000ull;
+  }
+  return bad;
+}
+
 static void save_buffer(const Buffer& b, const ArgSpec* specs, const std::string& path) {
   std::vector<unsigned char> h;
-  if (!b.sample) {
+  int kind = specs[b.arg].kind;
+  size_t elem = kind_size(kind);
+  if (!b.sample_count) {
     h.resize(b.bytes);
-    if (b.bytes) CM_CHECK(cudaMemcpy(h.data(), b.ptr, b.bytes, cudaMemcpyDeviceToHost));
+    mem_from_buffer(b, h.data(), b.ptr, b.bytes);
     write_file(path, h.data(), h.size());
     return;
   }
-  int kind = specs[b.arg].kind;
-  size_t elem = kind_size(kind);
+  std::string base = path.substr(path.find_last_of('/') + 1);
+  if (b.memory == HOST) {
+    h.resize(b.sample_count * elem);
+    for (size_t i = 0; i < b.sample_count; ++i) memcpy(h.data() + i * elem, b.ptr + (size_t)b.sample_host[i] * elem, elem);
+    write_file(path, h.data(), h.size());
+    fprintf(g_results, "nonfinite %s %llu\n", base.c_str(), count_nonfinite_host(b.ptr, b.count, kind));
+    return;
+  }
   unsigned char* picked = nullptr;
   unsigned long long* count = nullptr;
   CM_CHECK(cudaMalloc(&picked, b.sample_count * elem));
@@ -362,7 +448,6 @@ static void save_buffer(const Buffer& b, const ArgSpec* specs, const std::string
   CM_CHECK(cudaFree(picked));
   CM_CHECK(cudaFree(count));
   write_file(path, h.data(), h.size());
-  std::string base = path.substr(path.find_last_of('/') + 1);
   fprintf(g_results, "nonfinite %s %llu\n", base.c_str(), bad);
 }
 
@@ -482,7 +567,7 @@ static void snapshot_inputs(Case& c, const ArgSpec* specs, const Plan& p, int pa
   for (Buffer& b : c.buffers) {
     if (b.draw == DRAW_KEEP || (b.role != IN && b.role != INOUT)) continue;
     b.snap.resize(b.bytes);
-    if (b.bytes) CM_CHECK(cudaMemcpy(b.snap.data(), b.role == INOUT ? b.src : b.ptr, b.bytes, cudaMemcpyDeviceToHost));
+    mem_from_buffer(b, b.snap.data(), b.role == INOUT ? b.src : b.ptr, b.bytes);
     std::ostringstream path;
     path << p.outdir << "/c" << c.id << "_t" << pair << "_input_" << specs[b.arg].name << ".bin";
     write_file(path.str(), b.snap.data(), b.bytes);
