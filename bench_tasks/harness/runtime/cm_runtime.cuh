@@ -84,7 +84,7 @@ struct Buffer {
   // Between timed calls: redrawn with this draw (DRAW_KEEP: left as loaded).
   int draw = DRAW_KEEP;
   double p0 = 0, p1 = 0;
-  std::vector<unsigned char> snap;  // a checked timed call's refreshed values (what the call saw)
+  unsigned char* stash = nullptr;   // outputs: where the first call of a timed pair leaves its result
   // Outputs checked on a sample (large sizes): the indices, on the device, and where they came from.
   std::string sample_path;
   size_t sample_count = 0;
@@ -259,8 +259,9 @@ static void alloc_buffer(Buffer& b, const ArgSpec* specs) {
 static void free_buffer(Buffer& b) {
   mem_free(b, b.base);
   mem_free(b, b.src);
+  mem_free(b, b.stash);
   if (b.sample) CM_CHECK(cudaFree(b.sample));
-  b.base = b.ptr = b.src = nullptr;
+  b.base = b.ptr = b.src = b.stash = nullptr;
   b.sample = nullptr;
 }
 
@@ -284,17 +285,15 @@ static void check_guards(const Case& c, const ArgSpec* specs, const char* impl) 
   }
 }
 
-// Inputs must be left as they were: `refreshed` compares redrawn inputs with their snapshot (a checked
-// timed call), and skips them when false (after the timing loop, where only kept inputs still hold
-// the dataset's values).
-enum InputsNow { DATASET, SNAPSHOT, KEPT_ONLY };
+// Inputs must be left as they were (the dataset's values). KEPT_ONLY: only the inputs the timed pairs
+// do not redraw (the redrawn ones are verified against the generator, see verify_redrawn).
+enum InputsNow { DATASET, KEPT_ONLY };
 static void check_inputs_unchanged(const Case& c, const ArgSpec* specs, const std::string& impl, InputsNow what = DATASET) {
   std::vector<unsigned char> now;
   for (const Buffer& b : c.buffers) {
     if (b.role != IN) continue;
-    bool redrawn = b.draw != DRAW_KEEP;
-    if (what == KEPT_ONLY && redrawn) continue;
-    const std::vector<unsigned char>& want = what == SNAPSHOT && redrawn ? b.snap : b.host;
+    if (what == KEPT_ONLY && b.draw != DRAW_KEEP) continue;
+    const std::vector<unsigned char>& want = b.host;
     now.resize(b.bytes);
     mem_from_buffer(b, now.data(), b.ptr, b.bytes);
     if (b.bytes && memcmp(now.data(), want.data(), b.bytes) != 0)
@@ -413,22 +412,23 @@ static unsigned long long count_nonfinite_host(const unsigned char* p, size_t n,
   return bad;
 }
 
-static void save_buffer(const Buffer& b, const ArgSpec* specs, const std::string& path) {
+// Save an output (from `from`: the buffer itself, or where a timed call's result was put aside).
+static void save_buffer(const Buffer& b, const unsigned char* from, const ArgSpec* specs, const std::string& path) {
   std::vector<unsigned char> h;
   int kind = specs[b.arg].kind;
   size_t elem = kind_size(kind);
   if (!b.sample_count) {
     h.resize(b.bytes);
-    mem_from_buffer(b, h.data(), b.ptr, b.bytes);
+    mem_from_buffer(b, h.data(), from, b.bytes);
     write_file(path, h.data(), h.size());
     return;
   }
   std::string base = path.substr(path.find_last_of('/') + 1);
   if (b.memory == HOST) {
     h.resize(b.sample_count * elem);
-    for (size_t i = 0; i < b.sample_count; ++i) memcpy(h.data() + i * elem, b.ptr + (size_t)b.sample_host[i] * elem, elem);
+    for (size_t i = 0; i < b.sample_count; ++i) memcpy(h.data() + i * elem, from + (size_t)b.sample_host[i] * elem, elem);
     write_file(path, h.data(), h.size());
-    fprintf(g_results, "nonfinite %s %llu\n", base.c_str(), count_nonfinite_host(b.ptr, b.count, kind));
+    fprintf(g_results, "nonfinite %s %llu\n", base.c_str(), count_nonfinite_host(from, b.count, kind));
     return;
   }
   unsigned char* picked = nullptr;
@@ -437,9 +437,9 @@ static void save_buffer(const Buffer& b, const ArgSpec* specs, const std::string
   CM_CHECK(cudaMalloc(&count, sizeof(unsigned long long)));
   CM_CHECK(cudaMemset(count, 0, sizeof(unsigned long long)));
   int blocks = (int)std::min<size_t>((std::max(b.count, b.sample_count) + 255) / 256, 4096);
-  cm_gather<<<blocks, 256>>>(b.ptr, b.sample, b.sample_count, (int)elem, picked);
+  cm_gather<<<blocks, 256>>>(from, b.sample, b.sample_count, (int)elem, picked);
   CM_CHECK(cudaGetLastError());
-  cm_count_nonfinite<<<blocks, 256>>>(b.ptr, b.count, kind, count);
+  cm_count_nonfinite<<<blocks, 256>>>(from, b.count, kind, count);
   CM_CHECK(cudaGetLastError());
   unsigned long long bad = 0;
   h.resize(b.sample_count * elem);
@@ -457,7 +457,7 @@ static void write_outputs(const Case& c, const ArgSpec* specs, const Plan& p, in
     std::ostringstream path;
     path << p.outdir << "/c" << c.id << "_d" << ds << "_" << impl_name(impl) << "_" << stage << "_" << specs[b.arg].name
          << ".bin";
-    save_buffer(b, specs, path.str());
+    save_buffer(b, b.ptr, specs, path.str());
   }
   fprintf(g_results, "output %d %d %s %s\n", c.id, ds, impl_name(impl), stage);
   fflush(g_results);
@@ -561,33 +561,81 @@ static double rel_std_err(const std::vector<double>& v) {
   return m > 0 ? s / std::sqrt((double)v.size()) / m : 1e9;
 }
 
-// A checked timed pair, before its calls: save what the redrawn inputs hold (the parent computes the
-// reference from exactly these values; the calls must leave them unchanged).
-static void snapshot_inputs(Case& c, const ArgSpec* specs, const Plan& p, int pair) {
-  for (Buffer& b : c.buffers) {
-    if (b.draw == DRAW_KEEP || (b.role != IN && b.role != INOUT)) continue;
-    b.snap.resize(b.bytes);
-    mem_from_buffer(b, b.snap.data(), b.role == INOUT ? b.src : b.ptr, b.bytes);
-    std::ostringstream path;
-    path << p.outdir << "/c" << c.id << "_t" << pair << "_input_" << specs[b.arg].name << ".bin";
-    write_file(path.str(), b.snap.data(), b.bytes);
+// The redrawn inputs must still hold what the generator drew for this pair: recomputed and compared
+// element by element (on the device for device buffers), without a copy taken before the calls.
+__global__ void cm_refresh_verify(const unsigned char* buf, size_t n, int kind, int draw, double p0, double p1, uint32_t call,
+                                  uint32_t stream, uint32_t k0, uint32_t k1, unsigned long long* bad) {
+  unsigned long long mine = 0;
+  size_t elem = kind_size(kind);
+  for (size_t i = blockIdx.x * (size_t)blockDim.x + threadIdx.x; i < n; i += (size_t)gridDim.x * blockDim.x) {
+    uint64_t want = refresh_bits(kind, draw, p0, p1, i, call, stream, k0, k1), got = 0;
+    if (elem == 2) got = ((const uint16_t*)buf)[i];
+    else if (elem == 4) got = ((const uint32_t*)buf)[i];
+    else got = ((const uint64_t*)buf)[i];
+    mine += got != want;
   }
+  if (mine) atomicAdd(bad, mine);
 }
 
-// After one call of a checked timed pair: the same checks as a correctness call, outputs saved.
-static void check_timed_call(Case& c, const ArgSpec* specs, const Plan& p, int impl, int pair, bool save) {
-  std::string who = std::string(impl_name(impl)) + " (timed call " + std::to_string(pair) + ")";
+static void verify_redrawn(Case& c, const ArgSpec* specs, const Plan& p, uint32_t call, const std::string& who) {
+  unsigned long long* bad = nullptr;
+  for (Buffer& b : c.buffers) {
+    if (b.role != IN || b.draw == DRAW_KEEP || !b.count) continue;
+    int kind = specs[b.arg].kind;
+    uint32_t stream = ((uint32_t)c.id << 8) | (uint32_t)b.arg;
+    unsigned long long n_bad = 0;
+    if (b.memory == HOST) {
+      for (size_t i = 0; i < b.count; ++i) {
+        uint64_t got = 0;
+        memcpy(&got, b.ptr + i * kind_size(kind), kind_size(kind));
+        n_bad += got != refresh_bits(kind, b.draw, b.p0, b.p1, i, call, stream, p.key0, p.key1);
+      }
+    } else {
+      if (!bad) CM_CHECK(cudaMalloc(&bad, sizeof *bad));
+      CM_CHECK(cudaMemset(bad, 0, sizeof *bad));
+      int blocks = (int)std::min<size_t>((b.count + 255) / 256, 4096);
+      cm_refresh_verify<<<blocks, 256>>>(b.ptr, b.count, kind, b.draw, b.p0, b.p1, call, stream, p.key0, p.key1, bad);
+      CM_CHECK(cudaGetLastError());
+      CM_CHECK(cudaMemcpy(&n_bad, bad, sizeof n_bad, cudaMemcpyDeviceToHost));
+    }
+    if (n_bad) {
+      if (bad) cudaFree(bad);
+      fail(5, "input_modified", who + " modified input argument " + specs[b.arg].name + " (" + std::to_string(n_bad) + " elements)");
+    }
+  }
+  if (bad) CM_CHECK(cudaFree(bad));
+}
+
+// After both calls of a checked timed pair (nothing differs before or between the calls of a checked
+// pair, so a candidate cannot tell it is checked): the same checks as a correctness call, then the
+// inputs the calls saw and the outputs saved for the parent, who compares them with a float64 reference.
+// `stashed`: the implementation whose outputs were put aside (it ran first), or -1.
+static void check_timed_pair(Case& c, const ArgSpec* specs, const Plan& p, int pair, bool has_candidate, int stashed) {
+  std::string who = std::string(has_candidate ? "candidate" : "baseline") + " (timed call " + std::to_string(pair) + ")";
   check_after(who.c_str());
   check_guards(c, specs, who.c_str());
-  check_inputs_unchanged(c, specs, who, SNAPSHOT);
-  if (!save) return;
-  for (const Buffer& b : c.buffers) {
-    if (b.role == IN) continue;
+  verify_redrawn(c, specs, p, (uint32_t)pair + 1, who);
+  check_inputs_unchanged(c, specs, who, KEPT_ONLY);
+  std::vector<unsigned char> h;
+  for (Buffer& b : c.buffers) {
+    if (b.draw == DRAW_KEEP || (b.role != IN && b.role != INOUT)) continue;
+    h.resize(b.bytes);
+    mem_from_buffer(b, h.data(), b.role == INOUT ? b.src : b.ptr, b.bytes);
     std::ostringstream path;
-    path << p.outdir << "/c" << c.id << "_t" << pair << "_" << impl_name(impl) << "_" << specs[b.arg].name << ".bin";
-    save_buffer(b, specs, path.str());
+    path << p.outdir << "/c" << c.id << "_t" << pair << "_input_" << specs[b.arg].name << ".bin";
+    write_file(path.str(), h.data(), b.bytes);
   }
-  fprintf(g_results, "timed %d %d %s\n", c.id, pair, impl_name(impl));
+  for (int impl = 0; impl < 2; ++impl) {
+    bool saved = impl == 1 ? has_candidate : !has_candidate || p.dump_baseline;
+    if (!saved) continue;
+    for (const Buffer& b : c.buffers) {
+      if (b.role == IN) continue;
+      std::ostringstream path;
+      path << p.outdir << "/c" << c.id << "_t" << pair << "_" << impl_name(impl) << "_" << specs[b.arg].name << ".bin";
+      save_buffer(b, impl == stashed ? b.stash : b.ptr, specs, path.str());
+    }
+    fprintf(g_results, "timed %d %d %s\n", c.id, pair, impl_name(impl));
+  }
   fflush(g_results);
 }
 
@@ -615,25 +663,36 @@ static void time_case(Case& c, const ArgSpec* specs, const Plan& p, CallFn call,
   auto t0 = std::chrono::steady_clock::now();
   g_stage = "timing";
   // Every pair redraws the inputs first (both calls of a pair see the same new values, which neither
-  // has seen before). Pairs in check_pairs, and one more after the loop decides to stop, are checked:
-  // their inputs and outputs are saved and compared with a float64 reference by the parent.
+  // has seen before). Pairs in check_pairs, and one more after the loop decides to stop, are checked
+  // once both calls are done: their inputs and outputs are saved and compared with a float64 reference
+  // by the parent. Every pair runs the same way up to then: the outputs of a first call that are to be
+  // saved are put aside on every pair, checked or not.
+  if (has_candidate)
+    for (Buffer& b : c.buffers)
+      if (b.role != IN && !b.stash) b.stash = mem_alloc(b, b.bytes, specs);
   bool last = false;
   for (int pair = 0; pair < p.max_pairs + 1; ++pair) {
     bool checked = last || c.check_pairs.count(pair) > 0;
     refresh_inputs(c, specs, p, (uint32_t)pair + 1);
-    if (checked) snapshot_inputs(c, specs, p, pair);
     double us[2] = {0, 0}, wall[2] = {0, 0}, tail[2] = {0, 0};
     std::vector<int> order = impls;
     if (order.size() == 2 && (rng() & 1)) std::swap(order[0], order[1]);
-    for (int impl : order) {
+    int stashed = -1;
+    for (size_t k = 0; k < order.size(); ++k) {
+      int impl = order[k];
       prepare_outputs(c);
       t.scrub();
       Timer::Sample r = t.time_call(call, impl, a);
       us[impl] = r.event_us;
       wall[impl] = r.wall_us;
       tail[impl] = r.tail_us;
-      if (checked) check_timed_call(c, specs, p, impl, pair, impl == 1 || !has_candidate || p.dump_baseline);
+      if (k == 0 && order.size() == 2 && (impl == 1 || p.dump_baseline)) {
+        for (Buffer& b : c.buffers)
+          if (b.role != IN) mem_within(b, b.stash, b.ptr, b.bytes);
+        stashed = impl;
+      }
     }
+    if (checked) check_timed_pair(c, specs, p, pair, has_candidate, stashed);
     for (int impl : impls) fprintf(g_results, "time %d %s %d %.4f %.4f %.4f\n", c.id, impl_name(impl), pair, us[impl], wall[impl], tail[impl]);
     if (has_candidate) ratios.push_back(us[0] / std::max(us[1], 1e-3));
     base.push_back(us[0]);
