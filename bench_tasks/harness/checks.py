@@ -55,14 +55,21 @@ def _read(path: Path, variant: Variant, name: str, count: int) -> np.ndarray:
     return np.fromfile(path, dtype=data.STORAGE[variant.prototype.param(name).dtype], count=count)
 
 
+def sampled(variant: Variant, params: dict[str, int], settings: HarnessSettings) -> bool:
+    """Whether the reference covers only a sample of the outputs at this size (too many FLOPs or elements)."""
+    task = variant.task
+    lengths = task.lengths(params, variant.precision)
+    flops, _ = task.work(params, variant.precision)
+    big = flops > settings.reference_full_flops or any(lengths[o] > settings.reference_full_elements for o in outputs(variant))
+    return task.oracle != "baseline" and big
+
+
 def choose_sample(variant: Variant, case: Case, settings: HarnessSettings, rng: np.random.Generator) -> None:
     """At large sizes the reference covers a random sample of each output (plus its first and last element)."""
-    task = variant.task
-    lengths = task.lengths(case.params, variant.precision)
-    flops, _ = task.work(case.params, variant.precision)
-    outs = outputs(variant)
-    if task.oracle == "baseline" or not (flops > settings.reference_full_flops or any(lengths[o] > settings.reference_full_elements for o in outs)):
+    if not sampled(variant, case.params, settings):
         return
+    lengths = variant.task.lengths(case.params, variant.precision)
+    outs = outputs(variant)
     case.sample = {}
     for o in outs:
         n = lengths[o]

@@ -103,3 +103,56 @@ def test_check_datasets_and_full_references_are_cached_for_the_next_evaluation_w
     again = evaluate("vector_add", "fp32", "// fake", SIZES, settings=settings)
     assert again.verdict == Verdict.ok
     assert sorted((tmp_path / "cache" / "data").iterdir()) == entries
+
+
+def test_the_pipeline_compiles_and_draws_ahead_and_keeps_every_check_with_a_fake_driver(fake_driver, tmp_path, monkeypatch):
+    from bench_tasks.harness import pipeline
+    from bench_tasks.harness.datacache import DataCache
+
+    built, ready_at_start = [], []
+    monkeypatch.setattr(pipeline, "prebuild", lambda job, settings: built.append(job.key))
+    settings = _settings(tmp_path)
+    cache = DataCache(settings)
+    variant_of = {"vector_add/fp32": "vector_add/fp32", "vector_add/bf16": "vector_add/bf16"}
+    jobs = [pipeline.Job("vector_add", "fp32", "// a"), pipeline.Job("vector_add", "bf16", "// b"), pipeline.Job("vector_add", "fp32", "// c")]
+
+    def started(job, compiled):
+        from bench_tasks import load_task
+
+        fake_driver(variant_of[job.key], SIZES)
+        variant = load_task(job.task).variant(job.precision)
+        ready_at_start.append(all((cache.entry(variant, p, s) / "ready").exists() for p in SIZES for s in settings.seeds))
+
+    results = pipeline.run_pipeline(jobs, SIZES, settings, compile_workers=2, on_start=started)
+    assert [r.verdict for r in results] == [Verdict.ok] * 3
+    assert sorted(built) == sorted(j.key for j in jobs)
+    assert ready_at_start[1:] == [True, True]  # drawn (with references) while the previous variant ran
+    assert all(any(c.stage == "timed_call" for c in row.checks) for r in results for row in r.rows)
+
+
+def test_bench_run_is_one_command_with_a_progress_bar_and_stage_seconds_with_a_fake_driver(fake_driver, tmp_path, monkeypatch):
+    from typer.testing import CliRunner
+
+    from app.cli import cli
+    from bench_tasks import harness
+    from bench_tasks.harness import pipeline
+
+    monkeypatch.setattr(harness, "require_gpu", lambda settings: None)
+    monkeypatch.setattr(pipeline, "prebuild", lambda job, settings: None)
+    monkeypatch.setenv("CUDAMASTER_CACHE_DIR", str(tmp_path / "cache"))
+    monkeypatch.setenv("CUDAMASTER_MIN_PAIRS", "6")
+    harness.get_settings.cache_clear()
+    sizes = [{"N": 1024}, {"N": 4096}, {"N": 16384}, {"N": 65536}, {"N": 262144}]  # vector_add's paper sizes
+    fake_driver("vector_add/fp32", sizes)
+    out_file = tmp_path / "run.json"
+    try:
+        out = CliRunner().invoke(cli, ["bench", "run", "-t", "vector_add", "-p", "fp32", "--jobs", "2", "-o", str(out_file)],
+                                 env={"COLUMNS": "200"})
+    finally:
+        harness.get_settings.cache_clear()
+    assert out.exit_code == 0, out.output
+    assert "vector_add/fp32" in out.output and "results written" in out.output
+    doc = json.loads(out_file.read_text())
+    (result,) = doc["results"]
+    assert result["verdict"] == "ok" and result["schema_version"] == "1.2"
+    assert {"compile", "inputs", "driver", "timing"} <= set(result["stages"]) and doc["wall_seconds"] > 0

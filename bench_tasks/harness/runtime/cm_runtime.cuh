@@ -20,6 +20,11 @@
 
 #include <algorithm>
 #include <chrono>
+#include <condition_variable>
+#include <cstdarg>
+#include <deque>
+#include <future>
+#include <mutex>
 #include <cmath>
 #include <cstdint>
 #include <cstdio>
@@ -232,6 +237,82 @@ static void mem_free(const Buffer& b, void* p) {
   else CM_CHECK(cudaFree(p));
 }
 
+// Result lines and output files go through one writer thread, in order: a file that is large (a timed
+// call's inputs, a full output) is written while the GPU goes on, and the line that tells the parent to
+// read it comes after it is on disk. At most LIMIT bytes wait at a time.
+struct Writer {
+  struct Job {
+    std::string path;
+    std::vector<unsigned char> data;
+    std::string line;
+  };
+  static constexpr size_t LIMIT = size_t(4) << 30;
+  std::mutex m;
+  std::condition_variable work, room;
+  std::deque<Job> queue;
+  size_t pending = 0;
+  bool stopping = false, started = false;
+  std::thread thread;
+
+  void start() {
+    started = true;
+    thread = std::thread([this] { run(); });
+  }
+  void push(Job job) {
+    if (!started) {  // before start (and in `once` mode): write now
+      if (!job.path.empty()) write_file(job.path, job.data.data(), job.data.size());
+      if (!job.line.empty()) { fputs(job.line.c_str(), g_results); fflush(g_results); }
+      return;
+    }
+    std::unique_lock<std::mutex> lock(m);
+    room.wait(lock, [&] { return pending == 0 || pending + job.data.size() <= LIMIT; });
+    pending += job.data.size();
+    queue.push_back(std::move(job));
+    work.notify_one();
+  }
+  void run() {
+    for (;;) {
+      Job job;
+      {
+        std::unique_lock<std::mutex> lock(m);
+        work.wait(lock, [&] { return stopping || !queue.empty(); });
+        if (queue.empty()) return;
+        job = std::move(queue.front());
+        queue.pop_front();
+      }
+      if (!job.path.empty()) write_file(job.path, job.data.data(), job.data.size());
+      if (!job.line.empty()) { fputs(job.line.c_str(), g_results); fflush(g_results); }
+      std::lock_guard<std::mutex> lock(m);
+      pending -= job.data.size();
+      room.notify_all();
+    }
+  }
+  void finish() {
+    if (!started) return;
+    {
+      std::lock_guard<std::mutex> lock(m);
+      stopping = true;
+      work.notify_all();
+    }
+    thread.join();
+    started = false;
+  }
+};
+static Writer g_writer;
+
+static void emit(const char* fmt, ...) {
+  char buf[1024];
+  va_list args;
+  va_start(args, fmt);
+  vsnprintf(buf, sizeof buf, fmt, args);
+  va_end(args);
+  g_writer.push({std::string(), {}, std::string(buf)});
+}
+
+static void write_later(const std::string& path, std::vector<unsigned char>&& data) {
+  g_writer.push({path, std::move(data), std::string()});
+}
+
 static void alloc_buffer(Buffer& b, const ArgSpec* specs) {
   b.bytes = b.count * kind_size(specs[b.arg].kind);
   b.base = mem_alloc(b, b.bytes + 2 * GUARD, specs);
@@ -312,10 +393,26 @@ static void wait_ready(const Dataset& d, const Plan& p) {
   }
 }
 
-static void load_dataset(Case& c, const Dataset& d, const ArgSpec* specs, const Plan& p) {
+// One dataset's files, per buffer (empty for outputs). Read ahead in a thread while the GPU works.
+typedef std::vector<std::vector<unsigned char>> Loaded;
+
+static Loaded read_dataset(const Case& c, const Dataset& d, const ArgSpec* specs, const Plan& p) {
   wait_ready(d, p);
-  for (Buffer& b : c.buffers)
-    if (b.role == IN || b.role == INOUT) b.host = read_file(d.dir + "/" + specs[b.arg].name + ".bin", b.bytes);
+  Loaded loaded(c.buffers.size());
+  for (size_t i = 0; i < c.buffers.size(); ++i) {
+    const Buffer& b = c.buffers[i];
+    if (b.role == IN || b.role == INOUT) loaded[i] = read_file(d.dir + "/" + specs[b.arg].name + ".bin", b.bytes);
+  }
+  return loaded;
+}
+
+static void use_dataset(Case& c, Loaded loaded) {
+  for (size_t i = 0; i < c.buffers.size(); ++i)
+    if (c.buffers[i].role == IN || c.buffers[i].role == INOUT) c.buffers[i].host = std::move(loaded[i]);
+}
+
+static void load_dataset(Case& c, const Dataset& d, const ArgSpec* specs, const Plan& p) {
+  use_dataset(c, read_dataset(c, d, specs, p));
 }
 
 static void upload_inputs(Case& c) {
@@ -420,15 +517,15 @@ static void save_buffer(const Buffer& b, const unsigned char* from, const ArgSpe
   if (!b.sample_count) {
     h.resize(b.bytes);
     mem_from_buffer(b, h.data(), from, b.bytes);
-    write_file(path, h.data(), h.size());
+    write_later(path, std::move(h));
     return;
   }
   std::string base = path.substr(path.find_last_of('/') + 1);
   if (b.memory == HOST) {
     h.resize(b.sample_count * elem);
     for (size_t i = 0; i < b.sample_count; ++i) memcpy(h.data() + i * elem, from + (size_t)b.sample_host[i] * elem, elem);
-    write_file(path, h.data(), h.size());
-    fprintf(g_results, "nonfinite %s %llu\n", base.c_str(), count_nonfinite_host(from, b.count, kind));
+    write_later(path, std::move(h));
+    emit("nonfinite %s %llu\n", base.c_str(), count_nonfinite_host(from, b.count, kind));
     return;
   }
   unsigned char* picked = nullptr;
@@ -447,8 +544,8 @@ static void save_buffer(const Buffer& b, const unsigned char* from, const ArgSpe
   CM_CHECK(cudaMemcpy(&bad, count, sizeof bad, cudaMemcpyDeviceToHost));
   CM_CHECK(cudaFree(picked));
   CM_CHECK(cudaFree(count));
-  write_file(path, h.data(), h.size());
-  fprintf(g_results, "nonfinite %s %llu\n", base.c_str(), bad);
+  write_later(path, std::move(h));
+  emit("nonfinite %s %llu\n", base.c_str(), bad);
 }
 
 static void write_outputs(const Case& c, const ArgSpec* specs, const Plan& p, int ds, int impl, const char* stage) {
@@ -459,8 +556,7 @@ static void write_outputs(const Case& c, const ArgSpec* specs, const Plan& p, in
          << ".bin";
     save_buffer(b, b.ptr, specs, path.str());
   }
-  fprintf(g_results, "output %d %d %s %s\n", c.id, ds, impl_name(impl), stage);
-  fflush(g_results);
+  emit("output %d %d %s %s\n", c.id, ds, impl_name(impl), stage);
 }
 
 // One correctness call: define outputs, call, synchronise, check errors, guards and inputs, save outputs.
@@ -616,14 +712,13 @@ static void check_timed_pair(Case& c, const ArgSpec* specs, const Plan& p, int p
   check_guards(c, specs, who.c_str());
   verify_redrawn(c, specs, p, (uint32_t)pair + 1, who);
   check_inputs_unchanged(c, specs, who, KEPT_ONLY);
-  std::vector<unsigned char> h;
   for (Buffer& b : c.buffers) {
     if (b.draw == DRAW_KEEP || (b.role != IN && b.role != INOUT)) continue;
-    h.resize(b.bytes);
+    std::vector<unsigned char> h(b.bytes);
     mem_from_buffer(b, h.data(), b.role == INOUT ? b.src : b.ptr, b.bytes);
     std::ostringstream path;
     path << p.outdir << "/c" << c.id << "_t" << pair << "_input_" << specs[b.arg].name << ".bin";
-    write_file(path.str(), h.data(), b.bytes);
+    write_later(path.str(), std::move(h));
   }
   for (int impl = 0; impl < 2; ++impl) {
     bool saved = impl == 1 ? has_candidate : !has_candidate || p.dump_baseline;
@@ -634,9 +729,8 @@ static void check_timed_pair(Case& c, const ArgSpec* specs, const Plan& p, int p
       path << p.outdir << "/c" << c.id << "_t" << pair << "_" << impl_name(impl) << "_" << specs[b.arg].name << ".bin";
       save_buffer(b, impl == stashed ? b.stash : b.ptr, specs, path.str());
     }
-    fprintf(g_results, "timed %d %d %s\n", c.id, pair, impl_name(impl));
+    emit("timed %d %d %s\n", c.id, pair, impl_name(impl));
   }
-  fflush(g_results);
 }
 
 static void time_case(Case& c, const ArgSpec* specs, const Plan& p, CallFn call, bool has_candidate, Timer& t) {
@@ -693,7 +787,7 @@ static void time_case(Case& c, const ArgSpec* specs, const Plan& p, CallFn call,
       }
     }
     if (checked) check_timed_pair(c, specs, p, pair, has_candidate, stashed);
-    for (int impl : impls) fprintf(g_results, "time %d %s %d %.4f %.4f %.4f\n", c.id, impl_name(impl), pair, us[impl], wall[impl], tail[impl]);
+    for (int impl : impls) emit("time %d %s %d %.4f %.4f %.4f\n", c.id, impl_name(impl), pair, us[impl], wall[impl], tail[impl]);
     if (has_candidate) ratios.push_back(us[0] / std::max(us[1], 1e-3));
     base.push_back(us[0]);
     if (last) break;
@@ -703,7 +797,6 @@ static void time_case(Case& c, const ArgSpec* specs, const Plan& p, CallFn call,
     if (stop && !p.check_last) break;
     last = stop;
   }
-  fflush(g_results);
 }
 
 static void print_device() {
@@ -721,8 +814,7 @@ static void print_device() {
 
 // Seconds spent in one part of the run (read back into the result's per-stage breakdown).
 static void stage_time(int case_id, const char* stage, double since) {
-  fprintf(g_results, "stage %d %s %.6f\n", case_id, stage, now_s() - since);
-  fflush(g_results);
+  emit("stage %d %s %.6f\n", case_id, stage, now_s() - since);
 }
 
 int run_driver(int argc, char** argv, const ArgSpec* specs, int nargs, CallFn call, bool has_candidate) {
@@ -757,15 +849,36 @@ int run_driver(int argc, char** argv, const ArgSpec* specs, int nargs, CallFn ca
     return 0;
   }
   Timer timer(p.flush_bytes);
+  g_writer.start();
   stage_time(-1, "init", t_init);
   for (Case& c : p.cases) {
     double t_checks = now_s();
     for (Buffer& b : c.buffers) alloc_buffer(b, specs);
-    int first_check = -1;
-    for (size_t d = 0; d < c.datasets.size(); ++d) {
-      if (c.datasets[d].purpose != "check") continue;
-      if (first_check < 0) first_check = (int)d;
-      load_dataset(c, c.datasets[d], specs, p);
+    // Datasets in the order they are used (the check seeds, then the fresh one), each read while the
+    // previous one runs; the first check dataset is kept for the timing loop.
+    std::vector<size_t> checks, fresh, order;
+    for (size_t d = 0; d < c.datasets.size(); ++d) (c.datasets[d].purpose == "check" ? checks : fresh).push_back(d);
+    order = checks;
+    order.insert(order.end(), fresh.begin(), fresh.end());
+    std::future<Loaded> ahead;
+    size_t next = 0;
+    auto prefetch = [&]() {
+      if (next < order.size()) {
+        const Dataset& d = c.datasets[order[next++]];
+        ahead = std::async(std::launch::async, [&c, &d, specs, &p] { return read_dataset(c, d, specs, p); });
+      }
+    };
+    auto take = [&]() {
+      Loaded loaded = ahead.get();
+      prefetch();
+      return loaded;
+    };
+    prefetch();
+    Loaded first;
+    for (size_t d : checks) {
+      Loaded loaded = take();
+      if (d == checks.front() && c.timing) first = loaded;
+      use_dataset(c, std::move(loaded));
       checked_call(c, specs, p, call, 0, (int)d, "first");
       if (has_candidate) {
         checked_call(c, specs, p, call, 1, (int)d, "first");
@@ -773,27 +886,26 @@ int run_driver(int argc, char** argv, const ArgSpec* specs, int nargs, CallFn ca
       }
     }
     stage_time(c.id, "checks", t_checks);
-    if (c.timing && first_check >= 0) {
+    if (c.timing && !checks.empty()) {
       double t_timing = now_s();
-      load_dataset(c, c.datasets[first_check], specs, p);
+      use_dataset(c, std::move(first));
       time_case(c, specs, p, call, has_candidate, timer);
       check_guards(c, specs, "timed calls");
       check_inputs_unchanged(c, specs, "timed calls", KEPT_ONLY);
       stage_time(c.id, "timing", t_timing);
     }
     double t_fresh = now_s();
-    for (size_t d = 0; d < c.datasets.size(); ++d) {
-      if (c.datasets[d].purpose != "fresh") continue;
-      load_dataset(c, c.datasets[d], specs, p);
+    for (size_t d : fresh) {
+      use_dataset(c, take());
       checked_call(c, specs, p, call, 0, (int)d, "first");  // the baseline too: the oracle of custom tasks
       if (has_candidate) checked_call(c, specs, p, call, 1, (int)d, "after_timing");
     }
     stage_time(c.id, "fresh", t_fresh);
     for (Buffer& b : c.buffers) free_buffer(b);
-    fprintf(g_results, "case_done %d\n", c.id);
-    fflush(g_results);
+    emit("case_done %d\n", c.id);
   }
-  fprintf(g_results, "done\n");
+  emit("done\n");
+  g_writer.finish();
   fclose(g_results);
   return 0;
 }
