@@ -7,6 +7,9 @@
 #   figures         scripts/harness_figures.py -> $OUT/harness_figures.json
 #   large           scripts/check_baselines.py --sizes large -> $OUT/baseline_checks_large.json
 #   edge            scripts/check_baselines.py --sizes edge  -> $OUT/baseline_checks_edge.json
+#   timed-calls     pytest -m gpu: the timed-call checks (issue 13): honest kernel, adversaries, device draws
+#   throughput      scripts/throughput_figures.py --only wall --only spread -> $OUT/throughput_figures.json
+#   suite           scripts/throughput_figures.py --only suite (bench run, every variant, paper) -> $OUT/suite.json
 # Needs python3 with this repo importable (see scripts/make_device_wheels.sh) and nvcc; ncu for figures.
 set -uo pipefail
 OUT=${OUT:-$PWD/out/device_checks}
@@ -25,6 +28,11 @@ for step in "$@"; do
     figures) timeout -k 5 "$LIMIT" $PY scripts/harness_figures.py --output "$OUT/harness_figures.json" ;;
     large) timeout -k 5 "$LIMIT" $PY scripts/check_baselines.py --sizes large --output "$OUT/baseline_checks_large.json" ;;
     edge) timeout -k 5 "$LIMIT" $PY scripts/check_baselines.py --sizes edge --output "$OUT/baseline_checks_edge.json" ;;
+    timed-calls) timeout -k 5 "$LIMIT" $PY -m pytest -m gpu -q -rfE -p no:cacheprovider --timeout 240 \
+                 --junitxml="$OUT/timed_calls.xml" tests/bench/test_harness_gpu.py \
+                 -k "timed or replay or honest or lazy or structure or device_draws or call_count" ;;
+    throughput) timeout -k 5 "$LIMIT" $PY scripts/throughput_figures.py --only wall --only spread --output "$OUT/throughput_figures.json" ;;
+    suite) timeout -k 5 "$LIMIT" $PY scripts/throughput_figures.py --only suite --output "$OUT/suite.json" ;;
     *) echo "unknown step $step"; continue ;;
   esac > "$OUT/$step.log" 2>&1
   rc=$?
