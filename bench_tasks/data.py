@@ -78,7 +78,7 @@ def generate(variant: Variant, params: dict[str, int], seed: int) -> dict[str, n
     for a in task.args:
         if a.role_for(variant.precision) not in INPUT_ROLES:
             continue
-        p = variant.prototype.param(a.name)
+        p = variant.param(a.name)
         if a.name in produced:
             values = produced[a.name]
         elif a.draw:
@@ -94,7 +94,7 @@ def generate(variant: Variant, params: dict[str, int], seed: int) -> dict[str, n
 
 def float64_inputs(variant: Variant, stored: dict[str, np.ndarray]) -> dict[str, np.ndarray]:
     """What the kernel saw, in float64 (bf16 inputs: their rounded values), for the reference."""
-    return {n: to_float64(v, variant.prototype.param(n).dtype) for n, v in stored.items()}
+    return {n: to_float64(v, variant.param(n).dtype) for n, v in stored.items()}
 
 
 def reference_names(variant: Variant, params: dict[str, int]) -> dict[str, float]:
@@ -103,6 +103,6 @@ def reference_names(variant: Variant, params: dict[str, int]) -> dict[str, float
     task = variant.task
     names: dict[str, float] = dict(task.names(params, variant.precision))
     for name, value in task.scalar_values(params, variant.precision).items():
-        dtype = variant.prototype.param(name).dtype
+        dtype = variant.param(name).dtype
         names[name] = float(to_float64(to_storage(np.array([value]), dtype), dtype)[0])
     return names

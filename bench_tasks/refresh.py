@@ -66,7 +66,7 @@ def refresh_draw(variant: Variant, name: str) -> RefreshDraw | None:
         return None
     where = f"task {variant.task.name} arg {name}"
     draw = parse_draw(spec, where)
-    dtype = variant.prototype.param(name).dtype
+    dtype = variant.param(name).dtype
     if dtype in _INTEGER and draw.kind not in ("randint", "const"):
         raise TaskError(f"{where}: an integer argument is refreshed with randint(a, b), const(v) or \"keep\", not {draw.kind}")
     return draw

@@ -20,7 +20,7 @@ from types import ModuleType
 from typing import Any, Literal
 
 from . import expr
-from .prototype import Prototype, parse
+from .prototype import Param, Prototype, parse
 
 TASKS_DIR = Path(__file__).parent / "tasks"
 PRECISIONS = ("fp32", "bf16")
@@ -34,7 +34,7 @@ ELEM_BYTES = {"fp32": 4, "bf16": 2}
 DRAWS = {"uniform": 2, "normal": 2, "randint": 2, "const": 1}  # kind -> number of parameters
 KEEP = "keep"
 
-ARG_KEYS = ("role", "length", "value", "draw", "memory", "refresh")
+ARG_KEYS = ("role", "length", "value", "draw", "memory", "refresh", "param")
 TOLERANCE_KEYS = ("atol", "rtol", "scale")
 TASK_KEYS = ("name", "category", "summary", "spec", "prototype", "args", "derived", "sizes", "cost", "tolerance", "notes")
 COST_KEYS = ("complexity", "flops", "bytes")
@@ -94,12 +94,19 @@ class Arg:
     draw: str | None = None  # e.g. "uniform(-1, 1)"; None: the task's generate() provides it
     memory: PerPrecision = "device"  # "device" or "host" (plain pageable host memory)
     refresh: str | None = None  # a draw spec, "keep", or None (the default: see refresh_for)
+    param: PerPrecision | None = None  # the prototype's parameter name where it differs (e.g. {bf16 = "out"})
 
     def role_for(self, precision: str) -> str:
         return _per_precision(self.role, precision, f"args.{self.name}.role")
 
     def memory_for(self, precision: str) -> str:
         return _per_precision(self.memory, precision, f"args.{self.name}.memory")
+
+    def param_name(self, precision: str) -> str:
+        """The name of this argument in the prototype of `precision` (the arg's own name by default)."""
+        if self.param is None or (not isinstance(self.param, str) and precision not in self.param):
+            return self.name
+        return _per_precision(self.param, precision, f"args.{self.name}.param")
 
     def roles(self) -> set[str]:
         """Every role the argument has, over all precisions."""
@@ -166,6 +173,17 @@ class Variant:
     @property
     def candidate_prototype(self) -> Prototype:
         return self.prototype.renamed(self.candidate_entry)
+
+    def param(self, arg_name: str) -> Param:
+        """The prototype parameter of argument `arg_name` (its C type, pointer, const)."""
+        return self.prototype.param(self.task.arg(arg_name).param_name(self.precision))
+
+    def arg_of(self, param: Param) -> Arg:
+        """The argument that prototype parameter `param` is."""
+        for a in self.task.args:
+            if a.param_name(self.precision) == param.name:
+                return a
+        raise KeyError(param.name)
 
     def outputs(self) -> list[str]:
         """The arguments compared with the reference (roles output, accumulate and inout)."""
@@ -340,13 +358,14 @@ def _parse_arg(arg_name: str, a: Any, where: str) -> Arg:
     _unknown_keys(a, ARG_KEYS, what)
     role = _table_or_str(_require(a, "role", what), f"{what}.role")
     memory = _table_or_str(a.get("memory", "device"), f"{what}.memory")
+    param = None if a.get("param") is None else _table_or_str(a["param"], f"{what}.param")
     for key in ("length", "value", "draw", "refresh"):
         if key in a and not isinstance(a[key], (str, int, float)) or isinstance(a.get(key), bool):
             raise TaskError(f"{what}.{key} must be a string or a number, got {a[key]!r}")
     value = a.get("value")
     length = a.get("length")
     return Arg(arg_name, role, None if length is None else str(length), None if value is None else str(value),
-               a.get("draw"), memory, a.get("refresh"))
+               a.get("draw"), memory, a.get("refresh"), param)
 
 
 def _parse_tolerance_entry(t: Any, what: str) -> ToleranceSpec:
@@ -475,10 +494,13 @@ def validate(task: Task) -> None:
         if not task.custom and proto.name != expected:
             raise TaskError(f"{where}: {precision} entry is {proto.name!r}, expected {expected!r}")
         names = [p.name for p in proto.params]
-        if sorted(names) != sorted(by_name):
-            raise TaskError(f"{where}: {precision} prototype parameters {names} differ from args {sorted(by_name)}")
+        as_params = sorted(a.param_name(precision) for a in task.args)
+        if sorted(names) != as_params:
+            raise TaskError(f"{where}: {precision} prototype parameters {names} differ from args {as_params} "
+                            "(an argument named differently in one prototype says so with param = { <precision> = \"<name>\" })")
+        variant = task.variant(precision)
         for p in proto.params:
-            a = by_name[p.name]
+            a = variant.arg_of(p)
             role = a.role_for(precision)
             if p.pointer != (role != "scalar"):
                 raise TaskError(f"{where}: {p.name} is {'a pointer' if p.pointer else 'a scalar'} but has role {role} ({precision})")

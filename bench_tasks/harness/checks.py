@@ -52,7 +52,7 @@ def read_inputs(variant: Variant, directory: Path, params: dict[str, int]) -> di
 
 
 def _read(path: Path, variant: Variant, name: str, count: int) -> np.ndarray:
-    return np.fromfile(path, dtype=data.STORAGE[variant.prototype.param(name).dtype], count=count)
+    return np.fromfile(path, dtype=data.STORAGE[variant.param(name).dtype], count=count)
 
 
 def sampled(variant: Variant, params: dict[str, int], settings: HarnessSettings) -> bool:
@@ -105,7 +105,7 @@ def compare_outputs(variant: Variant, case: Case, got: dict[str, tuple[np.ndarra
     per-output tolerances at the size, or the task's check(); `seen()` gives the float64 inputs the
     call saw (read only when the task defines a check())."""
     names = data.reference_names(variant, case.params)
-    values = {n: data.to_float64(raw, variant.prototype.param(n).dtype) for n, (raw, _) in got.items()}
+    values = {n: data.to_float64(raw, variant.param(n).dtype) for n, (raw, _) in got.items()}
     module = variant.task.reference_module
     x = seen() if module is not None and hasattr(module, "check") else {}
     cmps = check_outputs(variant, values, want, x, names, case.sample)
@@ -138,13 +138,13 @@ def generator_mismatch(variant: Variant, case: Case, stored: dict[str, np.ndarra
                        rng: np.random.Generator, spots: int = 64) -> str:
     """'' when the saved redrawn inputs hold what the generator draws (checked on a random sample of
     elements with the numpy twin), else what differs."""
-    params = [p.name for p in variant.prototype.params]
+    params = [p.name for p in variant.prototype.params]  # the generator's stream is the argument's position
     for name, values in stored.items():
         draw = refresh_draw(variant, name)
         if draw is None or values.size == 0:
             continue
         idx = np.unique(np.concatenate([rng.integers(0, values.size, min(spots, values.size)), [0, values.size - 1]]))
-        want = refresh_values(variant.prototype.param(name).dtype, draw, key, pair + 1, stream_id(case.index, params.index(name)), idx)
+        want = refresh_values(variant.param(name).dtype, draw, key, pair + 1, stream_id(case.index, params.index(variant.param(name).name)), idx)
         if not np.array_equal(values[idx], want):
             bad = int(idx[np.argmax(values[idx] != want)])
             return (f"input {name} of timed call {pair} differs from the generator's draw at index {bad} "

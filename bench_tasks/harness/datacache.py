@@ -96,10 +96,10 @@ class DataCache:
         """A full float64 reference stored beside the dataset, or None."""
         if not (directory / "reference.json").exists():
             return None
-        names = json.loads((directory / "reference.json").read_text())
         try:
+            names = json.loads((directory / "reference.json").read_text())
             return {n: np.load(directory / f"ref_{n}.npy") for n in names}
-        except (OSError, ValueError):
+        except (OSError, ValueError):  # being written by another evaluation, or removed by a prune
             return None
 
     def store_reference(self, directory: Path, ref: dict[str, np.ndarray]) -> None:
@@ -109,7 +109,9 @@ class DataCache:
             tmp = directory / f"ref_{name}.{os.getpid()}.{threading.get_ident()}.tmp.npy"
             np.save(tmp, np.asarray(values, dtype=np.float64))
             tmp.replace(directory / f"ref_{name}.npy")
-        (directory / "reference.json").write_text(json.dumps(sorted(ref)))
+        tmp = directory / f"reference.{os.getpid()}.{threading.get_ident()}.tmp"
+        tmp.write_text(json.dumps(sorted(ref)))
+        tmp.replace(directory / "reference.json")  # last, and atomically: a reader sees all of it or nothing
 
     def prune(self) -> int:
         """Remove least recently used entries until the cache fits its bound; returns bytes removed."""
@@ -118,9 +120,12 @@ class DataCache:
         with _prune_lock:
             entries = []
             for d in self.root.iterdir():
-                if d.is_dir() and (d / "ready").exists():
-                    size = sum(f.stat().st_size for f in d.iterdir() if f.is_file())
-                    entries.append(((d / "ready").stat().st_mtime, size, d))
+                try:  # entries come and go while other evaluations run
+                    if d.is_dir() and (d / "ready").exists():
+                        size = sum(f.stat().st_size for f in d.iterdir() if f.is_file())
+                        entries.append(((d / "ready").stat().st_mtime, size, d))
+                except OSError:
+                    continue
             total = sum(size for _, size, _ in entries)
             removed = 0
             now = time.time()

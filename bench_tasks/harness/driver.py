@@ -30,7 +30,9 @@ def _call_args(variant: Variant) -> str:
 
 def driver_source(variant: Variant, has_candidate: bool) -> str:
     proto = variant.prototype
-    specs = ",\n  ".join(f'{{"{p.name}", cm::{KIND[p.dtype]}, {int(p.pointer)}}}' for p in proto.params)
+    # The runtime names files and messages by the argument's name (the data's), which may differ from the
+    # parameter's name in one precision's prototype (`param` in task.toml).
+    specs = ",\n  ".join(f'{{"{variant.arg_of(p).name}", cm::{KIND[p.dtype]}, {int(p.pointer)}}}' for p in proto.params)
     decls = [proto.c_declaration()]
     call = f"  if (impl == 0) {{ {proto.name}({_call_args(variant)}); return; }}\n"
     if has_candidate:

@@ -140,15 +140,15 @@ def _plan(variant: Variant, cases: list[Case], workdir: Path, settings: HarnessS
         scalars = task.scalar_values(case.params, variant.precision)
         cp = CasePlan(case.index, timing=timing, check_pairs=list(case.check_pairs))
         for i, p in enumerate(variant.prototype.params):
-            arg = task.arg(p.name)
+            arg = variant.arg_of(p)
             if not p.pointer:
-                cp.scalars.append((i, float(scalars[p.name])))
+                cp.scalars.append((i, float(scalars[arg.name])))
                 continue
-            draw = refresh_draw(variant, p.name)
-            buf = BufferPlan(i, lengths[p.name], ROLE[arg.role_for(variant.precision)], MEMORY[arg.memory_for(variant.precision)],
+            draw = refresh_draw(variant, arg.name)
+            buf = BufferPlan(i, lengths[arg.name], ROLE[arg.role_for(variant.precision)], MEMORY[arg.memory_for(variant.precision)],
                              None if draw is None else (draw.code, draw.p0, draw.p1))
-            if case.sample and p.name in case.sample:
-                buf.sample = (case.sample[p.name].size, workdir / f"c{case.index}_sample_{p.name}.bin")
+            if case.sample and arg.name in case.sample:
+                buf.sample = (case.sample[arg.name].size, workdir / f"c{case.index}_sample_{arg.name}.bin")
             cp.buffers.append(buf)
         cp.datasets = [(directory, purpose) for _, purpose, directory in case.datasets]
         plan.cases.append(cp)
@@ -339,7 +339,7 @@ def _run(variant: Variant, exe: Path, result: EvaluationResult, size_list: list[
             case = cases[ci]
             seed = case.datasets[ds][0]
             if oracle:
-                want = {n: data.to_float64(saved(case, f"c{ci}_d{ds}_baseline_first_{n}.bin", n)[0], variant.prototype.param(n).dtype)
+                want = {n: data.to_float64(saved(case, f"c{ci}_d{ds}_baseline_first_{n}.bin", n)[0], variant.param(n).dtype)
                         for n in outputs(variant)}
             else:
                 want = references[(ci, ds)].result()
@@ -357,7 +357,7 @@ def _run(variant: Variant, exe: Path, result: EvaluationResult, size_list: list[
                 faults.append(f"size {case.params}: {wrong}")
                 return []
             if oracle:
-                want = {n: data.to_float64(saved(case, f"c{ci}_t{pair}_baseline_{n}.bin", n)[0], variant.prototype.param(n).dtype)
+                want = {n: data.to_float64(saved(case, f"c{ci}_t{pair}_baseline_{n}.bin", n)[0], variant.param(n).dtype)
                         for n in outputs(variant)}
             else:
                 with stages("references"):

@@ -43,7 +43,7 @@ def main() -> int:
     say("device FAKE_GPU 9.0 132 52428800 150000000000 13000 13000")
     for cp in plan.cases:
         size = sizes[cp.index]
-        buffers = {params[b.arg].name: b for b in cp.buffers}
+        buffers = {variant.arg_of(params[b.arg]).name: b for b in cp.buffers}
 
         def load(directory: Path) -> dict[str, np.ndarray]:
             while not (directory / "ready").exists():
@@ -122,7 +122,7 @@ def main() -> int:
 
 
 def params_dtype(variant, name: str) -> str:
-    return variant.prototype.param(name).dtype
+    return variant.param(name).dtype
 
 
 if __name__ == "__main__":

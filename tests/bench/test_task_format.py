@@ -60,6 +60,14 @@ def test_per_precision_roles_and_memory(task):
     assert not y.scalar and task.arg("m").scalar
 
 
+def test_an_argument_may_have_another_name_in_one_prototype(task):
+    # s is `sums` in the BF16 prototype: the data, references and tolerances still call it s
+    bf16, fp32 = task.variant("bf16"), task.variant("fp32")
+    assert bf16.param("s").name == "sums" and bf16.param("s").ctype == "__nv_bfloat16"
+    assert fp32.param("s").name == "s" and bf16.arg_of(bf16.prototype.params[5]).name == "s"
+    assert task.arg("s").param_name("bf16") == "sums" and task.arg("x").param_name("bf16") == "x"
+
+
 def test_refresh_defaults_to_the_draw_and_keeps_generated_inputs():
     assert Arg("x", "input", "N", draw="uniform(-1, 1)").refresh_for() == "uniform(-1, 1)"
     assert Arg("v", "input", "N").refresh_for() is None  # produced by generate(): kept
@@ -154,7 +162,7 @@ def test_scale_max_abs_multiplies_atol_by_the_largest_reference_magnitude():
     (('refresh = "uniform(-2, 2)"', 'refresh = "kep"'), r"args.h.refresh: must be \"keep\" or a draw spec"),
     (('refresh = "uniform(-2, 2)"', 'refresh = "uniform(-2)"'), r"uniform takes 2 parameter"),
     (('draw = "uniform(-1, 1)"', 'draw = "uniform(-1, 1"'), r"cannot parse draw"),
-    (('s = { role = "output", length = "m" }', 's = { role = "output", length = "m", refresh = "keep" }'), r"args.s: .*apply to inputs"),
+    (('s = { role = "output", length = "m"', 's = { role = "output", length = "m", refresh = "keep"'), r"args.s: .*apply to inputs"),
     (('role = { fp32 = "accumulate", bf16 = "output" }', 'role = { fp32 = "accumulate" }'), r"args.y.role has no entry for precision bf16"),
     (('role = { fp32 = "accumulate", bf16 = "output" }', 'role = { fp32 = "accumulate", fp16 = "output" }'), r"unknown precision 'fp16'"),
     (('role = { fp32 = "accumulate", bf16 = "output" }', 'role = { fp32 = "accumulate", bf16 = "outptu" }'), r"'outptu' \(bf16\) is not one of"),
@@ -162,6 +170,8 @@ def test_scale_max_abs_multiplies_atol_by_the_largest_reference_magnitude():
     (('m = { role = "scalar", value = "m" }', 'm = { role = "scalar", value = "m", memory = "host" }'), r"memory` applies to buffers only"),
     (('[cost]\ncomplexity', '[cost]\ncomplexty = "n"\ncomplexity'), r"\[cost\]: unknown key 'complexty'"),
     (("[notes]", "[note]"), r"unknown key 'note' \(did you mean 'notes'\?\)"),
+    (('param = { bf16 = "sums" }', 'param = { bf16 = "sum" }'), r"bf16 prototype parameters .* differ from args"),
+    (('param = { bf16 = "sums" }', 'param = { bf32 = "sums" }'), r"args.s.param: unknown precision 'bf32'"),
 ])
 def test_misspelled_or_invalid_keys_are_task_errors_naming_them(tmp_path, edit, match):
     with pytest.raises(TaskError, match=match):
@@ -178,7 +188,7 @@ def test_the_fixture_itself_loads_from_a_copy(tmp_path):
 @pytest.mark.parametrize("seed", [1, 2, 3])
 def test_check_hook_accepts_the_rounded_reference_and_rejects_cheats(task, precision, seed):
     variant, _, x, names, ref = _case(task, precision, {"n": 1000}, seed)
-    dtypes = {o: variant.prototype.param(o).dtype for o in variant.outputs()}
+    dtypes = {o: variant.param(o).dtype for o in variant.outputs()}
     rounded = {o: data.to_float64(data.to_storage(ref[o], dtypes[o]), dtypes[o]) for o in ref}
 
     def ok(**over):
@@ -218,7 +228,7 @@ def test_output_checks_use_the_check_hook_and_still_find_unwritten_elements_outs
         return original(got, ref_, x_, p, precision, tolerance)
 
     def saved(y, unwritten_y=0):  # what the driver saves at a sampled size: the sample, and a count of the rest
-        return {name: (data.to_storage(values, variant.prototype.param(name).dtype)[sample[name]], unwritten_y if name == "y" else 0)
+        return {name: (data.to_storage(values, variant.param(name).dtype)[sample[name]], unwritten_y if name == "y" else 0)
                 for name, values in (("y", y), ("s", ref["s"]), ("idx", ref["idx"]))}
 
     module.check = spy
@@ -318,3 +328,11 @@ def test_host_buffer_cheat_candidates_compile_and_pass_the_symbol_checks(task, n
 
     outcome = cc.compile_candidate(task.variant("fp32"), src.prepare(_candidate(name), harness_settings.max_source_bytes), harness_settings)
     assert outcome.ok, outcome.message
+
+
+def test_the_driver_names_buffers_by_argument_so_files_match_the_data(task):
+    # The runtime names dataset and output files after the argument table; an argument named otherwise
+    # in one precision's prototype (s is `sums` in BF16) keeps its data name there.
+    text = driver_source(task.variant("bf16"), has_candidate=True)
+    assert '{"s", cm::BF16, 1}' in text and '"sums"' not in text
+    assert "format_demo_bf16_optimized(" in text

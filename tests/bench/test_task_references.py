@@ -33,7 +33,7 @@ def test_dot_product_loss_is_a_float_accumulator_in_both_precisions():
     task = load_task("dot_product")
     assert task.arg("loss").role == "accumulate"
     for precision in ("fp32", "bf16"):
-        assert task.variant(precision).prototype.param("loss").dtype == "float32"
+        assert task.variant(precision).param("loss").dtype == "float32"
         assert task.lengths({"N": 65536}, precision)["loss"] == 1
 
 
@@ -117,7 +117,7 @@ def test_spmv_csr_generator_invariants(params, precision):
     expected[: nnz % rows] += 1
     assert np.array_equal(counts, expected)
     assert col.min() >= 0 and col.max() < cols
-    values = data.to_float64(stored["values"], variant.prototype.param("values").dtype)
+    values = data.to_float64(stored["values"], variant.param("values").dtype)
     assert np.all(np.abs(values) <= 1.0) and np.count_nonzero(values) > 0.9 * nnz
     assert stored["x"].size == cols
     if rows == 1024:

@@ -65,11 +65,11 @@ def test_inputs_are_seeded_and_not_degenerate(name, precision):
     a, b, c = (data.generate(variant, params, s) for s in (1, 1, 2))
     for key in a:
         assert np.array_equal(a[key], b[key]), "same seed, same inputs"
-    floats = [k for k in a if variant.prototype.param(k).dtype in ("float32", "bfloat16")]
+    floats = [k for k in a if variant.param(k).dtype in ("float32", "bfloat16")]
     assert floats
     assert any(not np.array_equal(a[k], c[k]) for k in floats), "another seed, other inputs"
     for k in floats:
-        v = data.to_float64(a[k], variant.prototype.param(k).dtype)
+        v = data.to_float64(a[k], variant.param(k).dtype)
         assert np.count_nonzero(v) > 0.9 * v.size, f"{k} is mostly zeros"
 
 
@@ -78,7 +78,7 @@ def test_inputs_are_seeded_and_not_degenerate(name, precision):
 def test_tolerance_accepts_the_rounded_reference_and_rejects_cheats(name, precision, seed):
     variant, params, x, names, ref = _case(name, precision, seed)
     rng = np.random.default_rng(seed)
-    dtypes = {out: variant.prototype.param(out).dtype for out in _outputs(variant)}
+    dtypes = {out: variant.param(out).dtype for out in _outputs(variant)}
     rounded = {out: data.to_float64(data.to_storage(ref[out], dtypes[out]), dtypes[out]) for out in _outputs(variant)}
 
     def passes(out: str, got: np.ndarray) -> bool:  # every other output is the rounded reference
@@ -96,7 +96,7 @@ def test_tolerance_accepts_the_rounded_reference_and_rejects_cheats(name, precis
         if r.size > 1:
             shuffled = rng.permutation(r)
         else:  # a scalar: the same computation on shuffled inputs
-            first = next(k for k in x if variant.prototype.param(k).dtype in ("float32", "bfloat16"))
+            first = next(k for k in x if variant.param(k).dtype in ("float32", "bfloat16"))
             x2 = dict(x, **{first: rng.permutation(x[first])})
             shuffled = np.asarray(variant.task.reference_module.reference(x2, names, precision, None)[out]).reshape(-1)
         assert not passes(out, shuffled), f"{out}: a shuffled output must fail"

@@ -50,7 +50,7 @@ extern "C" void format_demo(int n, int m, const float* x, const float* h, float*
 }
 
 extern "C" void format_demo_bf16(int n, int m, const __nv_bfloat16* x, const __nv_bfloat16* h, __nv_bfloat16* y,
-                                 __nv_bfloat16* s, int* idx) {
+                                 __nv_bfloat16* sums, int* idx) {
   format_demo_add_bf16<<<(n + 255) / 256, 256>>>(n, x, h, y);
-  format_demo_buckets<__nv_bfloat16><<<(m + 255) / 256, 256>>>(n, m, x, s, idx);
+  format_demo_buckets<__nv_bfloat16><<<(m + 255) / 256, 256>>>(n, m, x, sums, idx);
 }
