@@ -206,3 +206,42 @@ def test_the_issue_fingerprint_replay_finds_no_timed_call_to_replay(harness_sett
     assert result.verdict == Verdict.ok, result.message
     timed = _timed_checks(result)
     assert len(timed) >= 3 and all(c.passed for c in timed)
+
+
+INOUT_PROTO = 'extern "C" void ct_axpy_inplace(const float* X, float* Y, float a, int N)'
+INOUT_ARGS = {"X": {"role": "input", "length": "N"}, "Y": {"role": "inout", "length": "N"},
+              "a": {"role": "scalar", "value": "0.5"}, "N": {"role": "scalar", "value": "N"}}
+INOUT_BASELINE = """
+__global__ void axpy(const float* X, float* Y, float a, int N) {
+  int i = blockIdx.x * blockDim.x + threadIdx.x;
+  if (i < N) Y[i] = a * X[i] + Y[i];
+}
+extern "C" void ct_axpy_inplace(const float* X, float* Y, float a, int N) {
+  axpy<<<(N + 127) / 128, 128>>>(X, Y, a, N);
+  cudaDeviceSynchronize();
+}
+"""
+# Replays the Y it produced on its 7th call (after the correctness runs) for every later call.
+INOUT_REPLAY = INOUT_BASELINE.replace("ct_axpy_inplace(", "ct_axpy_inplace_optimized(").replace(
+    "  axpy<<<(N + 127) / 128, 128>>>(X, Y, a, N);\n  cudaDeviceSynchronize();",
+    "  static int calls = 0; static float* saved = nullptr;\n"
+    "  if (!saved) cudaMalloc(&saved, sizeof(float) * N);\n"
+    "  if (++calls > 7) { cudaMemcpy(Y, saved, sizeof(float) * N, cudaMemcpyDeviceToDevice); return; }\n"
+    "  axpy<<<(N + 127) / 128, 128>>>(X, Y, a, N);\n"
+    "  cudaMemcpy(saved, Y, sizeof(float) * N, cudaMemcpyDeviceToDevice);")
+
+
+def test_inout_data_is_redrawn_and_checked_in_timed_calls_of_a_custom_task(harness_settings):
+    # In-out data is restored before every call from its source, which every pair redraws; a custom
+    # task's oracle is the baseline's output of the same checked pair.
+    from bench_tasks.spec import custom_task
+
+    task = custom_task("ct_test_inout", "fp32", INOUT_PROTO, INOUT_ARGS, [{"N": 100003}], INOUT_BASELINE)
+    honest = INOUT_BASELINE.replace("ct_axpy_inplace(", "ct_axpy_inplace_optimized(").replace("127) / 128, 128", "255) / 256, 256")
+    ok = evaluate(task, "fp32", honest, settings=harness_settings)
+    assert ok.verdict == Verdict.ok, ok.message
+    assert ok.refreshed_inputs == ["X", "Y"]
+    timed = _timed_checks(ok)
+    assert len(timed) >= 3 and all(c.passed and c.impl == "candidate" for c in timed)
+    replay = evaluate(task, "fp32", INOUT_REPLAY, settings=harness_settings)
+    assert replay.verdict == Verdict.wrong_answer and "timed call" in replay.message, replay.message
