@@ -15,9 +15,9 @@ from dataclasses import dataclass
 
 import numpy as np
 
-from .spec import INPUT_ROLES, Task, TaskError, Variant
+from .spec import INPUT_ROLES, SHUFFLE, Task, TaskError, Variant
 from .spec import parse_draw as spec_parse_draw
-DRAW_CODE = {"uniform": 1, "normal": 2, "randint": 3, "const": 4}
+DRAW_CODE = {"uniform": 1, "normal": 2, "randint": 3, "const": 4, "shuffle": 5}
 KIND_CODE = {"float32": 0, "bfloat16": 1, "int32": 2, "float64": 3, "int64": 4, "uint32": 5, "uint64": 6}
 _INTEGER = ("int32", "int64", "uint32", "uint64")
 NORMAL_SCALE = float.fromhex("0x1.3988e1409212ep-17")  # sqrt(3/2) / 2^17, as CM_NORMAL_SCALE
@@ -26,10 +26,12 @@ _MASK = np.uint64(0xFFFFFFFF)
 
 @dataclass(frozen=True)
 class RefreshDraw:
-    """One refreshed argument's draw: `uniform(p0, p1)`, `normal(p0, p1)`, `randint(p0, p1)` or `const(p0)`."""
+    """One refreshed argument's draw: `uniform(p0, p1)`, `normal(p0, p1)`, `randint(p0, p1)`, `const(p0)`, or
+    `shuffle` (the dataset's own values, permuted per call: for values that must keep a property as a
+    whole, e.g. a probability vector's sum)."""
 
     kind: str
-    p0: float
+    p0: float = 0.0
     p1: float = 0.0
 
     @property
@@ -43,8 +45,10 @@ class RefreshDraw:
 
 
 def parse_draw(spec: str, where: str = "") -> RefreshDraw:
-    """A draw spec (see spec.parse_draw) as the generator takes it; randint bounds must be integers."""
+    """A draw spec (see spec.parse_draw), or "shuffle", as the generator takes it; randint bounds must be integers."""
     prefix = f"{where}: " if where else ""
+    if spec.strip() == SHUFFLE:
+        return RefreshDraw("shuffle")
     try:
         kind, params = spec_parse_draw(spec)
     except TaskError as exc:
@@ -67,7 +71,7 @@ def refresh_draw(variant: Variant, name: str) -> RefreshDraw | None:
     where = f"task {variant.task.name} arg {name}"
     draw = parse_draw(spec, where)
     dtype = variant.param(name).dtype
-    if dtype in _INTEGER and draw.kind not in ("randint", "const"):
+    if dtype in _INTEGER and draw.kind not in ("randint", "const", "shuffle"):
         raise TaskError(f"{where}: an integer argument is refreshed with randint(a, b), const(v) or \"keep\", not {draw.kind}")
     return draw
 
@@ -131,3 +135,35 @@ def refresh_values(dtype: str, draw: RefreshDraw, key: int, call: int, stream: i
     if integer is None:
         raise TaskError(f"{draw.kind} cannot refresh an integer argument")
     return integer.astype({"int32": np.int32, "int64": np.int64, "uint32": np.uint32, "uint64": np.uint64}[dtype])
+
+
+def shuffle_bits(n: int) -> int:
+    """Bits of the Feistel domain for a permutation of [0, n): even, >= 2, 2^bits >= n (as cm::shuffle_bits)."""
+    bits = 2
+    while bits < 64 and (1 << bits) < n:
+        bits += 2
+    return bits
+
+
+def shuffle_indices(n: int, key: int, call: int, stream: int, index: np.ndarray) -> np.ndarray:
+    """Where each element at `index` of a shuffled input takes its value from (cm::shuffle_index, bit for bit)."""
+    half = shuffle_bits(n) // 2
+    mask = np.uint64((1 << half) - 1)
+    x = np.asarray(index, dtype=np.uint64).copy()
+    todo = np.arange(x.size)
+    while todo.size:
+        left, right = x[todo] >> np.uint64(half), x[todo] & mask
+        for rnd in range(4):
+            shape = right.shape
+            w = philox4x32_10((right, np.full(shape, rnd, np.uint64), np.full(shape, call, np.uint64),
+                               np.full(shape, (stream ^ 0x80000000) & 0xFFFFFFFF, np.uint64)), key)
+            f = ((w[1] << np.uint64(32)) | w[0]) & mask
+            left, right = right, left ^ f
+        x[todo] = (left << np.uint64(half)) | right
+        todo = todo[x[todo] >= np.uint64(n)]
+    return x
+
+
+def shuffled_values(original: np.ndarray, key: int, call: int, stream: int, index: np.ndarray) -> np.ndarray:
+    """The stored values the device writes at `index` of a shuffled input, from the dataset's `original` values."""
+    return original[shuffle_indices(original.size, key, call, stream, index).astype(np.int64)]

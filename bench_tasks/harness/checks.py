@@ -15,7 +15,7 @@ import numpy as np
 
 from bench_tasks import data
 from bench_tasks.compare import Comparison, check_outputs
-from bench_tasks.refresh import refresh_draw, refresh_values, stream_id
+from bench_tasks.refresh import refresh_draw, refresh_values, shuffled_values, stream_id
 from bench_tasks.spec import INPUT_ROLES, Variant
 
 from .result import Check
@@ -135,16 +135,22 @@ def timed_inputs(variant: Variant, case: Case, outdir: Path, pair: int, kept_fro
 
 
 def generator_mismatch(variant: Variant, case: Case, stored: dict[str, np.ndarray], key: int, pair: int,
-                       rng: np.random.Generator, spots: int = 64) -> str:
+                       rng: np.random.Generator, kept_from: Path, spots: int = 64) -> str:
     """'' when the saved redrawn inputs hold what the generator draws (checked on a random sample of
-    elements with the numpy twin), else what differs."""
+    elements with the numpy twin; a shuffled input against the dataset's values in `kept_from`), else
+    what differs."""
     params = [p.name for p in variant.prototype.params]  # the generator's stream is the argument's position
+    lengths = variant.task.lengths(case.params, variant.precision)
     for name, values in stored.items():
         draw = refresh_draw(variant, name)
         if draw is None or values.size == 0:
             continue
         idx = np.unique(np.concatenate([rng.integers(0, values.size, min(spots, values.size)), [0, values.size - 1]]))
-        want = refresh_values(variant.param(name).dtype, draw, key, pair + 1, stream_id(case.index, params.index(variant.param(name).name)), idx)
+        stream = stream_id(case.index, params.index(variant.param(name).name))
+        if draw.kind == "shuffle":
+            want = shuffled_values(_read(kept_from / f"{name}.bin", variant, name, lengths[name]), key, pair + 1, stream, idx)
+        else:
+            want = refresh_values(variant.param(name).dtype, draw, key, pair + 1, stream, idx)
         if not np.array_equal(values[idx], want):
             bad = int(idx[np.argmax(values[idx] != want)])
             return (f"input {name} of timed call {pair} differs from the generator's draw at index {bad} "

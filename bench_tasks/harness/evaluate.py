@@ -351,8 +351,9 @@ def _run(variant: Variant, exe: Path, result: EvaluationResult, size_list: list[
         def timed_check(ci: int, pair: int, impls: list[str]) -> list[Check]:
             case = cases[ci]
             first = case.first_check
-            stored = timed_inputs(variant, case, out, pair, drawn[(ci, first)].result())
-            wrong = generator_mismatch(variant, case, stored, refresh_key, pair, np.random.default_rng(pair))
+            kept_from = drawn[(ci, first)].result()
+            stored = timed_inputs(variant, case, out, pair, kept_from)
+            wrong = generator_mismatch(variant, case, stored, refresh_key, pair, np.random.default_rng(pair), kept_from)
             if wrong:
                 faults.append(f"size {case.params}: {wrong}")
                 return []

@@ -22,9 +22,9 @@ import numpy as np
 
 from bench_tasks import data, load_task
 from bench_tasks.harness.plan import Plan
-from bench_tasks.refresh import RefreshDraw, refresh_values
+from bench_tasks.refresh import RefreshDraw, refresh_values, shuffled_values
 
-DRAW_KINDS = {1: "uniform", 2: "normal", 3: "randint", 4: "const"}
+DRAW_KINDS = {1: "uniform", 2: "normal", 3: "randint", 4: "const", 5: "shuffle"}
 
 
 def main() -> int:
@@ -86,8 +86,9 @@ def main() -> int:
                 for n, b in buffers.items():
                     if b.draw is not None:
                         draw = RefreshDraw(DRAW_KINDS[b.draw[0]], b.draw[1], b.draw[2])
-                        stored[n] = refresh_values(params_dtype(variant, n), draw, plan.refresh_key, pair + 1, (cp.index << 8) | b.arg,
-                                                   np.arange(b.count, dtype=np.uint64))
+                        everywhere, stream = np.arange(b.count, dtype=np.uint64), (cp.index << 8) | b.arg
+                        stored[n] = (shuffled_values(first[n], plan.refresh_key, pair + 1, stream, everywhere) if draw.kind == "shuffle"
+                                     else refresh_values(params_dtype(variant, n), draw, plan.refresh_key, pair + 1, stream, everywhere))
                 if checked:
                     for n, b in buffers.items():
                         if b.draw is not None:

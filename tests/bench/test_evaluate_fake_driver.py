@@ -156,3 +156,15 @@ def test_bench_run_is_one_command_with_a_progress_bar_and_stage_seconds_with_a_f
     (result,) = doc["results"]
     assert result["verdict"] == "ok" and result["schema_version"] == "1.2"
     assert {"compile", "inputs", "driver", "timing"} <= set(result["stages"]) and doc["wall_seconds"] > 0
+
+
+def test_shuffled_inputs_keep_their_values_and_a_replayed_loss_is_caught_with_a_fake_driver(fake_driver, tmp_path):
+    # cross_entropy_loss's inputs are probability vectors: each pair permutes them (their sum stays 1).
+    sizes = [{"C": 3000}]
+    fake_driver("cross_entropy_loss/fp32", sizes)
+    result = evaluate("cross_entropy_loss", "fp32", "// fake", sizes, settings=_settings(tmp_path))
+    assert result.verdict == Verdict.ok, result.message
+    assert result.refreshed_inputs == ["X", "Y"]
+    fake_driver("cross_entropy_loss/fp32", sizes, "replay")
+    result = evaluate("cross_entropy_loss", "fp32", "// fake", sizes, settings=_settings(tmp_path))
+    assert result.verdict == Verdict.wrong_answer and "timed call" in result.message, result.message

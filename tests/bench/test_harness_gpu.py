@@ -149,11 +149,12 @@ def test_the_device_draws_are_the_numpy_twins_bit_for_bit(harness_settings, monk
     import numpy as np
 
     from bench_tasks import load_task
-    from bench_tasks.refresh import refresh_draw, refresh_values, stream_id
+    from bench_tasks.harness.datacache import DataCache
+    from bench_tasks.refresh import refresh_draw, refresh_values, shuffled_values, stream_id
 
     monkeypatch.setattr(tempfile, "tempdir", str(tmp_path))  # the kept work directory lands here
     for task, precision, size in (("vector_add", "bf16", {"N": 300001}), ("stencil_2d", "fp32", {"nx": 1000, "ny": 999}),
-                                  ("spmv_csr", "fp32", {"rows": 3000, "cols": 2048})):
+                                  ("spmv_csr", "fp32", {"rows": 3000, "cols": 2048}), ("cross_entropy_loss", "bf16", {"C": 100003})):
         variant = load_task(task).variant(precision)
         result = evaluate(task, precision, None, [size], settings=harness_settings, keep_workdir=True)
         assert result.verdict == Verdict.ok, result.message
@@ -165,8 +166,15 @@ def test_the_device_draws_are_the_numpy_twins_bit_for_bit(harness_settings, monk
         for path in out.glob("c0_t*_input_*.bin"):
             pair, name = int(path.name.split("_")[1][1:]), path.name.split("_input_")[1][:-4]
             dtype = variant.prototype.param(name).dtype
-            got = np.fromfile(path, dtype=refresh_values(dtype, refresh_draw(variant, name), 0, 1, 0, np.arange(1)).dtype)
-            want = refresh_values(dtype, refresh_draw(variant, name), key, pair + 1, stream_id(0, names.index(name)), np.arange(lengths[name]))
+            stream, everywhere = stream_id(0, names.index(name)), np.arange(lengths[name])
+            draw = refresh_draw(variant, name)
+            if draw.kind == "shuffle":  # the dataset's own values (seed 1), permuted
+                original = np.fromfile(DataCache(harness_settings).entry(variant, size, 1) / f"{name}.bin",
+                                       dtype={"float32": np.float32, "bfloat16": np.uint16}[dtype])
+                got, want = np.fromfile(path, dtype=original.dtype), shuffled_values(original, key, pair + 1, stream, everywhere)
+            else:
+                want = refresh_values(dtype, draw, key, pair + 1, stream, everywhere)
+                got = np.fromfile(path, dtype=want.dtype)
             assert np.array_equal(got, want), (task, pair, name)
             checked += 1
         assert checked >= 3 * len(result.refreshed_inputs)

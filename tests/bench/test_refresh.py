@@ -18,7 +18,7 @@ from bench_tasks.harness.evaluate import _cases, _plan
 from bench_tasks.harness.plan import Plan, choose_check_pairs
 from bench_tasks.harness.settings import HarnessSettings
 from bench_tasks.refresh import (KIND_CODE, RefreshDraw, parse_draw, philox4x32_10, refresh_draw, refresh_values, refreshed_args,
-                                 replayable_variants)
+                                 replayable_variants, shuffle_indices, shuffled_values)
 from bench_tasks.spec import TaskError, load_task_file
 from tests.conftest import requires_nvcc
 
@@ -72,13 +72,40 @@ def test_the_generator_in_host_code_equals_its_numpy_twin_bit_for_bit(host_gener
             values = refresh_values(dtype, draw, key, call, stream, index)
             bits = values.view({2: np.uint16, 4: np.uint32, 8: np.uint64}[values.itemsize])
             for i, b in zip(index, bits):
-                lines.append(f"{KIND_CODE[dtype]} {draw.code} {draw.p0!r} {draw.p1!r} {key} {call} {stream} {int(i)}")
+                lines.append(f"V {KIND_CODE[dtype]} {draw.code} {draw.p0!r} {draw.p1!r} {key} {call} {stream} {int(i)}")
                 expected.append(f"{int(b):x}")
     out = subprocess.run([str(host_generator)], input="\n".join(lines) + "\n", capture_output=True, text=True, check=True, timeout=120)
     got = out.stdout.split()
     assert len(got) == len(expected) == len(DRAWS) * 40 * 24
     mismatches = [(line, g, e) for line, g, e in zip(lines, got, expected) if g != e]
     assert not mismatches, f"{len(mismatches)} mismatches, first: {mismatches[0]}"
+
+
+@requires_nvcc
+@pytest.mark.slow
+def test_the_shuffle_in_host_code_equals_its_numpy_twin(host_generator):
+    rng = np.random.default_rng(7)
+    lines, expected = [], []
+    for n in (1, 2, 3, 4, 5, 17, 1000, 4097, 65536, 100003, 2**31 + 11, 2**40 + 3):
+        key = int(rng.integers(0, 2**64, dtype=np.uint64))
+        call, stream = int(rng.integers(1, 3000)), int(rng.integers(0, 2**32, dtype=np.uint64))
+        index = np.unique(rng.integers(0, n, 40, dtype=np.uint64))
+        for i, j in zip(index, shuffle_indices(n, key, call, stream, index)):
+            lines.append(f"S {n} {call} {stream} {key} {int(i)}")
+            expected.append(f"{int(j):x}")
+    out = subprocess.run([str(host_generator)], input="\n".join(lines) + "\n", capture_output=True, text=True, check=True, timeout=120)
+    assert out.stdout.split() == expected
+
+
+@pytest.mark.parametrize("n", [1, 2, 3, 7, 64, 1000, 4097, 100003])
+def test_a_shuffle_is_a_permutation_that_changes_with_the_call(n):
+    a = shuffle_indices(n, 99, 1, 5, np.arange(n))
+    assert sorted(a.tolist()) == list(range(n))
+    if n >= 64:
+        b = shuffle_indices(n, 99, 2, 5, np.arange(n))
+        assert np.mean(a == b) < 0.1 and np.mean(a == np.arange(n)) < 0.1
+        values = np.random.default_rng(n).random(n)
+        assert np.isclose(shuffled_values(values, 99, 1, 5, np.arange(n)).sum(), values.sum())  # the multiset stays
 
 
 def test_each_draw_follows_its_spec():
@@ -148,7 +175,7 @@ def _toml_with(tmp_path, x_line: str, where: str = "one") -> Path:
 
 @pytest.mark.parametrize(
     "line, words",
-    [('A = { role = "input", length = "N", draw = "uniform(-1, 1)", refresh = "sometimes" }', "must be \"keep\" or a draw"),
+    [('A = { role = "input", length = "N", draw = "uniform(-1, 1)", refresh = "sometimes" }', "must be \"keep\", \"shuffle\" or a draw"),
      ('A = { role = "input", length = "N", draw = "uniform(-1, 1)", refresh = "uniform(1)" }', "takes 2 parameter"),
      ('A = { role = "output", length = "N", refresh = "keep" }', "apply to inputs"),
      ('A = { role = "input", length = "N", draw = "uniform(-1, 1)", refresh = "randint(0.5, 2)" }', "integer bounds")],

@@ -17,6 +17,11 @@
 //                    need log and cos, whose last bits differ between the device and the host libm)
 //   randint(a, b)    a + floor(w0 * (b - a) / 2^32), an integer in [a, b)  (b - a <= 2^32)
 //   const(v)         v
+//   shuffle          the dataset's own values, permuted: element i takes the value at shuffle_index(i), a
+//                    pseudo-random permutation of [0, n) per call (a 4-round Feistel network on the
+//                    smallest even number of bits that covers n, Philox as its round function, cycle-walked
+//                    into [0, n)). For inputs whose values must keep a property as a whole (a probability
+//                    vector that sums to 1): the multiset of values stays, their order changes.
 // Storage: F32 rounds the double to nearest float; BF16 rounds that float to nearest-even bf16 (as
 // bench_tasks.data.to_bf16_bits); F64 keeps the double; integer kinds take the integer value.
 #pragma once
@@ -32,7 +37,7 @@
 
 namespace cm {
 
-enum DrawKind { DRAW_KEEP = 0, DRAW_UNIFORM = 1, DRAW_NORMAL = 2, DRAW_RANDINT = 3, DRAW_CONST = 4 };
+enum DrawKind { DRAW_KEEP = 0, DRAW_UNIFORM = 1, DRAW_NORMAL = 2, DRAW_RANDINT = 3, DRAW_CONST = 4, DRAW_SHUFFLE = 5 };
 // Storage kinds, as in the generated drivers' argument tables.
 enum Kind { F32 = 0, BF16 = 1, I32 = 2, F64 = 3, I64 = 4, U32 = 5, U64 = 6 };
 
@@ -185,6 +190,34 @@ CM_HD inline void refresh_store(void* dst, int kind, int draw, double p0, double
     case 4: ((uint32_t*)dst)[index] = (uint32_t)bits; break;
     default: ((uint64_t*)dst)[index] = bits; break;
   }
+}
+
+// Bits of the Feistel domain for a permutation of [0, n): even, >= 2, 2^bits >= n.
+CM_HD inline int shuffle_bits(uint64_t n) {
+  int bits = 2;
+  while (bits < 64 && ((uint64_t)1 << bits) < n) bits += 2;
+  return bits;
+}
+
+// Where element `index` of a shuffled input takes its value from at timed call `call`: a permutation of
+// [0, n) (the Feistel network is a bijection of [0, 2^bits); cycle-walking restricts it to [0, n)).
+CM_HD inline uint64_t shuffle_index(uint64_t index, uint64_t n, int bits, uint32_t call, uint32_t stream, uint32_t k0, uint32_t k1) {
+  int half = bits / 2;
+  uint64_t mask = ((uint64_t)1 << half) - 1, x = index;
+  do {
+    uint64_t left = x >> half, right = x & mask;
+    for (uint32_t round = 0; round < 4; ++round) {
+      uint32_t ctr[4] = {(uint32_t)right, round, call, stream ^ 0x80000000u};
+      uint32_t w[4];
+      philox4x32_10(ctr, k0, k1, w);
+      uint64_t f = (((uint64_t)w[1] << 32) | w[0]) & mask;
+      uint64_t next = left ^ f;
+      left = right;
+      right = next;
+    }
+    x = (left << half) | right;
+  } while (x >= n);
+  return x;
 }
 
 }  // namespace cm

@@ -90,6 +90,7 @@ struct Buffer {
   int draw = DRAW_KEEP;
   double p0 = 0, p1 = 0;
   unsigned char* stash = nullptr;   // outputs: where the first call of a timed pair leaves its result
+  unsigned char* orig = nullptr;    // DRAW_SHUFFLE: the dataset's values, which each pair permutes
   // Outputs checked on a sample (large sizes): the indices, on the device, and where they came from.
   std::string sample_path;
   size_t sample_count = 0;
@@ -320,6 +321,7 @@ static void alloc_buffer(Buffer& b, const ArgSpec* specs) {
   mem_set(b, b.base, GUARD_BYTE, GUARD);
   mem_set(b, b.ptr + b.bytes, GUARD_BYTE, GUARD);
   if (b.role == INOUT) b.src = mem_alloc(b, b.bytes, specs);
+  if (b.draw == DRAW_SHUFFLE) b.orig = mem_alloc(b, b.bytes, specs);
   if (b.sample_count) {
     std::vector<unsigned char> idx = read_file(b.sample_path, b.sample_count * sizeof(int64_t));
     for (size_t i = 0; i < b.sample_count; ++i) {
@@ -341,8 +343,9 @@ static void free_buffer(Buffer& b) {
   mem_free(b, b.base);
   mem_free(b, b.src);
   mem_free(b, b.stash);
+  mem_free(b, b.orig);
   if (b.sample) CM_CHECK(cudaFree(b.sample));
-  b.base = b.ptr = b.src = b.stash = nullptr;
+  b.base = b.ptr = b.src = b.stash = b.orig = nullptr;
   b.sample = nullptr;
 }
 
@@ -419,6 +422,7 @@ static void upload_inputs(Case& c) {
   for (Buffer& b : c.buffers) {
     if (b.role == IN) mem_to_buffer(b, b.ptr, b.host.data(), b.bytes);
     else if (b.role == INOUT) mem_to_buffer(b, b.src, b.host.data(), b.bytes);
+    if (b.orig) mem_to_buffer(b, b.orig, b.host.data(), b.bytes);
   }
 }
 
@@ -459,17 +463,37 @@ __global__ void cm_refresh_kernel(unsigned char* dst, size_t n, int kind, int dr
     refresh_store(dst, kind, draw, p0, p1, i, call, stream, k0, k1);
 }
 
+// A shuffled input: element i takes the dataset's value at shuffle_index(i) (a permutation per call).
+__device__ __host__ inline void shuffle_store(unsigned char* dst, const unsigned char* orig, size_t i, size_t n, size_t elem, int bits,
+                                              uint32_t call, uint32_t stream, uint32_t k0, uint32_t k1) {
+  size_t j = (size_t)shuffle_index(i, n, bits, call, stream, k0, k1);
+  for (size_t k = 0; k < elem; ++k) dst[i * elem + k] = orig[j * elem + k];
+}
+
+__global__ void cm_shuffle_kernel(unsigned char* dst, const unsigned char* orig, size_t n, size_t elem, int bits, uint32_t call,
+                                  uint32_t stream, uint32_t k0, uint32_t k1) {
+  for (size_t i = blockIdx.x * (size_t)blockDim.x + threadIdx.x; i < n; i += (size_t)gridDim.x * blockDim.x)
+    shuffle_store(dst, orig, i, n, elem, bits, call, stream, k0, k1);
+}
+
 static void refresh_inputs(Case& c, const ArgSpec* specs, const Plan& p, uint32_t call) {
   for (Buffer& b : c.buffers) {
     if (b.draw == DRAW_KEEP || !b.count || (b.role != IN && b.role != INOUT)) continue;
     unsigned char* dst = b.role == INOUT ? b.src : b.ptr;
     uint32_t stream = ((uint32_t)c.id << 8) | (uint32_t)b.arg;
+    int kind = specs[b.arg].kind, bits = shuffle_bits(b.count);
     if (b.memory == HOST) {  // the same generator on the CPU (the device is idle between pairs)
-      for (size_t i = 0; i < b.count; ++i) refresh_store(dst, specs[b.arg].kind, b.draw, b.p0, b.p1, i, call, stream, p.key0, p.key1);
+      for (size_t i = 0; i < b.count; ++i) {
+        if (b.draw == DRAW_SHUFFLE) shuffle_store(dst, b.orig, i, b.count, kind_size(kind), bits, call, stream, p.key0, p.key1);
+        else refresh_store(dst, kind, b.draw, b.p0, b.p1, i, call, stream, p.key0, p.key1);
+      }
       continue;
     }
     int blocks = (int)std::min<size_t>((b.count + 255) / 256, 65535);
-    cm_refresh_kernel<<<blocks, 256>>>(dst, b.count, specs[b.arg].kind, b.draw, b.p0, b.p1, call, stream, p.key0, p.key1);
+    if (b.draw == DRAW_SHUFFLE)
+      cm_shuffle_kernel<<<blocks, 256>>>(dst, b.orig, b.count, kind_size(kind), bits, call, stream, p.key0, p.key1);
+    else
+      cm_refresh_kernel<<<blocks, 256>>>(dst, b.count, kind, b.draw, b.p0, b.p1, call, stream, p.key0, p.key1);
     CM_CHECK(cudaGetLastError());
   }
 }
@@ -659,17 +683,24 @@ static double rel_std_err(const std::vector<double>& v) {
 
 // The redrawn inputs must still hold what the generator drew for this pair: recomputed and compared
 // element by element (on the device for device buffers), without a copy taken before the calls.
-__global__ void cm_refresh_verify(const unsigned char* buf, size_t n, int kind, int draw, double p0, double p1, uint32_t call,
-                                  uint32_t stream, uint32_t k0, uint32_t k1, unsigned long long* bad) {
+__device__ __host__ inline uint64_t element_bits(const unsigned char* buf, size_t i, size_t elem) {
+  if (elem == 2) return ((const uint16_t*)buf)[i];
+  if (elem == 4) return ((const uint32_t*)buf)[i];
+  return ((const uint64_t*)buf)[i];
+}
+
+// What element i of a redrawn input must hold at this call.
+__device__ __host__ inline uint64_t redrawn_bits(const unsigned char* orig, size_t i, size_t n, int kind, int draw, double p0, double p1,
+                                                 int bits, uint32_t call, uint32_t stream, uint32_t k0, uint32_t k1) {
+  if (draw == DRAW_SHUFFLE) return element_bits(orig, (size_t)shuffle_index(i, n, bits, call, stream, k0, k1), kind_size(kind));
+  return refresh_bits(kind, draw, p0, p1, i, call, stream, k0, k1);
+}
+
+__global__ void cm_refresh_verify(const unsigned char* buf, const unsigned char* orig, size_t n, int kind, int draw, double p0,
+                                  double p1, int bits, uint32_t call, uint32_t stream, uint32_t k0, uint32_t k1, unsigned long long* bad) {
   unsigned long long mine = 0;
-  size_t elem = kind_size(kind);
-  for (size_t i = blockIdx.x * (size_t)blockDim.x + threadIdx.x; i < n; i += (size_t)gridDim.x * blockDim.x) {
-    uint64_t want = refresh_bits(kind, draw, p0, p1, i, call, stream, k0, k1), got = 0;
-    if (elem == 2) got = ((const uint16_t*)buf)[i];
-    else if (elem == 4) got = ((const uint32_t*)buf)[i];
-    else got = ((const uint64_t*)buf)[i];
-    mine += got != want;
-  }
+  for (size_t i = blockIdx.x * (size_t)blockDim.x + threadIdx.x; i < n; i += (size_t)gridDim.x * blockDim.x)
+    mine += element_bits(buf, i, kind_size(kind)) != redrawn_bits(orig, i, n, kind, draw, p0, p1, bits, call, stream, k0, k1);
   if (mine) atomicAdd(bad, mine);
 }
 
@@ -680,17 +711,16 @@ static void verify_redrawn(Case& c, const ArgSpec* specs, const Plan& p, uint32_
     int kind = specs[b.arg].kind;
     uint32_t stream = ((uint32_t)c.id << 8) | (uint32_t)b.arg;
     unsigned long long n_bad = 0;
+    int bits = shuffle_bits(b.count);
     if (b.memory == HOST) {
-      for (size_t i = 0; i < b.count; ++i) {
-        uint64_t got = 0;
-        memcpy(&got, b.ptr + i * kind_size(kind), kind_size(kind));
-        n_bad += got != refresh_bits(kind, b.draw, b.p0, b.p1, i, call, stream, p.key0, p.key1);
-      }
+      for (size_t i = 0; i < b.count; ++i)
+        n_bad += element_bits(b.ptr, i, kind_size(kind)) !=
+                 redrawn_bits(b.orig, i, b.count, kind, b.draw, b.p0, b.p1, bits, call, stream, p.key0, p.key1);
     } else {
       if (!bad) CM_CHECK(cudaMalloc(&bad, sizeof *bad));
       CM_CHECK(cudaMemset(bad, 0, sizeof *bad));
       int blocks = (int)std::min<size_t>((b.count + 255) / 256, 4096);
-      cm_refresh_verify<<<blocks, 256>>>(b.ptr, b.count, kind, b.draw, b.p0, b.p1, call, stream, p.key0, p.key1, bad);
+      cm_refresh_verify<<<blocks, 256>>>(b.ptr, b.orig, b.count, kind, b.draw, b.p0, b.p1, bits, call, stream, p.key0, p.key1, bad);
       CM_CHECK(cudaGetLastError());
       CM_CHECK(cudaMemcpy(&n_bad, bad, sizeof n_bad, cudaMemcpyDeviceToHost));
     }
