@@ -159,7 +159,7 @@ def test_scale_max_abs_multiplies_atol_by_the_largest_reference_magnitude():
     (('scale = "max_abs" }\nbf16', 'scale = "max" }\nbf16'), r"scale 'max' is not one of max_abs"),
     (('atol = "1e-7*n/m"', 'atol = "1e-7*n/q"'), r"unknown name 'q'"),
     (('atol = "1e-7*n/m"', 'atol = "-1e-7*n/m"'), r"must be finite and >= 0"),
-    (('refresh = "uniform(-2, 2)"', 'refresh = "kep"'), r"args.h.refresh: must be \"keep\" or a draw spec"),
+    (('refresh = "uniform(-2, 2)"', 'refresh = "kep"'), r"args.h.refresh: must be \"keep\", \"shuffle\" or a draw spec"),
     (('refresh = "uniform(-2, 2)"', 'refresh = "uniform(-2)"'), r"uniform takes 2 parameter"),
     (('draw = "uniform(-1, 1)"', 'draw = "uniform(-1, 1"'), r"cannot parse draw"),
     (('s = { role = "output", length = "m"', 's = { role = "output", length = "m", refresh = "keep"'), r"args.s: .*apply to inputs"),
