@@ -37,12 +37,15 @@ def to_float64(stored: np.ndarray, dtype: str) -> np.ndarray:
     return stored.astype(np.float64) if dtype.startswith("float") else stored.astype(np.int64)
 
 
-def nonfinite_count(stored: np.ndarray, dtype: str) -> int:
-    """NaN or infinite elements in stored data (bf16: exponent bits all ones); 0 for integer types."""
+def unwritten_count(stored: np.ndarray, dtype: str) -> int:
+    """Elements still holding the NaN poison (or any NaN) in stored float data; 0 for integer types.
+
+    Infinities are written values (e.g. -FLT_MAX rounds to -inf in bf16) and are left to the comparison."""
     if dtype == "bfloat16":
-        return int(np.count_nonzero((stored & np.uint16(0x7F80)) == np.uint16(0x7F80)))
+        exponent_ones = (stored & np.uint16(0x7F80)) == np.uint16(0x7F80)
+        return int(np.count_nonzero(exponent_ones & ((stored & np.uint16(0x007F)) != 0)))
     if dtype.startswith("float"):
-        return int(stored.size - np.count_nonzero(np.isfinite(stored)))
+        return int(np.count_nonzero(np.isnan(stored)))
     return 0
 
 

@@ -112,7 +112,7 @@ def compare_outputs(variant: Variant, case: Case, got: dict[str, tuple[np.ndarra
     if case.sample is not None and all(c.passed for c in cmps):  # sampled: every element must have been written
         for name, (raw, unwritten_elsewhere) in got.items():
             if unwritten_elsewhere:
-                cmps.append(Comparison.failure(f"{name}: {unwritten_elsewhere} elements not finite (unwritten or NaN)", raw.size))
+                cmps.append(Comparison.failure(f"{name}: {unwritten_elsewhere} elements are NaN (left unwritten, or NaN written)", raw.size))
     return cmps
 
 

@@ -333,7 +333,7 @@ def _run(variant: Variant, exe: Path, result: EvaluationResult, size_list: list[
         out = workdir / "out"
 
         def saved(case: Case, filename: str, name: str) -> tuple[np.ndarray, int]:
-            return read_output(variant, case, out / filename, name), results.nonfinite.get(filename, 0)
+            return read_output(variant, case, out / filename, name), results.unwritten.get(filename, 0)
 
         def output_check(ci: int, ds: int, impl: str, stage: str) -> Check:
             case = cases[ci]

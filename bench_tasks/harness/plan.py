@@ -202,7 +202,7 @@ class Results:
     outputs: list[tuple[int, int, str, str]] = field(default_factory=list)  # (case, dataset, impl, stage)
     timed: list[tuple[int, int, str]] = field(default_factory=list)  # (case, pair, impl)
     times: dict[int, dict[str, list[Sample]]] = field(default_factory=dict)
-    nonfinite: dict[str, int] = field(default_factory=dict)  # output file name -> non-finite elements
+    unwritten: dict[str, int] = field(default_factory=dict)  # sampled output file name -> NaN elements in the whole output
     stages: list[tuple[int, str, float]] = field(default_factory=list)  # (case or -1, stage, seconds)
     order: dict[tuple, int] = field(default_factory=dict)  # output/timed entry -> position in the file
     done: bool = False
@@ -240,8 +240,8 @@ class Results:
             return ("timed", *entry)
         elif kind == "time":
             self.times.setdefault(int(parts[1]), {}).setdefault(parts[2], []).append((float(parts[4]), float(parts[5]), float(parts[6])))
-        elif kind == "nonfinite":
-            self.nonfinite[parts[1]] = int(parts[2])
+        elif kind == "unwritten":
+            self.unwritten[parts[1]] = int(parts[2])
         elif kind == "stage":
             self.stages.append((int(parts[1]), parts[2], float(parts[3])))
         elif kind == "done":

@@ -66,7 +66,7 @@ def main() -> int:
                     continue
                 idx = np.fromfile(b.sample[1], dtype=np.int64, count=b.sample[0])
                 values[idx].tofile(path)
-                say(f"nonfinite {path.name} {data.nonfinite_count(values, params_dtype(variant, n))}")
+                say(f"unwritten {path.name} {data.unwritten_count(values, params_dtype(variant, n))}")
 
         first = None
         for d, (directory, purpose) in enumerate(cp.datasets):

@@ -49,11 +49,12 @@ def test_prototype_parser_handles_defaults_scalars_and_bf16():
         parse('extern "C" void f(half* x)')
 
 
-def test_nonfinite_count_reads_the_stored_bits():
+def test_unwritten_count_reads_the_stored_bits():
     values = np.array([1.0, np.nan, -np.inf, 0.0, 3.4e38, np.inf], dtype=np.float32)
-    assert data.nonfinite_count(values, "float32") == 3
-    bits = data.to_bf16_bits(values)  # 3.4e38 (finite in fp32) rounds to bf16 inf: 4 non-finite there
-    assert data.nonfinite_count(bits, "bfloat16") == 4
+    assert data.unwritten_count(values, "float32") == 1  # infinities are written values
+    bits = data.to_bf16_bits(values)  # 3.4e38 rounds to bf16 inf: a written value too
+    assert data.unwritten_count(bits, "bfloat16") == 1
     poison = np.full(5, 0xFFFF, dtype=np.uint16)  # the harness's poison byte pattern
-    assert data.nonfinite_count(poison, "bfloat16") == 5
-    assert data.nonfinite_count(np.array([1, 2], dtype=np.int32), "int32") == 0
+    assert data.unwritten_count(poison, "bfloat16") == 5
+    assert data.unwritten_count(np.full(3, 0xFFFFFFFF, dtype=np.uint32).view(np.float32), "float32") == 3
+    assert data.unwritten_count(np.array([1, 2], dtype=np.int32), "int32") == 0

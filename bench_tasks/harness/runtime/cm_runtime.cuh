@@ -499,7 +499,8 @@ static void refresh_inputs(Case& c, const ArgSpec* specs, const Plan& p, uint32_
 }
 
 // The outputs of a sampled size are saved as their sampled elements only; every element must still
-// be written, so the non-finite ones (NaN poison left in place) are counted over the whole buffer.
+// be written, so the NaN ones (poison left in place, or NaN written) are counted over the whole buffer
+// (infinities are written values, left to the comparison: bench_tasks.data.unwritten_count).
 __global__ void cm_gather(const unsigned char* src, const int64_t* idx, size_t n, int elem, unsigned char* dst) {
   for (size_t i = blockIdx.x * (size_t)blockDim.x + threadIdx.x; i < n; i += (size_t)gridDim.x * blockDim.x) {
     size_t j = (size_t)idx[i];
@@ -511,24 +512,29 @@ __global__ void cm_gather(const unsigned char* src, const int64_t* idx, size_t n
   }
 }
 
-__global__ void cm_count_nonfinite(const unsigned char* p, size_t n, int kind, unsigned long long* count) {
+__device__ __host__ inline bool is_nan_bits(uint64_t u, int kind) {
+  if (kind == F32) return (u & 0x7F800000u) == 0x7F800000u && (u & 0x007FFFFFu) != 0;
+  if (kind == BF16) return (u & 0x7F80u) == 0x7F80u && (u & 0x007Fu) != 0;
+  if (kind == F64) return (u & 0x7FF0000000000000ull) == 0x7FF0000000000000ull && (u & 0x000FFFFFFFFFFFFFull) != 0;
+  return false;  // integers: no poison to tell
+}
+
+__global__ void cm_count_unwritten(const unsigned char* p, size_t n, int kind, unsigned long long* count) {
   unsigned long long mine = 0;
+  size_t elem = kind_size(kind);
   for (size_t i = blockIdx.x * (size_t)blockDim.x + threadIdx.x; i < n; i += (size_t)gridDim.x * blockDim.x) {
-    if (kind == F32) mine += (((const uint32_t*)p)[i] & 0x7F800000u) == 0x7F800000u;
-    else if (kind == BF16) mine += (((const uint16_t*)p)[i] & 0x7F80u) == 0x7F80u;
-    else if (kind == F64) mine += (((const uint64_t*)p)[i] & 0x7FF0000000000000ull) == 0x7FF0000000000000ull;
+    uint64_t u = elem == 2 ? ((const uint16_t*)p)[i] : elem == 4 ? ((const uint32_t*)p)[i] : ((const uint64_t*)p)[i];
+    mine += is_nan_bits(u, kind);
   }
   if (mine) atomicAdd(count, mine);
 }
 
-static unsigned long long count_nonfinite_host(const unsigned char* p, size_t n, int kind) {
+static unsigned long long count_unwritten_host(const unsigned char* p, size_t n, int kind) {
   unsigned long long bad = 0;
   for (size_t i = 0; i < n; ++i) {
     uint64_t u = 0;
     memcpy(&u, p + i * kind_size(kind), kind_size(kind));
-    if (kind == F32) bad += (u & 0x7F800000u) == 0x7F800000u;
-    else if (kind == BF16) bad += (u & 0x7F80u) == 0x7F80u;
-    else if (kind == F64) bad += (u & 0x7FF0000000000000ull) == 0x7FF0000000000000ull;
+    bad += is_nan_bits(u, kind);
   }
   return bad;
 }
@@ -549,7 +555,7 @@ static void save_buffer(const Buffer& b, const unsigned char* from, const ArgSpe
     h.resize(b.sample_count * elem);
     for (size_t i = 0; i < b.sample_count; ++i) memcpy(h.data() + i * elem, from + (size_t)b.sample_host[i] * elem, elem);
     write_later(path, std::move(h));
-    emit("nonfinite %s %llu\n", base.c_str(), count_nonfinite_host(from, b.count, kind));
+    emit("unwritten %s %llu\n", base.c_str(), count_unwritten_host(from, b.count, kind));
     return;
   }
   unsigned char* picked = nullptr;
@@ -560,7 +566,7 @@ static void save_buffer(const Buffer& b, const unsigned char* from, const ArgSpe
   int blocks = (int)std::min<size_t>((std::max(b.count, b.sample_count) + 255) / 256, 4096);
   cm_gather<<<blocks, 256>>>(from, b.sample, b.sample_count, (int)elem, picked);
   CM_CHECK(cudaGetLastError());
-  cm_count_nonfinite<<<blocks, 256>>>(from, b.count, kind, count);
+  cm_count_unwritten<<<blocks, 256>>>(from, b.count, kind, count);
   CM_CHECK(cudaGetLastError());
   unsigned long long bad = 0;
   h.resize(b.sample_count * elem);
@@ -569,7 +575,7 @@ static void save_buffer(const Buffer& b, const unsigned char* from, const ArgSpe
   CM_CHECK(cudaFree(picked));
   CM_CHECK(cudaFree(count));
   write_later(path, std::move(h));
-  emit("nonfinite %s %llu\n", base.c_str(), bad);
+  emit("unwritten %s %llu\n", base.c_str(), bad);
 }
 
 static void write_outputs(const Case& c, const ArgSpec* specs, const Plan& p, int ds, int impl, const char* stage) {
