@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import json
+import time
 from pathlib import Path
 from typing import Annotated, Optional
 
@@ -101,45 +102,62 @@ def run(
     sizes: Annotated[str, typer.Option(help="paper, large, edge or all")] = "paper",
     candidates: Annotated[Optional[Path], typer.Option(help="directory of candidates: <op>.cu / <op>_bf16.cu, or fp32/ and bf16/ subfolders")] = None,
     output: Annotated[Path, typer.Option("--output", "-o", help="where to write the JSON results")] = Path("bench-results.json"),
+    jobs: Annotated[Optional[int], typer.Option("--jobs", "-j", min=1, help="compile processes working ahead of the GPU; default: all cores")] = None,
 ) -> None:
-    """Check and time the baselines (and candidates, if given) on the local GPU."""
-    from bench_tasks.harness import CandidateError, NoGpuError, evaluate, get_settings, require_gpu
-    from bench_tasks.harness.sandbox import SandboxUnavailable
+    """Check and time the baselines (and candidates, if given) on the local GPU.
+
+    One variant at a time runs on the GPU; meanwhile the next ones are compiled on `--jobs` cores and
+    their check datasets and references drawn into the data cache (see bench_tasks/harness/pipeline.py)."""
+    from bench_tasks.harness import NoGpuError, get_settings, require_gpu
+    from bench_tasks.harness.sandbox import SandboxUnavailable, sandbox_for
+    from bench_tasks.harness.pipeline import Job, run_pipeline
 
     _precision_ok(precision)
     _sizes_ok(sizes)
     variants = _variants(task, precision)
+    settings = get_settings()
     try:
-        require_gpu(get_settings())
+        require_gpu(settings)
     except NoGpuError as exc:
         _fail(str(exc), code=3)
-    _say_sandbox(get_settings())
+    try:
+        sandbox_for(settings)  # refuse before any work when untrusted code could not be sandboxed
+    except SandboxUnavailable as exc:
+        _fail(str(exc), code=4)
+    _say_sandbox(settings)
+    work = []
+    for name, prec in variants:
+        source = None
+        if candidates is not None:
+            path = _candidate_file(candidates, name, prec)
+            if path is None:
+                continue
+            source = path.read_bytes()
+        work.append(Job(name, prec, source))
     results = []
     output.parent.mkdir(parents=True, exist_ok=True)
     meta = {"provenance": provenance(), "size_set": sizes}
+    started = time.monotonic()
 
     def save() -> None:  # after every variant: an interrupted run keeps what it measured
+        meta["wall_seconds"] = round(time.monotonic() - started, 1)
         output.write_text(json.dumps({**meta, "results": [r.model_dump(mode="json") for r in results]}, indent=1))
 
     with Progress(TextColumn("{task.description}"), BarColumn(), MofNCompleteColumn(), TimeElapsedColumn(), console=console) as progress:
-        bar = progress.add_task("benchmark", total=len(variants))
-        for name, prec in variants:
-            progress.update(bar, description=f"{name}/{prec}")
-            source = None
-            if candidates is not None:
-                path = _candidate_file(candidates, name, prec)
-                if path is None:
-                    progress.advance(bar)
-                    continue
-                source = path.read_bytes()
-            try:
-                results.append(evaluate(name, prec, source, sizes))
+        bar = progress.add_task("benchmark", total=len(work))
+
+        def started_one(job: Job, compiled: int) -> None:
+            progress.update(bar, description=f"{job.key} (compiled ahead: {compiled}/{len(work)})")
+
+        def finished_one(job: Job, result) -> None:
+            if isinstance(result, Exception):
+                err.print(f"{job.key}: {result}")
+            else:
+                results.append(result)
                 save()
-            except CandidateError as exc:
-                err.print(f"{name}/{prec}: {exc}")
-            except SandboxUnavailable as exc:
-                _fail(str(exc), code=4)
             progress.advance(bar)
+
+        run_pipeline(work, sizes, settings, compile_workers=jobs, on_start=started_one, on_result=finished_one)
     summary = Table(title="MSKernelBench" + (" (baselines)" if candidates is None else ""))
     for col in ("variant", "verdict", "P", "sizes passed", "wall s"):
         summary.add_column(col)
@@ -151,7 +169,7 @@ def run(
         if r.verdict.value != "ok":
             console.print(f"[red]{r.task}/{r.precision}[/]: {r.message}")
     save()
-    console.print(f"results written to {output}")
+    console.print(f"results written to {output} ({meta['wall_seconds']} s)")
     if any(r.verdict.value != "ok" for r in results):
         raise typer.Exit(1)
 

@@ -33,6 +33,7 @@ SIZE_SETS = ("paper", "large", "edge", "all")
 ELEM_BYTES = {"fp32": 4, "bf16": 2}
 DRAWS = {"uniform": 2, "normal": 2, "randint": 2, "const": 1}  # kind -> number of parameters
 KEEP = "keep"
+SHUFFLE = "shuffle"  # refresh: the dataset's own values, permuted per timed call (bench_tasks/refresh.py)
 
 ARG_KEYS = ("role", "length", "value", "draw", "memory", "refresh", "param")
 TOLERANCE_KEYS = ("atol", "rtol", "scale")
@@ -473,11 +474,11 @@ def _validate_arg(task: Task, a: Arg, where: str) -> None:
             parse_draw(a.draw)
         except TaskError as exc:
             raise TaskError(f"{what}.draw: {exc}") from None
-    if a.refresh is not None and a.refresh != KEEP:
+    if a.refresh is not None and a.refresh not in (KEEP, SHUFFLE):
         try:
             parse_draw(a.refresh)
         except TaskError as exc:
-            raise TaskError(f"{what}.refresh: must be \"keep\" or a draw spec: {exc}") from None
+            raise TaskError(f"{what}.refresh: must be \"keep\", \"shuffle\" or a draw spec: {exc}") from None
 
 
 def validate(task: Task) -> None:
@@ -510,6 +511,11 @@ def validate(task: Task) -> None:
             raise TaskError(f"{where}: [tolerance] has no entry for {precision}")
         if not task.variant(precision).outputs():
             raise TaskError(f"{where}: no output argument in {precision} (roles output, accumulate or inout)")
+    from .refresh import refresh_draw  # here: refresh imports this module
+
+    for variant in task.variants():  # redraws between timed calls fit each argument's type
+        for a in task.args:
+            refresh_draw(variant, a.name)
     for out, per in task.tolerance_outputs.items():
         if out not in by_name or not any(by_name[out].is_output(p) for p in task.prototypes):
             raise TaskError(f"{where}: [tolerance.outputs.{out}] names no output argument (outputs: "

@@ -9,6 +9,9 @@
 #   edge            scripts/check_baselines.py --sizes edge  -> $OUT/baseline_checks_edge.json
 #   sandbox         cudamaster sandbox check --gpu -> $OUT/sandbox_check.json (probes inside the sandbox, a kernel,
 #                   ncu), then scripts/sandbox_figures.py -> $OUT/sandbox_figures.json (~2 min)
+#   timed-calls     pytest -m gpu: the timed-call checks (issue 13): honest kernel, adversaries, device draws
+#   throughput      scripts/throughput_figures.py --only wall --only spread -> $OUT/throughput_figures.json
+#   suite           scripts/throughput_figures.py --only suite (bench run, every variant, paper) -> $OUT/suite.json
 # Needs python3 with this repo importable (see scripts/make_device_wheels.sh) and nvcc; ncu for figures.
 # Kernels run in the bubblewrap sandbox: without bwrap on PATH, .devsite/bubblewrap_*.deb (carried from
 # scripts/make_device_wheels.sh) is unpacked to /tmp/bw and CUDAMASTER_SANDBOX_BWRAP points at it.
@@ -40,6 +43,11 @@ for step in "$@"; do
     edge) timeout -k 5 "$LIMIT" $PY scripts/check_baselines.py --sizes edge --output "$OUT/baseline_checks_edge.json" ;;
     sandbox) timeout -k 5 "$LIMIT" sh -c "$PY -m app.cli sandbox check --gpu --json '$OUT/sandbox_check.json'; \
                  $PY scripts/sandbox_figures.py --output '$OUT/sandbox_figures.json'" ;;
+    timed-calls) timeout -k 5 "$LIMIT" $PY -m pytest -m gpu -q -rfE -p no:cacheprovider --timeout 240 \
+                 --junitxml="$OUT/timed_calls.xml" tests/bench/test_harness_gpu.py \
+                 -k "timed or replay or honest or lazy or structure or device_draws or call_count" ;;
+    throughput) timeout -k 5 "$LIMIT" $PY scripts/throughput_figures.py --only wall --only spread --output "$OUT/throughput_figures.json" ;;
+    suite) timeout -k 5 "$LIMIT" $PY scripts/throughput_figures.py --only suite --output "$OUT/suite.json" ;;
     *) echo "unknown step $step"; continue ;;
   esac > "$OUT/$step.log" 2>&1
   rc=$?

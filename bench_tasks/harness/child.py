@@ -24,15 +24,20 @@ class Child:
                                      stderr=subprocess.STDOUT if merge_stderr else subprocess.PIPE,
                                      start_new_session=True, text=True, errors="replace", **popen)
 
-    def kill_group(self) -> None:
-        """SIGKILL the child's process group (a sandbox kills its namespace's first process first)."""
-        os.killpg(self.proc.pid, signal.SIGKILL)
-
     def kill(self) -> None:
         """Kill the whole group now (the caller failed while the child ran)."""
         if self.proc.poll() is None:
             self.kill_group()
             self.proc.communicate()
+
+    def kill_group(self) -> None:
+        """SIGKILL the whole group without waiting (another thread may be in wait()); a sandbox kills its
+        namespace's first process first."""
+        if self.proc.poll() is None:
+            try:
+                os.killpg(self.proc.pid, signal.SIGKILL)
+            except ProcessLookupError:
+                pass
 
     def wait(self, timeout: float) -> tuple[int | None, str]:
         """(exit status, or None when killed at the time limit; stdout, with stderr unless kept apart)."""

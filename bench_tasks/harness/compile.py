@@ -12,6 +12,7 @@ needs copied in; what it builds is copied into the cache afterwards (the cache i
 
 from __future__ import annotations
 
+import fcntl
 import hashlib
 import json
 import os
@@ -19,6 +20,8 @@ import re
 import shutil
 import subprocess
 import threading
+from collections.abc import Iterator
+from contextlib import contextmanager
 from dataclasses import dataclass, field
 from functools import cache
 from pathlib import Path
@@ -103,6 +106,19 @@ def candidate_flags(settings: HarnessSettings, extra: list[str] | None = None) -
     return list(settings.nvcc_flags) + arch_flags(settings) + list(extra or [])
 
 
+@contextmanager
+def _locked(directory: Path) -> Iterator[None]:
+    """Hold an exclusive lock on `directory` (created if needed): one compile per cache entry at a time,
+    across threads and processes (the `bench run` pipeline compiles ahead while evaluations run)."""
+    directory.mkdir(parents=True, exist_ok=True)
+    with open(directory / ".lock", "w") as handle:
+        fcntl.flock(handle, fcntl.LOCK_EX)
+        try:
+            yield
+        finally:
+            fcntl.flock(handle, fcntl.LOCK_UN)
+
+
 def _publish(built: Path, dest: Path) -> None:
     """Copy a file built in a scratch directory into the cache (atomically: concurrent builds may race)."""
     tmp = dest.with_name(f".{dest.name}.{os.getpid()}.{threading.get_ident()}.tmp")
@@ -116,29 +132,29 @@ def _nvcc(settings: HarnessSettings) -> str:
 
 
 def _nvcc_object(source_text: str, name: str, flags: list[str], settings: HarnessSettings, kind: str,
-                 includes: tuple[Path, ...] = ()) -> tuple[int | None, str, Path]:
+                 includes: tuple[Path, ...] = (), suffix: str = ".cu") -> tuple[int | None, str, Path]:
     """Compile in the sandbox, in a scratch directory (`includes` copied there, found with -I.); cache the object."""
     box = sandbox_for(settings)  # refuses here when no sandbox can be set up, cached object or not
     # The sandbox's kind is in the key: an object built without it (opt-out) is never reused with it.
     key = _hash(kind, source_text, " ".join(flags), nvcc_version(settings.nvcc), box.kind)
     work = settings.cache_dir / "objects" / key
     obj = work / f"{name}.o"
-    if obj.exists() and (work / "ok").exists():
-        return 0, (work / "log.txt").read_text() if (work / "log.txt").exists() else "", obj
-    with scratch(settings, "cm-build-") as tmp:
-        src = tmp / f"{name}.cu"
-        src.write_text(source_text)
-        inputs = [src, *(stage(f, tmp) for f in includes)]
-        inc = [f"-I{tmp}"] if includes else []
-        rc, log = box.run([_nvcc(settings), *flags, *inc, "-std=c++17", "-c", str(src), "-o", str(tmp / obj.name)],
-                          scratch=tmp, read_only=inputs, timeout=settings.compile_timeout_s)
-        work.mkdir(parents=True, exist_ok=True)
-        if rc == 0 and not (tmp / obj.name).is_file():
-            rc, log = 1, log + "\nnvcc wrote no object file"
-        (work / "log.txt").write_text(log)
-        if rc == 0:
-            _publish(tmp / obj.name, obj)
-            (work / "ok").write_text("")
+    with _locked(work):
+        if obj.exists() and (work / "ok").exists():
+            return 0, (work / "log.txt").read_text() if (work / "log.txt").exists() else "", obj
+        with scratch(settings, "cm-build-") as tmp:
+            src = tmp / f"{name}{suffix}"
+            src.write_text(source_text)
+            inputs = [src, *(stage(f, tmp) for f in includes)]
+            inc = [f"-I{tmp}"] if includes else []
+            rc, log = box.run([_nvcc(settings), *flags, *inc, "-std=c++17", "-c", str(src), "-o", str(tmp / obj.name)],
+                              scratch=tmp, read_only=inputs, timeout=settings.compile_timeout_s)
+            if rc == 0 and not (tmp / obj.name).is_file():
+                rc, log = 1, log + "\nnvcc wrote no object file"
+            (work / "log.txt").write_text(log)
+            if rc == 0:
+                _publish(tmp / obj.name, obj)
+                (work / "ok").write_text("")
     return rc, log, obj
 
 
@@ -256,7 +272,7 @@ BLOCKING_STREAM_WRAPPERS = {
 def _localized(obj: Path, keep: str, settings: HarnessSettings) -> Path:
     renames = [f"--redefine-sym={old}={new}" for old, new in BLOCKING_STREAM_WRAPPERS.items()]
     out = obj.with_name(f"{obj.stem}.{keep}.{_hash(*renames)[:8]}.o")
-    if not out.exists():
+    if not out.exists():  # built aside and published atomically: the pipeline may localise one object twice at once
         with scratch(settings, "cm-objcopy-") as tmp:
             staged = stage(obj, tmp)
             rc, log = sandbox_for(settings).run(["objcopy", f"--keep-global-symbol={keep}", *renames, str(staged), str(tmp / out.name)],
@@ -299,29 +315,42 @@ def compile_baseline(variant: Variant, settings: HarnessSettings) -> Path:
     return _localized(obj, variant.entry, settings)
 
 
-RUNTIME_HEADER = Path(__file__).parent / "runtime" / "cm_runtime.cuh"
+RUNTIME_DIR = Path(__file__).parent / "runtime"
+RUNTIME_HEADERS = ("cm_driver.h", "cm_refresh.h")
+
+
+def compile_runtime(settings: HarnessSettings) -> Path:
+    """The harness runtime (runtime/cm_runtime.cuh) as one object, compiled once per content and flags."""
+    text = "".join((RUNTIME_DIR / f).read_text() for f in ("cm_runtime.cuh", *RUNTIME_HEADERS))
+    source = (RUNTIME_DIR / "cm_runtime.cu").read_text() + f"// runtime {_hash(text)}\n"
+    rc, log, obj = _nvcc_object(source, "cm_runtime", ["-O2", *arch_flags(settings)], settings, "runtime",
+                                includes=tuple(RUNTIME_DIR / f for f in ("cm_runtime.cuh", *RUNTIME_HEADERS)))
+    if rc != 0:
+        raise RuntimeError(f"the harness runtime failed to compile (a harness bug):\n{log}")
+    return obj
 
 
 def build_driver(variant: Variant, driver_source: str, baseline_obj: Path, candidate_obj: Path | None, settings: HarnessSettings) -> Path:
-    """Compile the generated driver and link it with the baseline (and candidate) objects (both in the sandbox)."""
-    flags = ["-O2", *arch_flags(settings)]
-    runtime_text = RUNTIME_HEADER.read_text()
-    rc, log, drv_obj = _nvcc_object(driver_source + "\n// runtime " + _hash(runtime_text), "driver", flags, settings, "driver",
-                                    includes=(RUNTIME_HEADER,))
+    """Compile the generated driver (host C++ against cm_driver.h) and link it with the runtime, baseline
+    (and candidate) objects (both steps in the sandbox)."""
+    runtime_obj = compile_runtime(settings)
+    headers = "".join((RUNTIME_DIR / f).read_text() for f in RUNTIME_HEADERS)
+    rc, log, drv_obj = _nvcc_object(driver_source + "\n// headers " + _hash(headers), "driver", ["-O2"], settings, "driver",
+                                    includes=tuple(RUNTIME_DIR / f for f in RUNTIME_HEADERS), suffix=".cpp")
     if rc != 0:
         raise RuntimeError(f"generated driver for {variant.key} failed to compile (a harness bug):\n{log}")
-    objs = [drv_obj, baseline_obj] + ([candidate_obj] if candidate_obj else [])
+    objs = [drv_obj, runtime_obj, baseline_obj] + ([candidate_obj] if candidate_obj else [])
     key = _hash(*(o.read_bytes() for o in objs), sandbox_for(settings).kind)
     exe = settings.cache_dir / "drivers" / key / "driver"
-    if not exe.exists():
-        exe.parent.mkdir(parents=True, exist_ok=True)
-        with scratch(settings, "cm-link-") as tmp:
-            staged = [stage(o, tmp, f"{i}_{o.name}") for i, o in enumerate(objs)]
-            rc, log = sandbox_for(settings).run([_nvcc(settings), *arch_flags(settings), "-o", str(tmp / "driver"), *map(str, staged)],
-                                                scratch=tmp, read_only=staged, timeout=settings.compile_timeout_s)
-            if rc != 0 or not (tmp / "driver").is_file():
-                raise LinkError(log)
-            _publish(tmp / "driver", exe)
+    with _locked(exe.parent):
+        if not exe.exists():
+            with scratch(settings, "cm-link-") as tmp:
+                staged = [stage(o, tmp, f"{i}_{o.name}") for i, o in enumerate(objs)]
+                rc, log = sandbox_for(settings).run([_nvcc(settings), *arch_flags(settings), "-o", str(tmp / "driver"), *map(str, staged)],
+                                                    scratch=tmp, read_only=staged, timeout=settings.compile_timeout_s)
+                if rc != 0 or not (tmp / "driver").is_file():
+                    raise LinkError(log)
+                _publish(tmp / "driver", exe)
     return exe
 
 

@@ -1,9 +1,11 @@
 """evaluate(): compile, check and time a candidate against the baseline in a child process.
 
 Flow: validate input -> compile the candidate (symbol checks) -> build the generated driver ->
-write seeded inputs -> run the driver in its own process group with a time limit (correctness
-calls with poisoned outputs and guard bands, interleaved timing, a fresh-input re-check) while
-the float64 references are computed here -> compare -> verdict, per-size rows, score P.
+start the driver while the seeded inputs are drawn (or read from the data cache; the driver waits
+for each dataset's `ready` marker) -> correctness calls with poisoned outputs and guard bands,
+interleaved timing with every pair's inputs redrawn on the device and random pairs checked, a
+fresh-input re-check -> each output is compared with the float64 reference as soon as the driver
+writes it -> verdict, per-size rows, score P, per-stage seconds.
 """
 
 from __future__ import annotations
@@ -14,8 +16,11 @@ import secrets
 import shutil
 import signal
 import subprocess
+import threading
 import time
-from concurrent.futures import ThreadPoolExecutor
+from collections.abc import Iterator
+from concurrent.futures import Future, ThreadPoolExecutor
+from contextlib import contextmanager
 from dataclasses import dataclass, field
 from functools import cache
 from pathlib import Path
@@ -23,21 +28,23 @@ from pathlib import Path
 import numpy as np
 
 from bench_tasks import data
-from bench_tasks.compare import Comparison, check_outputs, compare
-from bench_tasks.spec import INPUT_ROLES, Task, Variant, load_task
+from bench_tasks.refresh import refresh_draw, refreshed_args
+from bench_tasks.spec import Task, Variant, load_task
 
 from . import compile as cc
 from . import source as src
+from .checks import Case, as_check, choose_sample, compare_outputs, generator_mismatch, outputs, read_inputs, read_output, reference, timed_inputs
 from .child import Child
+from .datacache import DataCache, write_dataset
 from .driver import MEMORY, ROLE, driver_source
 from .errors import NoGpuError
-from .result import Check, EvaluationResult, GpuInfo, SizeRow, TimeStats, Verdict
+from .plan import BufferPlan, CasePlan, Plan, Results, Sample, TimingPlan, choose_check_pairs, secret_key
+from .result import Check, EvaluationResult, SizeRow, TimeStats, Verdict
 from . import sandbox as sb
 from .sandbox import make_scratch, remove_scratch, sandbox_for
 from .settings import HarnessSettings, get_settings
 
 _EXIT_VERDICT = {3: Verdict.runtime_error, 4: Verdict.runtime_error, 5: Verdict.wrong_answer}
-
 
 def gpu_status(settings: HarnessSettings | None = None) -> tuple[bool, str]:
     """(is a GPU visible, what was found or why not)."""
@@ -84,14 +91,6 @@ def _child_env(settings: HarnessSettings) -> dict[str, str]:
     return env
 
 
-@dataclass
-class _Case:
-    index: int
-    params: dict[str, int]
-    datasets: list[tuple[int, str, Path]]  # (seed, purpose, directory)
-    sample: dict[str, np.ndarray] | None = None
-
-
 def _variant(task: str | Task, precision: str) -> Variant:
     return (load_task(task) if isinstance(task, str) else task).variant(precision)
 
@@ -102,95 +101,59 @@ def _sizes(variant: Variant, sizes: str | list[dict[str, int]]) -> tuple[str, li
     return "custom", [dict(s) for s in sizes]
 
 
-def _outputs(variant: Variant) -> list[str]:
-    return variant.outputs()
+def _workers(settings: HarnessSettings) -> int:
+    return settings.data_workers or min(8, os.cpu_count() or 1)
 
 
-def _parallel(settings: HarnessSettings, fn, items) -> list:
-    """fn over items in threads (the data path is numpy and file I/O, which release the GIL)."""
-    with ThreadPoolExecutor(max_workers=settings.data_workers or min(8, os.cpu_count() or 1)) as pool:
-        return list(pool.map(fn, items))
+class Stages:
+    """Busy seconds per stage of an evaluation (stages overlap: host work runs while the GPU works)."""
+
+    def __init__(self) -> None:
+        self.seconds: dict[str, float] = {}
+        self._lock = threading.Lock()
+
+    def add(self, name: str, seconds: float) -> None:
+        with self._lock:
+            self.seconds[name] = self.seconds.get(name, 0.0) + seconds
+
+    @contextmanager
+    def __call__(self, name: str) -> Iterator[None]:
+        t0 = time.monotonic()
+        try:
+            yield
+        finally:
+            self.add(name, time.monotonic() - t0)
+
+    def rounded(self) -> dict[str, float]:
+        with self._lock:
+            return {k: round(v, 3) for k, v in self.seconds.items()}
 
 
-def _write_datasets(variant: Variant, cases: list[_Case], settings: HarnessSettings) -> None:
-    """Draw and store every dataset, in threads."""
-
-    def write(seed: int, directory: Path, params: dict[str, int]) -> None:
-        directory.mkdir(parents=True, exist_ok=True)
-        for name, arr in data.generate(variant, params, seed).items():
-            arr.tofile(directory / f"{name}.bin")
-
-    _parallel(settings, lambda job: write(*job), [(seed, directory, case.params) for case in cases for seed, _, directory in case.datasets])
-
-
-def _plan_text(variant: Variant, cases: list[_Case], workdir: Path, settings: HarnessSettings, mode: str = "full",
-               impl: str = "candidate", timing: bool = True) -> str:
-    lines = [f"mode {mode}", f"impl {impl}", f"results {workdir / 'results.txt'}", f"outdir {workdir / 'out'}",
-             f"timing {settings.min_pairs} {settings.max_pairs} {settings.min_seconds_per_size} {settings.max_seconds_per_size} "
-             f"{settings.target_rse} {settings.warmup_calls} {settings.warmup_seconds}"]
+def _plan(variant: Variant, cases: list[Case], workdir: Path, settings: HarnessSettings, *, mode: str = "full",
+          impl: str = "candidate", timing: bool = True, refresh_key: int = 0, dump_baseline: bool = False) -> Plan:
     task = variant.task
+    plan = Plan(results=workdir / "results.txt", outdir=workdir / "out", mode=mode, impl=impl,
+                timing=TimingPlan(settings.min_pairs, settings.max_pairs, settings.min_seconds_per_size, settings.max_seconds_per_size,
+                                  settings.target_rse, settings.warmup_calls, settings.warmup_seconds),
+                refresh_key=refresh_key, dump_baseline=dump_baseline, wait_seconds=settings.run_timeout_s)
     for case in cases:
         lengths = task.lengths(case.params, variant.precision)
         scalars = task.scalar_values(case.params, variant.precision)
-        lines.append(f"case {case.index}")
+        cp = CasePlan(case.index, timing=timing, check_pairs=list(case.check_pairs))
         for i, p in enumerate(variant.prototype.params):
             arg = variant.arg_of(p)
-            if p.pointer:  # buffer ARG COUNT ROLE MEMORY
-                lines.append(f"buffer {i} {lengths[arg.name]} {ROLE[arg.role_for(variant.precision)]} "
-                             f"{MEMORY[arg.memory_for(variant.precision)]}")
-            else:
-                lines.append(f"scalar {i} {float(scalars[arg.name])!r}")
-        for _, purpose, directory in case.datasets:
-            lines.append(f"dataset {directory} {purpose}")
-        lines.append(f"time {int(timing)}")
-    return "\n".join(lines) + "\n"
-
-
-def _read_stored(variant: Variant, directory: Path, params: dict[str, int]) -> dict[str, np.ndarray]:
-    lengths = variant.task.lengths(params, variant.precision)
-    stored = {}
-    for a in variant.task.args:
-        if a.role_for(variant.precision) in INPUT_ROLES:
-            dtype = variant.param(a.name).dtype
-            stored[a.name] = np.fromfile(directory / f"{a.name}.bin", dtype=data.STORAGE[dtype], count=lengths[a.name])
-    return stored
-
-
-def _choose_sample(variant: Variant, case: _Case, settings: HarnessSettings, rng: np.random.Generator) -> None:
-    """At large sizes the reference covers a random sample of each output (plus its first and last element)."""
-    task = variant.task
-    lengths = task.lengths(case.params, variant.precision)
-    flops, _ = task.work(case.params, variant.precision)
-    outs = _outputs(variant)
-    if task.oracle == "baseline" or not (flops > settings.reference_full_flops or any(lengths[o] > settings.reference_full_elements for o in outs)):
-        return
-    case.sample = {}
-    for o in outs:
-        n = lengths[o]
-        k = min(n, settings.reference_sample)
-        idx = rng.choice(n, size=k, replace=False) if k < n else np.arange(n)
-        case.sample[o] = np.unique(np.concatenate([idx, [0, n - 1]]).astype(np.int64))
-
-
-def _reference(variant: Variant, case: _Case, directory: Path) -> dict[str, np.ndarray]:
-    task = variant.task
-    if task.oracle == "baseline":  # custom task: the baseline's output is read after the run
-        return {}
-    names = data.reference_names(variant, case.params)
-    lengths = task.lengths(case.params, variant.precision)
-    outs = _outputs(variant)
-    x = data.float64_inputs(variant, _read_stored(variant, directory, case.params))
-    ref = task.reference_module.reference(x, names, variant.precision, case.sample)
-    result = {}
-    for o in outs:
-        r = np.asarray(ref[o], dtype=np.float64).reshape(-1)
-        if case.sample is not None and r.size == lengths[o] and r.size != case.sample[o].size:
-            r = r[case.sample[o]]
-        result[o] = r
-    return result
-
-
-Sample = tuple[float, float, float]  # (event µs, host wall µs, tail µs) of one timed call
+            if not p.pointer:
+                cp.scalars.append((i, float(scalars[arg.name])))
+                continue
+            draw = refresh_draw(variant, arg.name)
+            buf = BufferPlan(i, lengths[arg.name], ROLE[arg.role_for(variant.precision)], MEMORY[arg.memory_for(variant.precision)],
+                             None if draw is None else (draw.code, draw.p0, draw.p1))
+            if case.sample and arg.name in case.sample:
+                buf.sample = (case.sample[arg.name].size, workdir / f"c{case.index}_sample_{arg.name}.bin")
+            cp.buffers.append(buf)
+        cp.datasets = [(directory, purpose) for _, purpose, directory in case.datasets]
+        plan.cases.append(cp)
+    return plan
 
 
 def _call_times(samples: list[Sample], late_us: np.ndarray | None = None) -> np.ndarray:
@@ -223,26 +186,6 @@ def late_work(candidate: list[Sample], baseline: list[Sample], settings: Harness
     if np.median(tails) - cost <= slack:
         return None
     return np.maximum(tails - cost, 0.0)
-
-
-def _parse_results(path: Path) -> tuple[GpuInfo | None, list[tuple[int, int, str, str]], dict[int, dict[str, list[Sample]]]]:
-    gpu, outputs, times = None, [], {}
-    if not path.exists():
-        return gpu, outputs, times
-    for line in path.read_text().splitlines():
-        parts = line.split()
-        if not parts:
-            continue
-        if parts[0] == "device" and len(parts) >= 8:
-            drv, rt = int(parts[6]), int(parts[7])
-            gpu = GpuInfo(name=parts[1].replace("_", " "), compute_capability=parts[2], sm_count=int(parts[3]),
-                          l2_bytes=int(parts[4]), memory_bytes=int(parts[5]),
-                          driver_version=f"CUDA {drv // 1000}.{drv % 1000 // 10}", cuda_driver_api=f"{drv // 1000}.{drv % 1000 // 10}", runtime_version=f"{rt // 1000}.{rt % 1000 // 10}")
-        elif parts[0] == "output":
-            outputs.append((int(parts[1]), int(parts[2]), parts[3], parts[4]))
-        elif parts[0] == "time":
-            times.setdefault(int(parts[1]), {}).setdefault(parts[2], []).append((float(parts[4]), float(parts[5]), float(parts[6])))
-    return gpu, outputs, times
 
 
 def _driver_error(rc: int | None, output: str, settings: HarnessSettings) -> tuple[Verdict, str]:
@@ -281,141 +224,289 @@ def evaluate(task: str | Task, precision: str, candidate_source: str | bytes | N
     result = EvaluationResult(task=variant.task.name, precision=precision, verdict=Verdict.ok, size_set=size_set,
                               compile_flags=cc.candidate_flags(settings, extra_flags), nvcc_version=cc.nvcc_version(settings.nvcc),
                               seeds=seeds + [fresh_seed], baseline_only=text is None,
-                              source_sha256=hashlib.sha256(text.encode()).hexdigest() if text else "")
+                              source_sha256=hashlib.sha256(text.encode()).hexdigest() if text else "",
+                              refreshed_inputs=refreshed_args(variant) if timing else [])
+    stages = Stages()
 
     def finish(verdict: Verdict, message: str = "", log: str = "") -> EvaluationResult:
         result.verdict, result.message, result.log = verdict, message, log[-20000:]
         result.wall_seconds = round(time.monotonic() - started, 3)
+        result.stages = stages.rounded()
         return result
 
+    with stages("compile"):
+        built = _build(variant, text, settings, extra_flags)
+    if isinstance(built, tuple):
+        return finish(*built)
+    require_gpu(settings)
+    workdir = make_scratch(settings, "cm-eval-")  # the driver's only writable directory
+    inputs_dir = make_scratch(settings, "cm-in-")  # datasets drawn here while the driver runs: read-only inside
+    inputs_dir.chmod(0o755)
+    try:
+        (workdir / "out").mkdir()
+        return finish(*_run(variant, built, result, size_list, seeds, fresh_seed, workdir, inputs_dir, settings, stages, timing))
+    finally:
+        if not keep_workdir:
+            remove_scratch(workdir)
+            remove_scratch(inputs_dir)
+        DataCache(settings).prune()
+
+
+def _build(variant: Variant, text: str | None, settings: HarnessSettings, extra_flags: list[str] | None) -> Path | tuple[Verdict, str, str]:
+    """The driver executable, or (verdict, message, log) when the candidate does not build."""
     cand_obj = None
     if text is not None:
         outcome = cc.compile_candidate(variant, text, settings, extra_flags)
         if not outcome.ok:
-            return finish(outcome.verdict, outcome.message, outcome.log)
+            return outcome.verdict, outcome.message, outcome.log
         cand_obj = outcome.object_path
     try:
         base_obj = cc.compile_baseline(variant, settings)
     except cc.BaselineError as exc:
-        return finish(exc.outcome.verdict, str(exc), exc.outcome.log)
+        return exc.outcome.verdict, str(exc), exc.outcome.log
     try:
-        exe = cc.build_driver(variant, driver_source(variant, cand_obj is not None), base_obj, cand_obj, settings)
+        return cc.build_driver(variant, driver_source(variant, cand_obj is not None), base_obj, cand_obj, settings)
     except cc.LinkError as exc:
-        return finish(Verdict.link_error, "linking the candidate with the harness failed: " + cc._first_error(str(exc)), str(exc))
-    require_gpu(settings)
-
-    workdir = make_scratch(settings, "cm-eval-")
-    try:
-        (workdir / "out").mkdir()
-        cases = [_Case(i, p, [(s, "check", workdir / f"c{i}" / f"s{s}") for s in seeds] + [(fresh_seed, "fresh", workdir / f"c{i}" / "fresh")])
-                 for i, p in enumerate(size_list)]
-        _write_datasets(variant, cases, settings)
-        plan = workdir / "plan.txt"
-        plan.write_text(_plan_text(variant, cases, workdir, settings, timing=timing))
-        child = _start_driver(exe, plan, cases, variant, settings)
-        try:  # the float64 references are computed while the GPU works
-            rng = np.random.default_rng(fresh_seed)
-            for c in cases:
-                _choose_sample(variant, c, settings, rng)
-            keys = [(c, d, directory) for c in cases for d, (_, _, directory) in enumerate(c.datasets)]
-            computed = _parallel(settings, lambda k: _reference(variant, k[0], k[2]), keys)
-            refs = {(c.index, d): ref for (c, d, _), ref in zip(keys, computed)}
-        except BaseException:
-            child.kill()
-            raise
-        rc, output = child.wait(settings.run_timeout_s)
-        gpu, outputs, times = _parse_results(workdir / "results.txt")
-        if gpu is not None:
-            gpu.driver_version = nvidia_driver_version() or gpu.driver_version
-        result.gpu = gpu
-        rows = _parallel(settings, lambda c: _row(variant, c, outputs, times, refs, workdir, settings), cases)
-        result.rows = rows
-        results_file = workdir / "results.txt"
-        if rc != 0 or not results_file.exists() or "done" not in results_file.read_text().split():
-            verdict, message = _driver_error(rc, output, settings)
-            if verdict in (Verdict.runtime_error, Verdict.timeout):
-                healthy, why = gpu_status(settings)
-                if not healthy:
-                    message += f" [GPU check after the fault failed: {why}]"
-            return finish(verdict, message, output)
-        return finish(*_verdict(variant, result, settings))
-    finally:
-        if not keep_workdir:
-            remove_scratch(workdir)
+        return Verdict.link_error, "linking the candidate with the harness failed: " + cc._first_error(str(exc)), str(exc)
 
 
-def _start_driver(exe: Path, plan: Path, cases: list[_Case], variant: Variant, settings: HarnessSettings) -> Child:
-    """The driver in the sandbox: the scratch directory is the plan's; the driver, plan and inputs are read-only;
-    the run may add its outputs (each stage of each dataset, with room to spare) plus sandbox_scratch_bytes."""
-    workdir = plan.parent
+def _cases(variant: Variant, size_list: list[dict[str, int]], seeds: list[int], fresh_seed: int, inputs_dir: Path,
+           settings: HarnessSettings, timing: bool) -> list[Case]:
+    """Every size with its datasets (cached check seeds, a fresh one here) and its secret choices:
+    the output sample and the timed pairs to check, from the operating system's entropy."""
+    cache = DataCache(settings)
+    secret = secrets.SystemRandom()
+    sample_rng = np.random.default_rng(secret.getrandbits(64))
+    cases = []
+    for i, params in enumerate(size_list):
+        # A cached dataset complete now is read in place; any other is drawn into inputs_dir during the run
+        # (published into the cache once the driver has ended): the sandbox binds exactly these directories.
+        datasets = [(s, "check", cache.ready(variant, params, s) or inputs_dir / f"c{i}" / f"s{s}") for s in seeds]
+        case = Case(i, params, datasets + [(fresh_seed, "fresh", inputs_dir / f"c{i}" / "fresh")])
+        choose_sample(variant, case, settings, sample_rng)
+        if timing:
+            case.check_pairs = choose_check_pairs(settings.min_pairs, settings.max_pairs, secret)
+        cases.append(case)
+    return cases
+
+
+def _start_driver(exe: Path, workdir: Path, inputs_dir: Path, cases: list[Case], variant: Variant,
+                  settings: HarnessSettings) -> Child:
+    """The driver in the sandbox: `workdir` is its scratch directory (the staged driver and plan read-only in it);
+    the datasets (drawn into `inputs_dir` while it runs, or in the data cache) are visible read-only. It may add
+    its outputs (each stage of each dataset and every checked timed call's inputs and outputs, with room to
+    spare) plus sandbox_scratch_bytes."""
     driver = sb.stage(exe, workdir, "driver")
-    inputs = [driver, plan] + [directory for case in cases for _, _, directory in case.datasets]
+    cache_root = DataCache(settings).root
     expected = 0
     for case in cases:
         lengths = variant.task.lengths(case.params, variant.precision)
-        per_dataset = sum(lengths[o] * np.dtype(data.STORAGE[variant.param(o).dtype]).itemsize for o in _outputs(variant))
-        expected += 4 * per_dataset * len(case.datasets)
-    return sandbox_for(settings).start([str(driver), str(plan)], scratch=workdir, read_only=inputs, gpu=True,
+        size = {n: lengths[n] * np.dtype(data.STORAGE[variant.param(n).dtype]).itemsize for n in lengths}
+        out_bytes = sum(size[o] for o in outputs(variant))
+        expected += 4 * out_bytes * len(case.datasets) + 2 * len(case.check_pairs) * sum(size.values())
+    cached = sorted({directory for case in cases for _, _, directory in case.datasets if directory.is_relative_to(cache_root)})
+    return sandbox_for(settings).start([str(driver), str(workdir / "plan.txt")], scratch=workdir,
+                                       read_only=[driver, workdir / "plan.txt"], shared=[inputs_dir, *cached], gpu=True,
                                        quota_bytes=expected + settings.sandbox_scratch_bytes)
 
 
-def _row(variant: Variant, case: _Case, outputs, times, refs, workdir: Path, settings: HarnessSettings) -> SizeRow:
+def _run(variant: Variant, exe: Path, result: EvaluationResult, size_list: list[dict[str, int]], seeds: list[int], fresh_seed: int,
+         workdir: Path, inputs_dir: Path, settings: HarnessSettings, stages: Stages, timing: bool) -> tuple[Verdict, str, str]:
+    """Draw the data, run the driver, and check its outputs as it writes them; the verdict."""
     task = variant.task
-    lengths = task.lengths(case.params, variant.precision)
-    checks = []
     oracle = task.oracle == "baseline"
+    cases = _cases(variant, size_list, seeds, fresh_seed, inputs_dir, settings, timing)
+    for case in cases:
+        for name, idx in (case.sample or {}).items():
+            idx.tofile(workdir / f"c{case.index}_sample_{name}.bin")
+    refresh_key = secret_key()
+    plan = _plan(variant, cases, workdir, settings, timing=timing, refresh_key=refresh_key, dump_baseline=oracle)
+    (workdir / "plan.txt").write_text(plan.to_text())
+    cache = DataCache(settings)
+    check = ThreadPoolExecutor(max_workers=_workers(settings))
+    waiter = ThreadPoolExecutor(max_workers=1)
+    checks: list[tuple[int, int, Check]] = []  # (case, position in the results, check)
+    faults: list[str] = []
+    results = Results()
+    try:
+        def draw(case: Case, d: int) -> Path:
+            seed, purpose, directory = case.datasets[d]
+            with stages("inputs"):
+                if directory.is_relative_to(cache.root):
+                    return cache.dataset(variant, case.params, seed, directory)
+                return write_dataset(variant, case.params, seed, directory)
 
-    def stored(ci, ds, impl, stage, name) -> np.ndarray:
-        dtype = variant.param(name).dtype
-        path = workdir / "out" / f"c{ci}_d{ds}_{impl}_{stage}_{name}.bin"
-        return np.fromfile(path, dtype=data.STORAGE[dtype], count=lengths[name])
+        drawn = {(c.index, d): check.submit(draw, c, d) for c in cases for d in range(len(c.datasets))}
+        child = _start_driver(exe, workdir, inputs_dir, cases, variant, settings)
+        driver_started = time.monotonic()
+        finished = waiter.submit(child.wait, settings.run_timeout_s)
 
-    names = data.reference_names(variant, case.params)
-    inputs: dict[int, dict[str, np.ndarray]] = {}
+        def refs(case: Case, d: int) -> dict[str, np.ndarray]:
+            directory = drawn[(case.index, d)].result()
+            if oracle:
+                return {}
+            seed, purpose, _ = case.datasets[d]
+            cacheable = case.sample is None and purpose == "check"
+            stored = cache.reference(variant, case.params, seed) if cacheable else None
+            if stored is not None:
+                return stored
+            with stages("references"):
+                ref = reference(variant, case, read_inputs(variant, directory, case.params))
+            if cacheable:
+                cache.store_reference(variant, case.params, seed, ref)
+            return ref
 
-    def seen(ds: int) -> dict[str, np.ndarray]:
-        """The inputs of dataset `ds` as the kernel saw them (only a task's check() needs them)."""
-        if ds not in inputs:
-            inputs[ds] = data.float64_inputs(variant, _read_stored(variant, case.datasets[ds][2], case.params))
-        return inputs[ds]
+        references = {(c.index, d): check.submit(refs, c, d) for c in cases for d in range(len(c.datasets))}
+        out = workdir / "out"
 
-    has_check = not oracle and hasattr(task.reference_module, "check")
-    for (ci, ds, impl, stage) in outputs:
-        if ci != case.index or (oracle and impl == "baseline"):
-            continue  # a custom task's baseline is the oracle, not checked against itself
-        seed = case.datasets[ds][0]
-        raw = {name: stored(ci, ds, impl, stage, name) for name in _outputs(variant)}
-        dtypes = {name: variant.param(name).dtype for name in raw}
-        if oracle:
-            cmps = [compare(name, data.to_float64(raw[name], dtypes[name]),
-                            data.to_float64(stored(ci, ds, "baseline", "first", name), dtypes[name]),
-                            variant.tolerance_for(name, names)) for name in raw]
-        else:
-            sample = case.sample
-            got = {name: data.to_float64(r if sample is None else r[sample[name]], dtypes[name]) for name, r in raw.items()}
-            cmps = check_outputs(variant, got, refs[(ci, ds)], seen(ds) if has_check else {}, names, sample)
-            if sample is not None and all(c.passed for c in cmps):  # sampled: every element must have been written
-                for name, r in raw.items():
-                    unwritten = data.unwritten_count(r, dtypes[name])
-                    if unwritten:
-                        cmps.append(Comparison.failure(f"{name}: {unwritten} elements are NaN (left unwritten, or NaN written)", r.size))
-        failing = [c for c in cmps if not c.passed]
-        worst = failing[0] if failing else max(cmps, key=lambda c: c.max_abs_err)
-        checks.append(Check(impl=impl, seed=seed, stage=stage, passed=worst.passed, max_abs_err=worst.max_abs_err,
-                            max_rel_err=worst.max_rel_err, worst_index=worst.worst_index, checked_elements=worst.checked,
-                            message=worst.message))
+        def saved(case: Case, filename: str, name: str) -> tuple[np.ndarray, int]:
+            return read_output(variant, case, out / filename, name), results.unwritten.get(filename, 0)
+
+        def output_check(ci: int, ds: int, impl: str, stage: str) -> Check:
+            case = cases[ci]
+            seed = case.datasets[ds][0]
+            if oracle:
+                want = {n: data.to_float64(saved(case, f"c{ci}_d{ds}_baseline_first_{n}.bin", n)[0], variant.param(n).dtype)
+                        for n in outputs(variant)}
+            else:
+                want = references[(ci, ds)].result()
+            with stages("output_checks"):
+                got = {n: saved(case, f"c{ci}_d{ds}_{impl}_{stage}_{n}.bin", n) for n in outputs(variant)}
+                seen = lambda: data.float64_inputs(variant, read_inputs(variant, drawn[(ci, ds)].result(), case.params))  # noqa: E731
+                return as_check(compare_outputs(variant, case, got, want, seen), impl, seed, stage)
+
+        def timed_check(ci: int, pair: int, impls: list[str]) -> list[Check]:
+            case = cases[ci]
+            first = case.first_check
+            kept_from = drawn[(ci, first)].result()
+            stored = timed_inputs(variant, case, out, pair, kept_from)
+            wrong = generator_mismatch(variant, case, stored, refresh_key, pair, np.random.default_rng(pair), kept_from)
+            if wrong:
+                faults.append(f"size {case.params}: {wrong}")
+                return []
+            if oracle:
+                want = {n: data.to_float64(saved(case, f"c{ci}_t{pair}_baseline_{n}.bin", n)[0], variant.param(n).dtype)
+                        for n in outputs(variant)}
+            else:
+                with stages("references"):
+                    want = reference(variant, case, stored)
+            found = []
+            with stages("output_checks"):
+                for impl in impls:
+                    got = {n: saved(case, f"c{ci}_t{pair}_{impl}_{n}.bin", n) for n in outputs(variant)}
+                    cmps = compare_outputs(variant, case, got, want, lambda: data.float64_inputs(variant, stored))
+                    found.append(as_check(cmps, impl, case.datasets[first][0], "timed_call", pair))
+            return found
+
+        jobs: list[tuple[int, int, Future]] = []
+        saved_impls = {"baseline"} if result.baseline_only else {"candidate", "baseline"} if oracle else {"candidate"}
+        checked_impls = [] if oracle and result.baseline_only else sorted(saved_impls - ({"baseline"} if oracle else set()))
+        pending: dict[tuple[int, int], set[str]] = {}
+        reader = _Tail(workdir / "results.txt")
+
+        def pump() -> None:
+            for entry in results.feed(reader.read()):
+                position = results.order[entry]
+                if entry[0] == "output":
+                    _, ci, ds, impl, stage = entry
+                    if not (oracle and impl == "baseline"):  # a custom task's baseline is the oracle, not checked against itself
+                        jobs.append((ci, position, check.submit(output_check, ci, ds, impl, stage)))
+                else:
+                    _, ci, pair, impl = entry
+                    seen = pending.setdefault((ci, pair), set())
+                    seen.add(impl)
+                    if seen == saved_impls and checked_impls:
+                        jobs.append((ci, position, check.submit(timed_check, ci, pair, checked_impls)))
+
+        def failed() -> BaseException | None:
+            for fut in [*drawn.values(), *references.values(), *(j for _, _, j in jobs)]:
+                if fut.done() and fut.exception() is not None:
+                    return fut.exception()
+            return None
+
+        while not finished.done():
+            pump()
+            error = failed()
+            if error is not None:
+                child.kill_group()
+                raise error
+            time.sleep(0.02)
+        rc, output = finished.result()
+        stages.add("driver", time.monotonic() - driver_started)
+        pump()
+        results.feed("\n")
+        pump_end = time.monotonic()
+        for ci, position, job in jobs:
+            try:
+                found = job.result()
+            except Exception:
+                if rc == 0 and results.done:
+                    raise
+                continue  # the driver failed: its verdict says why, whatever it left half written
+            for c in found if isinstance(found, list) else [found]:
+                checks.append((ci, position, c))
+        stages.add("after_driver", time.monotonic() - pump_end)
+    finally:
+        waiter.shutdown(wait=True)
+        check.shutdown(wait=True, cancel_futures=True)
+        for case in cases:  # the driver has ended: check datasets drawn during the run go into the cache
+            for seed, purpose, directory in case.datasets:
+                if purpose == "check" and directory.is_relative_to(inputs_dir):
+                    cache.publish(variant, case.params, seed, directory)
+    for case_id, stage, seconds in results.stages:
+        name = {"init": "driver_init", "checks": "gpu_checks", "fresh": "gpu_checks", "timing": "timing"}.get(stage, stage)
+        stages.add(name, seconds)
+    if results.gpu is not None:
+        results.gpu.driver_version = nvidia_driver_version() or results.gpu.driver_version
+    result.gpu = results.gpu
+    result.refresh_key = f"{refresh_key:016x}"
+    result.rows = [_row(variant, case, [c for ci, _, c in sorted(checks, key=lambda k: k[1]) if ci == case.index],
+                        results.times.get(case.index, {}), settings, bool(result.refreshed_inputs)) for case in cases]
+    if rc != 0 or not results.done:
+        verdict, message = _driver_error(rc, output, settings)
+        if verdict in (Verdict.runtime_error, Verdict.timeout):
+            healthy, why = gpu_status(settings)
+            if not healthy:
+                message += f" [GPU check after the fault failed: {why}]"
+        return verdict, message, output
+    if faults:
+        return Verdict.runtime_error, faults[0], output
+    return (*_verdict(variant, result, settings), "")
+
+
+class _Tail:
+    """The text appended to a file since the last read (the driver's results, while it writes them)."""
+
+    def __init__(self, path: Path):
+        self.path, self.offset = path, 0
+
+    def read(self) -> str:
+        try:
+            with open(self.path, "rb") as f:
+                f.seek(self.offset)
+                chunk = f.read()
+        except FileNotFoundError:
+            return ""
+        self.offset += len(chunk)
+        return chunk.decode("utf-8", errors="replace")
+
+
+def _row(variant: Variant, case: Case, checks: list[Check], t: dict[str, list[Sample]], settings: HarnessSettings,
+         refreshed: bool = True) -> SizeRow:
+    task = variant.task
     row = SizeRow(params=case.params, complexity=task.complexity_of(case.params), passed=all(c.passed for c in checks), checks=checks)
     mine = [c for c in checks if c.impl == "candidate"] or checks
     if mine:
         row.max_abs_err = max(c.max_abs_err or 0.0 for c in mine)
         row.max_rel_err = max(c.max_rel_err or 0.0 for c in mine)
-    t = times.get(case.index, {})
     flops, nbytes = task.work(case.params, variant.precision)
     peak = settings.peak_flops_bf16 if variant.precision == "bf16" else settings.peak_flops_fp32
     row.roofline_floor_us = max(flops / peak, nbytes / settings.peak_bytes_per_s) * 1e6
     if "baseline" in t:
         row.baseline = _stats(t["baseline"])
         row.baseline_roofline_pct = 100.0 * row.roofline_floor_us / row.baseline.median_us
+        if not refreshed:
+            row.flags.append("inputs_not_refreshed")
     if "candidate" in t and "baseline" in t:
         late = late_work(t["candidate"], t["baseline"], settings)
         if late is not None:
@@ -441,6 +532,9 @@ def _verdict(variant: Variant, result: EvaluationResult, settings: HarnessSettin
     for row in result.rows:
         for check in row.checks:
             if check.impl == who and not check.passed:
+                if check.stage == "timed_call":
+                    return Verdict.wrong_answer, (f"size {row.params}, timed call {check.call} (inputs redrawn on the device, "
+                                                  f"a call chosen at random and checked): {check.message}")
                 return Verdict.wrong_answer, f"size {row.params}, seed {check.seed}, {check.stage} run: {check.message}"
     for row in result.rows:
         stats = row.baseline if result.baseline_only else row.candidate
@@ -464,7 +558,7 @@ class SingleRun:
 
     argv: list[str]
     workdir: Path
-    env: dict[str, str]  # the environment when no sandbox is used (CUDAMASTER_SANDBOX=none)
+    env: dict[str, str]  # the environment when no sandbox is used (sandbox = "none")
     params: dict[str, int]
     impl: str
     read_only: list[Path] = field(default_factory=list)
@@ -496,11 +590,11 @@ def prepare_single_run(task: str | Task, precision: str, candidate_source: str |
     exe = cc.build_driver(variant, driver_source(variant, cand_obj is not None), cc.compile_baseline(variant, settings), cand_obj, settings)
     workdir = make_scratch(settings, "cm-once-")
     (workdir / "out").mkdir()
-    case = _Case(0, dict(params), [(seed, "check", workdir / "c0")])
-    _write_datasets(variant, [case], settings)
+    case = Case(0, dict(params), [(seed, "check", workdir / "c0")])
+    write_dataset(variant, case.params, seed, workdir / "c0")
     impl = "candidate" if cand_obj is not None else "baseline"
     plan = workdir / "plan.txt"
-    plan.write_text(_plan_text(variant, [case], workdir, settings, mode="once", impl=impl, timing=False))
+    plan.write_text(_plan(variant, [case], workdir, settings, mode="once", impl=impl, timing=False).to_text())
     driver = sb.stage(exe, workdir, "driver")
     return SingleRun([str(driver), str(plan)], workdir, _child_env(settings), dict(params), impl,
                      read_only=[driver, plan, workdir / "c0"], settings=settings)

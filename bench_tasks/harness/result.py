@@ -11,8 +11,8 @@ from enum import StrEnum
 
 from pydantic import BaseModel, Field
 
-SCHEMA_VERSION = "1.1"
-HARNESS_VERSION = "0.3.0"
+SCHEMA_VERSION = "1.2"
+HARNESS_VERSION = "0.4.0"
 
 
 class Verdict(StrEnum):
@@ -39,11 +39,12 @@ class TimeStats(BaseModel):
 
 
 class Check(BaseModel):
-    """One correctness check: one implementation, one seed, one stage."""
+    """One correctness check: one implementation, one seed (or timed call), one stage."""
 
     impl: str  # baseline | candidate
-    seed: int
-    stage: str  # first | second (candidate run twice) | after_timing (fresh inputs)
+    seed: int  # the dataset's seed; for a timed call, the seed of the inputs that are kept (structure)
+    stage: str  # first | second (candidate run twice) | after_timing (fresh inputs) | timed_call
+    call: int | None = Field(None, description="timed_call: the index of the timed pair (inputs redrawn on the device)")
     passed: bool
     max_abs_err: float | None = None
     max_rel_err: float | None = None
@@ -66,7 +67,7 @@ class SizeRow(BaseModel):
     candidate_roofline_pct: float | None = None
     max_abs_err: float | None = None
     max_rel_err: float | None = None
-    flags: list[str] = []  # e.g. "launch_bound", "speedup_over_10x_review", "wall_gap"
+    flags: list[str] = []  # e.g. "launch_bound", "speedup_over_review_threshold", "wall_gap", "late_work", "inputs_not_refreshed"
 
 
 class GpuInfo(BaseModel):
@@ -97,6 +98,9 @@ class EvaluationResult(BaseModel):
     source_sha256: str = ""
     baseline_only: bool = False
     wall_seconds: float = 0.0
+    stages: dict[str, float] = Field(default_factory=dict, description="busy seconds per stage (they overlap); see docs/evaluation-result.md")
+    refreshed_inputs: list[str] = Field(default_factory=list, description="inputs redrawn on the device before every timed pair")
+    refresh_key: str = Field("", description="the secret key of the redraws (hex), recorded once the run is over")
     log: str = ""  # compile log or driver stderr tail
 
     @property

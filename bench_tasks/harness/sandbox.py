@@ -445,11 +445,14 @@ class Sandbox:
             inner += [self.choom, "-n", "1000", "--"]
         return args + ["--", *inner, *argv], env
 
-    def start(self, argv: list[str], *, scratch: Path, read_only: Iterable[Path] = (), gpu: bool = False,
-              quota_bytes: int | None = None, tools: Iterable[str] = (), merge_stderr: bool = True) -> SandboxedChild:
+    def start(self, argv: list[str], *, scratch: Path, read_only: Iterable[Path] = (), shared: Iterable[Path] = (),
+              gpu: bool = False, quota_bytes: int | None = None, tools: Iterable[str] = (),
+              merge_stderr: bool = True) -> SandboxedChild:
         """Start `argv` with `scratch` as its working and only writable directory.
 
         `read_only`: paths inside the scratch directory the step may read but not change (its inputs);
+        `shared`: directories OUTSIDE it that the harness fills with generated inputs (datasets drawn while
+        the step runs, the data cache), visible read-only at the same paths; never anything else of the host;
         `gpu`: bind the evaluation's GPU (settings.gpu); `quota_bytes`: what the step may add to the
         scratch directory (default sandbox_scratch_bytes); `tools`: commands whose install directory
         must be visible (e.g. ncu outside /usr).
@@ -471,7 +474,7 @@ class Sandbox:
             return SandboxedChild(argv, env=env, bwrap=False, **common)
         r, w = os.pipe()
         try:
-            full, _ = self.command(argv, scratch, ro, gpu, tools, info_fd=w)
+            full, _ = self.command(argv, scratch, [*ro, *(Path(p) for p in shared)], gpu, tools, info_fd=w)
             if self.run_as is not None:
                 _hand_over(scratch, set(ro), self.run_as)
             if self.run_as is not None and self.mode == "userns":  # setpriv, not Popen(user=...): that would fork the service

@@ -62,6 +62,9 @@ class HarnessSettings(BaseSettings):
     reference_sample: int = 1 << 14
     # Threads that draw inputs and compute references (0: min(8, CPUs)).
     data_workers: int = Field(0, ge=0, le=64)
+    # Check datasets and full references are cached on disk under cache_dir/data, at most this many
+    # bytes (least recently used entries go first); 0 turns the cache off.
+    data_cache_bytes: int = Field(16 << 30, ge=0)
 
     # Roofline ceilings (H200, measured: 4.3 TB/s device copy; fp32 FMA ~67 TFLOP/s; bf16 dense
     # tensor ~790 TFLOP/s). A time under the floor they imply is rejected as impossible.

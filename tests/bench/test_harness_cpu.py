@@ -138,3 +138,25 @@ def test_candidate_streams_are_created_through_the_blocking_wrappers(harness_set
     assert "cudaStreamCreateWithFlags" not in undefined
     runtime = (Path(__file__).parents[2] / "bench_tasks/harness/runtime/cm_runtime.cuh").read_text()
     assert 'extern "C" cudaError_t cm_stream_create_with_flags' in runtime
+
+
+ADVERSARIES = {  # tests/bench/test_harness_gpu.py runs them; here: they build, so the GPU time is not wasted on a typo
+    "matrix_mul": ["mm_honest_tiled.cu", "mm_replay_on_match.cu", "mm_replay_sticky.cu", "mm_replay_sticky_padded.cu",
+                   "mm_pointer_cache.cu", "mm_rotation_cache.cu", "mm_skip_every_other.cu", "mm_lazy_late.cu"],
+    "spmv_csr": ["spmv_structure_cache.cu"],
+}
+
+
+@requires_nvcc
+@pytest.mark.slow
+@pytest.mark.parametrize("task, name", [(t, n) for t, names in ADVERSARIES.items() for n in names])
+def test_the_timed_call_adversaries_compile_pass_the_symbol_checks_and_link(task, name, harness_settings):
+    from bench_tasks.harness import compile as cc
+    from bench_tasks.harness.driver import driver_source
+
+    outcome = _compile(name, harness_settings, task=task)
+    assert outcome.ok, outcome.message
+    variant = load_task(task).variant("fp32")
+    exe = cc.build_driver(variant, driver_source(variant, True), cc.compile_baseline(variant, harness_settings), outcome.object_path,
+                          harness_settings)
+    assert exe.exists()

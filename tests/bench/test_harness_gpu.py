@@ -67,9 +67,11 @@ def test_adversarial_candidates_get_the_right_verdict(name, verdict, words, harn
     assert words in result.message
 
 
-@pytest.mark.parametrize("name, stage", [("every_other_call.cu", "second run"), ("honest_then_idle.cu", "after_timing run")])
-def test_call_count_tricks_are_caught_by_the_second_run_and_the_recheck(name, stage, harness_settings):
-    result = _eval(name, harness_settings, sizes=[{"N": 65537}])
+@pytest.mark.parametrize("name, stage, timing", [("every_other_call.cu", "second run", True),
+                                                 ("honest_then_idle.cu", "timed call", True),
+                                                 ("honest_then_idle.cu", "after_timing run", False)])
+def test_call_count_tricks_are_caught_by_the_second_run_the_timed_calls_and_the_recheck(name, stage, timing, harness_settings):
+    result = _eval(name, harness_settings, sizes=[{"N": 65537}], timing=timing)
     assert result.verdict == Verdict.wrong_answer, result.message
     assert stage in result.message
 
@@ -101,3 +103,153 @@ def test_result_records_seeds_flags_and_environment(harness_settings):
     row = result.rows[0]
     assert row.roofline_floor_us > 0 and row.candidate_roofline_pct > 0
     assert row.baseline.samples >= harness_settings.min_pairs
+
+
+# -- timed calls that cannot be replayed (issue 13) -------------------------------------------------
+# Every timed pair's inputs are redrawn on the device; timed calls chosen at random are checked against a
+# float64 reference for exactly those inputs. The adversaries below pass every correctness run (first,
+# second) and cheat only in the timing loop.
+
+MM = [{"M": 256, "N": 1024, "K": 1024}]
+
+
+def _eval_task(task: str, name: str, settings, sizes, timing=True):
+    return evaluate(task, "fp32", (CANDIDATES / name).read_text(), sizes, settings=settings, timing=timing)
+
+
+def _timed_checks(result):
+    return [c for row in result.rows for c in row.checks if c.stage == "timed_call"]
+
+
+def test_an_honest_faster_matrix_mul_stays_ok_and_its_timed_calls_are_checked(harness_settings):
+    result = _eval_task("matrix_mul", "mm_honest_tiled.cu", harness_settings, MM + [{"M": 500, "N": 1000, "K": 777}])
+    assert result.verdict == Verdict.ok, result.message
+    assert result.refreshed_inputs == ["A", "B"] and len(result.refresh_key) == 16
+    for row in result.rows:
+        timed = [c for c in row.checks if c.stage == "timed_call"]
+        assert len(timed) >= 3 and all(c.passed and c.impl == "candidate" for c in timed)
+        assert row.speedup > 1 and "inputs_not_refreshed" not in row.flags
+    assert {"compile", "inputs", "references", "gpu_checks", "timing", "output_checks"} <= set(result.stages)
+
+
+def test_every_baseline_timed_call_checked_matches_the_reference_for_its_redrawn_inputs(harness_settings):
+    # The baselines alone: their checked timed calls (inputs drawn on the device, compared with the
+    # numpy twin on a sample, reference computed in float64) pass, so the path itself is right.
+    for task, sizes in (("matrix_mul", MM), ("spmv_csr", [{"rows": 4096, "cols": 2048}]), ("stencil_2d", [{"nx": 300, "ny": 257}])):
+        for precision in ("fp32", "bf16"):
+            result = evaluate(task, precision, None, sizes, settings=harness_settings)
+            assert result.verdict == Verdict.ok, (task, precision, result.message)
+            timed = _timed_checks(result)
+            assert len(timed) >= 3 and all(c.passed and c.impl == "baseline" for c in timed)
+
+
+def test_the_device_draws_are_the_numpy_twins_bit_for_bit(harness_settings, monkeypatch, tmp_path):
+    import tempfile
+
+    import numpy as np
+
+    from bench_tasks import load_task
+    from bench_tasks.harness.datacache import DataCache
+    from bench_tasks.refresh import refresh_draw, refresh_values, shuffled_values, stream_id
+
+    monkeypatch.setattr(tempfile, "tempdir", str(tmp_path))  # the kept work directory lands here
+    for task, precision, size in (("vector_add", "bf16", {"N": 300001}), ("stencil_2d", "fp32", {"nx": 1000, "ny": 999}),
+                                  ("spmv_csr", "fp32", {"rows": 3000, "cols": 2048}), ("cross_entropy_loss", "bf16", {"C": 100003})):
+        variant = load_task(task).variant(precision)
+        result = evaluate(task, precision, None, [size], settings=harness_settings, keep_workdir=True)
+        assert result.verdict == Verdict.ok, result.message
+        key = int(result.refresh_key, 16)
+        (out,) = [d / "out" for d in tmp_path.glob("cm-eval-*") if (d / "plan.txt").read_text().find(f"refresh_key {key & 0xFFFFFFFF} ") >= 0]
+        names = [p.name for p in variant.prototype.params]
+        lengths = variant.task.lengths(size, precision)
+        checked = 0
+        for path in out.glob("c0_t*_input_*.bin"):
+            pair, name = int(path.name.split("_")[1][1:]), path.name.split("_input_")[1][:-4]
+            dtype = variant.prototype.param(name).dtype
+            stream, everywhere = stream_id(0, names.index(name)), np.arange(lengths[name])
+            draw = refresh_draw(variant, name)
+            if draw.kind == "shuffle":  # the dataset's own values (seed 1), permuted
+                original = np.fromfile(DataCache(harness_settings).entry(variant, size, 1) / f"{name}.bin",
+                                       dtype={"float32": np.float32, "bfloat16": np.uint16}[dtype])
+                got, want = np.fromfile(path, dtype=original.dtype), shuffled_values(original, key, pair + 1, stream, everywhere)
+            else:
+                want = refresh_values(dtype, draw, key, pair + 1, stream, everywhere)
+                got = np.fromfile(path, dtype=want.dtype)
+            assert np.array_equal(got, want), (task, pair, name)
+            checked += 1
+        assert checked >= 3 * len(result.refreshed_inputs)
+
+
+@pytest.mark.parametrize(
+    "name",
+    ["mm_replay_sticky.cu", "mm_replay_sticky_padded.cu", "mm_pointer_cache.cu", "mm_rotation_cache.cu", "mm_skip_every_other.cu"],
+)
+def test_replays_and_skipped_work_in_timed_calls_are_caught_by_the_timed_call_checks(name, harness_settings):
+    result = _eval_task("matrix_mul", name, harness_settings, MM)
+    assert result.verdict == Verdict.wrong_answer, result.message
+    assert "timed call" in result.message and "inputs redrawn on the device" in result.message
+    # it passed every correctness run: only the timed-call check catches it
+    assert all(c.passed for row in result.rows for c in row.checks if c.stage in ("first", "second"))
+
+
+def test_a_candidate_that_turns_lazy_late_in_the_timing_loop_is_caught(harness_settings):
+    # Lazy after 200 calls of a size; the loop runs at least 400 pairs, and the pair after the loop
+    # decides to stop is always checked.
+    settings = harness_settings.model_copy(update={"min_pairs": 400, "max_seconds_per_size": 3.0})
+    result = _eval_task("matrix_mul", "mm_lazy_late.cu", settings, MM)
+    assert result.verdict == Verdict.wrong_answer, result.message
+    assert "timed call" in result.message
+
+
+def test_a_cache_keyed_on_the_kept_sparse_structure_is_caught(harness_settings):
+    result = _eval_task("spmv_csr", "spmv_structure_cache.cu", harness_settings, [{"rows": 4096, "cols": 2048}])
+    assert result.verdict == Verdict.wrong_answer, result.message
+    assert "timed call" in result.message
+
+
+def test_the_issue_fingerprint_replay_finds_no_timed_call_to_replay(harness_settings):
+    # Issue 13's candidate replays only when the inputs match the previous call's: with every pair's
+    # inputs redrawn, no timed call matches, so it computes them all, right (it is honest now).
+    result = _eval_task("matrix_mul", "mm_replay_on_match.cu", harness_settings, MM)
+    assert result.verdict == Verdict.ok, result.message
+    timed = _timed_checks(result)
+    assert len(timed) >= 3 and all(c.passed for c in timed)
+
+
+INOUT_PROTO = 'extern "C" void ct_axpy_inplace(const float* X, float* Y, float a, int N)'
+INOUT_ARGS = {"X": {"role": "input", "length": "N"}, "Y": {"role": "inout", "length": "N"},
+              "a": {"role": "scalar", "value": "0.5"}, "N": {"role": "scalar", "value": "N"}}
+INOUT_BASELINE = """
+__global__ void axpy(const float* X, float* Y, float a, int N) {
+  int i = blockIdx.x * blockDim.x + threadIdx.x;
+  if (i < N) Y[i] = a * X[i] + Y[i];
+}
+extern "C" void ct_axpy_inplace(const float* X, float* Y, float a, int N) {
+  axpy<<<(N + 127) / 128, 128>>>(X, Y, a, N);
+  cudaDeviceSynchronize();
+}
+"""
+# Replays the Y it produced on its 7th call (after the correctness runs) for every later call.
+INOUT_REPLAY = INOUT_BASELINE.replace("ct_axpy_inplace(", "ct_axpy_inplace_optimized(").replace(
+    "  axpy<<<(N + 127) / 128, 128>>>(X, Y, a, N);\n  cudaDeviceSynchronize();",
+    "  static int calls = 0; static float* saved = nullptr;\n"
+    "  if (!saved) cudaMalloc(&saved, sizeof(float) * N);\n"
+    "  if (++calls > 7) { cudaMemcpy(Y, saved, sizeof(float) * N, cudaMemcpyDeviceToDevice); return; }\n"
+    "  axpy<<<(N + 127) / 128, 128>>>(X, Y, a, N);\n"
+    "  cudaMemcpy(saved, Y, sizeof(float) * N, cudaMemcpyDeviceToDevice);")
+
+
+def test_inout_data_is_redrawn_and_checked_in_timed_calls_of_a_custom_task(harness_settings):
+    # In-out data is restored before every call from its source, which every pair redraws; a custom
+    # task's oracle is the baseline's output of the same checked pair.
+    from bench_tasks.spec import custom_task
+
+    task = custom_task("ct_test_inout", "fp32", INOUT_PROTO, INOUT_ARGS, [{"N": 100003}], INOUT_BASELINE)
+    honest = INOUT_BASELINE.replace("ct_axpy_inplace(", "ct_axpy_inplace_optimized(").replace("127) / 128, 128", "255) / 256, 256")
+    ok = evaluate(task, "fp32", honest, settings=harness_settings)
+    assert ok.verdict == Verdict.ok, ok.message
+    assert ok.refreshed_inputs == ["X", "Y"]
+    timed = _timed_checks(ok)
+    assert len(timed) >= 3 and all(c.passed and c.impl == "candidate" for c in timed)
+    replay = evaluate(task, "fp32", INOUT_REPLAY, settings=harness_settings)
+    assert replay.verdict == Verdict.wrong_answer and "timed call" in replay.message, replay.message

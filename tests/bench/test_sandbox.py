@@ -402,7 +402,11 @@ def test_another_evaluations_scratch_directory_is_not_there(box, settings, root,
     report = attack_lines(result.log)
     assert report["open-other"] == -2 and report["list-parent"] > 0, report
     siblings = {line.split(" ", 1)[1] for line in result.log.splitlines() if line.startswith("SIBLING ")}
-    assert siblings == {".", "..", workdir.name}, siblings
+    # Its own scratch directory, the read-only directory its datasets are drawn into and the data cache's
+    # directory (holding only its own cached datasets); never another evaluation's.
+    assert workdir.name in siblings and other.name not in siblings, siblings
+    allowed = {workdir.name, *(p.name for p in root.glob("cm-in-*")), *(p.name for p in root.glob("cudamaster-data-*"))}
+    assert {s for s in siblings if s not in (".", "..")} <= allowed, siblings
     assert SECRET not in result.model_dump_json()
 
 
@@ -430,7 +434,11 @@ def test_concurrent_evaluations_do_not_see_each_other(harness_settings, monkeypa
     assert len(results) == 2
     for result in results:
         siblings = [line.split(" ", 1)[1] for line in result.log.splitlines() if line.startswith("SIBLING ")]
-        assert len(siblings) == 3 and {".", ".."} < set(siblings), siblings  # itself only
+        # itself, its own inputs directory and the data cache's directory: never the other evaluation's
+        evals = [s for s in siblings if s.startswith("cm-eval-")]
+        inputs = [s for s in siblings if s.startswith("cm-in-")]
+        assert len(evals) == 1 and len(inputs) <= 1, siblings
+        assert set(siblings) <= {".", "..", *evals, *inputs, *(s for s in siblings if s.startswith("cudamaster-data-"))}, siblings
 
 
 # -- Part 3: the same with a GPU -------------------------------------------------------------------------------------------

@@ -15,7 +15,8 @@ from bench_tasks.compare import Comparison, check_outputs, compare
 from bench_tasks.harness import Verdict, evaluate
 from bench_tasks.harness import compile as cc
 from bench_tasks.harness.driver import driver_source
-from bench_tasks.harness.evaluate import _Case, _plan_text, _row
+from bench_tasks.harness.checks import Case, compare_outputs
+from bench_tasks.harness.evaluate import _plan
 from bench_tasks.spec import Arg, TaskError, Tolerance, custom_task, load_task_file
 from tests.conftest import requires_nvcc
 
@@ -158,7 +159,7 @@ def test_scale_max_abs_multiplies_atol_by_the_largest_reference_magnitude():
     (('scale = "max_abs" }\nbf16', 'scale = "max" }\nbf16'), r"scale 'max' is not one of max_abs"),
     (('atol = "1e-7*n/m"', 'atol = "1e-7*n/q"'), r"unknown name 'q'"),
     (('atol = "1e-7*n/m"', 'atol = "-1e-7*n/m"'), r"must be finite and >= 0"),
-    (('refresh = "uniform(-2, 2)"', 'refresh = "kep"'), r"args.h.refresh: must be \"keep\" or a draw spec"),
+    (('refresh = "uniform(-2, 2)"', 'refresh = "kep"'), r"args.h.refresh: must be \"keep\", \"shuffle\" or a draw spec"),
     (('refresh = "uniform(-2, 2)"', 'refresh = "uniform(-2)"'), r"uniform takes 2 parameter"),
     (('draw = "uniform(-1, 1)"', 'draw = "uniform(-1, 1"'), r"cannot parse draw"),
     (('s = { role = "output", length = "m"', 's = { role = "output", length = "m", refresh = "keep"'), r"args.s: .*apply to inputs"),
@@ -213,16 +214,11 @@ def test_check_hook_accepts_any_index_of_a_tie(task):
     assert all(c.passed for c in check_outputs(variant, got, ref, x, names))  # the task's check() accepts it
 
 
-def test_row_uses_the_check_hook_and_still_finds_unwritten_elements_outside_a_sample(task, tmp_path):
+def test_output_checks_use_the_check_hook_and_still_find_unwritten_elements_outside_a_sample(task, tmp_path):
     variant, stored, x, names, ref = _case(task, "fp32", {"n": 1000})
-    directory = tmp_path / "c0"
-    directory.mkdir()
-    for k, v in stored.items():
-        v.tofile(directory / f"{k}.bin")
-    (tmp_path / "out").mkdir()
     sample = {"y": np.array([0, 5, 999]), "s": np.arange(ref["s"].size), "idx": np.array([0])}
-    case = _Case(0, {"n": 1000}, [(1, "check", directory)], sample=sample)
-    refs = {(0, 0): {k: v[sample[k]] for k, v in ref.items()}}
+    case = Case(0, {"n": 1000}, [(1, "check", tmp_path)], sample=sample)
+    want = {k: v[sample[k]] for k, v in ref.items()}
     seen = {}
     module = task.reference_module
     original = module.check
@@ -231,21 +227,17 @@ def test_row_uses_the_check_hook_and_still_finds_unwritten_elements_outside_a_sa
         seen["p"], seen["x"] = p, x_
         return original(got, ref_, x_, p, precision, tolerance)
 
-    def write(y):
-        for name, values in (("y", y), ("s", ref["s"]), ("idx", ref["idx"])):
-            data.to_storage(values, variant.param(name).dtype).tofile(tmp_path / "out" / f"c0_d0_candidate_first_{name}.bin")
+    def saved(y, unwritten_y=0):  # what the driver saves at a sampled size: the sample, and a count of the rest
+        return {name: (data.to_storage(values, variant.param(name).dtype)[sample[name]], unwritten_y if name == "y" else 0)
+                for name, values in (("y", y), ("s", ref["s"]), ("idx", ref["idx"]))}
 
     module.check = spy
     try:
-        write(ref["y"])
-        row = _row(variant, case, [(0, 0, "candidate", "first")], {}, refs, tmp_path, _settings())
-        assert row.passed, row.checks[0].message
+        cmps = compare_outputs(variant, case, saved(ref["y"]), want, lambda: x)
+        assert all(c.passed for c in cmps), [c.message for c in cmps]
         assert np.array_equal(seen["p"]["sample"]["y"], sample["y"]) and np.array_equal(seen["x"]["h"], x["h"])
-        y = ref["y"].copy()
-        y[7] = np.nan  # outside the sample: still found
-        write(y)
-        row = _row(variant, case, [(0, 0, "candidate", "first")], {}, refs, tmp_path, _settings())
-        assert not row.passed and "y: 1 elements are NaN" in row.checks[0].message
+        cmps = compare_outputs(variant, case, saved(ref["y"], unwritten_y=1), want, lambda: x)  # a NaN outside the sample
+        assert not all(c.passed for c in cmps) and any("y: 1 elements are NaN" in c.message for c in cmps)
     finally:
         module.check = original
 
@@ -263,13 +255,14 @@ def test_plan_lines_carry_role_and_memory_per_precision(task, tmp_path):
     lines = {}
     for precision in ("fp32", "bf16"):
         variant = task.variant(precision)
-        text = _plan_text(variant, [_Case(0, params, [(1, "check", tmp_path / "c0")])], tmp_path, _settings())
-        lines[precision] = [line for line in text.splitlines() if line.startswith(("buffer", "scalar"))]
-    # buffer ARG COUNT ROLE MEMORY; roles 0 input 1 output 2 accumulate; memory 0 device 1 host
-    assert lines["fp32"] == ["scalar 0 1000.0", "scalar 1 3.0", "buffer 2 1000 0 0", "buffer 3 1000 0 1",
-                             "buffer 4 1000 2 1", "buffer 5 3 1 0", "buffer 6 1 1 0"]
-    assert lines["bf16"] == ["scalar 0 1000.0", "scalar 1 3.0", "buffer 2 1000 0 0", "buffer 3 1000 0 0",
-                             "buffer 4 1000 1 0", "buffer 5 3 1 0", "buffer 6 1 1 0"]
+        text = _plan(variant, [Case(0, params, [(1, "check", tmp_path / "c0")])], tmp_path, _settings()).to_text()
+        lines[precision] = [line for line in text.splitlines() if line.split()[0] in ("buffer", "scalar", "refresh")]
+    # buffer ARG COUNT ROLE MEMORY; roles 0 input 1 output 2 accumulate; memory 0 device 1 host;
+    # refresh ARG DRAW P0 P1 (1 = uniform) for the inputs redrawn between timed calls
+    assert lines["fp32"] == ["buffer 2 1000 0 0", "refresh 2 1 -1.0 1.0", "buffer 3 1000 0 1", "refresh 3 1 -2.0 2.0",
+                             "buffer 4 1000 2 1", "buffer 5 3 1 0", "buffer 6 1 1 0", "scalar 0 1000.0", "scalar 1 3.0"]
+    assert lines["bf16"] == ["buffer 2 1000 0 0", "refresh 2 1 -1.0 1.0", "buffer 3 1000 0 0", "refresh 3 1 -2.0 2.0",
+                             "buffer 4 1000 1 0", "buffer 5 3 1 0", "buffer 6 1 1 0", "scalar 0 1000.0", "scalar 1 3.0"]
 
 
 @requires_nvcc
@@ -335,3 +328,11 @@ def test_host_buffer_cheat_candidates_compile_and_pass_the_symbol_checks(task, n
 
     outcome = cc.compile_candidate(task.variant("fp32"), src.prepare(_candidate(name), harness_settings.max_source_bytes), harness_settings)
     assert outcome.ok, outcome.message
+
+
+def test_the_driver_names_buffers_by_argument_so_files_match_the_data(task):
+    # The runtime names dataset and output files after the argument table; an argument named otherwise
+    # in one precision's prototype (s is `sums` in BF16) keeps its data name there.
+    text = driver_source(task.variant("bf16"), has_candidate=True)
+    assert '{"s", cm::BF16, 1}' in text and '"sums"' not in text
+    assert "format_demo_bf16_optimized(" in text

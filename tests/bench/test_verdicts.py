@@ -58,38 +58,55 @@ def test_late_work_past_the_end_event_is_added_to_the_candidate_time():
 
 
 def test_a_sampled_check_still_fails_an_unwritten_element_outside_the_sample(tmp_path):
-    # At large sizes only a sample is compared to the reference; every element must still be written.
-    from bench_tasks.harness.evaluate import _Case, _row
+    # At large sizes only a sample is compared to the reference; every element must still be written:
+    # the driver counts the non-finite elements of the whole output and saves only the sample.
+    from bench_tasks.harness.checks import Case, compare_outputs
 
     n = 64
     a, b = np.arange(n, dtype=np.float32), np.ones(n, dtype=np.float32)
     sample = np.array([0, 5, n - 1])
-    case = _Case(0, {"N": n}, [(1, "check", tmp_path / "c0")], sample={"C": sample})
-    refs = {(0, 0): {"C": (a + b).astype(np.float64)[sample]}}
-    (tmp_path / "out").mkdir()
-    out = a + b
-    out.tofile(tmp_path / "out" / "c0_d0_candidate_first_C.bin")
-    row = _row(VARIANT, case, [(0, 0, "candidate", "first")], {}, refs, tmp_path, HarnessSettings())
-    assert row.passed and row.checks[0].checked_elements == 3
-    out[10] = np.nan  # not in the sample: poison left in place
-    out.tofile(tmp_path / "out" / "c0_d0_candidate_first_C.bin")
-    row = _row(VARIANT, case, [(0, 0, "candidate", "first")], {}, refs, tmp_path, HarnessSettings())
-    assert not row.passed and "1 elements are NaN" in row.checks[0].message
+    case = Case(0, {"N": n}, [(1, "check", tmp_path / "c0")], sample={"C": sample})
+    want = {"C": (a + b).astype(np.float64)[sample]}
+    (cmp,) = compare_outputs(VARIANT, case, {"C": ((a + b)[sample], 0)}, want, dict)
+    assert cmp.passed and cmp.checked == 3
+    cmps = compare_outputs(VARIANT, case, {"C": ((a + b)[sample], 1)}, want, dict)  # one NaN outside the sample
+    assert not cmps[-1].passed and "1 elements are NaN" in cmps[-1].message
 
 
-def test_datasets_written_in_threads_are_the_seeded_draws(tmp_path):
+def test_cached_datasets_are_exactly_the_seeded_draws(tmp_path):
     from bench_tasks import data
-    from bench_tasks.harness.evaluate import _Case, _write_datasets
+    from bench_tasks.harness.datacache import DataCache
 
     variant = load_task("stencil_2d").variant("bf16")
-    cases = [_Case(i, p, [(s, "check", tmp_path / f"c{i}" / f"s{s}") for s in (1, 2, 3)])
-             for i, p in enumerate([{"nx": 64, "ny": 32}, {"nx": 17, "ny": 33}])]
-    _write_datasets(variant, cases, HarnessSettings(data_workers=4))
-    for case in cases:
-        drawn = [np.fromfile(directory / "u_old.bin", dtype=np.uint16) for _, _, directory in case.datasets]
-        for (seed, _, _), got in zip(case.datasets, drawn):
-            assert np.array_equal(got, data.generate(variant, case.params, seed)["u_old"])
+    cache = DataCache(HarnessSettings(cache_dir=tmp_path, scratch_root=tmp_path / "scratch"))
+    for params in ({"nx": 64, "ny": 32}, {"nx": 17, "ny": 33}):
+        dirs = [cache.dataset(variant, params, s, tmp_path / "unused") for s in (1, 2, 3)]
+        assert len(set(dirs)) == 3 and all(d.is_relative_to(cache.root) and (d / "ready").exists() for d in dirs)
+        drawn = [np.fromfile(d / "u_old.bin", dtype=np.uint16) for d in dirs]
+        for seed, got in zip((1, 2, 3), drawn):
+            assert np.array_equal(got, data.generate(variant, params, seed)["u_old"])
         assert not np.array_equal(drawn[0], drawn[1])  # each seed its own data
+        assert cache.dataset(variant, params, 1, tmp_path / "unused") == dirs[0]  # drawn once
+
+
+def test_the_data_cache_is_bounded_and_drops_the_least_recently_used(tmp_path):
+    import os
+    import time
+
+    from bench_tasks.harness.datacache import DataCache
+
+    variant = load_task("vector_add").variant("fp32")
+    cache = DataCache(HarnessSettings(cache_dir=tmp_path, scratch_root=tmp_path / "scratch", data_cache_bytes=3 * 2 * 4 * 1000))  # room for 3 of 4 datasets
+    dirs = [cache.dataset(variant, {"N": 1000}, s, tmp_path / "x") for s in (1, 2, 3, 4)]
+    old = time.time() - 3600
+    for i, d in enumerate(dirs):
+        os.utime(d / "ready", (old + i, old + i))  # seed 1 least recently used
+    cache.prune()
+    assert [d.exists() for d in dirs] == [False, True, True, True]
+    os.utime(dirs[1] / "ready")  # in use just now: kept even when over the bound
+    cache.limit = 1
+    cache.prune()
+    assert [d.exists() for d in dirs] == [False, True, False, False]
 
 
 def test_a_negative_data_worker_count_is_refused_by_the_settings():

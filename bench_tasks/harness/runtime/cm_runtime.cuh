@@ -1,10 +1,12 @@
 // cudamaster harness runtime: the one shared piece of C++/CUDA behind every generated driver.
 //
 // A generated driver (see bench_tasks/harness/driver.py) declares the baseline and candidate entry
-// points, describes the arguments, and calls cm::run_driver(). This file holds everything else:
-// reading the plan and the input files, guarded buffers (device memory, or pageable host memory for
-// arguments a task declares `memory = "host"`), NaN poisoning, correctness runs,
-// the interleaved timing loop with L2 flushing, and the result lines read back by Python.
+// points, describes the arguments, and calls cm::run_driver() (declared in cm_driver.h). This file holds
+// everything else: reading the plan and the input files, guarded buffers (device memory, or pageable
+// host memory for arguments a task declares `memory = "host"`), NaN poisoning,
+// correctness runs, the interleaved timing loop with L2 flushing, the inputs redrawn between timed calls
+// and the checked timed calls, and the result lines read back by Python. compile.py compiles it once
+// (cm_runtime.cu includes it) into an object cached by content, and links it into every driver.
 //
 // Protocol: the driver writes result lines to the file named by `results` in the plan, and on a
 // fatal problem prints one line "CMERR <kind> <message>" to stderr and exits with a non-zero code:
@@ -18,6 +20,11 @@
 
 #include <algorithm>
 #include <chrono>
+#include <condition_variable>
+#include <cstdarg>
+#include <deque>
+#include <future>
+#include <mutex>
 #include <cmath>
 #include <cstdint>
 #include <cstdio>
@@ -25,30 +32,17 @@
 #include <cstring>
 #include <fstream>
 #include <random>
+#include <set>
 #include <sstream>
 #include <string>
+#include <thread>
 #include <vector>
+#include <sys/stat.h>
 #include <unistd.h>
 
+#include "cm_driver.h"
+
 namespace cm {
-
-enum Role { IN = 0, OUT = 1, ACC = 2, INOUT = 3, SCALAR = 4 };
-enum Memory { DEVICE = 0, HOST = 1 };  // HOST: plain pageable malloc; the kernel gets the host pointer
-enum Kind { F32 = 0, BF16 = 1, I32 = 2, F64 = 3, I64 = 4, U32 = 5, U64 = 6 };
-
-struct ArgSpec {
-  const char* name;
-  int kind;
-  int pointer;  // 1 for buffers (device or host: see Buffer::memory), 0 for scalars passed by value
-};
-
-static inline size_t kind_size(int k) {
-  switch (k) {
-    case F32: case I32: case U32: return 4;
-    case BF16: return 2;
-    default: return 8;
-  }
-}
 
 static FILE* g_results = nullptr;
 static const char* g_stage = "init";
@@ -77,6 +71,8 @@ static void check_after(const char* what) {
     fail(3, "cuda", std::string(cudaGetErrorName(e)) + " (" + cudaGetErrorString(e) + ") after " + what);
 }
 
+enum Memory { DEVICE = 0, HOST = 1 };  // HOST: plain pageable malloc; the kernel gets the host pointer
+
 static constexpr size_t GUARD = 64 * 1024;  // canary bytes before and after every buffer
 static constexpr unsigned char GUARD_BYTE = 0xA5;
 static constexpr unsigned char POISON_BYTE = 0xFF;  // NaN in float and bf16, -1 in int
@@ -88,7 +84,18 @@ struct Buffer {
   size_t count = 0, bytes = 0;
   unsigned char* base = nullptr;  // allocation start (guard before)
   unsigned char* ptr = nullptr;   // what the kernel sees
+  unsigned char* src = nullptr;   // in-out data: the device copy each call is restored from
   std::vector<unsigned char> host;  // current dataset's content (inputs / inout)
+  // Between timed calls: redrawn with this draw (DRAW_KEEP: left as loaded).
+  int draw = DRAW_KEEP;
+  double p0 = 0, p1 = 0;
+  unsigned char* stash = nullptr;   // outputs: where the first call of a timed pair leaves its result
+  unsigned char* orig = nullptr;    // DRAW_SHUFFLE: the dataset's values, which each pair permutes
+  // Outputs checked on a sample (large sizes): the indices, on the device, and where they came from.
+  std::string sample_path;
+  size_t sample_count = 0;
+  int64_t* sample = nullptr;         // device copy of the indices (device buffers)
+  std::vector<int64_t> sample_host;  // host copy (host buffers are gathered on the CPU)
 };
 
 struct Dataset {
@@ -102,6 +109,7 @@ struct Case {
   std::vector<std::pair<int, double>> scalars;
   std::vector<Dataset> datasets;
   bool timing = false;
+  std::set<int> check_pairs;  // timed pairs whose outputs are checked (chosen by the parent, in secret)
 };
 
 struct Plan {
@@ -111,33 +119,16 @@ struct Plan {
   int min_pairs = 10, max_pairs = 2000, warmup = 3;
   double max_seconds = 3.0, target_rse = 0.005, min_seconds = 0.3, warmup_seconds = 0.1;
   long long flush_bytes = 0;
+  uint32_t key0 = 0, key1 = 0;  // the refresh generator's key
+  int check_last = 1;           // one more checked pair after the loop decides to stop
+  int dump_baseline = 0;        // also save the baseline's outputs of checked timed calls
+  double wait_seconds = 600;    // how long to wait for a dataset the parent is still writing
   std::vector<Case> cases;
 };
 
-union ScalarValue {
-  float f32;
-  double f64;
-  int32_t i32;
-  int64_t i64;
-  uint32_t u32;
-  uint64_t u64;
-  __nv_bfloat16 bf16;
-};
-
-struct Args {
-  void* ptrs[32] = {};
-  ScalarValue scalars[32];
-  void* ptr(int i) const { return ptrs[i]; }
-  float f32(int i) const { return scalars[i].f32; }
-  double f64(int i) const { return scalars[i].f64; }
-  int32_t i32(int i) const { return scalars[i].i32; }
-  int64_t i64(int i) const { return scalars[i].i64; }
-  uint32_t u32(int i) const { return scalars[i].u32; }
-  uint64_t u64(int i) const { return scalars[i].u64; }
-  __nv_bfloat16 bf16(int i) const { return scalars[i].bf16; }
-};
-
-typedef void (*CallFn)(int impl, const Args& a);
+static double now_s() {
+  return std::chrono::duration<double>(std::chrono::steady_clock::now().time_since_epoch()).count();
+}
 
 static Plan read_plan(const char* path) {
   std::ifstream in(path);
@@ -145,6 +136,14 @@ static Plan read_plan(const char* path) {
   Plan p;
   std::string tok;
   Case* cur = nullptr;
+  auto need_case = [&](const std::string& t) {
+    if (!cur) fail(2, "plan", t + " before any case");
+  };
+  auto buffer_of = [&](int arg) -> Buffer& {
+    for (Buffer& b : cur->buffers)
+      if (b.arg == arg) return b;
+    fail(2, "plan", "no buffer for argument " + std::to_string(arg));
+  };
   while (in >> tok) {
     if (tok == "mode") in >> p.mode;
     else if (tok == "impl") in >> p.impl;
@@ -152,18 +151,31 @@ static Plan read_plan(const char* path) {
     else if (tok == "outdir") in >> p.outdir;
     else if (tok == "timing") in >> p.min_pairs >> p.max_pairs >> p.min_seconds >> p.max_seconds >> p.target_rse >> p.warmup >> p.warmup_seconds;
     else if (tok == "flush_bytes") in >> p.flush_bytes;
+    else if (tok == "refresh_key") in >> p.key0 >> p.key1;
+    else if (tok == "check_last") in >> p.check_last;
+    else if (tok == "dump_baseline") in >> p.dump_baseline;
+    else if (tok == "wait_seconds") in >> p.wait_seconds;
     else if (tok == "case") { p.cases.emplace_back(); cur = &p.cases.back(); in >> cur->id; }
     else if (tok == "buffer") {
-      if (!cur) fail(2, "plan", "buffer before case");
+      need_case(tok);
       Buffer b;
       in >> b.arg >> b.count >> b.role >> b.memory;
       if (!in || (b.memory != DEVICE && b.memory != HOST)) fail(2, "plan", "bad buffer line (buffer ARG COUNT ROLE MEMORY)");
       cur->buffers.push_back(b);
     }
-    else if (tok == "scalar") { int a; double v; in >> a >> v; cur->scalars.push_back({a, v}); }
-    else if (tok == "dataset") { Dataset d; in >> d.dir >> d.purpose; cur->datasets.push_back(d); }
-    else if (tok == "time") { int t; in >> t; cur->timing = t != 0; }
+    else if (tok == "refresh") { need_case(tok); int a; in >> a; Buffer& b = buffer_of(a); in >> b.draw >> b.p0 >> b.p1; }
+    else if (tok == "sample") { need_case(tok); int a; in >> a; Buffer& b = buffer_of(a); in >> b.sample_count >> b.sample_path; }
+    else if (tok == "check_pairs") {
+      need_case(tok);
+      int n, j;
+      in >> n;
+      for (int i = 0; i < n && in >> j; ++i) cur->check_pairs.insert(j);
+    }
+    else if (tok == "scalar") { need_case(tok); int a; double v; in >> a >> v; cur->scalars.push_back({a, v}); }
+    else if (tok == "dataset") { need_case(tok); Dataset d; in >> d.dir >> d.purpose; cur->datasets.push_back(d); }
+    else if (tok == "time") { need_case(tok); int t; in >> t; cur->timing = t != 0; }
     else fail(2, "plan", "unknown plan token " + tok);
+    if (in.fail()) fail(2, "plan", "bad value after plan token " + tok);
   }
   return p;
 }
@@ -205,24 +217,136 @@ static void mem_from_buffer(const Buffer& b, void* dst, const unsigned char* src
   if (b.memory == HOST) memcpy(dst, src, n);
   else CM_CHECK(cudaMemcpy(dst, src, n, cudaMemcpyDeviceToHost));
 }
+static void mem_within(const Buffer& b, unsigned char* dst, const unsigned char* src, size_t n) {  // queued on the device
+  if (!n) return;
+  if (b.memory == HOST) memcpy(dst, src, n);
+  else CM_CHECK(cudaMemcpyAsync(dst, src, n, cudaMemcpyDeviceToDevice, 0));
+}
+static unsigned char* mem_alloc(const Buffer& b, size_t n, const ArgSpec* specs) {
+  unsigned char* p = nullptr;
+  if (b.memory == HOST) {
+    p = static_cast<unsigned char*>(malloc(std::max<size_t>(n, 1)));
+    if (!p) fail(3, "host_alloc", "cannot allocate " + std::to_string(n) + " bytes of host memory for " + specs[b.arg].name);
+  } else {
+    CM_CHECK(cudaMalloc(&p, std::max<size_t>(n, 1)));
+  }
+  return p;
+}
+static void mem_free(const Buffer& b, void* p) {
+  if (!p) return;
+  if (b.memory == HOST) free(p);
+  else CM_CHECK(cudaFree(p));
+}
+
+// Result lines and output files go through one writer thread, in order: a file that is large (a timed
+// call's inputs, a full output) is written while the GPU goes on, and the line that tells the parent to
+// read it comes after it is on disk. At most LIMIT bytes wait at a time.
+struct Writer {
+  struct Job {
+    std::string path;
+    std::vector<unsigned char> data;
+    std::string line;
+  };
+  static constexpr size_t LIMIT = size_t(4) << 30;
+  std::mutex m;
+  std::condition_variable work, room;
+  std::deque<Job> queue;
+  size_t pending = 0;
+  bool stopping = false, started = false;
+  std::thread thread;
+
+  void start() {
+    started = true;
+    thread = std::thread([this] { run(); });
+  }
+  void push(Job job) {
+    if (!started) {  // before start (and in `once` mode): write now
+      if (!job.path.empty()) write_file(job.path, job.data.data(), job.data.size());
+      if (!job.line.empty()) { fputs(job.line.c_str(), g_results); fflush(g_results); }
+      return;
+    }
+    std::unique_lock<std::mutex> lock(m);
+    room.wait(lock, [&] { return pending == 0 || pending + job.data.size() <= LIMIT; });
+    pending += job.data.size();
+    queue.push_back(std::move(job));
+    work.notify_one();
+  }
+  void run() {
+    for (;;) {
+      Job job;
+      {
+        std::unique_lock<std::mutex> lock(m);
+        work.wait(lock, [&] { return stopping || !queue.empty(); });
+        if (queue.empty()) return;
+        job = std::move(queue.front());
+        queue.pop_front();
+      }
+      if (!job.path.empty()) write_file(job.path, job.data.data(), job.data.size());
+      if (!job.line.empty()) { fputs(job.line.c_str(), g_results); fflush(g_results); }
+      std::lock_guard<std::mutex> lock(m);
+      pending -= job.data.size();
+      room.notify_all();
+    }
+  }
+  void finish() {
+    if (!started) return;
+    {
+      std::lock_guard<std::mutex> lock(m);
+      stopping = true;
+      work.notify_all();
+    }
+    thread.join();
+    started = false;
+  }
+};
+static Writer g_writer;
+
+static void emit(const char* fmt, ...) {
+  char buf[1024];
+  va_list args;
+  va_start(args, fmt);
+  vsnprintf(buf, sizeof buf, fmt, args);
+  va_end(args);
+  g_writer.push({std::string(), {}, std::string(buf)});
+}
+
+static void write_later(const std::string& path, std::vector<unsigned char>&& data) {
+  g_writer.push({path, std::move(data), std::string()});
+}
 
 static void alloc_buffer(Buffer& b, const ArgSpec* specs) {
   b.bytes = b.count * kind_size(specs[b.arg].kind);
-  if (b.memory == HOST) {
-    b.base = static_cast<unsigned char*>(malloc(b.bytes + 2 * GUARD));
-    if (!b.base) fail(3, "host_alloc", "cannot allocate " + std::to_string(b.bytes) + " bytes of host memory for " + specs[b.arg].name);
-  } else {
-    CM_CHECK(cudaMalloc(&b.base, b.bytes + 2 * GUARD));
-  }
+  b.base = mem_alloc(b, b.bytes + 2 * GUARD, specs);
   b.ptr = b.base + GUARD;
   mem_set(b, b.base, GUARD_BYTE, GUARD);
   mem_set(b, b.ptr + b.bytes, GUARD_BYTE, GUARD);
+  if (b.role == INOUT) b.src = mem_alloc(b, b.bytes, specs);
+  if (b.draw == DRAW_SHUFFLE) b.orig = mem_alloc(b, b.bytes, specs);
+  if (b.sample_count) {
+    std::vector<unsigned char> idx = read_file(b.sample_path, b.sample_count * sizeof(int64_t));
+    for (size_t i = 0; i < b.sample_count; ++i) {
+      int64_t j;
+      memcpy(&j, idx.data() + i * sizeof j, sizeof j);
+      if (j < 0 || (size_t)j >= b.count) fail(2, "plan", "sample index out of range for " + std::string(specs[b.arg].name));
+    }
+    if (b.memory == HOST) {
+      b.sample_host.resize(b.sample_count);
+      memcpy(b.sample_host.data(), idx.data(), idx.size());
+    } else {
+      CM_CHECK(cudaMalloc(&b.sample, idx.size()));
+      CM_CHECK(cudaMemcpy(b.sample, idx.data(), idx.size(), cudaMemcpyHostToDevice));
+    }
+  }
 }
 
 static void free_buffer(Buffer& b) {
-  if (b.memory == HOST) free(b.base);
-  else CM_CHECK(cudaFree(b.base));
-  b.base = b.ptr = nullptr;
+  mem_free(b, b.base);
+  mem_free(b, b.src);
+  mem_free(b, b.stash);
+  mem_free(b, b.orig);
+  if (b.sample) CM_CHECK(cudaFree(b.sample));
+  b.base = b.ptr = b.src = b.stash = b.orig = nullptr;
+  b.sample = nullptr;
 }
 
 // Check the canaries of every buffer; report which side of which argument was overwritten.
@@ -245,34 +369,71 @@ static void check_guards(const Case& c, const ArgSpec* specs, const char* impl) 
   }
 }
 
-static void check_inputs_unchanged(const Case& c, const ArgSpec* specs, const char* impl) {
+// Inputs must be left as they were (the dataset's values). KEPT_ONLY: only the inputs the timed pairs
+// do not redraw (the redrawn ones are verified against the generator, see verify_redrawn).
+enum InputsNow { DATASET, KEPT_ONLY };
+static void check_inputs_unchanged(const Case& c, const ArgSpec* specs, const std::string& impl, InputsNow what = DATASET) {
   std::vector<unsigned char> now;
   for (const Buffer& b : c.buffers) {
     if (b.role != IN) continue;
+    if (what == KEPT_ONLY && b.draw != DRAW_KEEP) continue;
+    const std::vector<unsigned char>& want = b.host;
     now.resize(b.bytes);
     mem_from_buffer(b, now.data(), b.ptr, b.bytes);
-    if (b.bytes && memcmp(now.data(), b.host.data(), b.bytes) != 0)
-      fail(5, "input_modified", std::string(impl) + " modified input argument " + specs[b.arg].name);
+    if (b.bytes && memcmp(now.data(), want.data(), b.bytes) != 0)
+      fail(5, "input_modified", impl + " modified input argument " + specs[b.arg].name);
   }
 }
 
-static void load_dataset(Case& c, const Dataset& d, const ArgSpec* specs) {
-  for (Buffer& b : c.buffers)
-    if (b.role == IN || b.role == INOUT) b.host = read_file(d.dir + "/" + specs[b.arg].name + ".bin", b.bytes);
+// The parent may still be writing a dataset when the driver needs it: it creates `ready` last.
+static void wait_ready(const Dataset& d, const Plan& p) {
+  std::string marker = d.dir + "/ready";
+  struct stat st;
+  double t0 = now_s();
+  while (stat(marker.c_str(), &st) != 0) {
+    if (now_s() - t0 > p.wait_seconds) fail(2, "io", "dataset " + d.dir + " never became ready");
+    std::this_thread::sleep_for(std::chrono::microseconds(500));
+  }
+}
+
+// One dataset's files, per buffer (empty for outputs). Read ahead in a thread while the GPU works.
+typedef std::vector<std::vector<unsigned char>> Loaded;
+
+static Loaded read_dataset(const Case& c, const Dataset& d, const ArgSpec* specs, const Plan& p) {
+  wait_ready(d, p);
+  Loaded loaded(c.buffers.size());
+  for (size_t i = 0; i < c.buffers.size(); ++i) {
+    const Buffer& b = c.buffers[i];
+    if (b.role == IN || b.role == INOUT) loaded[i] = read_file(d.dir + "/" + specs[b.arg].name + ".bin", b.bytes);
+  }
+  return loaded;
+}
+
+static void use_dataset(Case& c, Loaded loaded) {
+  for (size_t i = 0; i < c.buffers.size(); ++i)
+    if (c.buffers[i].role == IN || c.buffers[i].role == INOUT) c.buffers[i].host = std::move(loaded[i]);
+}
+
+static void load_dataset(Case& c, const Dataset& d, const ArgSpec* specs, const Plan& p) {
+  use_dataset(c, read_dataset(c, d, specs, p));
 }
 
 static void upload_inputs(Case& c) {
-  for (Buffer& b : c.buffers)
+  for (Buffer& b : c.buffers) {
     if (b.role == IN) mem_to_buffer(b, b.ptr, b.host.data(), b.bytes);
+    else if (b.role == INOUT) mem_to_buffer(b, b.src, b.host.data(), b.bytes);
+    if (b.orig) mem_to_buffer(b, b.orig, b.host.data(), b.bytes);
+  }
 }
 
-// Define every output before a call: poison plain outputs, zero accumulators, restore in-out data.
-// (Device buffers: queued on the legacy stream, ahead of the call; host buffers: done now.)
+// Define every output before a call: poison plain outputs, zero accumulators, restore in-out data
+// (from its restore source, which a timed pair redraws). Device buffers: queued on the legacy stream,
+// ahead of the call; host buffers: done now.
 static void prepare_outputs(Case& c) {
   for (Buffer& b : c.buffers) {
     if (b.role == OUT) mem_set(b, b.ptr, POISON_BYTE, b.bytes, true);
     else if (b.role == ACC) mem_set(b, b.ptr, 0, b.bytes, true);
-    else if (b.role == INOUT) mem_to_buffer(b, b.ptr, b.host.data(), b.bytes, true);
+    else if (b.role == INOUT) mem_within(b, b.ptr, b.src, b.bytes);
   }
 }
 
@@ -294,19 +455,138 @@ static void fill_args(const Case& c, const ArgSpec* specs, Args& a) {
 
 static const char* impl_name(int impl) { return impl == 0 ? "baseline" : "candidate"; }
 
-static void write_outputs(const Case& c, const ArgSpec* specs, const Plan& p, int ds, int impl, const char* stage) {
+// Redraw every refreshed input for timed call `call` (in-out data: its restore source), outside the
+// timed region; the scrub that follows evicts what the redraw left in L2.
+__global__ void cm_refresh_kernel(unsigned char* dst, size_t n, int kind, int draw, double p0, double p1, uint32_t call,
+                                  uint32_t stream, uint32_t k0, uint32_t k1) {
+  for (size_t i = blockIdx.x * (size_t)blockDim.x + threadIdx.x; i < n; i += (size_t)gridDim.x * blockDim.x)
+    refresh_store(dst, kind, draw, p0, p1, i, call, stream, k0, k1);
+}
+
+// A shuffled input: element i takes the dataset's value at shuffle_index(i) (a permutation per call).
+__device__ __host__ inline void shuffle_store(unsigned char* dst, const unsigned char* orig, size_t i, size_t n, size_t elem, int bits,
+                                              uint32_t call, uint32_t stream, uint32_t k0, uint32_t k1) {
+  size_t j = (size_t)shuffle_index(i, n, bits, call, stream, k0, k1);
+  for (size_t k = 0; k < elem; ++k) dst[i * elem + k] = orig[j * elem + k];
+}
+
+__global__ void cm_shuffle_kernel(unsigned char* dst, const unsigned char* orig, size_t n, size_t elem, int bits, uint32_t call,
+                                  uint32_t stream, uint32_t k0, uint32_t k1) {
+  for (size_t i = blockIdx.x * (size_t)blockDim.x + threadIdx.x; i < n; i += (size_t)gridDim.x * blockDim.x)
+    shuffle_store(dst, orig, i, n, elem, bits, call, stream, k0, k1);
+}
+
+static void refresh_inputs(Case& c, const ArgSpec* specs, const Plan& p, uint32_t call) {
+  for (Buffer& b : c.buffers) {
+    if (b.draw == DRAW_KEEP || !b.count || (b.role != IN && b.role != INOUT)) continue;
+    unsigned char* dst = b.role == INOUT ? b.src : b.ptr;
+    uint32_t stream = ((uint32_t)c.id << 8) | (uint32_t)b.arg;
+    int kind = specs[b.arg].kind, bits = shuffle_bits(b.count);
+    if (b.memory == HOST) {  // the same generator on the CPU (the device is idle between pairs)
+      for (size_t i = 0; i < b.count; ++i) {
+        if (b.draw == DRAW_SHUFFLE) shuffle_store(dst, b.orig, i, b.count, kind_size(kind), bits, call, stream, p.key0, p.key1);
+        else refresh_store(dst, kind, b.draw, b.p0, b.p1, i, call, stream, p.key0, p.key1);
+      }
+      continue;
+    }
+    int blocks = (int)std::min<size_t>((b.count + 255) / 256, 65535);
+    if (b.draw == DRAW_SHUFFLE)
+      cm_shuffle_kernel<<<blocks, 256>>>(dst, b.orig, b.count, kind_size(kind), bits, call, stream, p.key0, p.key1);
+    else
+      cm_refresh_kernel<<<blocks, 256>>>(dst, b.count, kind, b.draw, b.p0, b.p1, call, stream, p.key0, p.key1);
+    CM_CHECK(cudaGetLastError());
+  }
+}
+
+// The outputs of a sampled size are saved as their sampled elements only; every element must still
+// be written, so the NaN ones (poison left in place, or NaN written) are counted over the whole buffer
+// (infinities are written values, left to the comparison: bench_tasks.data.unwritten_count).
+__global__ void cm_gather(const unsigned char* src, const int64_t* idx, size_t n, int elem, unsigned char* dst) {
+  for (size_t i = blockIdx.x * (size_t)blockDim.x + threadIdx.x; i < n; i += (size_t)gridDim.x * blockDim.x) {
+    size_t j = (size_t)idx[i];
+    switch (elem) {
+      case 2: ((uint16_t*)dst)[i] = ((const uint16_t*)src)[j]; break;
+      case 4: ((uint32_t*)dst)[i] = ((const uint32_t*)src)[j]; break;
+      default: ((uint64_t*)dst)[i] = ((const uint64_t*)src)[j]; break;
+    }
+  }
+}
+
+__device__ __host__ inline bool is_nan_bits(uint64_t u, int kind) {
+  if (kind == F32) return (u & 0x7F800000u) == 0x7F800000u && (u & 0x007FFFFFu) != 0;
+  if (kind == BF16) return (u & 0x7F80u) == 0x7F80u && (u & 0x007Fu) != 0;
+  if (kind == F64) return (u & 0x7FF0000000000000ull) == 0x7FF0000000000000ull && (u & 0x000FFFFFFFFFFFFFull) != 0;
+  return false;  // integers: no poison to tell
+}
+
+__global__ void cm_count_unwritten(const unsigned char* p, size_t n, int kind, unsigned long long* count) {
+  unsigned long long mine = 0;
+  size_t elem = kind_size(kind);
+  for (size_t i = blockIdx.x * (size_t)blockDim.x + threadIdx.x; i < n; i += (size_t)gridDim.x * blockDim.x) {
+    uint64_t u = elem == 2 ? ((const uint16_t*)p)[i] : elem == 4 ? ((const uint32_t*)p)[i] : ((const uint64_t*)p)[i];
+    mine += is_nan_bits(u, kind);
+  }
+  if (mine) atomicAdd(count, mine);
+}
+
+static unsigned long long count_unwritten_host(const unsigned char* p, size_t n, int kind) {
+  unsigned long long bad = 0;
+  for (size_t i = 0; i < n; ++i) {
+    uint64_t u = 0;
+    memcpy(&u, p + i * kind_size(kind), kind_size(kind));
+    bad += is_nan_bits(u, kind);
+  }
+  return bad;
+}
+
+// Save an output (from `from`: the buffer itself, or where a timed call's result was put aside).
+static void save_buffer(const Buffer& b, const unsigned char* from, const ArgSpec* specs, const std::string& path) {
   std::vector<unsigned char> h;
+  int kind = specs[b.arg].kind;
+  size_t elem = kind_size(kind);
+  if (!b.sample_count) {
+    h.resize(b.bytes);
+    mem_from_buffer(b, h.data(), from, b.bytes);
+    write_later(path, std::move(h));
+    return;
+  }
+  std::string base = path.substr(path.find_last_of('/') + 1);
+  if (b.memory == HOST) {
+    h.resize(b.sample_count * elem);
+    for (size_t i = 0; i < b.sample_count; ++i) memcpy(h.data() + i * elem, from + (size_t)b.sample_host[i] * elem, elem);
+    write_later(path, std::move(h));
+    emit("unwritten %s %llu\n", base.c_str(), count_unwritten_host(from, b.count, kind));
+    return;
+  }
+  unsigned char* picked = nullptr;
+  unsigned long long* count = nullptr;
+  CM_CHECK(cudaMalloc(&picked, b.sample_count * elem));
+  CM_CHECK(cudaMalloc(&count, sizeof(unsigned long long)));
+  CM_CHECK(cudaMemset(count, 0, sizeof(unsigned long long)));
+  int blocks = (int)std::min<size_t>((std::max(b.count, b.sample_count) + 255) / 256, 4096);
+  cm_gather<<<blocks, 256>>>(from, b.sample, b.sample_count, (int)elem, picked);
+  CM_CHECK(cudaGetLastError());
+  cm_count_unwritten<<<blocks, 256>>>(from, b.count, kind, count);
+  CM_CHECK(cudaGetLastError());
+  unsigned long long bad = 0;
+  h.resize(b.sample_count * elem);
+  CM_CHECK(cudaMemcpy(h.data(), picked, h.size(), cudaMemcpyDeviceToHost));
+  CM_CHECK(cudaMemcpy(&bad, count, sizeof bad, cudaMemcpyDeviceToHost));
+  CM_CHECK(cudaFree(picked));
+  CM_CHECK(cudaFree(count));
+  write_later(path, std::move(h));
+  emit("unwritten %s %llu\n", base.c_str(), bad);
+}
+
+static void write_outputs(const Case& c, const ArgSpec* specs, const Plan& p, int ds, int impl, const char* stage) {
   for (const Buffer& b : c.buffers) {
     if (b.role == IN) continue;
-    h.resize(b.bytes);
-    mem_from_buffer(b, h.data(), b.ptr, b.bytes);
     std::ostringstream path;
     path << p.outdir << "/c" << c.id << "_d" << ds << "_" << impl_name(impl) << "_" << stage << "_" << specs[b.arg].name
          << ".bin";
-    write_file(path.str(), h.data(), h.size());
+    save_buffer(b, b.ptr, specs, path.str());
   }
-  fprintf(g_results, "output %d %d %s %s\n", c.id, ds, impl_name(impl), stage);
-  fflush(g_results);
+  emit("output %d %d %s %s\n", c.id, ds, impl_name(impl), stage);
 }
 
 // One correctness call: define outputs, call, synchronise, check errors, guards and inputs, save outputs.
@@ -407,13 +687,95 @@ static double rel_std_err(const std::vector<double>& v) {
   return m > 0 ? s / std::sqrt((double)v.size()) / m : 1e9;
 }
 
+// The redrawn inputs must still hold what the generator drew for this pair: recomputed and compared
+// element by element (on the device for device buffers), without a copy taken before the calls.
+__device__ __host__ inline uint64_t element_bits(const unsigned char* buf, size_t i, size_t elem) {
+  if (elem == 2) return ((const uint16_t*)buf)[i];
+  if (elem == 4) return ((const uint32_t*)buf)[i];
+  return ((const uint64_t*)buf)[i];
+}
+
+// What element i of a redrawn input must hold at this call.
+__device__ __host__ inline uint64_t redrawn_bits(const unsigned char* orig, size_t i, size_t n, int kind, int draw, double p0, double p1,
+                                                 int bits, uint32_t call, uint32_t stream, uint32_t k0, uint32_t k1) {
+  if (draw == DRAW_SHUFFLE) return element_bits(orig, (size_t)shuffle_index(i, n, bits, call, stream, k0, k1), kind_size(kind));
+  return refresh_bits(kind, draw, p0, p1, i, call, stream, k0, k1);
+}
+
+__global__ void cm_refresh_verify(const unsigned char* buf, const unsigned char* orig, size_t n, int kind, int draw, double p0,
+                                  double p1, int bits, uint32_t call, uint32_t stream, uint32_t k0, uint32_t k1, unsigned long long* bad) {
+  unsigned long long mine = 0;
+  for (size_t i = blockIdx.x * (size_t)blockDim.x + threadIdx.x; i < n; i += (size_t)gridDim.x * blockDim.x)
+    mine += element_bits(buf, i, kind_size(kind)) != redrawn_bits(orig, i, n, kind, draw, p0, p1, bits, call, stream, k0, k1);
+  if (mine) atomicAdd(bad, mine);
+}
+
+static void verify_redrawn(Case& c, const ArgSpec* specs, const Plan& p, uint32_t call, const std::string& who) {
+  unsigned long long* bad = nullptr;
+  for (Buffer& b : c.buffers) {
+    if (b.role != IN || b.draw == DRAW_KEEP || !b.count) continue;
+    int kind = specs[b.arg].kind;
+    uint32_t stream = ((uint32_t)c.id << 8) | (uint32_t)b.arg;
+    unsigned long long n_bad = 0;
+    int bits = shuffle_bits(b.count);
+    if (b.memory == HOST) {
+      for (size_t i = 0; i < b.count; ++i)
+        n_bad += element_bits(b.ptr, i, kind_size(kind)) !=
+                 redrawn_bits(b.orig, i, b.count, kind, b.draw, b.p0, b.p1, bits, call, stream, p.key0, p.key1);
+    } else {
+      if (!bad) CM_CHECK(cudaMalloc(&bad, sizeof *bad));
+      CM_CHECK(cudaMemset(bad, 0, sizeof *bad));
+      int blocks = (int)std::min<size_t>((b.count + 255) / 256, 4096);
+      cm_refresh_verify<<<blocks, 256>>>(b.ptr, b.orig, b.count, kind, b.draw, b.p0, b.p1, bits, call, stream, p.key0, p.key1, bad);
+      CM_CHECK(cudaGetLastError());
+      CM_CHECK(cudaMemcpy(&n_bad, bad, sizeof n_bad, cudaMemcpyDeviceToHost));
+    }
+    if (n_bad) {
+      if (bad) cudaFree(bad);
+      fail(5, "input_modified", who + " modified input argument " + specs[b.arg].name + " (" + std::to_string(n_bad) + " elements)");
+    }
+  }
+  if (bad) CM_CHECK(cudaFree(bad));
+}
+
+// After both calls of a checked timed pair (nothing differs before or between the calls of a checked
+// pair, so a candidate cannot tell it is checked): the same checks as a correctness call, then the
+// inputs the calls saw and the outputs saved for the parent, who compares them with a float64 reference.
+// `stashed`: the implementation whose outputs were put aside (it ran first), or -1.
+static void check_timed_pair(Case& c, const ArgSpec* specs, const Plan& p, int pair, bool has_candidate, int stashed) {
+  std::string who = std::string(has_candidate ? "candidate" : "baseline") + " (timed call " + std::to_string(pair) + ")";
+  check_after(who.c_str());
+  check_guards(c, specs, who.c_str());
+  verify_redrawn(c, specs, p, (uint32_t)pair + 1, who);
+  check_inputs_unchanged(c, specs, who, KEPT_ONLY);
+  for (Buffer& b : c.buffers) {
+    if (b.draw == DRAW_KEEP || (b.role != IN && b.role != INOUT)) continue;
+    std::vector<unsigned char> h(b.bytes);
+    mem_from_buffer(b, h.data(), b.role == INOUT ? b.src : b.ptr, b.bytes);
+    std::ostringstream path;
+    path << p.outdir << "/c" << c.id << "_t" << pair << "_input_" << specs[b.arg].name << ".bin";
+    write_later(path.str(), std::move(h));
+  }
+  for (int impl = 0; impl < 2; ++impl) {
+    bool saved = impl == 1 ? has_candidate : !has_candidate || p.dump_baseline;
+    if (!saved) continue;
+    for (const Buffer& b : c.buffers) {
+      if (b.role == IN) continue;
+      std::ostringstream path;
+      path << p.outdir << "/c" << c.id << "_t" << pair << "_" << impl_name(impl) << "_" << specs[b.arg].name << ".bin";
+      save_buffer(b, impl == stashed ? b.stash : b.ptr, specs, path.str());
+    }
+    emit("timed %d %d %s\n", c.id, pair, impl_name(impl));
+  }
+}
+
 static void time_case(Case& c, const ArgSpec* specs, const Plan& p, CallFn call, bool has_candidate, Timer& t) {
   Args a;
   fill_args(c, specs, a);
   upload_inputs(c);
   std::vector<int> impls = has_candidate ? std::vector<int>{0, 1} : std::vector<int>{0};
   // Warm up: module load, first touch, and clocks ramping up under load (at least `warmup` calls
-  // of each implementation and at least `warmup_seconds`).
+  // of each implementation and at least `warmup_seconds`), on the dataset's inputs.
   g_stage = "warm-up";
   auto w0 = std::chrono::steady_clock::now();
   for (int i = 0;; ++i) {
@@ -430,26 +792,47 @@ static void time_case(Case& c, const ArgSpec* specs, const Plan& p, CallFn call,
   std::vector<double> ratios, base;
   auto t0 = std::chrono::steady_clock::now();
   g_stage = "timing";
-  for (int pair = 0; pair < p.max_pairs; ++pair) {
+  // Every pair redraws the inputs first (both calls of a pair see the same new values, which neither
+  // has seen before). Pairs in check_pairs, and one more after the loop decides to stop, are checked
+  // once both calls are done: their inputs and outputs are saved and compared with a float64 reference
+  // by the parent. Every pair runs the same way up to then: the outputs of a first call that are to be
+  // saved are put aside on every pair, checked or not.
+  if (has_candidate)
+    for (Buffer& b : c.buffers)
+      if (b.role != IN && !b.stash) b.stash = mem_alloc(b, b.bytes, specs);
+  bool last = false;
+  for (int pair = 0; pair < p.max_pairs + 1; ++pair) {
+    bool checked = last || c.check_pairs.count(pair) > 0;
+    refresh_inputs(c, specs, p, (uint32_t)pair + 1);
     double us[2] = {0, 0}, wall[2] = {0, 0}, tail[2] = {0, 0};
     std::vector<int> order = impls;
     if (order.size() == 2 && (rng() & 1)) std::swap(order[0], order[1]);
-    for (int impl : order) {
+    int stashed = -1;
+    for (size_t k = 0; k < order.size(); ++k) {
+      int impl = order[k];
       prepare_outputs(c);
       t.scrub();
       Timer::Sample r = t.time_call(call, impl, a);
       us[impl] = r.event_us;
       wall[impl] = r.wall_us;
       tail[impl] = r.tail_us;
+      if (k == 0 && order.size() == 2 && (impl == 1 || p.dump_baseline)) {
+        for (Buffer& b : c.buffers)
+          if (b.role != IN) mem_within(b, b.stash, b.ptr, b.bytes);
+        stashed = impl;
+      }
     }
-    for (int impl : impls) fprintf(g_results, "time %d %s %d %.4f %.4f %.4f\n", c.id, impl_name(impl), pair, us[impl], wall[impl], tail[impl]);
+    if (checked) check_timed_pair(c, specs, p, pair, has_candidate, stashed);
+    for (int impl : impls) emit("time %d %s %d %.4f %.4f %.4f\n", c.id, impl_name(impl), pair, us[impl], wall[impl], tail[impl]);
     if (has_candidate) ratios.push_back(us[0] / std::max(us[1], 1e-3));
     base.push_back(us[0]);
+    if (last) break;
     double elapsed = std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count();
-    if (elapsed > p.max_seconds) break;
-    if (pair + 1 >= p.min_pairs && elapsed >= p.min_seconds && rel_std_err(has_candidate ? ratios : base) < p.target_rse) break;
+    bool stop = pair + 1 >= p.max_pairs || elapsed > p.max_seconds ||
+                (pair + 1 >= p.min_pairs && elapsed >= p.min_seconds && rel_std_err(has_candidate ? ratios : base) < p.target_rse);
+    if (stop && !p.check_last) break;
+    last = stop;
   }
-  fflush(g_results);
 }
 
 static void print_device() {
@@ -465,9 +848,15 @@ static void print_device() {
           prop.multiProcessorCount, prop.l2CacheSize, prop.totalGlobalMem, drv, rt);
 }
 
-static int run_driver(int argc, char** argv, const ArgSpec* specs, int nargs, CallFn call, bool has_candidate) {
+// Seconds spent in one part of the run (read back into the result's per-stage breakdown).
+static void stage_time(int case_id, const char* stage, double since) {
+  emit("stage %d %s %.6f\n", case_id, stage, now_s() - since);
+}
+
+int run_driver(int argc, char** argv, const ArgSpec* specs, int nargs, CallFn call, bool has_candidate) {
   (void)nargs;
   if (argc < 2) fail(2, "usage", "driver PLAN");
+  double t_init = now_s();
   Plan p = read_plan(argv[1]);
   g_results = fopen(p.results.c_str(), "w");
   if (!g_results) fail(2, "io", "cannot write results " + p.results);
@@ -479,7 +868,7 @@ static int run_driver(int argc, char** argv, const ArgSpec* specs, int nargs, Ca
     if (impl == 1 && !has_candidate) fail(2, "plan", "no candidate in this driver");
     Case& c = p.cases.at(0);
     for (Buffer& b : c.buffers) alloc_buffer(b, specs);
-    load_dataset(c, c.datasets.at(0), specs);
+    load_dataset(c, c.datasets.at(0), specs, p);
     Args a;
     fill_args(c, specs, a);
     upload_inputs(c);
@@ -496,35 +885,63 @@ static int run_driver(int argc, char** argv, const ArgSpec* specs, int nargs, Ca
     return 0;
   }
   Timer timer(p.flush_bytes);
+  g_writer.start();
+  stage_time(-1, "init", t_init);
   for (Case& c : p.cases) {
+    double t_checks = now_s();
     for (Buffer& b : c.buffers) alloc_buffer(b, specs);
-    int first_check = -1;
-    for (size_t d = 0; d < c.datasets.size(); ++d) {
-      if (c.datasets[d].purpose != "check") continue;
-      if (first_check < 0) first_check = (int)d;
-      load_dataset(c, c.datasets[d], specs);
+    // Datasets in the order they are used (the check seeds, then the fresh one), each read while the
+    // previous one runs; the first check dataset is kept for the timing loop.
+    std::vector<size_t> checks, fresh, order;
+    for (size_t d = 0; d < c.datasets.size(); ++d) (c.datasets[d].purpose == "check" ? checks : fresh).push_back(d);
+    order = checks;
+    order.insert(order.end(), fresh.begin(), fresh.end());
+    std::future<Loaded> ahead;
+    size_t next = 0;
+    auto prefetch = [&]() {
+      if (next < order.size()) {
+        const Dataset& d = c.datasets[order[next++]];
+        ahead = std::async(std::launch::async, [&c, &d, specs, &p] { return read_dataset(c, d, specs, p); });
+      }
+    };
+    auto take = [&]() {
+      Loaded loaded = ahead.get();
+      prefetch();
+      return loaded;
+    };
+    prefetch();
+    Loaded first;
+    for (size_t d : checks) {
+      Loaded loaded = take();
+      if (d == checks.front() && c.timing) first = loaded;
+      use_dataset(c, std::move(loaded));
       checked_call(c, specs, p, call, 0, (int)d, "first");
       if (has_candidate) {
         checked_call(c, specs, p, call, 1, (int)d, "first");
         checked_call(c, specs, p, call, 1, (int)d, "second");
       }
     }
-    if (c.timing && first_check >= 0) {
-      load_dataset(c, c.datasets[first_check], specs);
+    stage_time(c.id, "checks", t_checks);
+    if (c.timing && !checks.empty()) {
+      double t_timing = now_s();
+      use_dataset(c, std::move(first));
       time_case(c, specs, p, call, has_candidate, timer);
       check_guards(c, specs, "timed calls");
+      check_inputs_unchanged(c, specs, "timed calls", KEPT_ONLY);
+      stage_time(c.id, "timing", t_timing);
     }
-    for (size_t d = 0; d < c.datasets.size(); ++d) {
-      if (c.datasets[d].purpose != "fresh") continue;
-      load_dataset(c, c.datasets[d], specs);
+    double t_fresh = now_s();
+    for (size_t d : fresh) {
+      use_dataset(c, take());
       checked_call(c, specs, p, call, 0, (int)d, "first");  // the baseline too: the oracle of custom tasks
       if (has_candidate) checked_call(c, specs, p, call, 1, (int)d, "after_timing");
     }
+    stage_time(c.id, "fresh", t_fresh);
     for (Buffer& b : c.buffers) free_buffer(b);
-    fprintf(g_results, "case_done %d\n", c.id);
-    fflush(g_results);
+    emit("case_done %d\n", c.id);
   }
-  fprintf(g_results, "done\n");
+  emit("done\n");
+  g_writer.finish();
   fclose(g_results);
   return 0;
 }

@@ -1,0 +1,192 @@
+"""Inputs and float64 references that do not depend on the candidate, cached on disk.
+
+The check datasets (seeds 1, 2, 3) of a size are drawn once per (task version, precision, size,
+seed) and their float64 references (when computed in full, below the sampling thresholds) are stored
+apart from them (in cache_dir, which no sandbox sees, while a driver sees its datasets): every later evaluation of any candidate reads them instead of drawing and computing again.
+The task version is a hash of task.toml and reference.py, so editing a task invalidates its entries.
+The fresh dataset (a new secret seed per evaluation), sampled references (a new secret sample each
+time) and the timed-call checks (inputs redrawn under a secret key) are never cached.
+
+Entries are directories written aside and renamed into place; `ready` marks a complete one (the
+driver waits for it). The cache is bounded by `data_cache_bytes`: the least recently used entries go
+first, never one used in the last `_GRACE_S` seconds (another evaluation may be reading it).
+"""
+
+from __future__ import annotations
+
+import hashlib
+import json
+import os
+import shutil
+import tempfile
+import threading
+import time
+from pathlib import Path
+
+import numpy as np
+
+from bench_tasks import data
+from bench_tasks.spec import Variant
+
+from .settings import HarnessSettings
+
+_GRACE_S = 900.0
+_prune_lock = threading.Lock()
+
+
+def task_version(variant: Variant) -> str | None:
+    """A hash of what the data and references depend on; None for a custom task (nothing to cache by)."""
+    task = variant.task
+    if task.custom:
+        return None
+    h = hashlib.sha256()
+    for name in ("task.toml", "reference.py"):
+        path = task.directory / name
+        h.update(path.read_bytes() if path.exists() else b"")
+        h.update(b"\0")
+    return h.hexdigest()[:20]
+
+
+def _key(variant: Variant, params: dict[str, int], seed: int) -> str | None:
+    version = task_version(variant)
+    if version is None:
+        return None
+    text = json.dumps([variant.task.name, version, variant.precision, sorted(params.items()), seed])
+    return hashlib.sha256(text.encode()).hexdigest()[:24]
+
+
+def write_dataset(variant: Variant, params: dict[str, int], seed: int, directory: Path) -> Path:
+    """Draw one dataset into `directory` (written aside, renamed into place, `ready` last)."""
+    tmp = directory.with_name(f"{directory.name}.{os.getpid()}.{threading.get_ident()}.tmp")
+    shutil.rmtree(tmp, ignore_errors=True)
+    tmp.mkdir(parents=True)
+    for name, arr in data.generate(variant, params, seed).items():
+        arr.tofile(tmp / f"{name}.bin")
+    (tmp / "ready").write_text("")
+    try:
+        tmp.rename(directory)
+    except OSError:  # another thread or process finished the same entry first
+        shutil.rmtree(tmp, ignore_errors=True)
+    return directory
+
+
+def data_cache_root(settings: HarnessSettings) -> Path:
+    """Where cached datasets live: beside the scratch directories (the system temp dir unless `scratch_root`
+    is set), not in `cache_dir`. The sandboxed driver, running as an unprivileged uid, reads them read-only
+    at their own path, so every parent must be traversable; they hold generated inputs only, no secret.
+    One directory per service uid, refused if another user owns it (no planted directory or link)."""
+    root = (settings.scratch_root or Path(tempfile.gettempdir())) / f"cudamaster-data-{os.getuid()}"
+    root.mkdir(mode=0o755, parents=True, exist_ok=True)
+    st = root.lstat()
+    if st.st_uid != os.getuid() or not root.is_dir() or root.is_symlink():
+        raise RuntimeError(f"{root} is not a directory owned by this user: remove it, or set CUDAMASTER_SCRATCH_ROOT")
+    return root
+
+
+class DataCache:
+    def __init__(self, settings: HarnessSettings):
+        self.root = data_cache_root(settings)
+        self.refs = settings.cache_dir / "references"  # not visible to any sandbox
+        self.limit = settings.data_cache_bytes
+
+    @property
+    def enabled(self) -> bool:
+        return self.limit > 0
+
+    def entry(self, variant: Variant, params: dict[str, int], seed: int) -> Path | None:
+        """The dataset's directory in the cache (None: not cacheable); it may not exist yet."""
+        key = _key(variant, params, seed) if self.enabled else None
+        return None if key is None else self.root / key
+
+    def ready(self, variant: Variant, params: dict[str, int], seed: int) -> Path | None:
+        """The cached dataset's directory if it is complete now, else None."""
+        directory = self.entry(variant, params, seed)
+        return directory if directory is not None and (directory / "ready").exists() else None
+
+    def dataset(self, variant: Variant, params: dict[str, int], seed: int, fallback: Path) -> Path:
+        """The dataset's directory: the cache entry (drawn now if missing), or `fallback` when not cacheable."""
+        directory = self.entry(variant, params, seed)
+        if directory is None:
+            return write_dataset(variant, params, seed, fallback)
+        if (directory / "ready").exists():
+            _touch(directory)
+            return directory
+        return write_dataset(variant, params, seed, directory)
+
+    def publish(self, variant: Variant, params: dict[str, int], seed: int, drawn: Path) -> None:
+        """Move a dataset drawn outside the cache (during an evaluation, once its driver has ended) into it."""
+        directory = self.entry(variant, params, seed)
+        if directory is None or (directory / "ready").exists() or not (drawn / "ready").exists():
+            return
+        tmp = directory.with_name(f"{directory.name}.{os.getpid()}.{threading.get_ident()}.tmp")
+        shutil.rmtree(tmp, ignore_errors=True)
+        try:
+            os.rename(drawn, tmp)
+        except OSError:  # another file system: copy
+            shutil.copytree(drawn, tmp)
+        try:
+            tmp.rename(directory)
+        except OSError:  # another evaluation published it first
+            shutil.rmtree(tmp, ignore_errors=True)
+
+    def _ref_dir(self, variant: Variant, params: dict[str, int], seed: int) -> Path | None:
+        # References live apart from the datasets: a sandboxed driver sees its datasets, never the answers.
+        key = _key(variant, params, seed) if self.enabled else None
+        return None if key is None else self.refs / key
+
+    def reference(self, variant: Variant, params: dict[str, int], seed: int) -> dict[str, np.ndarray] | None:
+        """The full float64 reference of a cached dataset, or None."""
+        directory = self._ref_dir(variant, params, seed)
+        if directory is None or not (directory / "reference.json").exists():
+            return None
+        try:
+            names = json.loads((directory / "reference.json").read_text())
+            return {n: np.load(directory / f"ref_{n}.npy") for n in names}
+        except (OSError, ValueError):  # being written by another evaluation, or removed by a prune
+            return None
+
+    def store_reference(self, variant: Variant, params: dict[str, int], seed: int, ref: dict[str, np.ndarray]) -> None:
+        directory = self._ref_dir(variant, params, seed)
+        if directory is None:
+            return
+        directory.mkdir(parents=True, exist_ok=True)
+        for name, values in ref.items():
+            tmp = directory / f"ref_{name}.{os.getpid()}.{threading.get_ident()}.tmp.npy"
+            np.save(tmp, np.asarray(values, dtype=np.float64))
+            tmp.replace(directory / f"ref_{name}.npy")
+        tmp = directory / f"reference.{os.getpid()}.{threading.get_ident()}.tmp"
+        tmp.write_text(json.dumps(sorted(ref)))
+        tmp.replace(directory / "reference.json")  # last, and atomically: a reader sees all of it or nothing
+
+    def prune(self) -> int:
+        """Remove least recently used entries until the cache fits its bound; returns bytes removed."""
+        if not self.enabled or not self.root.exists():
+            return 0
+        with _prune_lock:
+            entries = []
+            for d in self.root.iterdir():
+                try:  # entries come and go while other evaluations run
+                    if d.is_dir() and (d / "ready").exists():
+                        size = sum(f.stat().st_size for f in d.iterdir() if f.is_file())
+                        entries.append(((d / "ready").stat().st_mtime, size, d))
+                except OSError:
+                    continue
+            total = sum(size for _, size, _ in entries)
+            removed = 0
+            now = time.time()
+            for used, size, d in sorted(entries):
+                if total - removed <= self.limit:
+                    break
+                if now - used < _GRACE_S:
+                    continue
+                shutil.rmtree(d, ignore_errors=True)
+                shutil.rmtree(self.refs / d.name, ignore_errors=True)
+                removed += size
+            return removed
+
+
+def _touch(directory: Path) -> None:
+    try:
+        os.utime(directory / "ready")
+    except OSError:
+        pass

@@ -1,0 +1,2 @@
+// The harness runtime as one translation unit, compiled once into an object (see compile.py).
+#include "cm_runtime.cuh"

@@ -1,0 +1,189 @@
+"""Throughput figures for the harness (issue 13, part 2); writes one JSON document with its provenance.
+
+    python3 scripts/throughput_figures.py --output docs/results/throughput_figures.json [--only STEP ...]
+
+Steps (each recorded on its own; a failing one does not stop the next):
+  compile  CPU only: the runtime object once, then per variant the baseline, the driver (host C++
+           against cm_driver.h) and the link, from an empty cache; and for two variants the driver
+           compiled the old way (the whole runtime in the driver's translation unit), for comparison.
+  data     CPU only: per variant at paper sizes, seconds to draw the three check datasets and to
+           compute their float64 references (sampled where the harness samples), cold.
+  wall     GPU: one candidate evaluation at paper sizes (the baseline's own source as the candidate) of
+           stencil_2d/fp32 and matrix_mul/fp32: empty cache, then again with compiled objects and the
+           data cache warm; the per-stage seconds of each. Target: <= 20 s.
+  spread   GPU: the same pair (baseline vs itself) evaluated 5 times, spmv_csr/fp32 and matrix_mul/fp32
+           at paper sizes: per size, the max/min spread of the speedup. Target: <= 1 % for kernels >= 10 us.
+  suite    GPU: `cudamaster bench run --sizes paper` over every variant (baselines, correctness and
+           timing, compile included, empty cache), as one command: its wall time. Target: <= 300 s.
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import os
+import shutil
+import subprocess
+import sys
+import tempfile
+import time
+from pathlib import Path
+
+ROOT = Path(__file__).resolve().parent.parent
+sys.path.insert(0, str(ROOT))
+
+from bench_tasks import all_tasks, load_task  # noqa: E402
+from bench_tasks.harness import HarnessSettings, evaluate  # noqa: E402
+from bench_tasks.harness import compile as cc  # noqa: E402
+from bench_tasks.harness.checks import Case, choose_sample, read_inputs, reference  # noqa: E402
+from bench_tasks.harness.datacache import DataCache  # noqa: E402
+from bench_tasks.harness.driver import driver_source  # noqa: E402
+from bench_tasks.provenance import provenance  # noqa: E402
+
+
+def _fresh(settings: HarnessSettings) -> HarnessSettings:
+    return settings.model_copy(update={"cache_dir": Path(tempfile.mkdtemp(prefix="cm-tp-cache-"))})
+
+
+def _variants(only: list[str] | None) -> list:
+    return [v for t in all_tasks() for v in t.variants() if not only or t.name in only]
+
+
+def compile_times(settings: HarnessSettings, tasks: list[str] | None) -> dict:
+    settings = _fresh(settings)
+    t0 = time.monotonic()
+    cc.compile_runtime(settings)
+    runtime_s = time.monotonic() - t0
+    rows = []
+    for variant in _variants(tasks):
+        t0 = time.monotonic()
+        base = cc.compile_baseline(variant, settings)
+        t1 = time.monotonic()
+        cc.build_driver(variant, driver_source(variant, False), base, None, settings)
+        rows.append({"variant": variant.key, "baseline_s": round(t1 - t0, 2), "driver_and_link_s": round(time.monotonic() - t1, 2)})
+    old_way = []
+    for variant in _variants(tasks)[:2]:  # the driver as it was compiled before: the whole runtime in its translation unit
+        text = driver_source(variant, False).replace('#include "cm_driver.h"', '#include "cm_runtime.cuh"')
+        t0 = time.monotonic()
+        rc, _, _ = cc._nvcc_object(text + "\n// old way\n", "driver_old", ["-O2", f"-I{cc.RUNTIME_DIR}", *cc.arch_flags(settings)],
+                                   settings, "driver_old")
+        old_way.append({"variant": variant.key, "driver_compile_s": round(time.monotonic() - t0, 2), "ok": rc == 0})
+    shutil.rmtree(settings.cache_dir, ignore_errors=True)
+    total = sum(r["baseline_s"] + r["driver_and_link_s"] for r in rows)
+    return {"cores": os.cpu_count(), "runtime_object_s": round(runtime_s, 2), "variants": rows,
+            "total_serial_s": round(total + runtime_s, 1), "old_way_driver": old_way}
+
+
+def data_times(settings: HarnessSettings, tasks: list[str] | None) -> dict:
+    settings = _fresh(settings)
+    cache = DataCache(settings)
+    rows = []
+    import numpy as np
+
+    for variant in _variants(tasks):
+        draw_s = ref_s = 0.0
+        for params in variant.task.size_list("paper"):
+            case = Case(0, params, [])
+            choose_sample(variant, case, settings, np.random.default_rng(0))
+            for seed in settings.seeds:
+                t0 = time.monotonic()
+                directory = cache.dataset(variant, params, seed, settings.cache_dir / "x")
+                t1 = time.monotonic()
+                reference(variant, case, read_inputs(variant, directory, params))
+                draw_s, ref_s = draw_s + t1 - t0, ref_s + time.monotonic() - t1
+        rows.append({"variant": variant.key, "draw_3_seeds_s": round(draw_s, 2), "references_3_seeds_s": round(ref_s, 2)})
+    shutil.rmtree(settings.cache_dir, ignore_errors=True)
+    return {"cores": os.cpu_count(), "variants": rows}
+
+
+def _self_candidate(task: str, precision: str) -> str:
+    variant = load_task(task).variant(precision)
+    return variant.task.baseline_source().replace(f"void {variant.entry}(", f"void {variant.candidate_entry}(")
+
+
+def wall_one_candidate(settings: HarnessSettings, tasks: list[str] | None) -> dict:
+    rows = []
+    for task in tasks or ["stencil_2d", "matrix_mul"]:
+        fresh = _fresh(settings)
+        source = _self_candidate(task, "fp32")
+        for cache_state in ("empty", "warm"):
+            t0 = time.monotonic()
+            result = evaluate(task, "fp32", source, "paper", settings=fresh)
+            wall = time.monotonic() - t0
+            rows.append({"variant": f"{task}/fp32", "cache": cache_state, "verdict": result.verdict.value, "wall_s": round(wall, 2),
+                         "met": wall <= 20.0, "stages": result.stages, "gpu": result.gpu.model_dump() if result.gpu else None,
+                         "timed_checks": sum(c.stage == "timed_call" for r in result.rows for c in r.checks)})
+        shutil.rmtree(fresh.cache_dir, ignore_errors=True)
+    return {"target_s": 20.0, "rows": rows}
+
+
+def spread(settings: HarnessSettings, tasks: list[str] | None, repeats: int = 5) -> dict:
+    out = []
+    for task in tasks or ["spmv_csr", "matrix_mul"]:
+        source = _self_candidate(task, "fp32")
+        runs = [evaluate(task, "fp32", source, "paper", settings=settings) for _ in range(repeats)]
+        rows = []
+        for i, params in enumerate(r.params for r in runs[0].rows):
+            speedups = [run.rows[i].speedup for run in runs]
+            times = [min(run.rows[i].candidate.median_us, run.rows[i].baseline.median_us) for run in runs]
+            pct = (max(speedups) / min(speedups) - 1) * 100
+            long_enough = min(times) >= 10.0
+            rows.append({"params": params, "speedups": speedups, "spread_pct": round(pct, 3), "min_median_us": round(min(times), 2),
+                         "met": pct <= 1.0 if long_enough else None})
+        out.append({"variant": f"{task}/fp32", "verdicts": [r.verdict.value for r in runs], "rows": rows})
+    return {"repeats": repeats, "target_pct": 1.0, "pairs": "baseline against itself", "tasks": out}
+
+
+def suite(settings: HarnessSettings, tasks: list[str] | None) -> dict:
+    cache = tempfile.mkdtemp(prefix="cm-tp-suite-")
+    out = Path(cache) / "suite.json"
+    command = [sys.executable, "-m", "app.cli", "bench", "run", "--sizes", "paper", "-o", str(out)]
+    for t in tasks or []:
+        command += ["--task", t]
+    env = dict(os.environ, CUDAMASTER_CACHE_DIR=cache)
+    t0 = time.monotonic()
+    proc = subprocess.run(command, cwd=ROOT, env=env, capture_output=True, text=True)
+    wall = time.monotonic() - t0
+    doc = json.loads(out.read_text()) if out.exists() else {"results": []}
+    results = doc.get("results", [])
+    stage_totals: dict[str, float] = {}
+    for r in results:
+        for k, v in r.get("stages", {}).items():
+            stage_totals[k] = round(stage_totals.get(k, 0.0) + v, 2)
+    shutil.rmtree(cache, ignore_errors=True)
+    return {"command": " ".join(command[1:]), "exit_code": proc.returncode, "variants": len(results), "wall_s": round(wall, 1),
+            "target_s": 300.0, "met": wall <= 300.0 and proc.returncode == 0,
+            "not_ok": [f"{r['task']}/{r['precision']}: {r['message'][:200]}" for r in results if r["verdict"] != "ok"],
+            "per_variant_wall_s": {f"{r['task']}/{r['precision']}": r["wall_seconds"] for r in results},
+            "stage_totals_s": stage_totals, "stderr_tail": proc.stderr[-2000:]}
+
+
+STEPS = {"compile": compile_times, "data": data_times, "wall": wall_one_candidate, "spread": spread, "suite": suite}
+
+
+def main() -> None:
+    parser = argparse.ArgumentParser()
+    parser.add_argument("--output", type=Path, required=True)
+    parser.add_argument("--only", action="append", choices=sorted(STEPS), help="step to run (repeatable); default: all")
+    parser.add_argument("--task", action="append", help="restrict the steps to these tasks (repeatable)")
+    args = parser.parse_args()
+    settings = HarnessSettings()
+    from bench_tasks.harness.evaluate import gpu_status, nvidia_driver_version
+
+    doc = {"provenance": provenance(), "gpu": gpu_status(settings)[1], "nvidia_driver": nvidia_driver_version(), "figures": {}}
+    for name, fn in STEPS.items():
+        if args.only and name not in args.only:
+            continue
+        t0 = time.monotonic()
+        try:
+            doc["figures"][name] = fn(settings, args.task)
+        except Exception as exc:  # a step that fails is recorded as such; the others still run
+            doc["figures"][name] = {"error": f"{type(exc).__name__}: {exc}"}
+        doc["figures"][name]["step_seconds"] = round(time.monotonic() - t0, 1)
+        print(f"{name}: {json.dumps(doc['figures'][name])[:800]}", flush=True)
+        args.output.parent.mkdir(parents=True, exist_ok=True)
+        args.output.write_text(json.dumps(doc, indent=1))  # after every step: a later one may be cut short
+
+
+if __name__ == "__main__":
+    main()

@@ -1,0 +1,180 @@
+"""evaluate() end to end on the CPU with a FAKE driver (tests/bench/fake_driver.py: the runtime's protocol
+in Python, no GPU): datasets drawn while the driver waits for them, outputs checked as they are written,
+timed calls chosen at random checked against a reference for their redrawn inputs, stage seconds."""
+
+from __future__ import annotations
+
+import json
+import sys
+from pathlib import Path
+
+import pytest
+
+from bench_tasks.harness import HarnessSettings, Verdict, evaluate
+
+EV = sys.modules["bench_tasks.harness.evaluate"]
+FAKE = Path(__file__).parent / "fake_driver.py"
+
+
+@pytest.fixture
+def fake_driver(monkeypatch, tmp_path):
+    """evaluate() runs the fake driver instead of compiling one; returns a function setting its mode."""
+    exe = tmp_path / "fake-driver"
+    exe.write_text(f"#!/bin/sh\nexec {sys.executable} {FAKE} \"$@\"\n")
+    exe.chmod(0o755)
+    monkeypatch.setattr(EV, "_build", lambda *a, **k: exe)
+    monkeypatch.setattr(EV, "require_gpu", lambda settings: None)
+    monkeypatch.setenv("PYTHONPATH", str(Path(__file__).parents[2]))
+
+    def use(variant: str, sizes: list[dict[str, int]], mode: str = "honest") -> None:
+        monkeypatch.setenv("CM_FAKE_VARIANT", variant)
+        monkeypatch.setenv("CM_FAKE_SIZES", json.dumps(sizes))
+        monkeypatch.setenv("CM_FAKE_MODE", mode)
+
+    return use
+
+
+def _settings(tmp_path, **kw) -> HarnessSettings:
+    # The fake driver is a Python script of ours: it runs unsandboxed (the sandbox is tested in test_sandbox.py).
+    return HarnessSettings(cache_dir=tmp_path / "cache", scratch_root=tmp_path / "scratch", min_pairs=6, data_workers=2,
+                           sandbox="none", allow_unsandboxed=True, **kw)
+
+
+SIZES = [{"N": 1000}, {"N": 4099}]
+
+
+def test_an_honest_fake_run_is_ok_with_timed_checks_and_stages_with_a_fake_driver(fake_driver, tmp_path):
+    fake_driver("vector_add/fp32", SIZES)
+    result = evaluate("vector_add", "fp32", "// fake", SIZES, settings=_settings(tmp_path))
+    assert result.verdict == Verdict.ok, result.message
+    for row in result.rows:
+        timed = [c for c in row.checks if c.stage == "timed_call"]
+        assert len(timed) >= 3 and all(c.passed and c.impl == "candidate" and c.call is not None for c in timed)
+        assert {c.stage for c in row.checks} == {"first", "second", "timed_call", "after_timing"}
+        assert row.speedup == pytest.approx(2.0, rel=0.05)
+    assert result.refreshed_inputs == ["A", "B"] and len(result.refresh_key) == 16
+    assert {"compile", "inputs", "references", "output_checks", "driver", "timing", "gpu_checks"} <= set(result.stages)
+
+
+@pytest.mark.parametrize("mode, words", [("replay", "timed call"), ("skip_odd", "not finite")])
+def test_wrong_timed_calls_are_wrong_answer_naming_the_timed_call_with_a_fake_driver(fake_driver, tmp_path, mode, words):
+    fake_driver("vector_add/fp32", SIZES, mode)
+    result = evaluate("vector_add", "fp32", "// fake", SIZES, settings=_settings(tmp_path))
+    assert result.verdict == Verdict.wrong_answer, result.message
+    assert "timed call" in result.message and words in result.message
+    assert "inputs redrawn on the device" in result.message
+
+
+def test_saved_inputs_that_are_not_the_generators_draw_are_a_runtime_error_with_a_fake_driver(fake_driver, tmp_path):
+    fake_driver("vector_add/fp32", SIZES, "bad_draw")
+    result = evaluate("vector_add", "fp32", "// fake", SIZES, settings=_settings(tmp_path))
+    assert result.verdict == Verdict.runtime_error, result.message
+    assert "differs from the generator's draw" in result.message
+
+
+def test_sampled_sizes_check_the_sample_and_count_unwritten_elements_with_a_fake_driver(fake_driver, tmp_path):
+    sizes = [{"N": 5000}]
+    settings = _settings(tmp_path, reference_full_elements=1000, reference_sample=300)
+    fake_driver("vector_add/bf16", sizes)
+    result = evaluate("vector_add", "bf16", "// fake", sizes, settings=settings)
+    assert result.verdict == Verdict.ok, result.message
+    assert all(c.checked_elements <= 302 for c in result.rows[0].checks)
+    fake_driver("vector_add/bf16", sizes, "skip_odd")
+    result = evaluate("vector_add", "bf16", "// fake", sizes, settings=settings)
+    assert result.verdict == Verdict.wrong_answer and "timed call" in result.message and "not finite (unwritten or NaN)" in result.message
+
+
+def test_structure_is_kept_and_values_redrawn_in_timed_calls_with_a_fake_driver(fake_driver, tmp_path):
+    sizes = [{"rows": 300, "cols": 200}]
+    fake_driver("spmv_csr/fp32", sizes)
+    result = evaluate("spmv_csr", "fp32", "// fake", sizes, settings=_settings(tmp_path))
+    assert result.verdict == Verdict.ok, result.message
+    assert result.refreshed_inputs == ["values", "x"]
+    fake_driver("spmv_csr/fp32", sizes, "replay")
+    result = evaluate("spmv_csr", "fp32", "// fake", sizes, settings=_settings(tmp_path))
+    assert result.verdict == Verdict.wrong_answer and "timed call" in result.message
+
+
+def test_check_datasets_and_full_references_are_cached_for_the_next_evaluation_with_a_fake_driver(fake_driver, tmp_path):
+    fake_driver("vector_add/fp32", SIZES)
+    settings = _settings(tmp_path)
+    evaluate("vector_add", "fp32", "// fake", SIZES, settings=settings)
+    from bench_tasks.harness.datacache import DataCache
+
+    cache = DataCache(settings)
+    entries = sorted(cache.root.iterdir())
+    assert len(entries) == 2 * 3  # two sizes, seeds 1-3 (the fresh seed is never cached)
+    # the references apart from the datasets (a sandboxed driver sees its datasets, never the answers)
+    assert all((e / "ready").exists() and not (e / "ref_C.npy").exists() and (cache.refs / e.name / "ref_C.npy").exists()
+               for e in entries)
+    again = evaluate("vector_add", "fp32", "// fake", SIZES, settings=settings)
+    assert again.verdict == Verdict.ok
+    assert sorted(cache.root.iterdir()) == entries
+
+
+def test_the_pipeline_compiles_and_draws_ahead_and_keeps_every_check_with_a_fake_driver(fake_driver, tmp_path, monkeypatch):
+    from bench_tasks.harness import pipeline
+    from bench_tasks.harness.datacache import DataCache
+
+    built, ready_at_start = [], []
+    monkeypatch.setattr(pipeline, "prebuild", lambda job, settings: built.append(job.key))
+    settings = _settings(tmp_path)
+    cache = DataCache(settings)
+    variant_of = {"vector_add/fp32": "vector_add/fp32", "vector_add/bf16": "vector_add/bf16"}
+    jobs = [pipeline.Job("vector_add", "fp32", "// a"), pipeline.Job("vector_add", "bf16", "// b"), pipeline.Job("vector_add", "fp32", "// c")]
+
+    def started(job, compiled):
+        from bench_tasks import load_task
+
+        fake_driver(variant_of[job.key], SIZES)
+        variant = load_task(job.task).variant(job.precision)
+        ready_at_start.append(all((cache.entry(variant, p, s) / "ready").exists() for p in SIZES for s in settings.seeds))
+
+    results = pipeline.run_pipeline(jobs, SIZES, settings, compile_workers=2, on_start=started)
+    assert [r.verdict for r in results] == [Verdict.ok] * 3
+    assert sorted(built) == sorted(j.key for j in jobs)
+    assert ready_at_start[1:] == [True, True]  # drawn (with references) while the previous variant ran
+    assert all(any(c.stage == "timed_call" for c in row.checks) for r in results for row in r.rows)
+
+
+def test_bench_run_is_one_command_with_a_progress_bar_and_stage_seconds_with_a_fake_driver(fake_driver, tmp_path, monkeypatch):
+    from typer.testing import CliRunner
+
+    from app.cli import cli
+    from bench_tasks import harness
+    from bench_tasks.harness import pipeline
+
+    monkeypatch.setattr(harness, "require_gpu", lambda settings: None)
+    monkeypatch.setattr(pipeline, "prebuild", lambda job, settings: None)
+    monkeypatch.setenv("CUDAMASTER_CACHE_DIR", str(tmp_path / "cache"))
+    monkeypatch.setenv("CUDAMASTER_MIN_PAIRS", "6")
+    monkeypatch.setenv("CUDAMASTER_SCRATCH_ROOT", str(tmp_path / "scratch"))
+    monkeypatch.setenv("CUDAMASTER_SANDBOX", "none")  # the fake driver is a Python script of ours
+    monkeypatch.setenv("CUDAMASTER_ALLOW_UNSANDBOXED", "true")
+    harness.get_settings.cache_clear()
+    sizes = [{"N": 1024}, {"N": 4096}, {"N": 16384}, {"N": 65536}, {"N": 262144}]  # vector_add's paper sizes
+    fake_driver("vector_add/fp32", sizes)
+    out_file = tmp_path / "run.json"
+    try:
+        out = CliRunner().invoke(cli, ["bench", "run", "-t", "vector_add", "-p", "fp32", "--jobs", "2", "-o", str(out_file)],
+                                 env={"COLUMNS": "200"})
+    finally:
+        harness.get_settings.cache_clear()
+    assert out.exit_code == 0, out.output
+    assert "vector_add/fp32" in out.output and "results written" in out.output
+    doc = json.loads(out_file.read_text())
+    (result,) = doc["results"]
+    assert result["verdict"] == "ok" and result["schema_version"] == "1.2"
+    assert {"compile", "inputs", "driver", "timing"} <= set(result["stages"]) and doc["wall_seconds"] > 0
+
+
+def test_shuffled_inputs_keep_their_values_and_a_replayed_loss_is_caught_with_a_fake_driver(fake_driver, tmp_path):
+    # cross_entropy_loss's inputs are probability vectors: each pair permutes them (their sum stays 1).
+    sizes = [{"C": 3000}]
+    fake_driver("cross_entropy_loss/fp32", sizes)
+    result = evaluate("cross_entropy_loss", "fp32", "// fake", sizes, settings=_settings(tmp_path))
+    assert result.verdict == Verdict.ok, result.message
+    assert result.refreshed_inputs == ["X", "Y"]
+    fake_driver("cross_entropy_loss/fp32", sizes, "replay")
+    result = evaluate("cross_entropy_loss", "fp32", "// fake", sizes, settings=_settings(tmp_path))
+    assert result.verdict == Verdict.wrong_answer and "timed call" in result.message, result.message
