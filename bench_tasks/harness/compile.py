@@ -231,8 +231,11 @@ def compile_baseline(variant: Variant, settings: HarnessSettings) -> Path:
     return _localized(obj, variant.entry)
 
 
-def build_driver(variant: Variant, driver_source: str, baseline_obj: Path, candidate_obj: Path | None, settings: HarnessSettings) -> Path:
-    """Compile the generated driver and link it with the baseline (and candidate) objects."""
+def build_driver(variant: Variant, driver_source: str, baseline_obj: Path, candidate_obj: Path | None, settings: HarnessSettings,
+                 link_flags: list[str] | None = None) -> Path:
+    """Compile the generated driver and link it with the baseline (and candidate) objects.
+
+    `link_flags`: extra linker arguments (a vendor reference's libraries and rpath); never for a candidate."""
     include = Path(__file__).parent / "runtime"
     flags = ["-O2", f"-I{include}", *arch_flags(settings)]
     runtime_text = (include / "cm_runtime.cuh").read_text()
@@ -240,12 +243,13 @@ def build_driver(variant: Variant, driver_source: str, baseline_obj: Path, candi
     if rc != 0:
         raise RuntimeError(f"generated driver for {variant.key} failed to compile (a harness bug):\n{log}")
     objs = [drv_obj, baseline_obj] + ([candidate_obj] if candidate_obj else [])
-    key = _hash(*(o.read_bytes() for o in objs))
+    key = _hash(*(o.read_bytes() for o in objs), *(link_flags or []))
     exe = settings.cache_dir / "drivers" / key / "driver"
     if not exe.exists():
         exe.parent.mkdir(parents=True, exist_ok=True)
         tmp = exe.with_suffix(".tmp")
-        rc, log = run_limited([settings.nvcc, *arch_flags(settings), "-o", str(tmp), *map(str, objs)], settings.compile_timeout_s)
+        rc, log = run_limited([settings.nvcc, *arch_flags(settings), "-o", str(tmp), *map(str, objs), *(link_flags or [])],
+                              settings.compile_timeout_s)
         if rc != 0:
             raise LinkError(log)
         tmp.rename(exe)

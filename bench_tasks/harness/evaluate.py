@@ -263,11 +263,16 @@ def _driver_error(rc: int | None, output: str, settings: HarnessSettings) -> tup
 
 def evaluate(task: str | Task, precision: str, candidate_source: str | bytes | None = None, sizes: str | list[dict[str, int]] = "paper",
              *, settings: HarnessSettings | None = None, extra_flags: list[str] | None = None,
-             seeds: list[int] | None = None, timing: bool = True, keep_workdir: bool = False) -> EvaluationResult:
+             seeds: list[int] | None = None, timing: bool = True, keep_workdir: bool = False,
+             implementation: str = "candidate") -> EvaluationResult:
     """Check and time `candidate_source` (None: the baseline alone) for one task variant.
 
+    `implementation="vendor"` measures the task's vendor reference (bench_tasks/vendor) in the candidate's
+    place instead: compiled with its libraries, prototype checked, symbols not (it is trusted code).
+
     Bad input (unknown task/precision/size set, empty, non-UTF-8 or oversized source) raises
-    TaskError or CandidateError; a missing GPU raises NoGpuError. Everything about the kernel
+    TaskError or CandidateError; a missing GPU raises NoGpuError; a task without a vendor reference, or
+    vendor libraries that are not installed, raise VendorUnavailable. Everything about the kernel
     itself is a verdict in the returned result.
     """
     started = time.monotonic()
@@ -276,10 +281,24 @@ def evaluate(task: str | Task, precision: str, candidate_source: str | bytes | N
     size_set, size_list = _sizes(variant, sizes)
     seeds = list(seeds or settings.seeds)
     fresh_seed = secrets.randbelow(2**31 - 1) + 1000
-    text = src.prepare(candidate_source, settings.max_source_bytes) if candidate_source is not None else None
+    vendor_build = None
+    if implementation == "vendor":
+        if candidate_source is not None:
+            raise ValueError("a vendor evaluation measures the task's vendor reference: pass no candidate source")
+        from .vendor import compile_vendor
+
+        vendor_build = compile_vendor(variant, settings)
+        text: str | None = vendor_build.source
+    elif implementation == "candidate":
+        text = src.prepare(candidate_source, settings.max_source_bytes) if candidate_source is not None else None
+    else:
+        raise ValueError(f"implementation must be 'candidate' or 'vendor', not {implementation!r}")
     result = EvaluationResult(task=variant.task.name, precision=precision, verdict=Verdict.ok, size_set=size_set,
-                              compile_flags=cc.candidate_flags(settings, extra_flags), nvcc_version=cc.nvcc_version(settings.nvcc),
+                              compile_flags=vendor_build.outcome.flags if vendor_build else cc.candidate_flags(settings, extra_flags),
+                              nvcc_version=cc.nvcc_version(settings.nvcc),
                               seeds=seeds + [fresh_seed], baseline_only=text is None,
+                              implementation="baseline" if text is None else implementation,
+                              vendor_libraries=list(vendor_build.reference.libraries) if vendor_build else [],
                               source_sha256=hashlib.sha256(text.encode()).hexdigest() if text else "")
 
     def finish(verdict: Verdict, message: str = "", log: str = "") -> EvaluationResult:
@@ -289,7 +308,7 @@ def evaluate(task: str | Task, precision: str, candidate_source: str | bytes | N
 
     cand_obj = None
     if text is not None:
-        outcome = cc.compile_candidate(variant, text, settings, extra_flags)
+        outcome = vendor_build.outcome if vendor_build else cc.compile_candidate(variant, text, settings, extra_flags)
         if not outcome.ok:
             return finish(outcome.verdict, outcome.message, outcome.log)
         cand_obj = outcome.object_path
@@ -298,7 +317,8 @@ def evaluate(task: str | Task, precision: str, candidate_source: str | bytes | N
     except cc.BaselineError as exc:
         return finish(exc.outcome.verdict, str(exc), exc.outcome.log)
     try:
-        exe = cc.build_driver(variant, driver_source(variant, cand_obj is not None), base_obj, cand_obj, settings)
+        exe = cc.build_driver(variant, driver_source(variant, cand_obj is not None), base_obj, cand_obj, settings,
+                              link_flags=vendor_build.link_flags if vendor_build else None)
     except cc.LinkError as exc:
         return finish(Verdict.link_error, "linking the candidate with the harness failed: " + cc._first_error(str(exc)), str(exc))
     require_gpu(settings)

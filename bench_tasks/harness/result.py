@@ -9,9 +9,11 @@ from __future__ import annotations
 
 from enum import StrEnum
 
-from pydantic import BaseModel, Field
+from typing import Any
 
-SCHEMA_VERSION = "1.1"
+from pydantic import BaseModel, Field, model_validator
+
+SCHEMA_VERSION = "1.3"
 HARNESS_VERSION = "0.3.0"
 
 
@@ -96,8 +98,19 @@ class EvaluationResult(BaseModel):
     seeds: list[int] = []
     source_sha256: str = ""
     baseline_only: bool = False
+    implementation: str = Field("candidate", description="what was measured against the baseline: candidate (a submitted kernel), "
+                                "vendor (the task's vendor reference) or baseline (nothing: the baseline alone)")
+    vendor_libraries: list[str] = Field(default_factory=list, description="the libraries a vendor reference links (cublas, cusparse, ...)")
     wall_seconds: float = 0.0
     log: str = ""  # compile log or driver stderr tail
+
+    @model_validator(mode="before")
+    @classmethod
+    def _implementation_of_old_documents(cls, data: Any) -> Any:
+        """Documents before 1.3 carry no `implementation`: it follows from `baseline_only`."""
+        if isinstance(data, dict) and "implementation" not in data:
+            data = {**data, "implementation": "baseline" if data.get("baseline_only") else "candidate"}
+        return data
 
     @property
     def ok(self) -> bool:

@@ -17,6 +17,8 @@ class HarnessSettings(BaseSettings):
     nvcc_flags: list[str] = ["-O3"]
     cache_dir: Path = Path.home() / ".cache" / "cudamaster"
     gpu: str | None = Field(None, description="CUDA_VISIBLE_DEVICES for evaluations; None keeps the environment's")
+    vendor_paths: list[Path] = Field([], description="where to look first for vendor libraries (cuBLAS, cuSPARSE, cuFFT, cuDNN): "
+                                     "roots with include/ and lib/, or those directories (CUDAMASTER_VENDOR_PATHS, a JSON list)")
 
     compile_timeout_s: float = 120.0
     run_timeout_s: float = 300.0
