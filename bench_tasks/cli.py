@@ -91,15 +91,20 @@ def _sizes_ok(sizes: str) -> None:
 def run(
     task: Annotated[Optional[list[str]], typer.Option("--task", "-t", help="task name (repeatable); default: all")] = None,
     precision: Annotated[Optional[str], typer.Option("--precision", "-p", help="fp32 or bf16; default: both")] = None,
-    sizes: Annotated[str, typer.Option(help="paper, large, edge or all")] = "paper",
+    sizes: Annotated[str, typer.Option(help="paper, large, edge or all; several separated by commas (paper,large)")] = "paper",
     candidates: Annotated[Optional[Path], typer.Option(help="directory of candidates: <op>.cu / <op>_bf16.cu, or fp32/ and bf16/ subfolders")] = None,
+    vendor: Annotated[bool, typer.Option("--vendor", help="also measure each task's vendor reference (cuBLAS, cuSPARSE, cuFFT, cuDNN, CUB) "
+                                         "against its baseline; tasks without one get the baseline alone")] = False,
     output: Annotated[Path, typer.Option("--output", "-o", help="where to write the JSON results")] = Path("bench-results.json"),
 ) -> None:
-    """Check and time the baselines (and candidates, if given) on the local GPU."""
-    from bench_tasks.harness import CandidateError, NoGpuError, evaluate, get_settings, require_gpu
+    """Check and time the baselines (and candidates, vendor references, if asked) on the local GPU."""
+    from bench_tasks.harness import CandidateError, NoGpuError, VendorUnavailable, evaluate, get_settings, require_gpu
+    from bench_tasks.harness.vendor import reference_for
 
     _precision_ok(precision)
-    _sizes_ok(sizes)
+    size_sets = [s.strip() for s in sizes.split(",") if s.strip()]
+    for s in size_sets or [sizes]:
+        _sizes_ok(s)
     variants = _variants(task, precision)
     try:
         require_gpu(get_settings())
@@ -108,41 +113,78 @@ def run(
     results = []
     output.parent.mkdir(parents=True, exist_ok=True)
     meta = {"provenance": provenance(), "size_set": sizes}
+    # (task, precision, candidate source or None, implementation): a vendor reference where asked for and
+    # one exists; the baseline alone where nothing else would measure it.
+    jobs: list[tuple[str, str, bytes | None, str]] = []
+    for name, prec in variants:
+        source = None
+        if candidates is not None:
+            path = _candidate_file(candidates, name, prec)
+            source = path.read_bytes() if path is not None else None
+            if source is not None:
+                jobs.append((name, prec, source, "candidate"))
+        has_vendor = vendor and reference_for(name) is not None
+        if has_vendor:
+            jobs.append((name, prec, None, "vendor"))
+        elif source is None and (candidates is None or vendor):
+            jobs.append((name, prec, None, "candidate"))
 
     def save() -> None:  # after every variant: an interrupted run keeps what it measured
         output.write_text(json.dumps({**meta, "results": [r.model_dump(mode="json") for r in results]}, indent=1))
 
+    if vendor:  # vendor references link libraries and CUB compiles slowly: build everything first, on every core
+        from bench_tasks.harness.vendor import prebuild
+
+        with console.status(f"compiling {len(jobs)} variants on all cores"):
+            prebuild([(name, prec, impl) for name, prec, source, impl in jobs if source is None], get_settings())
     with Progress(TextColumn("{task.description}"), BarColumn(), MofNCompleteColumn(), TimeElapsedColumn(), console=console) as progress:
-        bar = progress.add_task("benchmark", total=len(variants))
-        for name, prec in variants:
-            progress.update(bar, description=f"{name}/{prec}")
-            source = None
-            if candidates is not None:
-                path = _candidate_file(candidates, name, prec)
-                if path is None:
-                    progress.advance(bar)
-                    continue
-                source = path.read_bytes()
-            try:
-                results.append(evaluate(name, prec, source, sizes))
-                save()
-            except CandidateError as exc:
-                err.print(f"{name}/{prec}: {exc}")
-            progress.advance(bar)
+        bar = progress.add_task("benchmark", total=len(jobs) * len(size_sets))
+        for name, prec, source, implementation in jobs:
+            for size_set in size_sets:
+                label = "vendor" if implementation == "vendor" else "candidate" if source is not None else "baseline"
+                progress.update(bar, description=f"{name}/{prec} {label} ({size_set})")
+                try:
+                    results.append(evaluate(name, prec, source, size_set, implementation=implementation))
+                    save()
+                except (CandidateError, VendorUnavailable) as exc:
+                    err.print(f"{name}/{prec} {label}: {exc}")
+                progress.advance(bar)
     summary = Table(title="MSKernelBench" + (" (baselines)" if candidates is None else ""))
-    for col in ("variant", "verdict", "P", "sizes passed", "wall s"):
+    for col in ("variant", "measured", "sizes", "verdict", "P", "sizes passed", "wall s"):
         summary.add_column(col)
     for r in results:
-        summary.add_row(f"{r.task}/{r.precision}", r.verdict.value, f"{r.score:.3f}" if r.score else "-",
+        summary.add_row(f"{r.task}/{r.precision}", r.implementation, r.size_set, r.verdict.value, f"{r.score:.3f}" if r.score else "-",
                         f"{sum(row.passed for row in r.rows)}/{len(r.rows)}", f"{r.wall_seconds:.1f}")
     console.print(summary)
     for r in results:
         if r.verdict.value != "ok":
-            console.print(f"[red]{r.task}/{r.precision}[/]: {r.message}")
+            console.print(f"[red]{r.task}/{r.precision} {r.implementation}[/]: {r.message}")
     save()
     console.print(f"results written to {output}")
     if any(r.verdict.value != "ok" for r in results):
         raise typer.Exit(1)
+
+
+@app.command("report")
+def report(
+    run_file: Annotated[Path, typer.Argument(help="a results file written by `cudamaster bench run`")],
+    other: Annotated[Optional[Path], typer.Argument(help="a second run to compare against the first")] = None,
+    output: Annotated[Optional[Path], typer.Option("--output", "-o", help="prefix of the files written (PREFIX.md, PREFIX.html); "
+                                                    "default: next to RUN_FILE")] = None,
+) -> None:
+    """Markdown and a self-contained HTML page: baseline, vendor and candidate times, speedups, roofline
+    shares and P per variant and size; the share of variants reaching P >= 1, 2, 4, 8; with two runs, the change."""
+    from bench_tasks.report import ReportError, write_report
+
+    for path in (run_file, other):
+        if path is not None and not path.is_file():
+            _fail(f"{path} does not exist (expected a JSON file from `cudamaster bench run`)")
+    prefix = output or run_file.with_name(run_file.stem + ".report")
+    try:
+        md, page = write_report(run_file, other, prefix)
+    except ReportError as exc:
+        _fail(str(exc))
+    console.print(f"wrote {md} and {page}")
 
 
 @app.command("eval")

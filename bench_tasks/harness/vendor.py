@@ -323,3 +323,45 @@ def _renamed(obj: Path, entry: str, as_entry: str) -> Path:
         subprocess.run(["objcopy", f"--keep-global-symbol={as_entry}", str(tmp), str(tmp)], check=True, capture_output=True)
         os.replace(tmp, out)
     return out
+
+
+def compile_check(task: str, settings: HarnessSettings) -> tuple[bool, str]:
+    """Compile the task's reference once with the expected prototypes of every precision re-declared after it
+    (what CI can do without a GPU): (compiled and every prototype matches, nvcc's first error)."""
+    from bench_tasks.spec import load_task
+
+    ref = require_reference(task)
+    t = load_task(task)
+    variants = [t.variant(p) for p in t.prototypes]
+    include, _ = build_flags(ref.libraries, settings)
+    text = reference_source(ref) + "".join(cc._proto_check_lines(v, vendor_entry(v)) for v in variants)
+    rc, log, _obj = cc._nvcc_object(text, "vendor_check", cc.candidate_flags(settings) + include, settings, "vendor_check")
+    return rc == 0, "" if rc == 0 else cc._first_error(log) if rc is not None else "nvcc timed out"
+
+
+def prebuild(jobs: list[tuple[str, str, str]], settings: HarnessSettings, workers: int | None = None) -> None:
+    """Compile what evaluate() will need for (task, precision, implementation) jobs, on `workers` threads
+    (nvcc processes), so that the evaluations find every object and driver in the cache. Failures are left
+    for evaluate() to report as verdicts."""
+    from concurrent.futures import ThreadPoolExecutor
+
+    from bench_tasks.spec import load_task
+
+    from .driver import driver_source
+
+    def build(job: tuple[str, str, str]) -> None:
+        task, precision, implementation = job
+        variant = load_task(task).variant(precision)
+        try:
+            base = cc.compile_baseline(variant, settings)
+            if implementation == "vendor":
+                built = compile_vendor(variant, settings)
+                if built.outcome.ok:
+                    cc.build_driver(variant, driver_source(variant, True), base, built.outcome.object_path, settings, link_flags=built.link_flags)
+            else:
+                cc.build_driver(variant, driver_source(variant, False), base, None, settings)
+        except (VendorUnavailable, RuntimeError, cc.LinkError, subprocess.CalledProcessError):
+            return
+
+    with ThreadPoolExecutor(max_workers=workers or os.cpu_count() or 1) as pool:
+        list(pool.map(build, jobs))
