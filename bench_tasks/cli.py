@@ -96,6 +96,8 @@ def run(
     vendor: Annotated[bool, typer.Option("--vendor", help="also measure each task's vendor reference (cuBLAS, cuSPARSE, cuFFT, cuDNN, CUB) "
                                          "against its baseline; tasks without one get the baseline alone")] = False,
     output: Annotated[Path, typer.Option("--output", "-o", help="where to write the JSON results")] = Path("bench-results.json"),
+    append: Annotated[bool, typer.Option("--append", help="keep the results already in --output and add these (a long run split "
+                                         "into several commands)")] = False,
 ) -> None:
     """Check and time the baselines (and candidates, vendor references, if asked) on the local GPU."""
     from bench_tasks.harness import CandidateError, NoGpuError, VendorUnavailable, evaluate, get_settings, require_gpu
@@ -113,6 +115,16 @@ def run(
     results = []
     output.parent.mkdir(parents=True, exist_ok=True)
     meta = {"provenance": provenance(), "size_set": sizes}
+    if append and output.is_file():
+        from bench_tasks.harness import EvaluationResult
+
+        try:
+            previous = json.loads(output.read_text())
+            results = [EvaluationResult.model_validate(r) for r in previous["results"]]
+        except (ValueError, KeyError, TypeError) as exc:
+            _fail(f"--append: {output} is not a results file of `cudamaster bench run` ({str(exc)[:200]})")
+        merged = dict.fromkeys([*str(previous.get("size_set", "")).split(","), *sizes.split(",")])
+        meta["size_set"] = ",".join(x for x in merged if x)
     # (task, precision, candidate source or None, implementation): a vendor reference where asked for and
     # one exists; the baseline alone where nothing else would measure it.
     jobs: list[tuple[str, str, bytes | None, str]] = []

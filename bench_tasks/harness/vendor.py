@@ -274,6 +274,10 @@ def build_flags(libraries: tuple[str, ...], settings: HarnessSettings) -> tuple[
             link += ["-Xlinker", str(f)]
             if str(f.parent) not in rpaths:
                 rpaths.append(str(f.parent))
+    if "cudnn" in libraries and available("cublas", settings):  # cuDNN's engines load cuBLASLt at run time
+        for f in locate("cublas", settings).lib_files:
+            if str(f.parent) not in rpaths:
+                rpaths.append(str(f.parent))
     if rpaths:
         link += ["-Xlinker", "--disable-new-dtags"] + [a for d in rpaths for a in ("-Xlinker", f"-rpath={d}")]
     return include, link

@@ -47,7 +47,7 @@ def test_vendor_reference_passes_every_paper_size_and_is_timed(task, precision, 
 
 def test_bench_run_vendor_and_report_end_to_end(tmp_path, vendor_settings, monkeypatch):
     """`bench run --vendor`: the vendor reference where there is one, the baseline alone where not (RELU),
-    over two size sets; `bench report` renders the file."""
+    over two size sets, the second command appending to the first's file; `bench report` renders it."""
     monkeypatch.setenv("CUDAMASTER_CACHE_DIR", str(vendor_settings.cache_dir))
     monkeypatch.setenv("CUDAMASTER_MAX_SECONDS_PER_SIZE", "0.3")
     from bench_tasks.harness.settings import get_settings
@@ -55,9 +55,12 @@ def test_bench_run_vendor_and_report_end_to_end(tmp_path, vendor_settings, monke
     get_settings.cache_clear()
     out = tmp_path / "run.json"
     runner = CliRunner()
-    res = runner.invoke(app, ["run", "--vendor", "-t", "vector_add", "-t", "RELU", "-p", "fp32", "--sizes", "paper,edge", "-o", str(out)])
+    res = runner.invoke(app, ["run", "--vendor", "-t", "vector_add", "-p", "fp32", "--sizes", "paper,edge", "-o", str(out)])
+    assert res.exit_code == 0, res.output
+    res = runner.invoke(app, ["run", "--vendor", "-t", "RELU", "-p", "fp32", "--sizes", "paper,edge", "-o", str(out), "--append"])
     get_settings.cache_clear()
     assert res.exit_code == 0, res.output
+    assert json.loads(out.read_text())["size_set"] == "paper,edge"
     results = json.loads(out.read_text())["results"]
     got = sorted((r["task"], r["implementation"], r["size_set"]) for r in results)
     assert got == [("RELU", "baseline", "edge"), ("RELU", "baseline", "paper"), ("vector_add", "vendor", "edge"), ("vector_add", "vendor", "paper")]
