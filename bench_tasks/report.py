@@ -307,7 +307,7 @@ def _svg_shares(summary: Summary) -> str:
         return ""
     colors = {"candidate": "#2f6fde", "vendor": "#7a7f87"}
     width, height, bar = 480, 200, 36
-    parts = [f'<svg width="{width}" height="{height + 40}" role="img" '
+    parts = [f'<svg width="{width}" height="{height + 56}" role="img" '
              'aria-label="share of variants reaching each P threshold">']
     for i, t in enumerate(THRESHOLDS):
         x0 = 40 + i * 110
@@ -316,12 +316,14 @@ def _svg_shares(summary: Summary) -> str:
             if s is None:
                 continue
             h = s * height
-            parts.append(f'<rect x="{x0 + j * (bar + 4)}" y="{height - h:.1f}" width="{bar}" height="{h:.1f}" fill="{colors[impl]}">'
-                         f"<title>{impl} P ≥ {t:g}: {100 * s:.0f}%</title></rect>")
-        parts.append(f'<text x="{x0 + bar}" y="{height + 16}" text-anchor="middle" font-size="12">P ≥ {t:g}</text>')
+            x = x0 + j * (bar + 4)
+            parts.append(f'<rect x="{x}" y="{height - h + 14:.1f}" width="{bar}" height="{h:.1f}" fill="{colors[impl]}">'
+                         f"<title>{impl} P ≥ {t:g}: {100 * s:.0f}%</title></rect>"
+                         f'<text x="{x + bar / 2}" y="{height - h + 11:.1f}" text-anchor="middle" font-size="11">{100 * s:.0f}%</text>')
+        parts.append(f'<text x="{x0 + bar}" y="{height + 30}" text-anchor="middle" font-size="12">P ≥ {t:g}</text>')
     for j, impl in enumerate(IMPLEMENTATIONS):
-        parts.append(f'<rect class="legend" x="{40 + j * 120}" y="{height + 26}" width="10" height="10" fill="{colors[impl]}"/>'
-                     f'<text x="{54 + j * 120}" y="{height + 35}" font-size="12">{impl}</text>')
+        parts.append(f'<rect class="legend" x="{40 + j * 120}" y="{height + 40}" width="10" height="10" fill="{colors[impl]}"/>'
+                     f'<text x="{54 + j * 120}" y="{height + 49}" font-size="12">{impl}: share of variants</text>')
     parts.append("</svg>")
     return "".join(parts)
 
