@@ -322,8 +322,8 @@ def _svg_shares(summary: Summary) -> str:
                          f'<text x="{x + bar / 2}" y="{height - h + 11:.1f}" text-anchor="middle" font-size="11">{100 * s:.0f}%</text>')
         parts.append(f'<text x="{x0 + bar}" y="{height + 30}" text-anchor="middle" font-size="12">P ≥ {t:g}</text>')
     for j, impl in enumerate(IMPLEMENTATIONS):
-        parts.append(f'<rect class="legend" x="{40 + j * 120}" y="{height + 40}" width="10" height="10" fill="{colors[impl]}"/>'
-                     f'<text x="{54 + j * 120}" y="{height + 49}" font-size="12">{impl}: share of variants</text>')
+        parts.append(f'<rect class="legend" x="{40 + j * 220}" y="{height + 40}" width="10" height="10" fill="{colors[impl]}"/>'
+                     f'<text x="{54 + j * 220}" y="{height + 49}" font-size="12">{impl}: share of variants</text>')
     parts.append("</svg>")
     return "".join(parts)
 
