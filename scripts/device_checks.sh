@@ -7,6 +7,9 @@
 #   figures         scripts/harness_figures.py -> $OUT/harness_figures.json
 #   large           scripts/check_baselines.py --sizes large -> $OUT/baseline_checks_large.json
 #   edge            scripts/check_baselines.py --sizes edge  -> $OUT/baseline_checks_edge.json
+#   vendor-tests    pytest -m gpu tests/bench/test_vendor_gpu.py (every vendor reference at every paper size; VENDOR_K
+#                   selects, e.g. VENDOR_K="cublas or cudnn or cufft" and VENDOR_K="not cublas and not cudnn and not cufft")
+#   vendor-paper    bench run --vendor --sizes paper -> $OUT/vendor_run.json (+ report); vendor-large appends the large sizes
 # Needs python3 with this repo importable (see scripts/make_device_wheels.sh) and nvcc; ncu for figures.
 set -uo pipefail
 OUT=${OUT:-$PWD/out/device_checks}
@@ -19,7 +22,14 @@ for step in "$@"; do
   t0=$(date +%s)
   case $step in
     gpu-tests) timeout -k 5 "$LIMIT" $PY -m pytest -m gpu -q -rfE -p no:cacheprovider --timeout 240 \
-                 --junitxml="$OUT/gpu_tests.xml" tests/bench tests/graph tests/service -k "not every_baseline" ;;
+                 --junitxml="$OUT/gpu_tests.xml" tests/bench tests/graph tests/service -k "not every_baseline and not vendor" ;;
+    vendor-tests) timeout -k 5 "$LIMIT" $PY -m pytest -m gpu -q -rfE -p no:cacheprovider --timeout 240 \
+                 --junitxml="$OUT/vendor_tests.xml" tests/bench/test_vendor_gpu.py ${VENDOR_K:+-k "$VENDOR_K"} ;;
+    vendor-paper|vendor-large)
+      sizes=${step#vendor-}; append=(); [ "$sizes" = large ] && append=(--append)
+      timeout -k 5 "$LIMIT" $PY -m app.cli bench run --vendor --sizes "$sizes" ${VENDOR_PRECISION:+-p "$VENDOR_PRECISION"} \
+        -o "$OUT/vendor_run.json" "${append[@]}"
+      $PY -m app.cli bench report "$OUT/vendor_run.json" -o "$OUT/vendor_report" ;;
     baseline-sweep) timeout -k 5 "$LIMIT" $PY -m pytest -m gpu -q -rfE -p no:cacheprovider --timeout 240 \
                  --junitxml="$OUT/baseline_sweep.xml" tests/bench -k every_baseline ;;
     figures) timeout -k 5 "$LIMIT" $PY scripts/harness_figures.py --output "$OUT/harness_figures.json" ;;
