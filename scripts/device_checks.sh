@@ -9,7 +9,8 @@
 #   edge            scripts/check_baselines.py --sizes edge  -> $OUT/baseline_checks_edge.json
 #   vendor-tests    pytest -m gpu tests/bench/test_vendor_gpu.py (every vendor reference at every paper size; VENDOR_K
 #                   selects, e.g. VENDOR_K="cublas or cudnn or cufft" and VENDOR_K="not cublas and not cudnn and not cufft")
-#   vendor-paper    bench run --vendor --sizes paper -> $OUT/vendor_run.json (+ report); vendor-large appends the large sizes
+#   vendor-paper    bench run --vendor --sizes paper, appended to $OUT/vendor_run.json (+ report); vendor-large: the large
+#                   sizes; VENDOR_PRECISION=fp32|bf16 splits a step in two (each appends)
 # Needs python3 with this repo importable (see scripts/make_device_wheels.sh) and nvcc; ncu for figures.
 set -uo pipefail
 OUT=${OUT:-$PWD/out/device_checks}
@@ -26,9 +27,9 @@ for step in "$@"; do
     vendor-tests) timeout -k 5 "$LIMIT" $PY -m pytest -m gpu -q -rfE -p no:cacheprovider --timeout 240 \
                  --junitxml="$OUT/vendor_tests.xml" tests/bench/test_vendor_gpu.py ${VENDOR_K:+-k "$VENDOR_K"} ;;
     vendor-paper|vendor-large)
-      sizes=${step#vendor-}; append=(); [ "$sizes" = large ] && append=(--append)
+      sizes=${step#vendor-}
       timeout -k 5 "$LIMIT" $PY -m app.cli bench run --vendor --sizes "$sizes" ${VENDOR_PRECISION:+-p "$VENDOR_PRECISION"} \
-        -o "$OUT/vendor_run.json" "${append[@]}"
+        -o "$OUT/vendor_run.json" --append
       $PY -m app.cli bench report "$OUT/vendor_run.json" -o "$OUT/vendor_report" ;;
     baseline-sweep) timeout -k 5 "$LIMIT" $PY -m pytest -m gpu -q -rfE -p no:cacheprovider --timeout 240 \
                  --junitxml="$OUT/baseline_sweep.xml" tests/bench -k every_baseline ;;
