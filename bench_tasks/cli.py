@@ -99,21 +99,28 @@ def _sizes_ok(sizes: str) -> None:
 def run(
     task: Annotated[Optional[list[str]], typer.Option("--task", "-t", help="task name (repeatable); default: all")] = None,
     precision: Annotated[Optional[str], typer.Option("--precision", "-p", help="fp32 or bf16; default: both")] = None,
-    sizes: Annotated[str, typer.Option(help="paper, large, edge or all")] = "paper",
+    sizes: Annotated[str, typer.Option(help="paper, large, edge or all; several separated by commas (paper,large)")] = "paper",
     candidates: Annotated[Optional[Path], typer.Option(help="directory of candidates: <op>.cu / <op>_bf16.cu, or fp32/ and bf16/ subfolders")] = None,
+    vendor: Annotated[bool, typer.Option("--vendor", help="also measure each task's vendor reference (cuBLAS, cuSPARSE, cuFFT, cuDNN, CUB) "
+                                         "against its baseline; tasks without one get the baseline alone")] = False,
     output: Annotated[Path, typer.Option("--output", "-o", help="where to write the JSON results")] = Path("bench-results.json"),
     jobs: Annotated[Optional[int], typer.Option("--jobs", "-j", min=1, help="compile processes working ahead of the GPU; default: all cores")] = None,
+    append: Annotated[bool, typer.Option("--append", help="keep the results already in --output and add these (a long run split "
+                                         "into several commands)")] = False,
 ) -> None:
-    """Check and time the baselines (and candidates, if given) on the local GPU.
+    """Check and time the baselines (and candidates, vendor references, if asked) on the local GPU.
 
     One variant at a time runs on the GPU; meanwhile the next ones are compiled on `--jobs` cores and
     their check datasets and references drawn into the data cache (see bench_tasks/harness/pipeline.py)."""
     from bench_tasks.harness import NoGpuError, get_settings, require_gpu
-    from bench_tasks.harness.sandbox import SandboxUnavailable, sandbox_for
     from bench_tasks.harness.pipeline import Job, run_pipeline
+    from bench_tasks.harness.sandbox import SandboxUnavailable, sandbox_for
+    from bench_tasks.harness.vendor import reference_for
 
     _precision_ok(precision)
-    _sizes_ok(sizes)
+    size_sets = [s.strip() for s in sizes.split(",") if s.strip()]
+    for s in size_sets or [sizes]:
+        _sizes_ok(s)
     variants = _variants(task, precision)
     settings = get_settings()
     try:
@@ -125,26 +132,41 @@ def run(
     except SandboxUnavailable as exc:
         _fail(str(exc), code=4)
     _say_sandbox(settings)
-    work = []
+    # A candidate where one is given; the vendor reference where asked for and one exists; the baseline alone
+    # where nothing else would measure it.
+    work: list[Job] = []
     for name, prec in variants:
         source = None
         if candidates is not None:
             path = _candidate_file(candidates, name, prec)
-            if path is None:
-                continue
-            source = path.read_bytes()
-        work.append(Job(name, prec, source))
+            source = path.read_bytes() if path is not None else None
+            if source is not None:
+                work.append(Job(name, prec, source))
+        if vendor and reference_for(name) is not None:
+            work.append(Job(name, prec, None, "vendor"))
+        elif source is None and (candidates is None or vendor):
+            work.append(Job(name, prec, None))
     results = []
     output.parent.mkdir(parents=True, exist_ok=True)
     meta = {"provenance": provenance(), "size_set": sizes}
     started = time.monotonic()
+    if append and output.is_file():
+        from bench_tasks.harness import EvaluationResult
+
+        try:
+            previous = json.loads(output.read_text())
+            results = [EvaluationResult.model_validate(r) for r in previous["results"]]
+        except (ValueError, KeyError, TypeError) as exc:
+            _fail(f"--append: {output} is not a results file of `cudamaster bench run` ({str(exc)[:200]})")
+        merged = dict.fromkeys([*str(previous.get("size_set", "")).split(","), *sizes.split(",")])
+        meta["size_set"] = ",".join(x for x in merged if x)
 
     def save() -> None:  # after every variant: an interrupted run keeps what it measured
         meta["wall_seconds"] = round(time.monotonic() - started, 1)
         output.write_text(json.dumps({**meta, "results": [r.model_dump(mode="json") for r in results]}, indent=1))
 
     with Progress(TextColumn("{task.description}"), BarColumn(), MofNCompleteColumn(), TimeElapsedColumn(), console=console) as progress:
-        bar = progress.add_task("benchmark", total=len(work))
+        bar = progress.add_task("benchmark", total=len(work) * len(size_sets))
 
         def started_one(job: Job, compiled: int) -> None:
             progress.update(bar, description=f"{job.key} (compiled ahead: {compiled}/{len(work)})")
@@ -157,21 +179,44 @@ def run(
                 save()
             progress.advance(bar)
 
-        run_pipeline(work, sizes, settings, compile_workers=jobs, on_start=started_one, on_result=finished_one)
+        for size_set in size_sets:
+            run_pipeline(work, size_set, settings, compile_workers=jobs, on_start=started_one, on_result=finished_one)
     summary = Table(title="MSKernelBench" + (" (baselines)" if candidates is None else ""))
-    for col in ("variant", "verdict", "P", "sizes passed", "wall s"):
+    for col in ("variant", "measured", "sizes", "verdict", "P", "sizes passed", "wall s"):
         summary.add_column(col)
     for r in results:
-        summary.add_row(f"{r.task}/{r.precision}", r.verdict.value, f"{r.score:.3f}" if r.score else "-",
+        summary.add_row(f"{r.task}/{r.precision}", r.implementation, r.size_set, r.verdict.value, f"{r.score:.3f}" if r.score else "-",
                         f"{sum(row.passed for row in r.rows)}/{len(r.rows)}", f"{r.wall_seconds:.1f}")
     console.print(summary)
     for r in results:
         if r.verdict.value != "ok":
-            console.print(f"[red]{r.task}/{r.precision}[/]: {r.message}")
+            console.print(f"[red]{r.task}/{r.precision} {r.implementation}[/]: {r.message}")
     save()
     console.print(f"results written to {output} ({meta['wall_seconds']} s)")
     if any(r.verdict.value != "ok" for r in results):
         raise typer.Exit(1)
+
+
+@app.command("report")
+def report(
+    run_file: Annotated[Path, typer.Argument(help="a results file written by `cudamaster bench run`")],
+    other: Annotated[Optional[Path], typer.Argument(help="a second run to compare against the first")] = None,
+    output: Annotated[Optional[Path], typer.Option("--output", "-o", help="prefix of the files written (PREFIX.md, PREFIX.html); "
+                                                    "default: next to RUN_FILE")] = None,
+) -> None:
+    """Markdown and a self-contained HTML page: baseline, vendor and candidate times, speedups, roofline
+    shares and P per variant and size; the share of variants reaching P >= 1, 2, 4, 8; with two runs, the change."""
+    from bench_tasks.report import ReportError, write_report
+
+    for path in (run_file, other):
+        if path is not None and not path.is_file():
+            _fail(f"{path} does not exist (expected a JSON file from `cudamaster bench run`)")
+    prefix = output or run_file.with_name(run_file.stem + ".report")
+    try:
+        md, page = write_report(run_file, other, prefix)
+    except ReportError as exc:
+        _fail(str(exc))
+    console.print(f"wrote {md} and {page}")
 
 
 @app.command("eval")

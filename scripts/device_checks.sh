@@ -12,6 +12,10 @@
 #   timed-calls     pytest -m gpu: the timed-call checks (issue 13): honest kernel, adversaries, device draws
 #   throughput      scripts/throughput_figures.py --only wall --only spread -> $OUT/throughput_figures.json
 #   suite           scripts/throughput_figures.py --only suite (bench run, every variant, paper) -> $OUT/suite.json
+#   vendor-tests    pytest -m gpu tests/bench/test_vendor_gpu.py (every vendor reference at every paper size; VENDOR_K
+#                   selects, e.g. VENDOR_K="cublas or cudnn or cufft" and VENDOR_K="not cublas and not cudnn and not cufft")
+#   vendor-paper    bench run --vendor --sizes paper, appended to $OUT/vendor_run.json (+ report); vendor-large: the large
+#                   sizes; VENDOR_PRECISION=fp32|bf16 splits a step in two (each appends)
 # Needs python3 with this repo importable (see scripts/make_device_wheels.sh) and nvcc; ncu for figures.
 # Kernels run in the bubblewrap sandbox: without bwrap on PATH, .devsite/bubblewrap_*.deb (carried from
 # scripts/make_device_wheels.sh) is unpacked to /tmp/bw and CUDAMASTER_SANDBOX_BWRAP points at it.
@@ -35,7 +39,14 @@ for step in "$@"; do
   t0=$(date +%s)
   case $step in
     gpu-tests) timeout -k 5 "$LIMIT" $PY -m pytest -m gpu -q -rfE -p no:cacheprovider --timeout 240 \
-                 --junitxml="$OUT/gpu_tests.xml" tests/bench tests/graph tests/service -k "not every_baseline" ;;
+                 --junitxml="$OUT/gpu_tests.xml" tests/bench tests/graph tests/service -k "not every_baseline and not vendor" ;;
+    vendor-tests) timeout -k 5 "$LIMIT" $PY -m pytest -m gpu -q -rfE -p no:cacheprovider --timeout 240 \
+                 --junitxml="$OUT/vendor_tests.xml" tests/bench/test_vendor_gpu.py ${VENDOR_K:+-k "$VENDOR_K"} ;;
+    vendor-paper|vendor-large)
+      sizes=${step#vendor-}
+      timeout -k 5 "$LIMIT" $PY -m app.cli bench run --vendor --sizes "$sizes" ${VENDOR_PRECISION:+-p "$VENDOR_PRECISION"} \
+        -o "$OUT/vendor_run.json" --append
+      $PY -m app.cli bench report "$OUT/vendor_run.json" -o "$OUT/vendor_report" ;;
     baseline-sweep) timeout -k 5 "$LIMIT" $PY -m pytest -m gpu -q -rfE -p no:cacheprovider --timeout 240 \
                  --junitxml="$OUT/baseline_sweep.xml" tests/bench -k every_baseline ;;
     figures) timeout -k 5 "$LIMIT" $PY scripts/harness_figures.py --output "$OUT/harness_figures.json" ;;

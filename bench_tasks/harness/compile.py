@@ -330,9 +330,12 @@ def compile_runtime(settings: HarnessSettings) -> Path:
     return obj
 
 
-def build_driver(variant: Variant, driver_source: str, baseline_obj: Path, candidate_obj: Path | None, settings: HarnessSettings) -> Path:
+def build_driver(variant: Variant, driver_source: str, baseline_obj: Path, candidate_obj: Path | None, settings: HarnessSettings,
+                 link_flags: list[str] | None = None) -> Path:
     """Compile the generated driver (host C++ against cm_driver.h) and link it with the runtime, baseline
-    (and candidate) objects (both steps in the sandbox)."""
+    (and candidate) objects (both steps in the sandbox).
+
+    `link_flags`: extra linker arguments (a vendor reference's libraries and rpath); never for a candidate."""
     runtime_obj = compile_runtime(settings)
     headers = "".join((RUNTIME_DIR / f).read_text() for f in RUNTIME_HEADERS)
     rc, log, drv_obj = _nvcc_object(driver_source + "\n// headers " + _hash(headers), "driver", ["-O2"], settings, "driver",
@@ -340,13 +343,14 @@ def build_driver(variant: Variant, driver_source: str, baseline_obj: Path, candi
     if rc != 0:
         raise RuntimeError(f"generated driver for {variant.key} failed to compile (a harness bug):\n{log}")
     objs = [drv_obj, runtime_obj, baseline_obj] + ([candidate_obj] if candidate_obj else [])
-    key = _hash(*(o.read_bytes() for o in objs), sandbox_for(settings).kind)
+    key = _hash(*(o.read_bytes() for o in objs), sandbox_for(settings).kind, *(link_flags or []))
     exe = settings.cache_dir / "drivers" / key / "driver"
     with _locked(exe.parent):
         if not exe.exists():
             with scratch(settings, "cm-link-") as tmp:
                 staged = [stage(o, tmp, f"{i}_{o.name}") for i, o in enumerate(objs)]
-                rc, log = sandbox_for(settings).run([_nvcc(settings), *arch_flags(settings), "-o", str(tmp / "driver"), *map(str, staged)],
+                rc, log = sandbox_for(settings).run([_nvcc(settings), *arch_flags(settings), "-o", str(tmp / "driver"), *map(str, staged),
+                                                     *(link_flags or [])],
                                                     scratch=tmp, read_only=staged, timeout=settings.compile_timeout_s)
                 if rc != 0 or not (tmp / "driver").is_file():
                     raise LinkError(log)

@@ -11,4 +11,8 @@ class NoGpuError(RuntimeError):
     """No NVIDIA GPU is visible; says what still works."""
 
 
-__all__ = ["CandidateError", "NoGpuError", "TaskError"]
+class VendorUnavailable(RuntimeError):
+    """No vendor reference for the task, or its libraries are not installed here; the message says what to do."""
+
+
+__all__ = ["CandidateError", "NoGpuError", "TaskError", "VendorUnavailable"]

@@ -24,6 +24,7 @@ from contextlib import contextmanager
 from dataclasses import dataclass, field
 from functools import cache
 from pathlib import Path
+from typing import TYPE_CHECKING
 
 import numpy as np
 
@@ -42,6 +43,9 @@ from .plan import BufferPlan, CasePlan, Plan, Results, Sample, TimingPlan, choos
 from .result import Check, EvaluationResult, SizeRow, TimeStats, Verdict
 from . import sandbox as sb
 from .sandbox import make_scratch, remove_scratch, sandbox_for
+
+if TYPE_CHECKING:
+    from .vendor import VendorBuild
 from .settings import HarnessSettings, get_settings
 
 _EXIT_VERDICT = {3: Verdict.runtime_error, 4: Verdict.runtime_error, 5: Verdict.wrong_answer}
@@ -207,11 +211,16 @@ def _driver_error(rc: int | None, output: str, settings: HarnessSettings) -> tup
 
 def evaluate(task: str | Task, precision: str, candidate_source: str | bytes | None = None, sizes: str | list[dict[str, int]] = "paper",
              *, settings: HarnessSettings | None = None, extra_flags: list[str] | None = None,
-             seeds: list[int] | None = None, timing: bool = True, keep_workdir: bool = False) -> EvaluationResult:
+             seeds: list[int] | None = None, timing: bool = True, keep_workdir: bool = False,
+             implementation: str = "candidate") -> EvaluationResult:
     """Check and time `candidate_source` (None: the baseline alone) for one task variant.
 
+    `implementation="vendor"` measures the task's vendor reference (bench_tasks/vendor) in the candidate's
+    place instead: compiled with its libraries, prototype checked, symbols not (it is trusted code).
+
     Bad input (unknown task/precision/size set, empty, non-UTF-8 or oversized source) raises
-    TaskError or CandidateError; a missing GPU raises NoGpuError. Everything about the kernel
+    TaskError or CandidateError; a missing GPU raises NoGpuError; a task without a vendor reference, or
+    vendor libraries that are not installed, raise VendorUnavailable. Everything about the kernel
     itself is a verdict in the returned result.
     """
     started = time.monotonic()
@@ -220,10 +229,24 @@ def evaluate(task: str | Task, precision: str, candidate_source: str | bytes | N
     size_set, size_list = _sizes(variant, sizes)
     seeds = list(seeds or settings.seeds)
     fresh_seed = secrets.randbelow(2**31 - 1) + 1000
-    text = src.prepare(candidate_source, settings.max_source_bytes) if candidate_source is not None else None
+    vendor_build = None
+    if implementation == "vendor":
+        if candidate_source is not None:
+            raise ValueError("a vendor evaluation measures the task's vendor reference: pass no candidate source")
+        from .vendor import compile_vendor
+
+        vendor_build = compile_vendor(variant, settings)
+        text: str | None = vendor_build.source
+    elif implementation == "candidate":
+        text = src.prepare(candidate_source, settings.max_source_bytes) if candidate_source is not None else None
+    else:
+        raise ValueError(f"implementation must be 'candidate' or 'vendor', not {implementation!r}")
     result = EvaluationResult(task=variant.task.name, precision=precision, verdict=Verdict.ok, size_set=size_set,
-                              compile_flags=cc.candidate_flags(settings, extra_flags), nvcc_version=cc.nvcc_version(settings.nvcc),
+                              compile_flags=vendor_build.outcome.flags if vendor_build else cc.candidate_flags(settings, extra_flags),
+                              nvcc_version=cc.nvcc_version(settings.nvcc),
                               seeds=seeds + [fresh_seed], baseline_only=text is None,
+                              implementation="baseline" if text is None else implementation,
+                              vendor_libraries=list(vendor_build.reference.libraries) if vendor_build else [],
                               source_sha256=hashlib.sha256(text.encode()).hexdigest() if text else "",
                               refreshed_inputs=refreshed_args(variant) if timing else [])
     stages = Stages()
@@ -235,7 +258,7 @@ def evaluate(task: str | Task, precision: str, candidate_source: str | bytes | N
         return result
 
     with stages("compile"):
-        built = _build(variant, text, settings, extra_flags)
+        built = _build(variant, text, settings, extra_flags, vendor_build)
     if isinstance(built, tuple):
         return finish(*built)
     require_gpu(settings)
@@ -252,11 +275,12 @@ def evaluate(task: str | Task, precision: str, candidate_source: str | bytes | N
         DataCache(settings).prune()
 
 
-def _build(variant: Variant, text: str | None, settings: HarnessSettings, extra_flags: list[str] | None) -> Path | tuple[Verdict, str, str]:
+def _build(variant: Variant, text: str | None, settings: HarnessSettings, extra_flags: list[str] | None,
+           vendor_build: VendorBuild | None = None) -> Path | tuple[Verdict, str, str]:
     """The driver executable, or (verdict, message, log) when the candidate does not build."""
     cand_obj = None
     if text is not None:
-        outcome = cc.compile_candidate(variant, text, settings, extra_flags)
+        outcome = vendor_build.outcome if vendor_build else cc.compile_candidate(variant, text, settings, extra_flags)
         if not outcome.ok:
             return outcome.verdict, outcome.message, outcome.log
         cand_obj = outcome.object_path
@@ -265,7 +289,8 @@ def _build(variant: Variant, text: str | None, settings: HarnessSettings, extra_
     except cc.BaselineError as exc:
         return exc.outcome.verdict, str(exc), exc.outcome.log
     try:
-        return cc.build_driver(variant, driver_source(variant, cand_obj is not None), base_obj, cand_obj, settings)
+        return cc.build_driver(variant, driver_source(variant, cand_obj is not None), base_obj, cand_obj, settings,
+                               link_flags=vendor_build.link_flags if vendor_build else None)
     except cc.LinkError as exc:
         return Verdict.link_error, "linking the candidate with the harness failed: " + cc._first_error(str(exc)), str(exc)
 

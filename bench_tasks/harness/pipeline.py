@@ -22,7 +22,7 @@ from . import source as src
 from .checks import Case, read_inputs, reference, sampled
 from .datacache import DataCache
 from .driver import driver_source
-from .errors import CandidateError
+from .errors import CandidateError, VendorUnavailable
 from .evaluate import evaluate
 from .result import EvaluationResult
 from .settings import HarnessSettings
@@ -32,16 +32,22 @@ from .settings import HarnessSettings
 class Job:
     task: str
     precision: str
-    source: str | bytes | None = None  # None: the baseline alone
+    source: str | bytes | None = None  # None: the baseline alone (or, with implementation "vendor", the vendor reference)
+    implementation: str = "candidate"  # or "vendor": the task's vendor reference in the candidate's place
 
     @property
     def key(self) -> str:
-        return f"{self.task}/{self.precision}"
+        return f"{self.task}/{self.precision}" + (" vendor" if self.implementation == "vendor" else "")
 
 
 def prebuild(job: Job, settings: HarnessSettings) -> None:
     """Compile what evaluate() will need (errors are left for evaluate() to report as verdicts)."""
     variant = load_task(job.task).variant(job.precision)
+    if job.implementation == "vendor":
+        from .vendor import prebuild_vendor
+
+        prebuild_vendor(variant, settings)
+        return
     cand = None
     if job.source is not None:
         try:
@@ -74,7 +80,7 @@ def prefetch_data(variant: Variant, sizes: str | list[dict[str, int]], settings:
 
 def run_pipeline(jobs: list[Job], sizes: str | list[dict[str, int]], settings: HarnessSettings, *, compile_workers: int | None = None, lookahead: int = 2,
                  on_start: Callable[[Job, int], None] | None = None,
-                 on_result: Callable[[Job, EvaluationResult | CandidateError], None] | None = None,
+                 on_result: Callable[[Job, EvaluationResult | CandidateError | VendorUnavailable], None] | None = None,
                  timing: bool = True) -> list[EvaluationResult]:
     """Evaluate `jobs` in order on the GPU, compiling and drawing data ahead; returns the results."""
     workers = compile_workers or os.cpu_count() or 1
@@ -105,8 +111,9 @@ def run_pipeline(jobs: list[Job], sizes: str | list[dict[str, int]], settings: H
             if k in data:
                 data[k].result()
             try:
-                result = evaluate(job.task, job.precision, job.source, sizes, settings=settings, timing=timing)
-            except CandidateError as exc:
+                result = evaluate(job.task, job.precision, job.source, sizes, settings=settings, timing=timing,
+                                  implementation=job.implementation)
+            except (CandidateError, VendorUnavailable) as exc:
                 if on_result is not None:
                     on_result(job, exc)
                 continue

@@ -9,10 +9,12 @@ from __future__ import annotations
 
 from enum import StrEnum
 
-from pydantic import BaseModel, Field
+from typing import Any
 
-SCHEMA_VERSION = "1.2"
-HARNESS_VERSION = "0.4.0"
+from pydantic import BaseModel, Field, model_validator
+
+SCHEMA_VERSION = "1.3"
+HARNESS_VERSION = "0.5.0"
 
 
 class Verdict(StrEnum):
@@ -97,11 +99,22 @@ class EvaluationResult(BaseModel):
     seeds: list[int] = []
     source_sha256: str = ""
     baseline_only: bool = False
+    implementation: str = Field("candidate", description="what was measured against the baseline: candidate (a submitted kernel), "
+                                "vendor (the task's vendor reference) or baseline (nothing: the baseline alone)")
+    vendor_libraries: list[str] = Field(default_factory=list, description="the libraries a vendor reference links (cublas, cusparse, ...)")
     wall_seconds: float = 0.0
     stages: dict[str, float] = Field(default_factory=dict, description="busy seconds per stage (they overlap); see docs/evaluation-result.md")
     refreshed_inputs: list[str] = Field(default_factory=list, description="inputs redrawn on the device before every timed pair")
     refresh_key: str = Field("", description="the secret key of the redraws (hex), recorded once the run is over")
     log: str = ""  # compile log or driver stderr tail
+
+    @model_validator(mode="before")
+    @classmethod
+    def _implementation_of_old_documents(cls, data: Any) -> Any:
+        """Documents before 1.3 carry no `implementation`: it follows from `baseline_only`."""
+        if isinstance(data, dict) and "implementation" not in data:
+            data = {**data, "implementation": "baseline" if data.get("baseline_only") else "candidate"}
+        return data
 
     @property
     def ok(self) -> bool:

@@ -18,6 +18,8 @@ class HarnessSettings(BaseSettings):
     nvcc_flags: list[str] = ["-O3"]
     cache_dir: Path = Path.home() / ".cache" / "cudamaster"
     gpu: str | None = Field(None, description="CUDA_VISIBLE_DEVICES for evaluations; None keeps the environment's")
+    vendor_paths: list[Path] = Field([], description="where to look first for vendor libraries (cuBLAS, cuSPARSE, cuFFT, cuDNN): "
+                                     "roots with include/ and lib/, or those directories (CUDAMASTER_VENDOR_PATHS, a JSON list)")
 
     # The OS sandbox for every compile, link, binutils pass, run and profile of code we did not write
     # (see sandbox.py and the README). Running without one needs allow_unsandboxed=true.

@@ -11,6 +11,7 @@ from pathlib import Path
 import pytest
 
 from bench_tasks.harness import HarnessSettings, Verdict, evaluate
+from bench_tasks.harness.result import SCHEMA_VERSION
 
 EV = sys.modules["bench_tasks.harness.evaluate"]
 FAKE = Path(__file__).parent / "fake_driver.py"
@@ -164,7 +165,7 @@ def test_bench_run_is_one_command_with_a_progress_bar_and_stage_seconds_with_a_f
     assert "vector_add/fp32" in out.output and "results written" in out.output
     doc = json.loads(out_file.read_text())
     (result,) = doc["results"]
-    assert result["verdict"] == "ok" and result["schema_version"] == "1.2"
+    assert result["verdict"] == "ok" and result["schema_version"] == SCHEMA_VERSION
     assert {"compile", "inputs", "driver", "timing"} <= set(result["stages"]) and doc["wall_seconds"] > 0
 
 

@@ -1,0 +1,178 @@
+"""Vendor references without a GPU: the registry covers every task, the references define the published
+prototypes (compiled against them where the libraries are installed; CUB-only ones always), the locator
+finds headers and libraries and links with an rpath, and evaluate() refuses what it cannot measure."""
+
+from __future__ import annotations
+
+import re
+import subprocess
+from pathlib import Path
+
+import pytest
+
+from bench_tasks.harness import HarnessSettings, VendorUnavailable, evaluate
+from bench_tasks.harness import compile as cc
+from bench_tasks.harness import vendor as vd
+from bench_tasks.harness.driver import driver_source
+from bench_tasks.spec import all_tasks, load_task
+from tests.conftest import requires_nvcc
+
+TASKS = {t.name: t for t in all_tasks()}
+REFS = vd.references()
+NONE = vd.no_reference()
+
+
+def test_every_task_has_a_reference_or_a_reason():
+    for name in TASKS:
+        assert (name in REFS) != (name in NONE), f"{name}: needs exactly one of [reference.{name}] / [none.{name}] in vendor.toml"
+    for name, why in NONE.items():
+        assert len(why) > 20, f"{name}: say why there is no vendor reference"
+
+
+def test_every_reference_has_its_file_and_known_libraries():
+    files = {p.stem for p in vd.VENDOR_DIR.glob("*.cu")}
+    assert files == set(REFS), "every .cu in bench_tasks/vendor is registered, and every registered one exists"
+    for ref in REFS.values():
+        assert ref.libraries and set(ref.libraries) <= set(vd.LIBRARIES), ref.task
+        assert ref.timed, ref.task
+
+
+@pytest.mark.parametrize("name", sorted(set(REFS) & set(TASKS)))
+def test_reference_defines_both_published_entries(name):
+    source = vd.reference_source(REFS[name])
+    assert '#include "' not in source.replace('#include "cm', ""), "the vendor headers are inlined"
+    for precision, variant in ((p, TASKS[name].variant(p)) for p in TASKS[name].prototypes):
+        entry = vd.vendor_entry(variant)
+        assert re.search(rf'extern "C" void {re.escape(entry)}\(', source), f"{name}/{precision}: defines {entry}"
+    uses = {lib for lib, pattern in (("cublas", r"\bcublas\w*\("), ("cusparse", r"\bcusparse\w*\("), ("cufft", r"\bcufft\w*\("),
+                                     ("cudnn", r"\bcudnn\w*\("), ("cub", r"\bcub::")) if re.search(pattern, source)}
+    listed = set(REFS[name].libraries)
+    assert uses - {"cub"} == listed - {"cub"}, f"{name}: vendor.toml lists exactly the libraries the file links"
+    assert "cub" not in listed or "cub" in uses, f"{name}: lists CUB but does not use it"
+
+
+def test_inlining_includes_each_header_once():
+    text = vd.reference_source(REFS["dot_product"])  # cub_util.cuh and cublas_util.cuh both include vendor_common.cuh
+    assert text.count("---- vendor_common.cuh ----") == 1 and "vendor_common.cuh: already included" in text
+
+
+# -- the locator ------------------------------------------------------------------------------------------------------------
+
+
+def _fake_install(root: Path, soname: str = "13") -> Path:
+    (root / "include").mkdir(parents=True)
+    (root / "lib").mkdir()
+    for h in ("cublas_v2.h", "cublasLt.h", "cudnn.h"):
+        (root / "include" / h).write_text("")
+    for lib in ("cublas", "cublasLt"):
+        for v in (soname, "9"):
+            (root / "lib" / f"lib{lib}.so.{v}").write_text("")
+    return root
+
+
+def test_locator_prefers_vendor_paths_and_the_highest_soname(tmp_path):
+    root = _fake_install(tmp_path / "wheel")
+    s = HarnessSettings(vendor_paths=[root])
+    found = vd.locate("cublas", s)
+    assert found.origin == "vendor_paths" and found.include_dir == root / "include"
+    assert [f.name for f in found.lib_files] == ["libcublas.so.13", "libcublasLt.so.13"]
+    inc, link = vd.build_flags(("cublas",), s)
+    assert inc == [f"-I{root / 'include'}"]
+    assert link[:4] == ["-Xlinker", str(root / "lib" / "libcublas.so.13"), "-Xlinker", str(root / "lib" / "libcublasLt.so.13")]
+    assert "--disable-new-dtags" in link and f"-rpath={root / 'lib'}" in link
+    assert root / "lib" in vd.library_dirs(s, ("cublas",))
+    assert vd.locate("cub", s).lib_files == ()  # headers only, from the toolkit
+
+
+def test_locator_names_where_it_looked_and_how_to_fix(tmp_path):
+    root = _fake_install(tmp_path / "partial")
+    s = HarnessSettings(vendor_paths=[root])
+    if vd.available("cufft", HarnessSettings()):
+        pytest.skip("cuFFT is installed on this machine")
+    with pytest.raises(VendorUnavailable, match=r"cufft: headers cufft.h, cufftXt.h not found .*vendor_paths.*CUDAMASTER_VENDOR_PATHS"):
+        vd.locate("cufft", s)
+
+
+def test_evaluate_refuses_what_it_cannot_measure():
+    with pytest.raises(VendorUnavailable, match="RELU has no vendor reference: elementwise"):
+        evaluate("RELU", "fp32", implementation="vendor")
+    with pytest.raises(ValueError, match="pass no candidate source"):
+        evaluate("vector_add", "fp32", "extern \"C\" void vector_add_optimized() {}", implementation="vendor")
+    with pytest.raises(ValueError, match="implementation must be"):
+        evaluate("vector_add", "fp32", implementation="cublas")
+
+
+# -- compiling the references -----------------------------------------------------------------------------------------------
+
+
+def _compilable() -> list[str]:
+    s = HarnessSettings()
+    return sorted(n for n in set(REFS) & set(TASKS) if all(vd.available(lib, s) for lib in REFS[n].libraries))
+
+
+def _missing() -> list[str]:
+    return sorted(set(REFS) & set(TASKS) - set(_compilable()))
+
+
+@pytest.fixture(scope="module")
+def settings(tmp_path_factory) -> HarnessSettings:
+    return HarnessSettings(cache_dir=tmp_path_factory.mktemp("vendor-cache"))
+
+
+@requires_nvcc
+@pytest.mark.slow
+@pytest.mark.parametrize("name", _compilable())
+def test_reference_compiles_against_the_published_prototypes(name, settings):
+    """CUB-only references always (CUB ships with the toolkit); the others where their libraries are
+    installed (the nvidia-* wheels, or CUDAMASTER_VENDOR_PATHS): a prototype that differs from the task's
+    fails here, exactly as it would for a candidate."""
+    ok, error = vd.compile_check(name, settings)
+    assert ok, f"{name}: {error}"
+
+
+@pytest.mark.parametrize("name", _missing())
+def test_reference_skipped_without_its_libraries(name):
+    s = HarnessSettings()
+    missing = [lib for lib in REFS[name].libraries if not vd.available(lib, s)]
+    pytest.skip(f"{name}: {', '.join(missing)} not installed here (CI does not download the 1.3 GB of vendor wheels: "
+                "pip install nvidia-cublas nvidia-cusparse nvidia-cufft nvidia-cudnn-cu13, or set CUDAMASTER_VENDOR_PATHS)")
+
+
+@requires_nvcc
+def test_a_mismatched_prototype_is_caught(settings, tmp_path, monkeypatch):
+    wrong = tmp_path / "vector_add.cu"
+    wrong.write_text(REFS["reverse_array"].path.read_text().replace("reverse_array", "vector_add"))
+    monkeypatch.setitem(vd._registry()[0], "vector_add", vd.VendorReference("vector_add", ("cub",), "test", wrong))
+    ok, error = vd.compile_check("vector_add", settings)
+    assert not ok and "vector_add_vendor" in error
+
+
+@requires_nvcc
+@pytest.mark.slow
+def test_reference_links_into_a_driver_that_exports_only_the_candidate_entry(settings):
+    """The renamed object is what the driver calls in the candidate's place; every other symbol is local."""
+    variant = load_task("reverse_array").variant("bf16")
+    built = vd.compile_vendor(variant, settings)
+    assert built.outcome.ok, built.outcome.message
+    defined = subprocess.run(["nm", "-g", "--defined-only", str(built.outcome.object_path)], capture_output=True, text=True).stdout
+    names = {line.split()[-1] for line in defined.splitlines() if line.split()[-2] in "TDBRW"}
+    assert names == {"reverse_array_bf16_optimized"}
+    exe = cc.build_driver(variant, driver_source(variant, True), cc.compile_baseline(variant, settings), built.outcome.object_path,
+                          settings, link_flags=built.link_flags)
+    assert exe.is_file()
+
+
+@requires_nvcc
+@pytest.mark.slow
+def test_library_reference_links_with_an_rpath(settings):
+    """Where cuBLAS is installed: the driver needs libcublas and carries an rpath to it."""
+    s = settings.model_copy()
+    if not vd.available("cublas", s):
+        pytest.skip("cuBLAS not installed here (see test_reference_skipped_without_its_libraries)")
+    variant = load_task("matrix_mul").variant("fp32")
+    built = vd.compile_vendor(variant, s)
+    assert built.outcome.ok, built.outcome.message
+    exe = cc.build_driver(variant, driver_source(variant, True), cc.compile_baseline(variant, s), built.outcome.object_path, s,
+                          link_flags=built.link_flags)
+    dynamic = subprocess.run(["readelf", "-d", str(exe)], capture_output=True, text=True).stdout
+    assert "libcublas.so" in dynamic and "RPATH" in dynamic and str(vd.locate("cublas", s).lib_files[0].parent) in dynamic
