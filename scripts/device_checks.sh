@@ -33,8 +33,8 @@ if [ -z "${CUDAMASTER_SANDBOX_BWRAP:-}" ] && ! command -v bwrap >/dev/null; then
     echo "no bubblewrap: carry .devsite/ (scripts/make_device_wheels.sh); kernels will be refused" | tee -a "$OUT/steps.txt"
   fi
 fi
-echo "sandbox bwrap: ${CUDAMASTER_SANDBOX_BWRAP:-$(command -v bwrap)}" >> "$OUT/env.txt"
 { nvidia-smi --query-gpu=name,driver_version,clocks.sm,clocks.max.sm --format=csv; date -u; } > "$OUT/env.txt" 2>&1
+echo "sandbox bwrap: ${CUDAMASTER_SANDBOX_BWRAP:-$(command -v bwrap)}" >> "$OUT/env.txt"
 for step in "$@"; do
   t0=$(date +%s)
   case $step in
