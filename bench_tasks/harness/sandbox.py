@@ -58,6 +58,7 @@ USERNS_HINT = (
 POLL_S = 0.05  # the scratch quota watchdog's period
 _SYSTEM_DIRS = ("/bin", "/sbin", "/lib", "/lib32", "/lib64", "/libx32")
 _ETC_FILES = ("/etc/ld.so.cache", "/etc/alternatives")
+_NCU_HOMES = ("/opt/nvidia/nsight-compute",)
 _GPU_SHARED_NODES = ("/dev/nvidiactl", "/dev/nvidia-uvm", "/dev/nvidia-uvm-tools")
 _SYS_DIRS = ("/sys/bus", "/sys/class", "/sys/dev", "/sys/devices")  # GPU steps only: the driver reads PCI topology
 
@@ -432,6 +433,10 @@ class Sandbox:
             if exe is not None and not self._inside(Path(os.path.realpath(exe)).parent):
                 d = str(Path(os.path.realpath(exe)).parent)
                 args += ["--ro-bind", d, d]
+            # A toolkit's `ncu` is a wrapper that runs Nsight Compute from /opt/nvidia/nsight-compute (seen on the H200).
+            if exe is not None and Path(exe).name == "ncu":
+                for d in _NCU_HOMES:
+                    args += ["--ro-bind-try", d, d]
         args += ["--bind", str(scratch), str(scratch)]
         for p in read_only:
             args += ["--ro-bind", str(p), str(p)]

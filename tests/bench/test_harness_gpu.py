@@ -152,14 +152,17 @@ def test_the_device_draws_are_the_numpy_twins_bit_for_bit(harness_settings, monk
     from bench_tasks.harness.datacache import DataCache
     from bench_tasks.refresh import refresh_draw, refresh_values, shuffled_values, stream_id
 
-    monkeypatch.setattr(tempfile, "tempdir", str(tmp_path))  # the kept work directory lands here
+    # The kept work directories land in a scratch root of their own, traversable by the sandbox's uid.
+    root = Path(tempfile.mkdtemp(prefix="cm-draws-"))
+    root.chmod(0o755)
+    harness_settings = harness_settings.model_copy(update={"scratch_root": root})
     for task, precision, size in (("vector_add", "bf16", {"N": 300001}), ("stencil_2d", "fp32", {"nx": 1000, "ny": 999}),
                                   ("spmv_csr", "fp32", {"rows": 3000, "cols": 2048}), ("cross_entropy_loss", "bf16", {"C": 100003})):
         variant = load_task(task).variant(precision)
         result = evaluate(task, precision, None, [size], settings=harness_settings, keep_workdir=True)
         assert result.verdict == Verdict.ok, result.message
         key = int(result.refresh_key, 16)
-        (out,) = [d / "out" for d in tmp_path.glob("cm-eval-*") if (d / "plan.txt").read_text().find(f"refresh_key {key & 0xFFFFFFFF} ") >= 0]
+        (out,) = [d / "out" for d in root.glob("cm-eval-*") if (d / "plan.txt").read_text().find(f"refresh_key {key & 0xFFFFFFFF} ") >= 0]
         names = [p.name for p in variant.prototype.params]
         lengths = variant.task.lengths(size, precision)
         checked = 0
