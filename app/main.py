@@ -16,7 +16,8 @@ from fastapi.exceptions import RequestValidationError
 
 from . import custom_tasks
 from .agent import RunJob, checkpointer, run_with_graph
-from .api import errors, jobs, keys, system, tasks
+from .api import campaigns, errors, jobs, keys, system, tasks
+from .campaigns.scheduler import CampaignScheduler
 from .db.engine import make_engine, make_sessionmaker
 from .db.migrate import upgrade
 from .gpu import GpuLockedEvaluator, GpuPool, detect_gpus, local_evaluator, plan_evaluation
@@ -68,13 +69,16 @@ def create_app(settings: ServiceSettings | None = None, *, run_job: RunJob | Non
             log.info("sandbox for untrusted kernels: %s", app.state.sandbox)
         runner = JobRunner(settings, sessions, run_job or run_with_graph, evaluator=locked)
         app.state.runner = runner
-        if evaluation.can_run_jobs:  # without a GPU, queued jobs wait for a service that has one
+        app.state.campaigns = CampaignScheduler(settings, sessions, runner)
+        if evaluation.can_run_jobs:  # without a GPU, queued jobs (and campaigns) wait for a service that has one
             await runner.start()
+            await app.state.campaigns.start()
         log.info("cudamaster service up: database %s, %d job slot(s), GPUs %s", settings.database_url.split("@")[-1],
                  settings.max_running_jobs, ",".join(gpu_pool.gpus))
         try:
             yield
         finally:
+            await app.state.campaigns.stop()
             await runner.stop()
             engine.dispose()
 
@@ -83,7 +87,7 @@ def create_app(settings: ServiceSettings | None = None, *, run_job: RunJob | Non
                               "Every write needs an API key (`cudamaster keys create`); reads too unless CUDAMASTER_OPEN_READS=true.",
                   openapi_url=f"{API_PREFIX}/openapi.json", docs_url=f"{API_PREFIX}/docs", redoc_url=None)
     app.state.settings, app.state.engine, app.state.sessions, app.state.gpu_pool = settings, engine, sessions, gpu_pool
-    for router in (jobs.router, tasks.router, keys.router, system.router):
+    for router in (jobs.router, campaigns.router, tasks.router, keys.router, system.router):
         app.include_router(router, prefix=API_PREFIX)
     app.add_exception_handler(RequestValidationError, errors.validation_error)
     app.add_middleware(BodySizeLimit, max_bytes=settings.max_request_bytes)

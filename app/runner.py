@@ -14,6 +14,7 @@ import asyncio
 import logging
 import threading
 import traceback
+from collections.abc import Callable
 from concurrent.futures import ThreadPoolExecutor
 from typing import Any
 
@@ -42,6 +43,7 @@ class JobRunner:
         self._loop: asyncio.AbstractEventLoop | None = None
         self._main: asyncio.Task | None = None
         self.draining = False
+        self.listeners: list[Callable[[], None]] = []  # called (on the loop) each time one of its jobs ends
 
     # -- lifecycle -------------------------------------------------------------------------------
     async def start(self) -> None:
@@ -140,6 +142,8 @@ class JobRunner:
             self._stops.pop(job_id, None)
             self._signal(job_id)
             self.wake()
+            for listener in self.listeners:
+                listener()
 
     def _run_sync(self, claim: leases.Claim, stop: threading.Event) -> Any:
         def on_event(event: dict[str, Any]) -> None:
