@@ -173,12 +173,13 @@ def test_campaign_over_every_variant_with_fake_agent(api, tmp_path):
 def test_kill_9_mid_campaign_and_restart_with_fake_agent(db_url, server_factory):
     key = make_key(db_url)
     headers = {"Authorization": f"Bearer {key}"}
-    env = dict(FAKE_AGENT_VARIED="1", FAKE_AGENT_STEP_SECONDS="0.05", CUDAMASTER_MAX_RUNNING_JOBS="3")
+    env = dict(FAKE_AGENT_VARIED="1", FAKE_AGENT_STEP_SECONDS="0.2", CUDAMASTER_MAX_RUNNING_JOBS="3")
     server = server_factory(**env)
     with httpx.Client(base_url=server.url, timeout=30) as client:
         c = create(client, headers, selection={"category": "activation"}, config={"rounds": 3, "debug": 0}, max_in_flight=3)
-        wait_until(client, headers, c["id"], 4)
+        before = wait_until(client, headers, c["id"], 4)["progress"]
     server.kill()
+    assert before["running"] + before["queued"] > 0 and before["not_started"] > 0  # killed mid-campaign
     server = server_factory(**env)
     with httpx.Client(base_url=server.url, timeout=30) as client:
         done = wait_campaign(client, headers, c["id"], {"finished"})
@@ -194,18 +195,24 @@ def test_kill_9_mid_campaign_and_restart_with_fake_agent(db_url, server_factory)
     check_report_against_store(report, data, rounds=3)
 
 
-def test_cancel_and_resume_the_whole_campaign_with_fake_agent(api):
-    client, headers, _, db_url = api
+def test_cancel_and_resume_the_whole_campaign_with_fake_agent(db_url, server_factory):
+    headers = {"Authorization": f"Bearer {make_key(db_url)}"}
+    server = server_factory(FAKE_AGENT_VARIED="1", FAKE_AGENT_STEP_SECONDS="0.3")
+    client = httpx.Client(base_url=server.url, timeout=30)
     c = create(client, headers, selection={"precision": "bf16", "category": "activation"},
                config={"rounds": 3, "debug": 0}, max_in_flight=2)
-    # the fake agent is instant here: cancel before the scheduler has started every job, checked below
+    deadline = time.monotonic() + 60
+    while client.get(f"{API}/campaigns/{c['id']}", headers=headers).json()["progress"]["running"] < 2:
+        assert time.monotonic() < deadline, "the campaign never had two jobs running"
+        time.sleep(0.05)
     r = client.post(f"{API}/campaigns/{c['id']}/cancel", headers=headers)
     assert r.status_code == 200, r.text
     assert r.json()["status"] == "cancelled" and "resume with" in r.json()["message"]
     cancelled = wait_campaign(client, headers, c["id"], {"cancelled"})
     at_cancel = stored(db_url, c["id"])
     started = [j for j in at_cancel["jobs"] if j["id"]]
-    assert len(started) <= 2 and cancelled["progress"]["not_started"] == 8 - len(started)
+    assert 2 <= len(started) and cancelled["progress"]["not_started"] == 8 - len(started)
+    assert sum(j["status"] == "cancelled" for j in started) >= 1  # stopped mid-job (the fake's rounds take 0.3 s)
     assert client.post(f"{API}/campaigns/{c['id']}/cancel", headers=headers).status_code == 409
     time.sleep(1.0)  # a few scheduler polls: a cancelled campaign starts nothing
     assert stored(db_url, c["id"])["all_jobs"] == len(started)
@@ -218,6 +225,10 @@ def test_cancel_and_resume_the_whole_campaign_with_fake_agent(api):
     assert all(j["status"] in ("finished", "no_correct_kernel") for j in data["jobs"])  # cancelled ones resumed to the end
     assert done["progress"]["cancelled"] == 0
     assert client.post(f"{API}/campaigns/{c['id']}/resume", headers=headers).status_code == 409  # nothing left to resume
+    per_job = Counter(a["job_id"] for a in data["attempts"])
+    for j in data["jobs"]:  # the cancelled jobs continued from their checkpoints: every round stored once
+        assert per_job[j["id"]] == 3 * (2 if fake_variant(j["task"], j["precision"])["debug"] else 1)
+    client.close()
 
 
 def test_spending_cap_stops_the_campaign_with_fake_agent(api):
