@@ -10,6 +10,8 @@ from pydantic import BaseModel, ConfigDict, Field, model_validator
 from ..bounds import RequestBody
 from ..schemas import Precision, ProfileMode, ProfileTokenBudget, SizeSet, check_models
 
+MAX_COST_USD = 1e9
+MAX_TOKENS = 10**15  # fits the BIGINT column with room
 CampaignStatus = Literal["running", "finished", "cancelled", "capped"]
 
 
@@ -57,16 +59,16 @@ class CampaignSubmit(RequestBody):
     selection: Selection = Selection()
     config: AgentConfig = AgentConfig()
     max_in_flight: int = Field(4, ge=1, le=256, description="jobs of the campaign queued or running at once")
-    max_cost_usd: float | None = Field(None, gt=0, description="spending cap in US dollars over all its jobs")
-    max_tokens: int | None = Field(None, gt=0, description="spending cap in tokens (input + output) over all its jobs")
+    max_cost_usd: float | None = Field(None, gt=0, le=MAX_COST_USD, description="spending cap in US dollars over all its jobs")
+    max_tokens: int | None = Field(None, gt=0, le=MAX_TOKENS, description="spending cap in tokens (input + output) over all its jobs")
 
 
 class CampaignResume(RequestBody):
     """Optionally raise (or lift, with null) the caps before resuming a capped campaign."""
 
     model_config = ConfigDict(extra="forbid")
-    max_cost_usd: float | None = Field(None, gt=0)
-    max_tokens: int | None = Field(None, gt=0)
+    max_cost_usd: float | None = Field(None, gt=0, le=MAX_COST_USD)
+    max_tokens: int | None = Field(None, gt=0, le=MAX_TOKENS)
     lift_caps: bool = Field(False, description="remove both caps")
 
 
