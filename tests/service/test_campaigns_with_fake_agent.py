@@ -89,7 +89,7 @@ def hand_success(jobs: list[dict]) -> dict[int, float]:
     return {t: sum(1 for j in jobs if j["best_score"] is not None and (t == 0 or j["best_score"] >= t)) / len(jobs) for t in TAUS}
 
 
-def check_report_against_store(report: dict, data: dict, rounds: int) -> None:
+def check_report_against_store(report: dict, data: dict, rounds: int, tokens_per_call: int = 1) -> None:
     jobs = data["jobs"]
     assert report["variants"] == len(jobs)
     assert report["success"]["overall"] == {str(t): pytest.approx(v) for t, v in hand_success(jobs).items()}
@@ -128,7 +128,7 @@ def check_report_against_store(report: dict, data: dict, rounds: int) -> None:
             assert not v["correct"] and ln["best_class"] == "unknown"
     assert {(t["baseline"], t["best"]): t["variants"] for t in report["bottlenecks"]["transitions"]} == dict(transitions)
     planner_calls = sum(1 for c in data["calls"] if c["role"] == "planner")
-    sent = sum(fake_variant(j["task"], j["precision"])["profile_tokens"] * rounds for j in jobs)
+    sent = sum(fake_variant(j["task"], j["precision"])["profile_tokens"] * rounds * tokens_per_call for j in jobs)
     assert report["profile_tokens"]["tokens_sent"] == sent and report["profile_tokens"]["planner_calls"] == planner_calls
 
 
@@ -273,3 +273,33 @@ def test_campaign_permissions_and_bad_input_with_fake_agent(api):
     bad = client.post(f"{API}/campaigns", json={"selection": {"variants": ["relu/fp32"], "precision": "fp32"}}, headers=headers)
     assert bad.status_code == 422
     wait_campaign(client, headers, c["id"], {"finished"})
+
+
+def test_two_campaigns_side_by_side_with_fake_agent(api, tmp_path):
+    client, headers, _, db_url = api
+    a = create(client, headers, name="filtered R2", selection={"category": "loss"}, config={"rounds": 2, "profile_mode": "filtered"},
+               max_in_flight=3)
+    b = create(client, headers, name="full R1", selection={"category": "loss"}, config={"rounds": 1, "profile_mode": "full"},
+               max_in_flight=3)
+    for c in (a, b):
+        wait_campaign(client, headers, c["id"], {"finished"})
+    both = client.get(f"{API}/campaigns/{a['id']}/report", params={"compare": b["id"]}, headers=headers).json()["campaigns"]
+    ra, rb = both
+    assert (ra["id"], rb["id"]) == (a["id"], b["id"]) and ra["variants"] == rb["variants"] == 6
+    # tokens sent per profile mode: the FAKE agent sends 8x the filtered profile's tokens in full mode
+    tokens = {j["task"] + "/" + j["precision"]: fake_variant(j["task"], j["precision"])["profile_tokens"] for j in stored(db_url, a["id"])["jobs"]}
+    assert ra["profile_tokens"]["mode"] == "filtered" and ra["profile_tokens"]["tokens_sent"] == 2 * sum(tokens.values())
+    assert rb["profile_tokens"]["mode"] == "full" and rb["profile_tokens"]["tokens_sent"] == 8 * sum(tokens.values())
+    assert rb["profile_tokens"]["per_call"] == pytest.approx(8 * ra["profile_tokens"]["per_call"])
+    for report, cid, rounds in ((ra, a["id"], 2), (rb, b["id"], 1)):
+        check_report_against_store(report, stored(db_url, cid), rounds=rounds, tokens_per_call=8 if rounds == 1 else 1)
+    md = client.get(f"{API}/campaigns/{a['id']}/report", params={"compare": b["id"], "format": "markdown"}, headers=headers)
+    assert md.status_code == 200 and md.headers["content-type"].startswith("text/markdown")
+    diff = [line for line in md.text.splitlines() if line.startswith(f"|   difference from {a['id']} |")]
+    assert len(diff) == 1
+    cells = [c.strip() for c in diff[0].strip("|").split("|")]
+    expected = [f"{100 * (rb['success']['overall'][str(t)] - ra['success']['overall'][str(t)]):+.0f} pt" for t in TAUS]
+    assert cells[3:3 + len(TAUS)] == expected
+    assert cells[-1] == f"{rb['profile_tokens']['per_call'] - ra['profile_tokens']['per_call']:+.1f}"
+    page = client.get(f"{API}/campaigns/{a['id']}/report", params={"compare": b["id"], "format": "html"}, headers=headers)
+    assert page.headers["content-type"].startswith("text/html") and "Campaigns side by side (ablation)" in page.text
