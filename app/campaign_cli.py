@@ -121,9 +121,11 @@ def status(campaign_id: Annotated[str | None, typer.Argument(help="a campaign id
 
 
 @campaign_app.command("report")
-def report(campaign_ids: Annotated[list[str], typer.Argument(help="one campaign, or several side by side (the first is the reference)")],
+def report(campaign_ids: Annotated[list[str], typer.Argument(help="one campaign, or several side by side (the first is the "
+                                                                  "reference)")],
            out: Annotated[Path, typer.Option(help="directory for report.md, report.html and report.json")] = Path("campaign-report"),
-           database_url: Annotated[str | None, typer.Option(help="the service's database (default: CUDAMASTER_DATABASE_URL)")] = None) -> None:
+           database_url: Annotated[str | None, typer.Option(help="the service's database (default: "
+                                                                 "CUDAMASTER_DATABASE_URL)")] = None) -> None:
     """Write the report (Markdown, self-contained HTML, JSON) from the stored data."""
     from .campaigns.report import ReportError, summarize, to_html, to_markdown
     from .service_cli import _settings, database_session

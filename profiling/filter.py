@@ -13,8 +13,8 @@ from __future__ import annotations
 from bench_tasks.harness.result import SizeRow
 
 from . import metrics as m
-from .details import full_lines
 from .classify import Bottleneck
+from .details import full_lines
 from .report import Metric, ProfileReport
 
 MODES = ("filtered", "full", "none")

@@ -21,7 +21,7 @@ from ..campaigns import store
 from ..campaigns.schemas import CampaignDetail, CampaignOut, CampaignPage, CampaignResume, CampaignStatus, CampaignSubmit
 from ..db.models import Campaign
 from ..permissions import Caller
-from .deps import KeyHolder, Reader, RunnerDep, SessionDep, SettingsDep, Submitter, require_gpus
+from .deps import KeyHolder, Reader, RunnerDep, SessionDep, SettingsDep, Submitter, require_actor, require_gpus
 from .errors import responses, unprocessable
 
 router = APIRouter(prefix="/campaigns", tags=["campaigns"])
@@ -51,9 +51,7 @@ def readable_campaign(session: Session, caller: Caller, campaign_id: str) -> Cam
 
 def actionable_campaign(session: Session, caller: Caller, campaign_id: str, verb: str) -> Campaign:
     campaign = readable_campaign(session, caller, campaign_id)
-    if not permissions.can_act(caller, campaign):
-        raise HTTPException(403, f"{caller.label} cannot {verb} campaign {campaign.id}: only the key that created it "
-                                 f"({campaign.api_key_id}) or an admin can")
+    require_actor(caller, campaign, f"campaign {campaign.id}", verb)
     return campaign
 
 
