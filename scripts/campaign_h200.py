@@ -21,6 +21,11 @@ wall time, evaluation time, LLM time, service overhead; the suite's wall time ag
 evaluation times; provenance), overhead.svg and suite_wall.svg. Targets (issue 17): service overhead
 < 1 % of a job's evaluation time; suite wall time within 10 % of the sum of evaluation times.
 
+Longer than one sitting: `--stop-after S` stops the service cleanly after S seconds (running jobs
+reach a checkpoint), and a later `--resume` with the same DIR continues the same campaign (the jobs
+resume from their checkpoints; evaluation times and sittings are kept in DIR). The suite's wall time
+is then the sum of the sittings, and a job that spans two sittings is left out of the overhead figure.
+
 `--fake-gpu` swaps the GPU evaluation for graph.testing.FakeGpuEvaluator (real nvcc compile, FAKE
 timings): a CPU smoke test of this script, not a measurement.
 """
@@ -98,11 +103,15 @@ class KnownKernelModel(ScriptedOpenAI):
 
 
 class TimedEvaluator:
-    """Wraps the evaluator and adds up, per variant, the seconds spent compiling, evaluating, profiling."""
+    """Wraps the evaluator and adds up, per variant, the seconds spent compiling, evaluating, profiling
+    (kept in `path` after every call, so a later sitting adds to them)."""
 
-    def __init__(self, inner: Any) -> None:
-        self.inner = inner
-        self.seconds: dict[tuple[str, str], dict[str, float]] = defaultdict(lambda: defaultdict(float))
+    def __init__(self, inner: Any, path: Path) -> None:
+        self.inner, self.path = inner, path
+        self.seconds: dict[str, dict[str, float]] = defaultdict(lambda: defaultdict(float))
+        if path.exists():
+            for variant, parts in json.loads(path.read_text()).items():
+                self.seconds[variant].update(parts)
         self._lock = threading.Lock()
 
     def _timed(self, kind: str, task: str, precision: str, fn, *args: Any) -> Any:
@@ -111,7 +120,10 @@ class TimedEvaluator:
             return fn(task, precision, *args)
         finally:
             with self._lock:
-                self.seconds[(task, precision)][kind] += time.monotonic() - started
+                self.seconds[f"{task}/{precision}"][kind] += time.monotonic() - started
+                tmp = self.path.with_suffix(".tmp")
+                tmp.write_text(json.dumps(self.seconds))
+                os.replace(tmp, self.path)
 
     def compile(self, task: str, precision: str, *args: Any) -> Any:
         return self._timed("compile", task, precision, self.inner.compile, *args)
@@ -153,8 +165,14 @@ def run(args: argparse.Namespace) -> dict[str, Any]:
     out.mkdir(parents=True, exist_ok=True)
     model = KnownKernelModel().start()
     db = out / "service.db"
-    for suffix in ("", ".checkpoints"):
-        Path(f"{db}{suffix}").unlink(missing_ok=True)
+    sittings_file = out / "sittings.json"
+    if not args.resume:
+        for stale in (db, Path(f"{db}.checkpoints"), out / "evaluator_seconds.json", sittings_file):
+            stale.unlink(missing_ok=True)
+    elif not db.exists():
+        raise SystemExit(f"--resume: no campaign in {out} (no service.db); run without --resume first")
+    sittings = json.loads(sittings_file.read_text()) if sittings_file.exists() else []
+    sitting_start = time.time()
     os.environ.update({"CUDAMASTER_BASE_URL": model.base_url, "CUDAMASTER_API_KEY": "scripted",
                        "CUDAMASTER_STATE_DIR": str(out / "state"), "CUDAMASTER_PRICES": json.dumps(SCRIPTED_PRICES)})
     import httpx
@@ -176,13 +194,14 @@ def run(args: argparse.Namespace) -> dict[str, Any]:
         from graph.evaluator import LocalEvaluator
 
         inner = LocalEvaluator()
-    timed = TimedEvaluator(inner)
+    timed = TimedEvaluator(inner, out / "evaluator_seconds.json")
     url = f"sqlite:///{db}"
     upgrade(url)
     engine = make_engine(url)
     sessions = make_sessionmaker(engine)
     with sessions() as session:
         key = create_key(session, "campaign_h200", role="admin")[1]
+        earlier = session.query(Campaign).order_by(Campaign.created_at.desc()).first() if args.resume else None
     port = _free_port()
     settings = ServiceSettings(database_url=url, max_running_jobs=args.max_in_flight, poll_seconds=0.5,
                                max_jobs_in_flight_per_key=max(8, args.max_in_flight), auto_migrate=False)
@@ -206,11 +225,16 @@ def run(args: argparse.Namespace) -> dict[str, Any]:
     selection: dict[str, Any] = {"variants": args.variant} if args.variant else ({"category": args.category} if args.category else {})
     body = {"name": "h200 known-correct kernels", "selection": selection, "max_in_flight": args.max_in_flight,
             "config": {"rounds": 1, "debug": 0, "profile_mode": args.profile, "models": MODELS, "sizes": args.sizes}}
-    r = client.post(f"{base}/campaigns", json=body, headers=headers)
-    if r.status_code != 201:
-        raise SystemExit(f"POST /campaigns: {r.status_code} {r.text}")
-    cid = r.json()["id"]
-    print(f"campaign {cid}: {r.json()['progress']['variants']} variants", flush=True)
+    if earlier is not None:
+        cid = earlier.id  # running: the scheduler continues it; ended: only the report is written
+        print(f"campaign {cid} resumed ({earlier.status})", flush=True)
+    else:
+        r = client.post(f"{base}/campaigns", json=body, headers=headers)
+        if r.status_code != 201:
+            raise SystemExit(f"POST /campaigns: {r.status_code} {r.text}")
+        cid = r.json()["id"]
+        print(f"campaign {cid}: {r.json()['progress']['variants']} variants", flush=True)
+    stopped_early = False
     while True:
         c = client.get(f"{base}/campaigns/{cid}", headers=headers).json()
         p = c["progress"]
@@ -218,10 +242,19 @@ def run(args: argparse.Namespace) -> dict[str, Any]:
               f"{p['correct']} correct", flush=True)
         if c["status"] != "running":
             break
+        if args.stop_after is not None and time.time() - sitting_start > args.stop_after:
+            stopped_early = True
+            print(f"stopping after {args.stop_after:g} s; continue with --resume --out {out}", flush=True)
+            break
         time.sleep(args.poll)
-    server.should_exit = True
-    thread.join(60)
+    server.should_exit = True  # the runner drains running jobs to a checkpoint and releases them
+    thread.join(settings.drain_seconds + 60)
     model.stop()
+    sittings.append({"start": sitting_start, "end": time.time()})
+    sittings_file.write_text(json.dumps(sittings))
+    if stopped_early:
+        engine.dispose()
+        return {"campaign": cid, "status": "running", "stopped_after_s": args.stop_after}
 
     with sessions() as session:
         summary = campaign_report.summarize(session, cid)
@@ -229,16 +262,19 @@ def run(args: argparse.Namespace) -> dict[str, Any]:
         jobs = [(v, session.get(Job, v.job_id)) for v in campaign.variants if v.job_id] if campaign else []
         rows = []
         for v, job in jobs:
-            spent = timed.seconds.get((v.task, v.precision), {})
+            spent = timed.seconds.get(f"{v.task}/{v.precision}", {})
             evaluation_s = sum(spent.values())
             wall_s = (job.finished_at - job.started_at).total_seconds() if job.finished_at and job.started_at else None
-            overhead = None if wall_s is None else wall_s - evaluation_s - job.llm_latency_s
+            one_sitting = wall_s is not None and any(s["start"] <= job.started_at.timestamp() and job.finished_at.timestamp() <= s["end"]
+                                                     for s in sittings)
+            overhead = wall_s - evaluation_s - job.llm_latency_s if one_sitting else None
             rows.append({"variant": f"{v.task}/{v.precision}", "status": job.status, "best_p": job.best_score,
                          "wall_s": wall_s, "evaluation_s": evaluation_s, "evaluation_parts_s": dict(spent),
                          "llm_s": job.llm_latency_s, "overhead_s": overhead,
                          "overhead_pct_of_evaluation": 100 * overhead / evaluation_s if overhead is not None and evaluation_s else None,
-                         "message": job.message[:300]})
-        suite_wall = (campaign.finished_at - campaign.created_at).total_seconds() if campaign and campaign.finished_at else None
+                         "one_sitting": one_sitting, "message": job.message[:300]})
+        suite_wall = sum(s["end"] - s["start"] for s in sittings) if len(sittings) > 1 else (
+            (campaign.finished_at - campaign.created_at).total_seconds() if campaign and campaign.finished_at else None)
     engine.dispose()
     sum_eval = sum(r["evaluation_s"] for r in rows)
     overheads = sorted(r["overhead_pct_of_evaluation"] for r in rows if r["overhead_pct_of_evaluation"] is not None)
@@ -251,7 +287,9 @@ def run(args: argparse.Namespace) -> dict[str, Any]:
                                        "max": overheads[-1] if overheads else None, "target_pct": 1.0},
         "suite": {"wall_s": suite_wall, "sum_of_evaluations_s": sum_eval,
                   "wall_over_sum_pct": 100 * (suite_wall / sum_eval - 1) if suite_wall and sum_eval else None, "target_pct": 10.0,
-                  "max_in_flight": args.max_in_flight},
+                  "max_in_flight": args.max_in_flight, "sittings": len(sittings),
+                  "note": "wall time: the sum of the sittings' times (service start-up included)" if len(sittings) > 1 else
+                          "wall time: campaign created -> finished"},
     }
     (out / "figures.json").write_text(json.dumps(figures, indent=1, default=str))
     (out / "report.md").write_text(campaign_report.to_markdown([summary]))
@@ -278,6 +316,8 @@ def main(argv: list[str] | None = None) -> None:
     ap.add_argument("--variant", action="append", help="TASK/PRECISION (repeat); default every variant")
     ap.add_argument("--poll", type=float, default=5.0, help="seconds between progress lines")
     ap.add_argument("--fake-gpu", action="store_true", help="FAKE GPU results (CPU smoke test of this script)")
+    ap.add_argument("--stop-after", type=float, help="stop cleanly after this many seconds (continue with --resume)")
+    ap.add_argument("--resume", action="store_true", help="continue the campaign in --out (after --stop-after or a crash)")
     run(ap.parse_args(argv))
 
 

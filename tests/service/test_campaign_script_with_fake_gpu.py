@@ -35,19 +35,26 @@ def test_known_correct_kernel_is_the_baseline_under_the_optimized_entry(task):
 
 @pytest.mark.slow
 @pytest.mark.timeout(600)
-def test_campaign_script_end_to_end_with_fake_gpu(tmp_path):
+def test_campaign_script_stops_and_resumes_with_fake_gpu(tmp_path):
     out = tmp_path / "out"
-    run = subprocess.run([sys.executable, str(ROOT / "scripts" / "campaign_h200.py"), "--out", str(out), "--fake-gpu",
-                          "--variant", "vector_add/fp32", "--variant", "RELU/bf16", "--poll", "1"],
-                         cwd=ROOT, capture_output=True, text=True, timeout=540)
-    assert run.returncode == 0, run.stdout[-2000:] + run.stderr[-3000:]
+    script = [sys.executable, str(ROOT / "scripts" / "campaign_h200.py"), "--out", str(out), "--fake-gpu", "--poll", "0.5"]
+    first = subprocess.run([*script, "--variant", "vector_add/fp32", "--variant", "RELU/bf16", "--stop-after", "1"],
+                           cwd=ROOT, capture_output=True, text=True, timeout=540)
+    assert first.returncode == 0, first.stdout[-2000:] + first.stderr[-3000:]
+    assert "continue with --resume" in first.stdout and not (out / "figures.json").exists()
+    second = subprocess.run([*script, "--resume"], cwd=ROOT, capture_output=True, text=True, timeout=540)
+    assert second.returncode == 0, second.stdout[-2000:] + second.stderr[-3000:]
+    assert "resumed (running)" in second.stdout
     figures = json.loads((out / "figures.json").read_text())
     assert figures["status"] == "finished" and figures["variants"] == 2 and figures["correct"] == 2
-    assert figures["gpu"].startswith("FAKE")
+    assert figures["gpu"].startswith("FAKE") and figures["suite"]["sittings"] == 2
     for job in figures["jobs"]:
         assert job["best_p"] == 1.0  # FakeGpuEvaluator: no marker, speedup 1
         assert job["evaluation_s"] > 0 and set(job["evaluation_parts_s"]) >= {"compile", "evaluate"}
-        assert job["wall_s"] == pytest.approx(job["evaluation_s"] + job["llm_s"] + job["overhead_s"])
+        if job["one_sitting"]:
+            assert job["wall_s"] == pytest.approx(job["evaluation_s"] + job["llm_s"] + job["overhead_s"])
+        else:
+            assert job["overhead_s"] is None
     suite = figures["suite"]
     assert suite["sum_of_evaluations_s"] == pytest.approx(sum(j["evaluation_s"] for j in figures["jobs"]))
     md = (out / "report.md").read_text()
