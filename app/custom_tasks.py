@@ -13,13 +13,12 @@ import secrets
 from sqlalchemy.orm import Session
 
 from bench_tasks import expr
-from bench_tasks.spec import Task, TaskError, custom_task, register_task
 from bench_tasks.prototype import PrototypeError, parse
+from bench_tasks.spec import Task, TaskError, custom_task, register_task
 
 from .db.models import CustomTask
 from .db.types import utcnow
 from .schemas import CustomTaskIn
-
 
 
 class CustomTaskInvalid(ValueError):

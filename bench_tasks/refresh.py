@@ -17,6 +17,7 @@ import numpy as np
 
 from .spec import INPUT_ROLES, SHUFFLE, Task, TaskError, Variant
 from .spec import parse_draw as spec_parse_draw
+
 DRAW_CODE = {"uniform": 1, "normal": 2, "randint": 3, "const": 4, "shuffle": 5}
 KIND_CODE = {"float32": 0, "bfloat16": 1, "int32": 2, "float64": 3, "int64": 4, "uint32": 5, "uint64": 6}
 _INTEGER = ("int32", "int64", "uint32", "uint64")

@@ -80,7 +80,7 @@ def _show(report: ProfileReport, mode: str, show_tokens: bool) -> None:
         out.print(f"[dim]{n.tokens} tokens ({n.method})[/dim]")
 
 
-RuleOpt = Annotated[str, typer.Option("--rule", help=f"classification rule: {' | '.join(RULES)} (default from CUDAMASTER_CLASSIFIER)")]
+RuleOpt = Annotated[str, typer.Option("--rule", help=f"classification rule: {' | '.join(RULES)} (default from CUDAMASTER_PROFILING__CLASSIFIER)")]
 ModeOpt = Annotated[str, typer.Option("--mode", help=f"metric filter: {' | '.join(MODES)}")]
 ThreshOpt = Annotated[Optional[Path], typer.Option("--thresholds", help="thresholds JSON from fit-thresholds")]
 

@@ -7,7 +7,7 @@ from dataclasses import dataclass
 from datetime import timedelta
 from typing import Any
 
-from sqlalchemy import and_, or_, select, update
+from sqlalchemy import or_, select, update
 from sqlalchemy.orm import Session
 
 from ..db.models import CANCELLED, FAILED, FINISHED, NO_CORRECT, QUEUED, RUNNING, WAITING, Job
@@ -100,7 +100,3 @@ def release_all(session: Session, holder: str) -> None:
     """On a clean shutdown: leave running jobs claimable at once by the next start."""
     session.execute(update(Job).where(Job.lease_holder == holder).values(lease_holder=None, lease_expires_at=None))
     session.commit()
-
-
-def running_ids(session: Session) -> list[str]:
-    return list(session.scalars(select(Job.id).where(and_(Job.status == RUNNING))))

@@ -33,15 +33,26 @@ from bench_tasks.refresh import refresh_draw, refreshed_args
 from bench_tasks.spec import Task, Variant, load_task
 
 from . import compile as cc
+from . import sandbox as sb
 from . import source as src
-from .checks import Case, as_check, choose_sample, compare_outputs, generator_mismatch, outputs, read_inputs, read_output, reference, timed_inputs
+from .checks import (
+    Case,
+    as_check,
+    choose_sample,
+    compare_outputs,
+    generator_mismatch,
+    outputs,
+    read_inputs,
+    read_output,
+    reference,
+    timed_inputs,
+)
 from .child import Child
 from .datacache import DataCache, write_dataset
 from .driver import MEMORY, ROLE, driver_source
 from .errors import NoGpuError
 from .plan import BufferPlan, CasePlan, Plan, Results, Sample, TimingPlan, choose_check_pairs, secret_key
 from .result import Check, EvaluationResult, SizeRow, TimeStats, Verdict
-from . import sandbox as sb
 from .sandbox import make_scratch, remove_scratch, sandbox_for
 
 if TYPE_CHECKING:

@@ -23,7 +23,7 @@ from .result import GpuInfo
 def _token(path: Path | str) -> str:
     text = str(path)
     if not text or any(ch.isspace() for ch in text):
-        raise ValueError(f"plan paths may not contain whitespace: {text!r} (set CUDAMASTER_CACHE_DIR to a path without spaces)")
+        raise ValueError(f"plan paths may not contain whitespace: {text!r} (set CUDAMASTER_HARNESS__CACHE_DIR to a path without spaces)")
     return text
 
 

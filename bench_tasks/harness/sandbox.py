@@ -48,9 +48,9 @@ from .settings import HarnessSettings
 
 INSTALL_HINT = (
     "Install bubblewrap (Debian/Ubuntu: `apt-get install bubblewrap`; Fedora: `dnf install bubblewrap`), or point "
-    "CUDAMASTER_SANDBOX_BWRAP at a bwrap binary (without a package manager: `apt-get download bubblewrap` elsewhere, "
+    "CUDAMASTER_HARNESS__SANDBOX_BWRAP at a bwrap binary (without a package manager: `apt-get download bubblewrap` elsewhere, "
     "then `dpkg -x bubblewrap_*.deb DIR` and use DIR/usr/bin/bwrap). For single-user local use only, untrusted kernels "
-    "may run without a sandbox: CUDAMASTER_ALLOW_UNSANDBOXED=true.")
+    "may run without a sandbox: CUDAMASTER_HARNESS__ALLOW_UNSANDBOXED=true.")
 USERNS_HINT = (
     "bubblewrap needs unprivileged user namespaces: `sysctl kernel.unprivileged_userns_clone=1` (Debian), "
     "`sysctl kernel.apparmor_restrict_unprivileged_userns=0` (Ubuntu 24.04), user.max_user_namespaces > 0; in Docker, "
@@ -159,7 +159,7 @@ def gpu_binding(spec: str | None) -> tuple[list[str], str]:
             names.append(str(len(names)))
         else:
             raise SandboxUnavailable(f"cannot map GPU {entry!r} to a device node (nvidia-smi lists "
-                                     f"{', '.join(d.index + ' ' + d.uuid for d in table) or 'no GPU'}); set CUDAMASTER_GPU "
+                                     f"{', '.join(d.index + ' ' + d.uuid for d in table) or 'no GPU'}); set CUDAMASTER_HARNESS__GPU "
                                      "to an nvidia-smi index or a GPU UUID")
     nodes = [n for n in nodes if os.path.exists(n)]
     shared = [n for n in _GPU_SHARED_NODES if os.path.exists(n)]
@@ -554,14 +554,14 @@ def describe(settings: HarnessSettings) -> str:
 def _build(settings: HarnessSettings) -> Sandbox:
     if settings.sandbox == "none":
         if not settings.allow_unsandboxed:
-            raise SandboxUnavailable("CUDAMASTER_SANDBOX=none runs untrusted kernels without a sandbox; that also needs "
-                                     "CUDAMASTER_ALLOW_UNSANDBOXED=true (single-user local use only)")
-        return Sandbox("none", settings, note="CUDAMASTER_SANDBOX=none with CUDAMASTER_ALLOW_UNSANDBOXED=true")
+            raise SandboxUnavailable("CUDAMASTER_HARNESS__SANDBOX=none runs untrusted kernels without a sandbox; that also needs "
+                                     "CUDAMASTER_HARNESS__ALLOW_UNSANDBOXED=true (single-user local use only)")
+        return Sandbox("none", settings, note="CUDAMASTER_HARNESS__SANDBOX=none with CUDAMASTER_HARNESS__ALLOW_UNSANDBOXED=true")
     try:
         return _build_bwrap(settings)
     except SandboxUnavailable as exc:
         if settings.sandbox == "auto" and settings.allow_unsandboxed:
-            return Sandbox("none", settings, note=f"CUDAMASTER_ALLOW_UNSANDBOXED=true and {exc}")
+            return Sandbox("none", settings, note=f"CUDAMASTER_HARNESS__ALLOW_UNSANDBOXED=true and {exc}")
         raise
 
 
