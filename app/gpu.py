@@ -138,15 +138,15 @@ class GpuLockedEvaluator:
         self._any = self._per_gpu[pool.gpus[0]]
 
     def compile(self, *args: Any, **kwargs: Any) -> Any:
-        return self._any.compile(*args, **kwargs)
+        return self._any.compile(*args, **kwargs)  # type: ignore[union-attr]
 
     def evaluate(self, *args: Any, **kwargs: Any) -> Any:
         with self.pool.slot() as gpu:
-            return self._per_gpu[gpu].evaluate(*args, **kwargs)
+            return self._per_gpu[gpu].evaluate(*args, **kwargs)  # type: ignore[union-attr]
 
     def profile(self, *args: Any, **kwargs: Any) -> Any:
         with self.pool.slot() as gpu:
-            return self._per_gpu[gpu].profile(*args, **kwargs)
+            return self._per_gpu[gpu].profile(*args, **kwargs)  # type: ignore[union-attr]
 
     def __getattr__(self, name: str) -> Any:
         return getattr(self._any, name)

@@ -117,7 +117,7 @@ def refresh_values(dtype: str, draw: RefreshDraw, key: int, call: int, stream: i
         integer = None
     elif draw.kind == "normal":
         s = sum(((x & np.uint64(0xFFFF)) + (x >> np.uint64(16))).astype(np.int64) for x in w)
-        real = draw.p0 + draw.p1 * ((2 * s - 8 * 65535).astype(np.float64) * NORMAL_SCALE)
+        real = draw.p0 + draw.p1 * ((2 * s - 8 * 65535).astype(np.float64) * NORMAL_SCALE)  # type: ignore[union-attr]
         integer = None
     elif draw.kind == "randint":
         span = np.uint64(int(draw.p1) - int(draw.p0))

@@ -81,9 +81,9 @@ def make_checkpointer(url: str | None = None):
         url = url.replace("postgresql+psycopg://", "postgresql://")
         pool = ConnectionPool(url, min_size=1, max_size=4, open=True,
                               kwargs={"autocommit": True, "row_factory": dict_row, "prepare_threshold": 0})
-        saver = PostgresSaver(pool)
+        saver = PostgresSaver(pool)  # type: ignore[arg-type, assignment]
         saver.setup()
-        saver._cudamaster_pool = pool  # keep the pool alive with the saver
+        saver._cudamaster_pool = pool  # type: ignore[attr-defined]  # keep the pool alive with the saver
         return saver
     raise ValueError(f"unsupported database URL {url!r}: use sqlite:///path or postgresql://user@host/db")
 
@@ -258,7 +258,7 @@ def start_job(spec: JobSpec, *, job_id: str | None = None, checkpointer=None, ev
     graph = _graph(job_id, settings, checkpointer, evaluator)
     if graph.get_state(_config(job_id, settings)).values:
         return _refuse(job_id, f"job {job_id} already exists; resume it instead", on_event)
-    initial = {
+    initial = {  # type: ignore[var-annotated]
         "job_id": job_id, "spec": spec.model_dump(mode="json"), "graph_version": GRAPH_VERSION,
         "choose_flags": settings.choose_flags if spec.choose_flags is None else spec.choose_flags,
         "round": 0, "debug_step": 0, "attempts": [], "llm_calls": [], "round_log": [], "best": None,
@@ -287,7 +287,7 @@ def resume_job(job_id: str, *, checkpointer=None, evaluator: Evaluator | None = 
         return _outcome(job_id, values, *_end_status(job_id, snapshot, values))
     if question is not None and answer is None:
         return _outcome(job_id, values, "waiting_for_input", "waiting for an answer; resume with answer=...", question)
-    graph_input = Command(resume=answer) if question is not None else None
+    graph_input = Command(resume=answer) if question is not None else None  # type: ignore[var-annotated]
     return _run(graph, job_id, graph_input, settings, on_event, should_stop)
 
 

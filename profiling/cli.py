@@ -33,10 +33,10 @@ err = Console(stderr=True, soft_wrap=True)
 class _RunByDefault(TyperGroup):
     """`cudamaster profile TASK ...` means `cudamaster profile run TASK ...`."""
 
-    def parse_args(self, ctx: click.Context, args: list[str]) -> list[str]:
+    def parse_args(self, ctx: click.Context, args: list[str]) -> list[str]:  # type: ignore[override]
         if args and not args[0].startswith("-") and args[0] not in self.commands:
             args = ["run", *args]
-        return super().parse_args(ctx, args)
+        return super().parse_args(ctx, args)  # type: ignore[arg-type]
 
 
 app = typer.Typer(cls=_RunByDefault, no_args_is_help=True, pretty_exceptions_enable=False,

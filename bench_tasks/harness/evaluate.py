@@ -293,12 +293,12 @@ def _build(variant: Variant, text: str | None, settings: HarnessSettings, extra_
     if text is not None:
         outcome = vendor_build.outcome if vendor_build else cc.compile_candidate(variant, text, settings, extra_flags)
         if not outcome.ok:
-            return outcome.verdict, outcome.message, outcome.log
+            return outcome.verdict, outcome.message, outcome.log  # type: ignore[return-value]
         cand_obj = outcome.object_path
     try:
         base_obj = cc.compile_baseline(variant, settings)
     except cc.BaselineError as exc:
-        return exc.outcome.verdict, str(exc), exc.outcome.log
+        return exc.outcome.verdict, str(exc), exc.outcome.log  # type: ignore[return-value]
     try:
         return cc.build_driver(variant, driver_source(variant, cand_obj is not None), base_obj, cand_obj, settings,
                                link_flags=vendor_build.link_flags if vendor_build else None)
@@ -456,8 +456,8 @@ def _run(variant: Variant, exe: Path, result: EvaluationResult, size_list: list[
 
         def failed() -> BaseException | None:
             for fut in [*drawn.values(), *references.values(), *(j for _, _, j in jobs)]:
-                if fut.done() and fut.exception() is not None:
-                    return fut.exception()
+                if fut.done() and fut.exception() is not None:  # type: ignore[attr-defined]
+                    return fut.exception()  # type: ignore[attr-defined]
             return None
 
         while not finished.done():
@@ -621,7 +621,7 @@ def prepare_single_run(task: str | Task, precision: str, candidate_source: str |
     if candidate_source is not None:
         outcome = cc.compile_candidate(variant, src.prepare(candidate_source, settings.max_source_bytes), settings, extra_flags)
         if not outcome.ok:
-            raise ValueError(f"{outcome.verdict.value}: {outcome.message}")
+            raise ValueError(f"{outcome.verdict.value}: {outcome.message}")  # type: ignore[union-attr]
         cand_obj = outcome.object_path
     exe = cc.build_driver(variant, driver_source(variant, cand_obj is not None), cc.compile_baseline(variant, settings), cand_obj, settings)
     workdir = make_scratch(settings, "cm-once-")
