@@ -102,8 +102,9 @@ def optimize(
 ) -> None:
     """Optimize one kernel: plan, code, compile, verify, profile, for R rounds."""
     try:
-        spec = JobSpec(task=task, precision=precision, rounds=rounds, debug=debug, sizes=sizes, models=_parse_models(model),
-                       manual=manual, replay_file=replay, profile_mode=profile, choose_flags=choose_flags)  # type: ignore[arg-type]
+        spec = JobSpec.model_validate(dict(task=task, precision=precision, rounds=rounds, debug=debug, sizes=sizes,  # pydantic checks them
+                                           models=_parse_models(model), manual=manual, replay_file=replay, profile_mode=profile,
+                                           choose_flags=choose_flags))
     except ValidationError as exc:
         for err in exc.errors():
             console.print(f"[red]--{'.'.join(map(str, err['loc']))}: {err['msg']}[/]")
