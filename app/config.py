@@ -125,8 +125,9 @@ def closest_setting(name: str) -> str | None:
     valid = setting_names()
     tail = name.upper().removeprefix(PREFIX)
     same_field = [v for v in valid if v.endswith(DELIMITER + tail) or v == PREFIX + tail]
-    if same_field:
-        return min(same_field, key=len)
+    if same_field:  # a field of two sections (max_source_bytes): name both
+        shortest = min(map(len, same_field))
+        return " or ".join(v for v in same_field if len(v) == shortest)
     matches = difflib.get_close_matches(name.upper(), valid, n=1, cutoff=0.6)
     return matches[0] if matches else None
 
