@@ -1,6 +1,6 @@
 """`cudamaster campaign run|status|report` (mounted by app/cli.py).
 
-run and status talk to a running service (--url, --key; CUDAMASTER_SERVICE_URL, CUDAMASTER_SERVICE_KEY);
+run and status talk to a running service (--url, --key; CUDAMASTER_CLIENT_URL, CUDAMASTER_CLIENT_KEY);
 report reads the service's database directly (--database-url, like `cudamaster keys`), so it works
 without the service and from stored data only."""
 
@@ -15,8 +15,8 @@ import typer
 
 campaign_app = typer.Typer(no_args_is_help=True, help="Campaigns: the agent over a set of variants with one configuration.")
 
-Url = Annotated[str, typer.Option(envvar="CUDAMASTER_SERVICE_URL", help="the service's address")]
-Key = Annotated[str | None, typer.Option(envvar="CUDAMASTER_SERVICE_KEY", help="an API key (`cudamaster keys create`)")]
+Url = Annotated[str, typer.Option(envvar="CUDAMASTER_CLIENT_URL", help="the service's address")]
+Key = Annotated[str | None, typer.Option(envvar="CUDAMASTER_CLIENT_KEY", help="an API key (`cudamaster keys create`)")]
 ACTIVE = ("running",)
 
 
@@ -29,7 +29,7 @@ def _request(method: str, url: str, key: str | None, path: str, body: dict[str, 
     import httpx
 
     if not key:
-        _fail("this needs an API key: --key or CUDAMASTER_SERVICE_KEY (create one with `cudamaster keys create --name NAME`)")
+        _fail("this needs an API key: --key or CUDAMASTER_CLIENT_KEY (create one with `cudamaster keys create --name NAME`)")
     try:
         r = httpx.request(method, url.rstrip("/") + "/api/v1" + path, json=body, timeout=60,
                           headers={"Authorization": f"Bearer {key}"})
@@ -125,7 +125,7 @@ def report(campaign_ids: Annotated[list[str], typer.Argument(help="one campaign,
                                                                   "reference)")],
            out: Annotated[Path, typer.Option(help="directory for report.md, report.html and report.json")] = Path("campaign-report"),
            database_url: Annotated[str | None, typer.Option(help="the service's database (default: "
-                                                                 "CUDAMASTER_DATABASE_URL)")] = None) -> None:
+                                                                 "CUDAMASTER_SERVICE__DATABASE_URL)")] = None) -> None:
     """Write the report (Markdown, self-contained HTML, JSON) from the stored data."""
     from .campaigns.report import ReportError, summarize, to_html, to_markdown
     from .service_cli import _settings, database_session

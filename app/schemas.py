@@ -56,7 +56,9 @@ class JobSubmit(RequestBody):
     rounds: int = Field(3, ge=1, le=10, description="optimization rounds (R)")
     debug: int = Field(3, ge=0, le=10, description="debug steps allowed per round (D)")
     sizes: SizeSet = "paper"
-    models: dict[str, str] = Field(default_factory=dict, max_length=16, description="role (planner, coder, compiler, debugger, or * for all) -> model name")
+    models: dict[str, str] = Field(
+        default_factory=dict, max_length=16, description="role (planner, coder, compiler, debugger, or * for all) -> model name"
+    )
     manual: bool = Field(False, description="ask a human (POST /jobs/{id}/answer) at each decision")
     profile_mode: ProfileMode = "filtered"
     profile_token_budget: ProfileTokenBudget = None
@@ -121,7 +123,8 @@ class JobOut(_Orm):
     def _totals(cls, data: Any) -> Any:
         if not isinstance(data, dict):
             data = {name: getattr(data, name) for name in cls.model_fields if name != "totals" and hasattr(data, name)} | {
-                "totals": JobTotals.model_validate(data)}
+                "totals": JobTotals.model_validate(data)
+            }
         return data
 
 
@@ -203,12 +206,13 @@ class HealthOut(BaseModel):
     database: str
     running_jobs: int
     max_running_jobs: int
-    gpus: list[str] = Field(description="GPU ids configured (CUDAMASTER_GPUS)")
+    gpus: list[str] = Field(description="GPU ids configured (CUDAMASTER_SERVICE__GPUS)")
     busy_gpus: list[str]
     gpus_found: list[str] = Field(description="GPU indexes nvidia-smi listed when the service started")
     evaluation: Literal["local_gpus", "remote_gpus", "injected", "none"] = Field(
         description="where kernels run: the configured local GPUs that were found, remote GPU workers, an evaluator the "
-                    "embedding code injected, or nowhere (jobs are refused with 503)")
+        "embedding code injected, or nowhere (jobs are refused with 503)"
+    )
     can_run_jobs: bool
     gpu_note: str = Field(description="one line on the GPUs: what was found, or why none and what to do")
     runner_id: str

@@ -37,6 +37,7 @@ import html
 import json
 import os
 import re
+import shutil
 import socket
 import sys
 import threading
@@ -167,14 +168,15 @@ def run(args: argparse.Namespace) -> dict[str, Any]:
     db = out / "service.db"
     sittings_file = out / "sittings.json"
     if not args.resume:
-        for stale in (db, Path(f"{db}.checkpoints"), out / "evaluator_seconds.json", sittings_file):
+        for stale in (db, out / "evaluator_seconds.json", sittings_file):
             stale.unlink(missing_ok=True)
+        shutil.rmtree(out / "state", ignore_errors=True)  # the jobs' checkpoints and caches
     elif not db.exists():
         raise SystemExit(f"--resume: no campaign in {out} (no service.db); run without --resume first")
     sittings = json.loads(sittings_file.read_text()) if sittings_file.exists() else []
     sitting_start = time.time()
-    os.environ.update({"CUDAMASTER_BASE_URL": model.base_url, "CUDAMASTER_API_KEY": "scripted",
-                       "CUDAMASTER_STATE_DIR": str(out / "state"), "CUDAMASTER_PRICES": json.dumps(SCRIPTED_PRICES)})
+    os.environ.update({"CUDAMASTER_AGENT__BASE_URL": model.base_url, "CUDAMASTER_AGENT__API_KEY": "scripted",
+                       "CUDAMASTER_AGENT__STATE_DIR": str(out / "state"), "CUDAMASTER_AGENT__PRICES": json.dumps(SCRIPTED_PRICES)})
     import httpx
     import uvicorn
 

@@ -31,7 +31,7 @@ ALL_VARIANTS = sorted((t.name, p) for t in all_tasks() for p in t.prototypes)
 @pytest.fixture
 def api(db_url, server_factory):
     key = make_key(db_url)
-    server = server_factory(FAKE_AGENT_VARIED="1", FAKE_AGENT_STEP_SECONDS="0", CUDAMASTER_MAX_RUNNING_JOBS="4")
+    server = server_factory(FAKE_AGENT_VARIED="1", FAKE_AGENT_STEP_SECONDS="0", CUDAMASTER_SERVICE__MAX_RUNNING_JOBS="4")
     client = httpx.Client(base_url=server.url, timeout=30)
     yield client, {"Authorization": f"Bearer {key}"}, server, db_url
     client.close()
@@ -174,7 +174,7 @@ def test_campaign_over_every_variant_with_fake_agent(api, tmp_path):
 def test_kill_9_mid_campaign_and_restart_with_fake_agent(db_url, server_factory):
     key = make_key(db_url)
     headers = {"Authorization": f"Bearer {key}"}
-    env = dict(FAKE_AGENT_VARIED="1", FAKE_AGENT_STEP_SECONDS="0.2", CUDAMASTER_MAX_RUNNING_JOBS="3")
+    env = dict(FAKE_AGENT_VARIED="1", FAKE_AGENT_STEP_SECONDS="0.2", CUDAMASTER_SERVICE__MAX_RUNNING_JOBS="3")
     server = server_factory(**env)
     with httpx.Client(base_url=server.url, timeout=30) as client:
         c = create(client, headers, selection={"category": "activation"}, config={"rounds": 3, "debug": 0}, max_in_flight=3)
