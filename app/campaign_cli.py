@@ -31,8 +31,7 @@ def _request(method: str, url: str, key: str | None, path: str, body: dict[str, 
     if not key:
         _fail("this needs an API key: --key or CUDAMASTER_CLIENT_KEY (create one with `cudamaster keys create --name NAME`)")
     try:
-        r = httpx.request(method, url.rstrip("/") + "/api/v1" + path, json=body, timeout=60,
-                          headers={"Authorization": f"Bearer {key}"})
+        r = httpx.request(method, url.rstrip("/") + "/api/v1" + path, json=body, timeout=60, headers={"Authorization": f"Bearer {key}"})
     except httpx.HTTPError as exc:
         _fail(f"cannot reach the service at {url} ({exc}); start it with `cudamaster serve` or pass --url")
     if r.status_code >= 400:
@@ -47,9 +46,11 @@ def _request(method: str, url: str, key: str | None, path: str, body: dict[str, 
 def _line(c: dict[str, Any]) -> str:
     p = c["progress"]
     done = p["finished"] + p["no_correct_kernel"] + p["cancelled"] + p["failed"]
-    return (f"{c['id']} {c['name']!r}: {c['status']}, {done}/{p['variants']} jobs ended ({p['correct']} with a correct kernel, "
-            f"{p['running']} running, {p['queued']} queued, {p['not_started']} not started), ${p['cost_usd']:.4f}, "
-            f"{p['tokens']} tokens. {c['message']}")
+    return (
+        f"{c['id']} {c['name']!r}: {c['status']}, {done}/{p['variants']} jobs ended ({p['correct']} with a correct kernel, "
+        f"{p['running']} running, {p['queued']} queued, {p['not_started']} not started), ${p['cost_usd']:.4f}, "
+        f"{p['tokens']} tokens. {c['message']}"
+    )
 
 
 def _watch(url: str, key: str | None, campaign_id: str, poll_s: float) -> dict[str, Any]:
@@ -61,8 +62,11 @@ def _watch(url: str, key: str | None, campaign_id: str, poll_s: float) -> dict[s
         while True:
             p = c["progress"]
             done = p["finished"] + p["no_correct_kernel"] + p["cancelled"] + p["failed"]
-            bar.update(task, completed=done, description=f"{campaign_id} {c['status']} ({p['running']} running, "
-                                                         f"{p['correct']} correct, ${p['cost_usd']:.2f})")
+            bar.update(
+                task,
+                completed=done,
+                description=f"{campaign_id} {c['status']} ({p['running']} running, {p['correct']} correct, ${p['cost_usd']:.2f})",
+            )
             if c["status"] not in ACTIVE:
                 return c
             time.sleep(poll_s)
@@ -70,22 +74,26 @@ def _watch(url: str, key: str | None, campaign_id: str, poll_s: float) -> dict[s
 
 
 @campaign_app.command("run")
-def run(url: Url = "http://127.0.0.1:8000", key: Key = None,
-        name: Annotated[str, typer.Option(help="a name for the campaign")] = "",
-        category: Annotated[str | None, typer.Option(help="only this category (see `cudamaster bench list`)")] = None,
-        precision: Annotated[str | None, typer.Option(help="only this precision: fp32 or bf16")] = None,
-        variant: Annotated[list[str] | None, typer.Option(help="TASK/PRECISION; repeat for a list")] = None,
-        rounds: Annotated[int, typer.Option(help="R")] = 3, debug: Annotated[int, typer.Option(help="D")] = 3,
-        profile: Annotated[str, typer.Option(help="profile mode: filtered, full or none")] = "filtered",
-        profile_token_budget: Annotated[int | None, typer.Option(help="cut each profile to this many tokens")] = None,
-        model: Annotated[list[str] | None, typer.Option(help="ROLE=MODEL (role planner, coder, compiler, debugger or *)")] = None,
-        sizes: Annotated[str, typer.Option(help="paper, large, edge or all")] = "paper",
-        choose_flags: Annotated[bool | None, typer.Option("--choose-flags/--no-choose-flags")] = None,
-        max_in_flight: Annotated[int, typer.Option(help="jobs of the campaign at once")] = 4,
-        max_cost_usd: Annotated[float | None, typer.Option(help="spending cap in US dollars")] = None,
-        max_tokens: Annotated[int | None, typer.Option(help="spending cap in tokens")] = None,
-        wait: Annotated[bool, typer.Option(help="follow it with a progress bar until it stops")] = True,
-        poll: Annotated[float, typer.Option(help="seconds between progress reads")] = 2.0) -> None:
+def run(
+    url: Url = "http://127.0.0.1:8000",
+    key: Key = None,
+    name: Annotated[str, typer.Option(help="a name for the campaign")] = "",
+    category: Annotated[str | None, typer.Option(help="only this category (see `cudamaster bench list`)")] = None,
+    precision: Annotated[str | None, typer.Option(help="only this precision: fp32 or bf16")] = None,
+    variant: Annotated[list[str] | None, typer.Option(help="TASK/PRECISION; repeat for a list")] = None,
+    rounds: Annotated[int, typer.Option(help="R")] = 3,
+    debug: Annotated[int, typer.Option(help="D")] = 3,
+    profile: Annotated[str, typer.Option(help="profile mode: filtered, full or none")] = "filtered",
+    profile_token_budget: Annotated[int | None, typer.Option(help="cut each profile to this many tokens")] = None,
+    model: Annotated[list[str] | None, typer.Option(help="ROLE=MODEL (role planner, coder, compiler, debugger or *)")] = None,
+    sizes: Annotated[str, typer.Option(help="paper, large, edge or all")] = "paper",
+    choose_flags: Annotated[bool | None, typer.Option("--choose-flags/--no-choose-flags")] = None,
+    max_in_flight: Annotated[int, typer.Option(help="jobs of the campaign at once")] = 4,
+    max_cost_usd: Annotated[float | None, typer.Option(help="spending cap in US dollars")] = None,
+    max_tokens: Annotated[int | None, typer.Option(help="spending cap in tokens")] = None,
+    wait: Annotated[bool, typer.Option(help="follow it with a progress bar until it stops")] = True,
+    poll: Annotated[float, typer.Option(help="seconds between progress reads")] = 2.0,
+) -> None:
     """Start a campaign on the service and follow it."""
     models: dict[str, str] = {}
     for item in model or []:
@@ -94,10 +102,22 @@ def run(url: Url = "http://127.0.0.1:8000", key: Key = None,
             _fail(f"--model {item!r}: write ROLE=MODEL, e.g. coder=deepseek-reasoner")
         models[role] = value
     selection = {"variants": variant} if variant else {k: v for k, v in (("category", category), ("precision", precision)) if v}
-    body = {"name": name, "selection": selection, "max_in_flight": max_in_flight, "max_cost_usd": max_cost_usd,
-            "max_tokens": max_tokens, "config": {"rounds": rounds, "debug": debug, "profile_mode": profile, "sizes": sizes,
-                                                 "profile_token_budget": profile_token_budget, "models": models,
-                                                 "choose_flags": choose_flags}}
+    body = {
+        "name": name,
+        "selection": selection,
+        "max_in_flight": max_in_flight,
+        "max_cost_usd": max_cost_usd,
+        "max_tokens": max_tokens,
+        "config": {
+            "rounds": rounds,
+            "debug": debug,
+            "profile_mode": profile,
+            "sizes": sizes,
+            "profile_token_budget": profile_token_budget,
+            "models": models,
+            "choose_flags": choose_flags,
+        },
+    }
     c = _request("POST", url, key, "/campaigns", body)
     typer.echo(f"campaign {c['id']}: {c['progress']['variants']} variants")
     if wait:
@@ -106,9 +126,12 @@ def run(url: Url = "http://127.0.0.1:8000", key: Key = None,
 
 
 @campaign_app.command("status")
-def status(campaign_id: Annotated[str | None, typer.Argument(help="a campaign id; none: list them")] = None,
-           url: Url = "http://127.0.0.1:8000", key: Key = None,
-           follow: Annotated[bool, typer.Option(help="follow it with a progress bar until it stops")] = False) -> None:
+def status(
+    campaign_id: Annotated[str | None, typer.Argument(help="a campaign id; none: list them")] = None,
+    url: Url = "http://127.0.0.1:8000",
+    key: Key = None,
+    follow: Annotated[bool, typer.Option(help="follow it with a progress bar until it stops")] = False,
+) -> None:
     """One campaign's progress, or the list of campaigns this key may read."""
     if campaign_id is None:
         page = _request("GET", url, key, "/campaigns")
@@ -121,11 +144,11 @@ def status(campaign_id: Annotated[str | None, typer.Argument(help="a campaign id
 
 
 @campaign_app.command("report")
-def report(campaign_ids: Annotated[list[str], typer.Argument(help="one campaign, or several side by side (the first is the "
-                                                                  "reference)")],
-           out: Annotated[Path, typer.Option(help="directory for report.md, report.html and report.json")] = Path("campaign-report"),
-           database_url: Annotated[str | None, typer.Option(help="the service's database (default: "
-                                                                 "CUDAMASTER_SERVICE__DATABASE_URL)")] = None) -> None:
+def report(
+    campaign_ids: Annotated[list[str], typer.Argument(help="one campaign, or several side by side (the first is the reference)")],
+    out: Annotated[Path, typer.Option(help="directory for report.md, report.html and report.json")] = Path("campaign-report"),
+    database_url: Annotated[str | None, typer.Option(help="the service's database (default: CUDAMASTER_SERVICE__DATABASE_URL)")] = None,
+) -> None:
     """Write the report (Markdown, self-contained HTML, JSON) from the stored data."""
     from .campaigns.report import ReportError, summarize, to_html, to_markdown
     from .service_cli import _settings, database_session

@@ -16,15 +16,24 @@ JobStatus = Literal["queued", "running", "waiting_for_input", "finished", "no_co
 
 
 ProfileMode = Literal["filtered", "full", "none"]
-ProfileTokenBudget = Annotated[int | None, Field(None, ge=64, le=1_000_000, description=(
-    "cut each profile the planner is sent to this many tokens (o200k_base), with a line saying so; none: sent whole"))]
+ProfileTokenBudget = Annotated[
+    int | None,
+    Field(
+        None,
+        ge=64,
+        le=1_000_000,
+        description=("cut each profile the planner is sent to this many tokens (o200k_base), with a line saying so; none: sent whole"),
+    ),
+]
 
 
 def check_models(models: dict[str, str]) -> None:
     for k, v in models.items():
         if k not in ("planner", "coder", "compiler", "debugger", "*") or not re.fullmatch(MODEL_PATTERN, v):
-            raise ValueError(f"models: {k[:40]!r} -> {v[:140]!r}: roles are planner, coder, compiler, debugger or *; "
-                             "model names 1-128 characters: letters, digits and _ . : / @ + -")
+            raise ValueError(
+                f"models: {k[:40]!r} -> {v[:140]!r}: roles are planner, coder, compiler, debugger or *; "
+                "model names 1-128 characters: letters, digits and _ . : / @ + -"
+            )
 
 
 class CustomArg(BaseModel):
@@ -73,9 +82,18 @@ class JobSubmit(RequestBody):
 
     def agent_spec(self) -> dict[str, Any]:
         """The graph.runner.JobSpec fields."""
-        return {"task": self.task, "precision": self.precision, "rounds": self.rounds, "debug": self.debug, "sizes": self.sizes,
-                "models": dict(self.models), "manual": self.manual, "profile_mode": self.profile_mode,
-                "profile_token_budget": self.profile_token_budget, "choose_flags": self.choose_flags}
+        return {
+            "task": self.task,
+            "precision": self.precision,
+            "rounds": self.rounds,
+            "debug": self.debug,
+            "sizes": self.sizes,
+            "models": dict(self.models),
+            "manual": self.manual,
+            "profile_mode": self.profile_mode,
+            "profile_token_budget": self.profile_token_budget,
+            "choose_flags": self.choose_flags,
+        }
 
 
 class AnswerIn(RequestBody):

@@ -388,8 +388,15 @@ def html_page(title: str, intro_html: list[str], figures: list[str], tables: lis
     """A self-contained HTML page (inline CSS and SVG, no script): title, intro paragraphs (already
     HTML), figures (inline SVG), then one table per section; a row whose last cell is FAILED is marked."""
     esc = html.escape
-    out = ["<!DOCTYPE html>", '<html lang="en"><head><meta charset="utf-8">', f"<title>{esc(title)}</title>",
-           f"<style>{_CSS}</style></head><body>", f"<h1>{esc(title)}</h1>", *[f"<p>{p}</p>" for p in intro_html], *figures]
+    out = [
+        "<!DOCTYPE html>",
+        '<html lang="en"><head><meta charset="utf-8">',
+        f"<title>{esc(title)}</title>",
+        f"<style>{_CSS}</style></head><body>",
+        f"<h1>{esc(title)}</h1>",
+        *[f"<p>{p}</p>" for p in intro_html],
+        *figures,
+    ]
     for name, head, rows in tables:
         out.append(f"<h2>{esc(name)}</h2><table><thead><tr>" + "".join(f"<th>{esc(h)}</th>" for h in head) + "</tr></thead><tbody>")
         for row in rows:

@@ -282,13 +282,24 @@ def profile_event(job_id: str, profile: dict[str, Any], *, sent: bool) -> dict[s
     """A `profile` event: a profile taken (`sent` False: of the round's kernel) or the one the next
     planner is sent (`sent` True: with its mode, token budget and tokens). The service stores the
     bottleneck class per attempt from it; the baseline's has `of` == "baseline" and no attempt."""
-    event = {"type": "profile", "job_id": job_id, "of": profile.get("of"), "sent": sent,
-             "bottleneck_class": profile.get("bottleneck", ""), "note": profile.get("note", ""), "text": profile.get("text", "")}
+    event = {
+        "type": "profile",
+        "job_id": job_id,
+        "of": profile.get("of"),
+        "sent": sent,
+        "bottleneck_class": profile.get("bottleneck", ""),
+        "note": profile.get("note", ""),
+        "text": profile.get("text", ""),
+    }
     if profile.get("of") != "baseline":
         event["attempt_id"] = profile.get("of")
     if sent:
-        event |= {"mode": profile.get("mode"), "tokens": profile.get("tokens", 0), "budget": profile.get("budget"),
-                  "lines_cut": profile.get("lines_cut", 0)}
+        event |= {
+            "mode": profile.get("mode"),
+            "tokens": profile.get("tokens", 0),
+            "budget": profile.get("budget"),
+            "lines_cut": profile.get("lines_cut", 0),
+        }
     return event
 
 

@@ -145,8 +145,9 @@ class JobSpec(BaseModel):
     manual: bool = False
     replay_file: str | None = None
     profile_mode: Literal["filtered", "full", "none"] = "filtered"
-    profile_token_budget: int | None = Field(None, ge=64, description="cut each profile the planner is sent to this many "
-                                                                      "tokens (o200k_base); None: sent whole")
+    profile_token_budget: int | None = Field(
+        None, ge=64, description="cut each profile the planner is sent to this many tokens (o200k_base); None: sent whole"
+    )
     choose_flags: bool | None = None  # None: the settings' choose_flags
 
     def model_for(self, role: str) -> str | None:

@@ -31,8 +31,9 @@ def fit_to_budget(text: str, budget: int | None) -> SentProfile:
     """`text` whole when it fits (or budget is None), else its longest head of whole lines that fits
     together with the cut line."""
     if budget is not None and budget < MIN_BUDGET:
-        raise ValueError(f"a profile token budget of {budget} is too small: give at least {MIN_BUDGET} tokens, "
-                         "or none to send profiles whole")
+        raise ValueError(
+            f"a profile token budget of {budget} is too small: give at least {MIN_BUDGET} tokens, or none to send profiles whole"
+        )
     whole = count_tokens(text)
     if budget is None or whole.tokens <= budget:
         return SentProfile(text, whole.tokens, budget, 0, whole.exact)

@@ -17,69 +17,87 @@ from .report import Metric, ProfileReport
 
 # (section title, [(label, raw metric)]) in the details page's order.
 DETAILS_SECTIONS: tuple[tuple[str, tuple[tuple[str, str], ...]], ...] = (
-    ("GPU Speed Of Light Throughput", (
-        ("DRAM Frequency", "dram__cycles_elapsed.avg.per_second"),
-        ("SM Frequency", "gpc__cycles_elapsed.avg.per_second"),
-        ("Elapsed Cycles", "gpc__cycles_elapsed.max"),
-        ("Memory Throughput", m.MEMORY_THROUGHPUT_PCT),
-        ("DRAM Throughput", m.DRAM_THROUGHPUT),
-        ("Duration", m.DURATION),
-        ("L1/TEX Cache Throughput", "l1tex__throughput.avg.pct_of_peak_sustained_active"),
-        ("L2 Cache Throughput", "lts__throughput.avg.pct_of_peak_sustained_elapsed"),
-        ("SM Active Cycles", "sm__cycles_active.avg"),
-        ("Compute (SM) Throughput", m.SM_THROUGHPUT),
-    )),
-    ("Compute Workload Analysis", (
-        ("Executed Ipc Active", m.IPC_ACTIVE),
-        ("Executed Ipc Elapsed", m.IPC_ELAPSED),
-        ("Issue Slots Busy", m.ISSUE_SLOTS_BUSY),
-        ("Issued Ipc Active", "sm__inst_issued.avg.per_cycle_active"),
-        ("SM Busy", m.SM_BUSY),
-    )),
-    ("Memory Workload Analysis", (
-        ("Memory Throughput", m.DRAM_BYTES_PER_S),
-        ("L1/TEX Hit Rate", m.L1_HIT_RATE),
-        ("L2 Hit Rate", m.L2_HIT_RATE),
-        ("Mem Busy", m.MEM_BUSY),
-        ("Max Bandwidth", m.MAX_BANDWIDTH),
-        ("Mem Pipes Busy", m.MEM_PIPES_BUSY),
-    )),
-    ("Occupancy", (
-        ("Block Limit SM", "launch__occupancy_limit_blocks"),
-        ("Block Limit Registers", "launch__occupancy_limit_registers"),
-        ("Block Limit Shared Mem", "launch__occupancy_limit_shared_mem"),
-        ("Block Limit Warps", "launch__occupancy_limit_warps"),
-        ("Block Limit Barriers", "launch__occupancy_limit_barriers"),
-        ("Theoretical Active Warps per SM", "sm__maximum_warps_avg_per_active_cycle"),
-        ("Theoretical Occupancy", "sm__maximum_warps_per_active_cycle_pct"),
-        ("Achieved Occupancy", m.ACHIEVED_OCCUPANCY),
-        ("Achieved Active Warps Per SM", "sm__warps_active.avg.per_cycle_active"),
-    )),
-    ("Launch Statistics", (
-        ("Block Size", "launch__block_size"),
-        ("Grid Size", "launch__grid_size"),
-        ("Registers Per Thread", m.REGISTERS_PER_THREAD),
-        ("Shared Memory Configuration Size", "launch__shared_mem_config_size"),
-        ("Driver Shared Memory Per Block", "launch__shared_mem_per_block_driver"),
-        ("Dynamic Shared Memory Per Block", "launch__shared_mem_per_block_dynamic"),
-        ("Static Shared Memory Per Block", "launch__shared_mem_per_block_static"),
-        ("# SMs", "launch__sm_count"),
-        ("Stack Size", "launch__stack_size"),
-        ("Threads", "launch__thread_count"),
-        ("Waves Per SM", "launch__waves_per_multiprocessor"),
-    )),
+    (
+        "GPU Speed Of Light Throughput",
+        (
+            ("DRAM Frequency", "dram__cycles_elapsed.avg.per_second"),
+            ("SM Frequency", "gpc__cycles_elapsed.avg.per_second"),
+            ("Elapsed Cycles", "gpc__cycles_elapsed.max"),
+            ("Memory Throughput", m.MEMORY_THROUGHPUT_PCT),
+            ("DRAM Throughput", m.DRAM_THROUGHPUT),
+            ("Duration", m.DURATION),
+            ("L1/TEX Cache Throughput", "l1tex__throughput.avg.pct_of_peak_sustained_active"),
+            ("L2 Cache Throughput", "lts__throughput.avg.pct_of_peak_sustained_elapsed"),
+            ("SM Active Cycles", "sm__cycles_active.avg"),
+            ("Compute (SM) Throughput", m.SM_THROUGHPUT),
+        ),
+    ),
+    (
+        "Compute Workload Analysis",
+        (
+            ("Executed Ipc Active", m.IPC_ACTIVE),
+            ("Executed Ipc Elapsed", m.IPC_ELAPSED),
+            ("Issue Slots Busy", m.ISSUE_SLOTS_BUSY),
+            ("Issued Ipc Active", "sm__inst_issued.avg.per_cycle_active"),
+            ("SM Busy", m.SM_BUSY),
+        ),
+    ),
+    (
+        "Memory Workload Analysis",
+        (
+            ("Memory Throughput", m.DRAM_BYTES_PER_S),
+            ("L1/TEX Hit Rate", m.L1_HIT_RATE),
+            ("L2 Hit Rate", m.L2_HIT_RATE),
+            ("Mem Busy", m.MEM_BUSY),
+            ("Max Bandwidth", m.MAX_BANDWIDTH),
+            ("Mem Pipes Busy", m.MEM_PIPES_BUSY),
+        ),
+    ),
+    (
+        "Occupancy",
+        (
+            ("Block Limit SM", "launch__occupancy_limit_blocks"),
+            ("Block Limit Registers", "launch__occupancy_limit_registers"),
+            ("Block Limit Shared Mem", "launch__occupancy_limit_shared_mem"),
+            ("Block Limit Warps", "launch__occupancy_limit_warps"),
+            ("Block Limit Barriers", "launch__occupancy_limit_barriers"),
+            ("Theoretical Active Warps per SM", "sm__maximum_warps_avg_per_active_cycle"),
+            ("Theoretical Occupancy", "sm__maximum_warps_per_active_cycle_pct"),
+            ("Achieved Occupancy", m.ACHIEVED_OCCUPANCY),
+            ("Achieved Active Warps Per SM", "sm__warps_active.avg.per_cycle_active"),
+        ),
+    ),
+    (
+        "Launch Statistics",
+        (
+            ("Block Size", "launch__block_size"),
+            ("Grid Size", "launch__grid_size"),
+            ("Registers Per Thread", m.REGISTERS_PER_THREAD),
+            ("Shared Memory Configuration Size", "launch__shared_mem_config_size"),
+            ("Driver Shared Memory Per Block", "launch__shared_mem_per_block_driver"),
+            ("Dynamic Shared Memory Per Block", "launch__shared_mem_per_block_dynamic"),
+            ("Static Shared Memory Per Block", "launch__shared_mem_per_block_static"),
+            ("# SMs", "launch__sm_count"),
+            ("Stack Size", "launch__stack_size"),
+            ("Threads", "launch__thread_count"),
+            ("Waves Per SM", "launch__waves_per_multiprocessor"),
+        ),
+    ),
 )
 
 DETAILS_METRICS = frozenset(raw for _, rows in DETAILS_SECTIONS for _, raw in rows)
 
 # Columns that are not measurements of the kernel (never shown, not even in the breakdown).
-HIDDEN_PREFIXES = ("device__attribute_", "c2clink__", "derived__", "nvlink__", "numa__", "profiler__", "idc__", "lrc__",
-                   "fbpa__", "sass__")
+HIDDEN_PREFIXES = ("device__attribute_", "c2clink__", "derived__", "nvlink__", "numa__", "profiler__", "idc__", "lrc__", "fbpa__", "sass__")
 
 # The device line: (label, raw attribute), shown once.
-DEVICE_ATTRIBUTES = (("", "device__attribute_display_name"), ("SMs", "device__attribute_multiprocessor_count"),
-                     ("L2", "device__attribute_l2_cache_size"), ("max SM clock", "device__attribute_max_gpu_frequency_khz"),
-                     ("memory bus", "device__attribute_global_memory_bus_width"))
+DEVICE_ATTRIBUTES = (
+    ("", "device__attribute_display_name"),
+    ("SMs", "device__attribute_multiprocessor_count"),
+    ("L2", "device__attribute_l2_cache_size"),
+    ("max SM clock", "device__attribute_max_gpu_frequency_khz"),
+    ("memory bus", "device__attribute_global_memory_bus_width"),
+)
 
 BREAKDOWN_TITLE = "SOL breakdown (every other unit's average % of peak, busiest first)"
 

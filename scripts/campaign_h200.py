@@ -53,10 +53,12 @@ from bench_tasks import all_tasks  # noqa: E402
 from bench_tasks.provenance import provenance  # noqa: E402
 from tests.support.openai_stub import Reply, ScriptedOpenAI  # noqa: E402
 
-MODELS = {"planner": "scripted-planner", "coder": "scripted-coder", "debugger": "scripted-coder",
-          "compiler": "scripted-compiler"}
-SCRIPTED_PRICES = {"scripted-planner": {"input": 1.0, "output": 4.0}, "scripted-coder": {"input": 1.0, "output": 4.0},
-                   "scripted-compiler": {"input": 1.0, "output": 4.0}}
+MODELS = {"planner": "scripted-planner", "coder": "scripted-coder", "debugger": "scripted-coder", "compiler": "scripted-compiler"}
+SCRIPTED_PRICES = {
+    "scripted-planner": {"input": 1.0, "output": 4.0},
+    "scripted-coder": {"input": 1.0, "output": 4.0},
+    "scripted-compiler": {"input": 1.0, "output": 4.0},
+}
 PLAN = "Keep the baseline\nThe scripted model answers with the baseline's own kernel under the optimized entry point."
 _FPRINTF = re.compile(r"(?:\bstd::)?\bfprintf\s*\(\s*stderr\b[^;]*;", re.S)
 
@@ -98,8 +100,10 @@ class KnownKernelModel(ScriptedOpenAI):
         text = self.reply_for(body)
         prompt = "\n".join(str(m.get("content", "")) for m in body.get("messages", []))
         with self._order:  # the reply queued here is the one this request takes
-            self.add(str(body.get("model", "")), Reply(text, prompt_tokens=count_tokens(prompt).tokens,
-                                                       completion_tokens=count_tokens(text).tokens))
+            self.add(
+                str(body.get("model", "")),
+                Reply(text, prompt_tokens=count_tokens(prompt).tokens, completion_tokens=count_tokens(text).tokens),
+            )
             return super()._answer(path, headers, body)
 
 
@@ -146,17 +150,23 @@ def _svg_bars(title: str, labels: list[str], values: list[float], unit: str, tar
     w, bar, top, h = max(480, 14 * len(values) + 80), 10, 30, 220
     peak = max([*values, target or 0.0, 1e-9])
     esc = html.escape
-    parts = [f'<svg xmlns="http://www.w3.org/2000/svg" width="{w}" height="{h + 90}">',
-             f'<text x="10" y="18" font-size="13">{esc(title)}</text>']
+    parts = [
+        f'<svg xmlns="http://www.w3.org/2000/svg" width="{w}" height="{h + 90}">',
+        f'<text x="10" y="18" font-size="13">{esc(title)}</text>',
+    ]
     for i, (label, v) in enumerate(zip(labels, values)):
         bh = h * v / peak
         x = 50 + i * (bar + 4)
-        parts.append(f'<rect x="{x}" y="{top + h - bh:.1f}" width="{bar}" height="{bh:.1f}" fill="#2f6fde">'
-                     f"<title>{esc(label)}: {v:.4g} {esc(unit)}</title></rect>")
+        parts.append(
+            f'<rect x="{x}" y="{top + h - bh:.1f}" width="{bar}" height="{bh:.1f}" fill="#2f6fde">'
+            f"<title>{esc(label)}: {v:.4g} {esc(unit)}</title></rect>"
+        )
     if target is not None:
         y = top + h - h * target / peak
-        parts.append(f'<line x1="45" x2="{w - 10}" y1="{y:.1f}" y2="{y:.1f}" stroke="#d9822b" stroke-dasharray="4 3"/>'
-                     f'<text x="{w - 10}" y="{y - 4:.1f}" font-size="11" text-anchor="end">{esc(target_label)}</text>')
+        parts.append(
+            f'<line x1="45" x2="{w - 10}" y1="{y:.1f}" y2="{y:.1f}" stroke="#d9822b" stroke-dasharray="4 3"/>'
+            f'<text x="{w - 10}" y="{y - 4:.1f}" font-size="11" text-anchor="end">{esc(target_label)}</text>'
+        )
     parts.append(f'<text x="10" y="{top + h + 20}" font-size="11">{len(values)} bars; max {peak:.4g} {esc(unit)}</text></svg>')
     return "".join(parts)
 
@@ -175,8 +185,14 @@ def run(args: argparse.Namespace) -> dict[str, Any]:
         raise SystemExit(f"--resume: no campaign in {out} (no service.db); run without --resume first")
     sittings = json.loads(sittings_file.read_text()) if sittings_file.exists() else []
     sitting_start = time.time()
-    os.environ.update({"CUDAMASTER_AGENT__BASE_URL": model.base_url, "CUDAMASTER_AGENT__API_KEY": "scripted",
-                       "CUDAMASTER_AGENT__STATE_DIR": str(out / "state"), "CUDAMASTER_AGENT__PRICES": json.dumps(SCRIPTED_PRICES)})
+    os.environ.update(
+        {
+            "CUDAMASTER_AGENT__BASE_URL": model.base_url,
+            "CUDAMASTER_AGENT__API_KEY": "scripted",
+            "CUDAMASTER_AGENT__STATE_DIR": str(out / "state"),
+            "CUDAMASTER_AGENT__PRICES": json.dumps(SCRIPTED_PRICES),
+        }
+    )
     import httpx
     import uvicorn
 
@@ -205,8 +221,13 @@ def run(args: argparse.Namespace) -> dict[str, Any]:
         key = create_key(session, "campaign_h200", role="admin")[1]
         earlier = session.query(Campaign).order_by(Campaign.created_at.desc()).first() if args.resume else None
     port = _free_port()
-    settings = ServiceSettings(database_url=url, max_running_jobs=args.max_in_flight, poll_seconds=0.5,
-                               max_jobs_in_flight_per_key=max(8, args.max_in_flight), auto_migrate=False)
+    settings = ServiceSettings(
+        database_url=url,
+        max_running_jobs=args.max_in_flight,
+        poll_seconds=0.5,
+        max_jobs_in_flight_per_key=max(8, args.max_in_flight),
+        auto_migrate=False,
+    )
     server = uvicorn.Server(uvicorn.Config(create_app(settings, evaluator=timed), host="127.0.0.1", port=port, log_level="warning"))
     thread = threading.Thread(target=server.run, daemon=True)
     thread.start()
@@ -225,8 +246,12 @@ def run(args: argparse.Namespace) -> dict[str, Any]:
     if not health.get("can_run_jobs"):
         raise SystemExit(f"the service cannot run jobs here: {health.get('gpu_note')}")
     selection: dict[str, Any] = {"variants": args.variant} if args.variant else ({"category": args.category} if args.category else {})
-    body = {"name": "h200 known-correct kernels", "selection": selection, "max_in_flight": args.max_in_flight,
-            "config": {"rounds": 1, "debug": 0, "profile_mode": args.profile, "models": MODELS, "sizes": args.sizes}}
+    body = {
+        "name": "h200 known-correct kernels",
+        "selection": selection,
+        "max_in_flight": args.max_in_flight,
+        "config": {"rounds": 1, "debug": 0, "profile_mode": args.profile, "models": MODELS, "sizes": args.sizes},
+    }
     if earlier is not None:
         cid = earlier.id  # running: the scheduler continues it; ended: only the report is written
         print(f"campaign {cid} resumed ({earlier.status})", flush=True)
@@ -240,8 +265,11 @@ def run(args: argparse.Namespace) -> dict[str, Any]:
     while True:
         c = client.get(f"{base}/campaigns/{cid}", headers=headers).json()
         p = c["progress"]
-        print(f"  {c['status']}: {p['finished'] + p['no_correct_kernel'] + p['failed'] + p['cancelled']}/{p['variants']} ended, "
-              f"{p['correct']} correct", flush=True)
+        print(
+            f"  {c['status']}: {p['finished'] + p['no_correct_kernel'] + p['failed'] + p['cancelled']}/{p['variants']} ended, "
+            f"{p['correct']} correct",
+            flush=True,
+        )
         if c["status"] != "running":
             break
         if args.stop_after is not None and time.time() - sitting_start > args.stop_after:
@@ -267,43 +295,84 @@ def run(args: argparse.Namespace) -> dict[str, Any]:
             spent = timed.seconds.get(f"{v.task}/{v.precision}", {})
             evaluation_s = sum(spent.values())
             wall_s = (job.finished_at - job.started_at).total_seconds() if job.finished_at and job.started_at else None
-            one_sitting = wall_s is not None and any(s["start"] <= job.started_at.timestamp() and job.finished_at.timestamp() <= s["end"]
-                                                     for s in sittings)
+            one_sitting = wall_s is not None and any(
+                s["start"] <= job.started_at.timestamp() and job.finished_at.timestamp() <= s["end"] for s in sittings
+            )
             overhead = wall_s - evaluation_s - job.llm_latency_s if one_sitting else None
-            rows.append({"variant": f"{v.task}/{v.precision}", "status": job.status, "best_p": job.best_score,
-                         "wall_s": wall_s, "evaluation_s": evaluation_s, "evaluation_parts_s": dict(spent),
-                         "llm_s": job.llm_latency_s, "overhead_s": overhead,
-                         "overhead_pct_of_evaluation": 100 * overhead / evaluation_s if overhead is not None and evaluation_s else None,
-                         "one_sitting": one_sitting, "message": job.message[:300]})
-        suite_wall = sum(s["end"] - s["start"] for s in sittings) if len(sittings) > 1 else (
-            (campaign.finished_at - campaign.created_at).total_seconds() if campaign and campaign.finished_at else None)
+            rows.append(
+                {
+                    "variant": f"{v.task}/{v.precision}",
+                    "status": job.status,
+                    "best_p": job.best_score,
+                    "wall_s": wall_s,
+                    "evaluation_s": evaluation_s,
+                    "evaluation_parts_s": dict(spent),
+                    "llm_s": job.llm_latency_s,
+                    "overhead_s": overhead,
+                    "overhead_pct_of_evaluation": 100 * overhead / evaluation_s if overhead is not None and evaluation_s else None,
+                    "one_sitting": one_sitting,
+                    "message": job.message[:300],
+                }
+            )
+        suite_wall = (
+            sum(s["end"] - s["start"] for s in sittings)
+            if len(sittings) > 1
+            else ((campaign.finished_at - campaign.created_at).total_seconds() if campaign and campaign.finished_at else None)
+        )
     engine.dispose()
     sum_eval = sum(r["evaluation_s"] for r in rows)
     overheads = sorted(r["overhead_pct_of_evaluation"] for r in rows if r["overhead_pct_of_evaluation"] is not None)
     figures = {
-        "provenance": provenance(), "gpu": "FAKE (--fake-gpu: not a measurement)" if args.fake_gpu else "local GPU",
-        "campaign": cid, "status": summary.status, "variants": summary.n, "correct": sum(v.correct for v in summary.lines),
+        "provenance": provenance(),
+        "gpu": "FAKE (--fake-gpu: not a measurement)" if args.fake_gpu else "local GPU",
+        "campaign": cid,
+        "status": summary.status,
+        "variants": summary.n,
+        "correct": sum(v.correct for v in summary.lines),
         "scripted_model": "coder answers the baseline source renamed to the optimized entry point (known correct, not optimized)",
         "jobs": rows,
-        "overhead_pct_of_evaluation": {"median": overheads[len(overheads) // 2] if overheads else None,
-                                       "max": overheads[-1] if overheads else None, "target_pct": 1.0},
-        "suite": {"wall_s": suite_wall, "sum_of_evaluations_s": sum_eval,
-                  "wall_over_sum_pct": 100 * (suite_wall / sum_eval - 1) if suite_wall and sum_eval else None, "target_pct": 10.0,
-                  "max_in_flight": args.max_in_flight, "sittings": len(sittings),
-                  "note": "wall time: the sum of the sittings' times (service start-up included)" if len(sittings) > 1 else
-                          "wall time: campaign created -> finished"},
+        "overhead_pct_of_evaluation": {
+            "median": overheads[len(overheads) // 2] if overheads else None,
+            "max": overheads[-1] if overheads else None,
+            "target_pct": 1.0,
+        },
+        "suite": {
+            "wall_s": suite_wall,
+            "sum_of_evaluations_s": sum_eval,
+            "wall_over_sum_pct": 100 * (suite_wall / sum_eval - 1) if suite_wall and sum_eval else None,
+            "target_pct": 10.0,
+            "max_in_flight": args.max_in_flight,
+            "sittings": len(sittings),
+            "note": "wall time: the sum of the sittings' times (service start-up included)"
+            if len(sittings) > 1
+            else "wall time: campaign created -> finished",
+        },
     }
     (out / "figures.json").write_text(json.dumps(figures, indent=1, default=str))
     (out / "report.md").write_text(campaign_report.to_markdown([summary]))
     (out / "report.html").write_text(campaign_report.to_html([summary]))
     (out / "report.json").write_text(json.dumps({"campaigns": [summary.to_dict()]}, indent=1, default=str))
     ordered = sorted((r for r in rows if r["overhead_pct_of_evaluation"] is not None), key=lambda r: r["overhead_pct_of_evaluation"])
-    (out / "overhead.svg").write_text(_svg_bars("Service overhead per job, % of its evaluation time",
-                                                [r["variant"] for r in ordered], [r["overhead_pct_of_evaluation"] for r in ordered],
-                                                "%", 1.0, "target 1 %"))
-    (out / "suite_wall.svg").write_text(_svg_bars("Whole-suite wall time vs the sum of its evaluation times",
-                                                  ["sum of evaluations", "campaign wall time"], [sum_eval, suite_wall or 0.0], "s",
-                                                  1.1 * sum_eval, "sum + 10 %"))
+    (out / "overhead.svg").write_text(
+        _svg_bars(
+            "Service overhead per job, % of its evaluation time",
+            [r["variant"] for r in ordered],
+            [r["overhead_pct_of_evaluation"] for r in ordered],
+            "%",
+            1.0,
+            "target 1 %",
+        )
+    )
+    (out / "suite_wall.svg").write_text(
+        _svg_bars(
+            "Whole-suite wall time vs the sum of its evaluation times",
+            ["sum of evaluations", "campaign wall time"],
+            [sum_eval, suite_wall or 0.0],
+            "s",
+            1.1 * sum_eval,
+            "sum + 10 %",
+        )
+    )
     print(f"wrote {out}: report.md, report.html, report.json, figures.json, overhead.svg, suite_wall.svg", flush=True)
     return figures
 

@@ -44,8 +44,9 @@ def _out(session: Session, campaign: Campaign, *, detail: bool = False) -> Any:
 def readable_campaign(session: Session, caller: Caller, campaign_id: str) -> Campaign:
     campaign = store.get_campaign(session, campaign_id) if re.fullmatch(CAMPAIGN_ID_PATTERN, campaign_id) else None
     if campaign is None or not permissions.can_read(caller, campaign):
-        raise HTTPException(404, f"no campaign {campaign_id[:64]!r} visible to this key; list your team's campaigns with "
-                                 "GET /api/v1/campaigns")
+        raise HTTPException(
+            404, f"no campaign {campaign_id[:64]!r} visible to this key; list your team's campaigns with GET /api/v1/campaigns"
+        )
     return campaign
 
 
@@ -55,8 +56,13 @@ def actionable_campaign(session: Session, caller: Caller, campaign_id: str, verb
     return campaign
 
 
-@router.post("", status_code=201, response_model=CampaignOut, summary="Start a campaign: one job per variant",
-             responses=responses(400, 401, 403, 413, 503))
+@router.post(
+    "",
+    status_code=201,
+    response_model=CampaignOut,
+    summary="Start a campaign: one job per variant",
+    responses=responses(400, 401, 403, 413, 503),
+)
 def create_campaign(body: CampaignSubmit, request: Request, session: SessionDep, caller: Submitter, runner: RunnerDep) -> CampaignOut:
     """Every variant of the selection runs as one job with `config`, at most `max_in_flight` at a time (and
     within the key's CUDAMASTER_MAX_JOBS_IN_FLIGHT_PER_KEY); the caps stop it when its jobs have spent that much."""
@@ -75,23 +81,33 @@ def _wake(request: Request) -> None:
         scheduler.wake()
 
 
-@router.get("", response_model=CampaignPage, summary="List the campaigns this key may read, newest first",
-            responses=responses(401, 403))
-def list_campaigns(session: SessionDep, caller: Reader, settings: SettingsDep,
-                   status: Annotated[CampaignStatus | None, Query()] = None,
-                   limit: Annotated[int, Query(ge=1, le=INT32_MAX)] = 50,
-                   offset: Annotated[int, Query(ge=0, le=MAX_OFFSET)] = 0) -> CampaignPage:
+@router.get("", response_model=CampaignPage, summary="List the campaigns this key may read, newest first", responses=responses(401, 403))
+def list_campaigns(
+    session: SessionDep,
+    caller: Reader,
+    settings: SettingsDep,
+    status: Annotated[CampaignStatus | None, Query()] = None,
+    limit: Annotated[int, Query(ge=1, le=INT32_MAX)] = 50,
+    offset: Annotated[int, Query(ge=0, le=MAX_OFFSET)] = 0,
+) -> CampaignPage:
     if limit > settings.max_page_size:
-        raise unprocessable(("query", "limit"), f"limit {limit} is over the page size limit {settings.max_page_size} "
-                                                "(CUDAMASTER_MAX_PAGE_SIZE); page with offset", limit)
+        raise unprocessable(
+            ("query", "limit"),
+            f"limit {limit} is over the page size limit {settings.max_page_size} (CUDAMASTER_MAX_PAGE_SIZE); page with offset",
+            limit,
+        )
     team = None if permissions.is_admin(caller) else caller.team
     rows, total = store.list_campaigns(session, team=team, status=status, limit=limit, offset=offset)
-    return CampaignPage(items=[_out(session, c) for c in rows], total=total, limit=limit, offset=offset,
-                        next_offset=offset + limit if offset + limit < total else None)
+    return CampaignPage(
+        items=[_out(session, c) for c in rows],
+        total=total,
+        limit=limit,
+        offset=offset,
+        next_offset=offset + limit if offset + limit < total else None,
+    )
 
 
-@router.get("/{campaign_id}", response_model=CampaignDetail, summary="A campaign with its progress and its variants' jobs",
-            responses=_READ)
+@router.get("/{campaign_id}", response_model=CampaignDetail, summary="A campaign with its progress and its variants' jobs", responses=_READ)
 def get_campaign(campaign_id: CampaignId, session: SessionDep, caller: Reader) -> CampaignDetail:
     return _out(session, readable_campaign(session, caller, campaign_id), detail=True)
 
@@ -108,10 +124,15 @@ def cancel_campaign(campaign_id: CampaignId, session: SessionDep, caller: KeyHol
     return _out(session, campaign)
 
 
-@router.post("/{campaign_id}/resume", response_model=CampaignOut, responses=_ACT | responses(503),
-             summary="Resume a cancelled, capped or finished campaign: its cancelled and failed jobs continue")
-def resume_campaign(campaign_id: CampaignId, request: Request, session: SessionDep, caller: KeyHolder,
-                    body: CampaignResume | None = None) -> CampaignOut:
+@router.post(
+    "/{campaign_id}/resume",
+    response_model=CampaignOut,
+    responses=_ACT | responses(503),
+    summary="Resume a cancelled, capped or finished campaign: its cancelled and failed jobs continue",
+)
+def resume_campaign(
+    campaign_id: CampaignId, request: Request, session: SessionDep, caller: KeyHolder, body: CampaignResume | None = None
+) -> CampaignOut:
     """A capped campaign needs a higher cap (max_cost_usd, max_tokens) or lift_caps."""
     actionable_campaign(session, caller, campaign_id, "resume")
     require_gpus(request)
@@ -123,11 +144,18 @@ def resume_campaign(campaign_id: CampaignId, request: Request, session: SessionD
     return _out(session, campaign)
 
 
-@router.get("/{campaign_id}/report", summary="The campaign's report (JSON; or Markdown, HTML), with others side by side",
-            responses=_READ | {200: {"content": {"application/json": {}, "text/markdown": {}, "text/html": {}}}})
-def campaign_report_route(campaign_id: CampaignId, session: SessionDep, caller: Reader,
-                          compare: Annotated[list[str], Query(max_length=8, description="other campaign ids, side by side")] = [],  # noqa: B006
-                          format: Annotated[Literal["json", "markdown", "html"], Query()] = "json") -> Any:
+@router.get(
+    "/{campaign_id}/report",
+    summary="The campaign's report (JSON; or Markdown, HTML), with others side by side",
+    responses=_READ | {200: {"content": {"application/json": {}, "text/markdown": {}, "text/html": {}}}},
+)
+def campaign_report_route(
+    campaign_id: CampaignId,
+    session: SessionDep,
+    caller: Reader,
+    compare: Annotated[list[str], Query(max_length=8, description="other campaign ids, side by side")] = [],  # noqa: B006
+    format: Annotated[Literal["json", "markdown", "html"], Query()] = "json",
+) -> Any:
     ids = [campaign_id, *compare]
     for cid in ids:
         readable_campaign(session, caller, cid)

@@ -138,8 +138,9 @@ def readable_job(session: Session, caller: Caller, job_id: str, *, detail: bool 
 def require_actor(caller: Caller, owned: permissions.Owned, what: str, verb: str) -> None:
     """403 unless the caller may act on `owned` (a job or a campaign of its own team)."""
     if not permissions.can_act(caller, owned):
-        raise HTTPException(403, f"{caller.label} cannot {verb} {what}: only the key that submitted it "
-                                 f"({owned.api_key_id}) or an admin can")
+        raise HTTPException(
+            403, f"{caller.label} cannot {verb} {what}: only the key that submitted it ({owned.api_key_id}) or an admin can"
+        )
 
 
 def actionable_job(session: Session, caller: Caller, job_id: str, verb: str) -> Job:

@@ -112,9 +112,14 @@ class CampaignSummary:
     def profile_tokens(self) -> dict[str, Any]:
         sent = sum(v.profile_tokens for v in self.lines)
         calls = sum(v.planner_calls for v in self.lines)
-        return {"mode": self.config.get("profile_mode", "filtered"), "budget": self.config.get("profile_token_budget"),
-                "tokens_sent": sent, "planner_calls": calls, "per_call": sent / calls if calls else 0.0,
-                "per_variant": sent / self.n if self.n else 0.0}
+        return {
+            "mode": self.config.get("profile_mode", "filtered"),
+            "budget": self.config.get("profile_token_budget"),
+            "tokens_sent": sent,
+            "planner_calls": calls,
+            "per_call": sent / calls if calls else 0.0,
+            "per_variant": sent / self.n if self.n else 0.0,
+        }
 
     def geomean_p(self) -> float | None:
         ps = [v.best_p for v in self.lines if v.best_p is not None and v.best_p > 0]
@@ -123,16 +128,30 @@ class CampaignSummary:
     def to_dict(self) -> dict[str, Any]:
         """JSON for the API and the dashboard."""
         return {
-            "id": self.id, "name": self.name, "status": self.status, "config": self.config, "variants": self.n,
-            "taus": list(TAUS), "success": {"overall": self.success(),
-                                             "precision": {k: self.success(g) for k, g in self.groups("precision").items()},
-                                             "category": {k: self.success(g) for k, g in self.groups("category").items()}},
-            "totals": {"cost_usd": self.total_cost_usd, "tokens": self.total_tokens,
-                       "avg_cost_usd": self.total_cost_usd / self.n if self.n else 0.0,
-                       "avg_tokens": self.total_tokens / self.n if self.n else 0.0, "geomean_p": self.geomean_p()},
+            "id": self.id,
+            "name": self.name,
+            "status": self.status,
+            "config": self.config,
+            "variants": self.n,
+            "taus": list(TAUS),
+            "success": {
+                "overall": self.success(),
+                "precision": {k: self.success(g) for k, g in self.groups("precision").items()},
+                "category": {k: self.success(g) for k, g in self.groups("category").items()},
+            },
+            "totals": {
+                "cost_usd": self.total_cost_usd,
+                "tokens": self.total_tokens,
+                "avg_cost_usd": self.total_cost_usd / self.n if self.n else 0.0,
+                "avg_tokens": self.total_tokens / self.n if self.n else 0.0,
+                "geomean_p": self.geomean_p(),
+            },
             "per_role": self.per_role,
-            "bottlenecks": {"baseline": self.baseline_classes, "best": self.best_classes,
-                            "transitions": [{"baseline": b, "best": k, "variants": n} for (b, k), n in sorted(self.transitions.items())]},
+            "bottlenecks": {
+                "baseline": self.baseline_classes,
+                "best": self.best_classes,
+                "transitions": [{"baseline": b, "best": k, "variants": n} for (b, k), n in sorted(self.transitions.items())],
+            },
             "profile_tokens": self.profile_tokens,
             "lines": [dict(vars(v), correct=v.correct) for v in self.lines],
         }
@@ -158,21 +177,39 @@ def summarize(session: Session, campaign_id: str) -> CampaignSummary:
     per_role: dict[str, dict[str, float]] = {}
     if job_ids:
         for job_id, max_round, debug in session.execute(
-                select(Attempt.job_id, func.max(Attempt.round), func.sum(case((Attempt.debug_step > 0, 1), else_=0)))
-                .where(Attempt.job_id.in_(job_ids)).group_by(Attempt.job_id)):
+            select(Attempt.job_id, func.max(Attempt.round), func.sum(case((Attempt.debug_step > 0, 1), else_=0)))
+            .where(Attempt.job_id.in_(job_ids))
+            .group_by(Attempt.job_id)
+        ):
             rounds[job_id] = (int(max_round or 0), int(debug or 0))
         best_ids = [v.job.best_attempt_id for v in variants if v.job is not None and v.job.best_attempt_id is not None]
         if best_ids:
             best_attempts = {a.id: a for a in session.scalars(select(Attempt).where(Attempt.id.in_(best_ids)))}
-            best_profiles = dict(session.execute(select(Profile.attempt_id, Profile.bottleneck_class)
-                                                 .where(Profile.attempt_id.in_(best_ids))).all())
-        events = list(session.scalars(select(JobEvent).where(JobEvent.job_id.in_(job_ids),
-                                                             JobEvent.type.in_(("profile", "llm_call"))).order_by(JobEvent.id)))
+            best_profiles = dict(
+                session.execute(select(Profile.attempt_id, Profile.bottleneck_class).where(Profile.attempt_id.in_(best_ids))).all()
+            )
+        events = list(
+            session.scalars(
+                select(JobEvent).where(JobEvent.job_id.in_(job_ids), JobEvent.type.in_(("profile", "llm_call"))).order_by(JobEvent.id)
+            )
+        )
         for role, calls, tokens, cost in session.execute(
-                select(LlmCall.role, func.count(LlmCall.id), func.coalesce(func.sum(LlmCall.input_tokens + LlmCall.output_tokens), 0),
-                       func.coalesce(func.sum(LlmCall.cost_usd), 0.0)).where(LlmCall.job_id.in_(job_ids)).group_by(LlmCall.role)):
-            per_role[role] = {"calls": int(calls), "tokens": int(tokens), "cost_usd": float(cost),
-                              "avg_tokens": int(tokens) / len(variants), "avg_cost_usd": float(cost) / len(variants)}
+            select(
+                LlmCall.role,
+                func.count(LlmCall.id),
+                func.coalesce(func.sum(LlmCall.input_tokens + LlmCall.output_tokens), 0),
+                func.coalesce(func.sum(LlmCall.cost_usd), 0.0),
+            )
+            .where(LlmCall.job_id.in_(job_ids))
+            .group_by(LlmCall.role)
+        ):
+            per_role[role] = {
+                "calls": int(calls),
+                "tokens": int(tokens),
+                "cost_usd": float(cost),
+                "avg_tokens": int(tokens) / len(variants),
+                "avg_cost_usd": float(cost) / len(variants),
+            }
     baseline_class: dict[str, str] = {}
     event_class: dict[tuple[str, str], str] = {}
     profile_tokens: Counter = Counter()
@@ -196,13 +233,25 @@ def summarize(session: Session, campaign_id: str) -> CampaignSummary:
         if best is not None:
             best_class = best_profiles.get(best.id) or event_class.get((best.job_id, best.attempt_key)) or UNKNOWN
         r, d = rounds.get(v.job_id or "", (0, 0))
-        lines.append(VariantLine(
-            task=v.task, precision=v.precision, category=_category(v.task), job_id=v.job_id,
-            status=job.status if job is not None else NOT_STARTED, best_p=job.best_score if job is not None else None,
-            rounds_used=r, debug_steps=d, tokens=int(job.input_tokens + job.output_tokens) if job is not None else 0,
-            cost_usd=float(job.cost_usd) if job is not None else 0.0, flags=flags,
-            baseline_class=baseline_class.get(v.job_id or "", UNKNOWN), best_class=best_class,
-            profile_tokens=profile_tokens[v.job_id], planner_calls=planner_calls[v.job_id]))
+        lines.append(
+            VariantLine(
+                task=v.task,
+                precision=v.precision,
+                category=_category(v.task),
+                job_id=v.job_id,
+                status=job.status if job is not None else NOT_STARTED,
+                best_p=job.best_score if job is not None else None,
+                rounds_used=r,
+                debug_steps=d,
+                tokens=int(job.input_tokens + job.output_tokens) if job is not None else 0,
+                cost_usd=float(job.cost_usd) if job is not None else 0.0,
+                flags=flags,
+                baseline_class=baseline_class.get(v.job_id or "", UNKNOWN),
+                best_class=best_class,
+                profile_tokens=profile_tokens[v.job_id],
+                planner_calls=planner_calls[v.job_id],
+            )
+        )
     return CampaignSummary(campaign.id, campaign.name, campaign.status, dict(campaign.config), lines, per_role)
 
 
@@ -223,9 +272,12 @@ def _config_line(s: CampaignSummary) -> str:
     c = s.config
     models = ", ".join(f"{k}={v}" for k, v in sorted((c.get("models") or {}).items())) or "service defaults"
     budget = c.get("profile_token_budget")
-    return (f"R={c.get('rounds')}, D={c.get('debug')}, profile {c.get('profile_mode')}"
-            + (f" (budget {budget} tokens)" if budget else "") + f", sizes {c.get('sizes')}, models {models}, "
-            f"flag choice {c.get('choose_flags')}")
+    return (
+        f"R={c.get('rounds')}, D={c.get('debug')}, profile {c.get('profile_mode')}"
+        + (f" (budget {budget} tokens)" if budget else "")
+        + f", sizes {c.get('sizes')}, models {models}, "
+        f"flag choice {c.get('choose_flags')}"
+    )
 
 
 def _tables(s: CampaignSummary, prefix: str) -> list[Table]:
@@ -234,52 +286,122 @@ def _tables(s: CampaignSummary, prefix: str) -> list[Table]:
     for key in ("precision", "category"):
         for name, group in s.groups(key).items():
             success.append([f"{key} {name}", str(len(group)), *(_pct(x) for x in s.success(group).values())])
-    variants = [[f"{v.task}/{v.precision}", v.category, v.status, _num(v.best_p), str(v.rounds_used), str(v.debug_steps),
-                 str(v.tokens), f"{v.cost_usd:.4f}", ", ".join(v.flags) or "–", v.baseline_class, v.best_class,
-                 "FAILED" if v.status == "failed" else ""] for v in s.lines]
+    variants = [
+        [
+            f"{v.task}/{v.precision}",
+            v.category,
+            v.status,
+            _num(v.best_p),
+            str(v.rounds_used),
+            str(v.debug_steps),
+            str(v.tokens),
+            f"{v.cost_usd:.4f}",
+            ", ".join(v.flags) or "–",
+            v.baseline_class,
+            v.best_class,
+            "FAILED" if v.status == "failed" else "",
+        ]
+        for v in s.lines
+    ]
     n = s.n or 1
     costs = [["all roles", str(s.total_tokens), f"{s.total_cost_usd:.4f}", f"{s.total_tokens / n:.1f}", f"{s.total_cost_usd / n:.5f}"]]
-    costs += [[role, str(int(r["tokens"])), f"{r['cost_usd']:.4f}", f"{r['avg_tokens']:.1f}", f"{r['avg_cost_usd']:.5f}"]
-              for role, r in sorted(s.per_role.items())]
+    costs += [
+        [role, str(int(r["tokens"])), f"{r['cost_usd']:.4f}", f"{r['avg_tokens']:.1f}", f"{r['avg_cost_usd']:.5f}"]
+        for role, r in sorted(s.per_role.items())
+    ]
     classes = sorted({c for pair in s.transitions for c in pair})
-    moves = [[b, *(str(s.transitions.get((b, k), 0)) for k in classes), str(sum(s.transitions.get((b, k), 0) for k in classes))]
-             for b in classes]
+    moves = [
+        [b, *(str(s.transitions.get((b, k), 0)) for k in classes), str(sum(s.transitions.get((b, k), 0) for k in classes))] for b in classes
+    ]
     counts = sorted(set(s.baseline_classes) | set(s.best_classes))
     totals = [[c, str(s.baseline_classes.get(c, 0)), str(s.best_classes.get(c, 0))] for c in counts]
     pt = s.profile_tokens
     return [
         (f"{prefix}Success at tau (share of variants)", head, success),
-        (f"{prefix}Per variant", ["variant", "category", "status", "best P", "rounds", "debug steps", "tokens", "cost $",
-                                  "verdict flags", "baseline class", "best class", ""], variants),
+        (
+            f"{prefix}Per variant",
+            [
+                "variant",
+                "category",
+                "status",
+                "best P",
+                "rounds",
+                "debug steps",
+                "tokens",
+                "cost $",
+                "verdict flags",
+                "baseline class",
+                "best class",
+                "",
+            ],
+            variants,
+        ),
         (f"{prefix}Cost and tokens (total and per variant)", ["role", "tokens", "cost $", "tokens / variant", "cost $ / variant"], costs),
-        (f"{prefix}Bottleneck classes: baselines (all variants) and best kernels (correct ones)",
-         ["class", "baselines", "best kernels"], totals),
-        (f"{prefix}Bottleneck transitions: baseline class (row) -> best kernel class (column), variants with a correct kernel",
-         ["baseline \\ best", *classes, "total"], moves),
-        (f"{prefix}Profile tokens sent to the planner", ["mode", "budget", "tokens sent", "planner calls", "per call", "per variant"],
-         [[pt["mode"], str(pt["budget"] or "whole"), str(pt["tokens_sent"]), str(pt["planner_calls"]), f"{pt['per_call']:.1f}",
-           f"{pt['per_variant']:.1f}"]]),
+        (
+            f"{prefix}Bottleneck classes: baselines (all variants) and best kernels (correct ones)",
+            ["class", "baselines", "best kernels"],
+            totals,
+        ),
+        (
+            f"{prefix}Bottleneck transitions: baseline class (row) -> best kernel class (column), variants with a correct kernel",
+            ["baseline \\ best", *classes, "total"],
+            moves,
+        ),
+        (
+            f"{prefix}Profile tokens sent to the planner",
+            ["mode", "budget", "tokens sent", "planner calls", "per call", "per variant"],
+            [
+                [
+                    pt["mode"],
+                    str(pt["budget"] or "whole"),
+                    str(pt["tokens_sent"]),
+                    str(pt["planner_calls"]),
+                    f"{pt['per_call']:.1f}",
+                    f"{pt['per_variant']:.1f}",
+                ]
+            ],
+        ),
     ]
 
 
 def ablation_table(summaries: list[CampaignSummary]) -> Table:
     """The campaigns side by side; each later one with its difference from the first."""
-    head = ["campaign", "configuration", "variants"] + [("correct" if t == 0 else f"P ≥ {t}") for t in TAUS] + [
-        "geomean P", "cost $ / variant", "tokens / variant", "profile tokens / planner call"]
+    head = (
+        ["campaign", "configuration", "variants"]
+        + [("correct" if t == 0 else f"P ≥ {t}") for t in TAUS]
+        + ["geomean P", "cost $ / variant", "tokens / variant", "profile tokens / planner call"]
+    )
     first = summaries[0]
     rows = []
     for s in summaries:
         pt = s.profile_tokens
-        rows.append([_label(s), _config_line(s), str(s.n), *(_pct(x) for x in s.success().values()), _num(s.geomean_p()),
-                     f"{s.total_cost_usd / (s.n or 1):.5f}", f"{s.total_tokens / (s.n or 1):.1f}", f"{pt['per_call']:.1f}"])
+        rows.append(
+            [
+                _label(s),
+                _config_line(s),
+                str(s.n),
+                *(_pct(x) for x in s.success().values()),
+                _num(s.geomean_p()),
+                f"{s.total_cost_usd / (s.n or 1):.5f}",
+                f"{s.total_tokens / (s.n or 1):.1f}",
+                f"{pt['per_call']:.1f}",
+            ]
+        )
         if s is not first:
             d = [b - a for a, b in zip(first.success().values(), s.success().values())]
             g1, g2 = first.geomean_p(), s.geomean_p()
-            rows.append([f"  difference from {first.id}", "", str(s.n - first.n), *(f"{100 * x:+.0f} pt" for x in d),
-                         _num(g2 - g1, "{:+.3f}") if g1 is not None and g2 is not None else "–",
-                         f"{s.total_cost_usd / (s.n or 1) - first.total_cost_usd / (first.n or 1):+.5f}",
-                         f"{s.total_tokens / (s.n or 1) - first.total_tokens / (first.n or 1):+.1f}",
-                         f"{pt['per_call'] - first.profile_tokens['per_call']:+.1f}"])
+            rows.append(
+                [
+                    f"  difference from {first.id}",
+                    "",
+                    str(s.n - first.n),
+                    *(f"{100 * x:+.0f} pt" for x in d),
+                    _num(g2 - g1, "{:+.3f}") if g1 is not None and g2 is not None else "–",
+                    f"{s.total_cost_usd / (s.n or 1) - first.total_cost_usd / (first.n or 1):+.5f}",
+                    f"{s.total_tokens / (s.n or 1) - first.total_tokens / (first.n or 1):+.1f}",
+                    f"{pt['per_call'] - first.profile_tokens['per_call']:+.1f}",
+                ]
+            )
     return ("Campaigns side by side (ablation)", head, rows)
 
 
@@ -293,7 +415,8 @@ def all_tables(summaries: list[CampaignSummary]) -> list[Table]:
 def _intro(summaries: list[CampaignSummary]) -> list[str]:
     return [f"Campaign {_label(s)}: {s.status}, {s.n} variants; {_config_line(s)}" for s in summaries] + [
         "Success at tau: share of variants with a correct kernel (tau 0) whose best P is at least tau; a variant "
-        "without a correct kernel counts as below every tau."]
+        "without a correct kernel counts as below every tau."
+    ]
 
 
 def _svg_success(summaries: list[CampaignSummary]) -> str:
@@ -301,19 +424,26 @@ def _svg_success(summaries: list[CampaignSummary]) -> str:
     colors = ("#2f6fde", "#d9822b", "#2e9e5b", "#a23bc4", "#7a7f87")
     w, h, left, top = 520, 220, 40, 14
     step = (w - left - 20) / (len(TAUS) - 1)
-    parts = [f'<svg width="{w}" height="{h + 60}" role="img" aria-label="share of variants reaching each tau">',
-             f'<line x1="{left}" y1="{top + h - 20}" x2="{w - 10}" y2="{top + h - 20}" stroke="#999"/>']
+    parts = [
+        f'<svg width="{w}" height="{h + 60}" role="img" aria-label="share of variants reaching each tau">',
+        f'<line x1="{left}" y1="{top + h - 20}" x2="{w - 10}" y2="{top + h - 20}" stroke="#999"/>',
+    ]
     for i, t in enumerate(TAUS):
-        parts.append(f'<text x="{left + i * step:.1f}" y="{top + h}" text-anchor="middle" font-size="11">'
-                     f'{"correct" if t == 0 else f"≥{t}"}</text>')
+        parts.append(
+            f'<text x="{left + i * step:.1f}" y="{top + h}" text-anchor="middle" font-size="11">{"correct" if t == 0 else f"≥{t}"}</text>'
+        )
     for j, s in enumerate(summaries):
         c = colors[j % len(colors)]
         pts = [(left + i * step, top + (h - 20) * (1 - x)) for i, x in enumerate(s.success().values())]
         parts.append(f'<polyline fill="none" stroke="{c}" stroke-width="2" points="' + " ".join(f"{x:.1f},{y:.1f}" for x, y in pts) + '"/>')
-        parts += [f'<circle cx="{x:.1f}" cy="{y:.1f}" r="3" fill="{c}"><title>{html.escape(s.id)}: {100 * v:.0f}%</title></circle>'
-                  for (x, y), v in zip(pts, s.success().values())]
-        parts.append(f'<rect x="{left + j * 160}" y="{top + h + 18}" width="10" height="10" fill="{c}"/>'
-                     f'<text x="{left + 14 + j * 160}" y="{top + h + 27}" font-size="11">{html.escape(s.id)}</text>')
+        parts += [
+            f'<circle cx="{x:.1f}" cy="{y:.1f}" r="3" fill="{c}"><title>{html.escape(s.id)}: {100 * v:.0f}%</title></circle>'
+            for (x, y), v in zip(pts, s.success().values())
+        ]
+        parts.append(
+            f'<rect x="{left + j * 160}" y="{top + h + 18}" width="10" height="10" fill="{c}"/>'
+            f'<text x="{left + 14 + j * 160}" y="{top + h + 27}" font-size="11">{html.escape(s.id)}</text>'
+        )
     parts.append("</svg>")
     return "".join(parts)
 
@@ -323,5 +453,4 @@ def to_markdown(summaries: list[CampaignSummary]) -> str:
 
 
 def to_html(summaries: list[CampaignSummary]) -> str:
-    return html_page("Campaign report", [html.escape(line) for line in _intro(summaries)], [_svg_success(summaries)],
-                     all_tables(summaries))
+    return html_page("Campaign report", [html.escape(line) for line in _intro(summaries)], [_svg_success(summaries)], all_tables(summaries))

@@ -21,8 +21,13 @@ class Selection(BaseModel):
     model_config = ConfigDict(extra="forbid")
     category: str | None = Field(None, max_length=64, description="e.g. activation, dense/algebra (GET /api/v1/tasks)")
     precision: Precision | None = None
-    variants: list[str] | None = Field(None, min_length=1, max_length=1000, examples=[["vector_add/fp32", "relu/bf16"]],
-                                       description="TASK/PRECISION names; not together with category or precision")
+    variants: list[str] | None = Field(
+        None,
+        min_length=1,
+        max_length=1000,
+        examples=[["vector_add/fp32", "relu/bf16"]],
+        description="TASK/PRECISION names; not together with category or precision",
+    )
 
     @model_validator(mode="after")
     def _list_alone(self) -> "Selection":

@@ -17,8 +17,20 @@ from sqlalchemy.orm import Session, selectinload
 
 from bench_tasks import TaskError, all_tasks, load_task
 
-from ..db.models import (ACTIVE_STATUSES, CAMPAIGN_CANCELLED, CAMPAIGN_CAPPED, CAMPAIGN_FINISHED, CAMPAIGN_RUNNING,
-                         CANCELLED, FAILED, RUNNING, TERMINAL_STATUSES, Campaign, CampaignVariant, Job)
+from ..db.models import (
+    ACTIVE_STATUSES,
+    CAMPAIGN_CANCELLED,
+    CAMPAIGN_CAPPED,
+    CAMPAIGN_FINISHED,
+    CAMPAIGN_RUNNING,
+    CANCELLED,
+    FAILED,
+    RUNNING,
+    TERMINAL_STATUSES,
+    Campaign,
+    CampaignVariant,
+    Job,
+)
 from ..db.types import utcnow
 from ..limits import InFlightLimit, take_job_slot
 from ..permissions import Caller
@@ -61,8 +73,7 @@ def resolve_variants(selection: Selection) -> list[tuple[str, str]]:
     if selection.category is not None and selection.category not in {t.category for t in tasks}:
         known = ", ".join(sorted({t.category for t in tasks}))
         raise CampaignInvalid(f"no category {selection.category!r}: choose one of {known}")
-    out = [(t.name, p) for t in tasks if selection.category in (None, t.category)
-           for p in t.prototypes if selection.precision in (None, p)]
+    out = [(t.name, p) for t in tasks if selection.category in (None, t.category) for p in t.prototypes if selection.precision in (None, p)]
     if not out:
         raise CampaignInvalid("the selection holds no variant: widen the category or the precision")
     return out
@@ -71,10 +82,21 @@ def resolve_variants(selection: Selection) -> list[tuple[str, str]]:
 def create_campaign(session: Session, body: CampaignSubmit, caller: Caller) -> Campaign:
     variants = resolve_variants(body.selection)
     now = utcnow()
-    campaign = Campaign(id=new_campaign_id(), name=body.name, selection=body.selection.model_dump(exclude_none=True),
-                        config=body.config.model_dump(), max_in_flight=body.max_in_flight, max_cost_usd=body.max_cost_usd,
-                        max_tokens=body.max_tokens, status=CAMPAIGN_RUNNING, message=f"{len(variants)} variants; starting",
-                        api_key_id=caller.key_id, team=caller.team, created_at=now, updated_at=now)
+    campaign = Campaign(
+        id=new_campaign_id(),
+        name=body.name,
+        selection=body.selection.model_dump(exclude_none=True),
+        config=body.config.model_dump(),
+        max_in_flight=body.max_in_flight,
+        max_cost_usd=body.max_cost_usd,
+        max_tokens=body.max_tokens,
+        status=CAMPAIGN_RUNNING,
+        message=f"{len(variants)} variants; starting",
+        api_key_id=caller.key_id,
+        team=caller.team,
+        created_at=now,
+        updated_at=now,
+    )
     session.add(campaign)
     for i, (task, precision) in enumerate(variants):
         session.add(CampaignVariant(campaign_id=campaign.id, position=i, task=task, precision=precision, resume_requested=False))
@@ -97,9 +119,15 @@ def list_campaigns(session: Session, *, team: str | None, status: str | None, li
 
 
 def _variants_with_jobs(session: Session, campaign_id: str) -> list[CampaignVariant]:
-    return list(session.scalars(select(CampaignVariant).where(CampaignVariant.campaign_id == campaign_id)
-                                .options(selectinload(CampaignVariant.job)).order_by(CampaignVariant.position)
-                                .execution_options(populate_existing=True)))
+    return list(
+        session.scalars(
+            select(CampaignVariant)
+            .where(CampaignVariant.campaign_id == campaign_id)
+            .options(selectinload(CampaignVariant.job))
+            .order_by(CampaignVariant.position)
+            .execution_options(populate_existing=True)
+        )
+    )
 
 
 def _tokens(job: Job) -> int:
@@ -137,16 +165,35 @@ def snapshot(session: Session, campaign_id: str) -> Snapshot:
 
 def progress(snap: Snapshot) -> Progress:
     s = snap.statuses
-    return Progress(variants=len(snap.variants), not_started=s[NOT_STARTED], queued=s["queued"], running=s["running"],
-                    waiting_for_input=s["waiting_for_input"], finished=s["finished"], no_correct_kernel=s["no_correct_kernel"],
-                    cancelled=s["cancelled"], failed=s["failed"], correct=snap.correct, cost_usd=round(snap.cost_usd, 8),
-                    tokens=snap.tokens)
+    return Progress(
+        variants=len(snap.variants),
+        not_started=s[NOT_STARTED],
+        queued=s["queued"],
+        running=s["running"],
+        waiting_for_input=s["waiting_for_input"],
+        finished=s["finished"],
+        no_correct_kernel=s["no_correct_kernel"],
+        cancelled=s["cancelled"],
+        failed=s["failed"],
+        correct=snap.correct,
+        cost_usd=round(snap.cost_usd, 8),
+        tokens=snap.tokens,
+    )
 
 
 def variant_rows(snap: Snapshot) -> list[VariantOut]:
-    return [VariantOut(task=v.task, precision=v.precision, job_id=v.job_id, status=v.job.status if v.job else NOT_STARTED,
-                       best_score=v.job.best_score if v.job else None, cost_usd=float(v.job.cost_usd or 0.0) if v.job else 0.0,
-                       tokens=_tokens(v.job) if v.job else 0) for v in snap.variants]
+    return [
+        VariantOut(
+            task=v.task,
+            precision=v.precision,
+            job_id=v.job_id,
+            status=v.job.status if v.job else NOT_STARTED,
+            best_score=v.job.best_score if v.job else None,
+            cost_usd=float(v.job.cost_usd or 0.0) if v.job else 0.0,
+            tokens=_tokens(v.job) if v.job else 0,
+        )
+        for v in snap.variants
+    ]
 
 
 def cap_reached(campaign: Campaign, snap: Snapshot) -> str | None:
@@ -160,9 +207,8 @@ def cap_reached(campaign: Campaign, snap: Snapshot) -> str | None:
 
 def _lock(session: Session, campaign_id: str, *statuses: str) -> Campaign | None:
     """Take the campaign's lock for this transaction; None when it is not in one of `statuses`."""
-    result = session.execute(update(Campaign).where(Campaign.id == campaign_id, Campaign.status.in_(statuses))
-                             .values(updated_at=utcnow()))
-    if result.rowcount != 1:
+    result = session.execute(update(Campaign).where(Campaign.id == campaign_id, Campaign.status.in_(statuses)).values(updated_at=utcnow()))
+    if result.rowcount != 1:  # type: ignore[attr-defined]
         session.rollback()
         return None
     campaign = session.get(Campaign, campaign_id)
@@ -208,14 +254,15 @@ def tick(session: Session, campaign_id: str, key_limit: int) -> TickResult:
         if why is not None:
             out.stopping = _stop_active(session, snap)
             campaign.status, campaign.finished_at = CAMPAIGN_CAPPED, utcnow()
-            campaign.message = (f"capped: {why}; no new job starts and its {len(out.stopping)} active job(s) were cancelled. "
-                                f"Raise the cap to continue: POST /api/v1/campaigns/{campaign_id}/resume with max_cost_usd "
-                                "or max_tokens (or lift_caps)")
+            campaign.message = (
+                f"capped: {why}; no new job starts and its {len(out.stopping)} active job(s) were cancelled. "
+                f"Raise the cap to continue: POST /api/v1/campaigns/{campaign_id}/resume with max_cost_usd "
+                "or max_tokens (or lift_caps)"
+            )
             session.commit()
             out.status = campaign.status
             return out
-        todo = [v for v in snap.variants if v.job is None
-                or (v.resume_requested and v.job.status in RESUMABLE_JOB_STATUSES)]
+        todo = [v for v in snap.variants if v.job is None or (v.resume_requested and v.job.status in RESUMABLE_JOB_STATUSES)]
         for v in snap.variants:  # a resume already done (e.g. by hand through the jobs API)
             if v.resume_requested and v.job is not None and v.job.status not in RESUMABLE_JOB_STATUSES:
                 v.resume_requested = False
@@ -237,9 +284,15 @@ def tick(session: Session, campaign_id: str, key_limit: int) -> TickResult:
             except InFlightLimit:
                 return out  # rolled back; the key's other jobs must end first
         if v.job is None:
-            job = job_store.create_job(session, task=v.task, precision=v.precision,
-                                       settings=AgentConfig.model_validate(campaign.config).job_spec(v.task, v.precision),
-                                       api_key_id=campaign.api_key_id, team=campaign.team, commit=False)
+            job = job_store.create_job(
+                session,
+                task=v.task,
+                precision=v.precision,
+                settings=AgentConfig.model_validate(campaign.config).job_spec(v.task, v.precision),
+                api_key_id=campaign.api_key_id,
+                team=campaign.team,
+                commit=False,
+            )
             session.flush()
             v.job_id = job.id
         else:
@@ -258,12 +311,15 @@ def cancel(session: Session, campaign_id: str) -> tuple[Campaign, list[str]]:
     campaign = _lock(session, campaign_id, CAMPAIGN_RUNNING)
     if campaign is None:
         current = session.get(Campaign, campaign_id)
-        raise CampaignStateError(f"campaign {campaign_id} is {current.status if current else 'gone'}; only a running campaign "
-                                 "can be cancelled")
+        raise CampaignStateError(
+            f"campaign {campaign_id} is {current.status if current else 'gone'}; only a running campaign can be cancelled"
+        )
     stopping = _stop_active(session, snapshot(session, campaign_id))
     campaign.status, campaign.finished_at = CAMPAIGN_CANCELLED, utcnow()
-    campaign.message = (f"cancelled: no new job starts and its {len(stopping)} active job(s) were cancelled; resume with "
-                        f"POST /api/v1/campaigns/{campaign_id}/resume")
+    campaign.message = (
+        f"cancelled: no new job starts and its {len(stopping)} active job(s) were cancelled; resume with "
+        f"POST /api/v1/campaigns/{campaign_id}/resume"
+    )
     session.commit()
     return campaign, stopping
 
@@ -284,8 +340,9 @@ def resume(session: Session, campaign_id: str, body: CampaignResume) -> Campaign
     why = cap_reached(campaign, snap)
     if why is not None:
         session.rollback()
-        raise CampaignStateError(f"campaign {campaign_id} has {why}: send a higher max_cost_usd or max_tokens (or "
-                                 "lift_caps: true) to resume it")
+        raise CampaignStateError(
+            f"campaign {campaign_id} has {why}: send a higher max_cost_usd or max_tokens (or lift_caps: true) to resume it"
+        )
     again = 0
     for v in snap.variants:
         if v.job is not None and v.job.status in RESUMABLE_JOB_STATUSES:

@@ -247,8 +247,9 @@ class Campaign(Base):
     updated_at: Mapped[datetime] = mapped_column(default=utcnow)
     finished_at: Mapped[datetime | None]
 
-    variants: Mapped[list["CampaignVariant"]] = relationship(back_populates="campaign", order_by="CampaignVariant.position",
-                                                             cascade="all, delete-orphan", passive_deletes=True)
+    variants: Mapped[list["CampaignVariant"]] = relationship(
+        back_populates="campaign", order_by="CampaignVariant.position", cascade="all, delete-orphan", passive_deletes=True
+    )
 
 
 class CampaignVariant(Base):

@@ -18,8 +18,12 @@ def run(state: dict[str, Any], deps: Deps) -> dict[str, Any]:
         rows = evaluation.model_dump(mode="json")["rows"]
         profile = deps.evaluator.profile(spec.task, spec.precision, None, spec.profile_mode, rows)
     return {
-        "baseline": {"evaluation": evaluation.model_dump(mode="json"), "profile": profile.text, "profile_note": profile.note,
-                     "bottleneck": profile.bottleneck},
+        "baseline": {
+            "evaluation": evaluation.model_dump(mode="json"),
+            "profile": profile.text,
+            "profile_note": profile.note,
+            "bottleneck": profile.bottleneck,
+        },
         "profile": sent(spec, "baseline", profile.text, profile.note, profile.bottleneck),
         "round": 1,
         "debug_step": 0,

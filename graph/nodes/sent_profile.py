@@ -12,6 +12,13 @@ from ..settings import JobSpec
 
 def sent(spec: JobSpec, of: str, text: str, note: str, bottleneck: str) -> dict[str, Any]:
     fitted = fit_to_budget(text, spec.profile_token_budget) if text else None
-    return {"of": of, "text": fitted.text if fitted else "", "note": note, "bottleneck": bottleneck,
-            "mode": spec.profile_mode, "tokens": fitted.tokens if fitted else 0, "budget": spec.profile_token_budget,
-            "lines_cut": fitted.lines_cut if fitted else 0}
+    return {
+        "of": of,
+        "text": fitted.text if fitted else "",
+        "note": note,
+        "bottleneck": bottleneck,
+        "mode": spec.profile_mode,
+        "tokens": fitted.tokens if fitted else 0,
+        "budget": spec.profile_token_budget,
+        "lines_cut": fitted.lines_cut if fitted else 0,
+    }

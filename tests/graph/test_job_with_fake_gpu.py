@@ -397,8 +397,14 @@ def test_profile_events_and_tokens_sent_with_a_budget_with_fake_gpu(tmp_path, se
     script(server, "planner", k.plan("Grid"), k.plan("Vectorize"))
     script(server, "coder", k.reply(k.fast_kernel(1.5)), k.reply(k.fast_kernel(2.5)))
     events = []
-    out = start_job(spec(rounds=2, debug=0, profile_mode="full", profile_token_budget=300), job_id="budget",
-                    checkpointer=checkpointer, evaluator=fake_gpu, settings=agent_settings(tmp_path, server), on_event=events.append)
+    out = start_job(
+        spec(rounds=2, debug=0, profile_mode="full", profile_token_budget=300),
+        job_id="budget",
+        checkpointer=checkpointer,
+        evaluator=fake_gpu,
+        settings=agent_settings(tmp_path, server),
+        on_event=events.append,
+    )
     assert out.status == "finished", out.message
     sent = [e for e in events if e["type"] == "profile" and e["sent"]]
     # the baseline's before round 1, then round 1's and round 2's kernels (each the new best)

@@ -31,8 +31,15 @@ def test_every_details_metric_is_in_a_real_h200_report(name):
 def test_full_has_the_throughputs_and_not_the_attribute_flood():
     report = load("labelled/copy_fp32.csv")
     full = render(report, "full")
-    for raw in (m.SM_THROUGHPUT, m.DRAM_THROUGHPUT, m.MEMORY_THROUGHPUT_PCT, "lts__throughput.avg.pct_of_peak_sustained_elapsed",
-                "l1tex__throughput.avg.pct_of_peak_sustained_active", m.ACHIEVED_OCCUPANCY, m.DURATION):
+    for raw in (
+        m.SM_THROUGHPUT,
+        m.DRAM_THROUGHPUT,
+        m.MEMORY_THROUGHPUT_PCT,
+        "lts__throughput.avg.pct_of_peak_sustained_elapsed",
+        "l1tex__throughput.avg.pct_of_peak_sustained_active",
+        m.ACHIEVED_OCCUPANCY,
+        m.DURATION,
+    ):
         assert f"[{raw}]" in full, raw
     assert "- Compute (SM) Throughput: 6.28 %" in full and "- DRAM Throughput: 81.41 %" in full
     assert "c2clink__" not in full and "derived__" not in full and "device__attribute" not in full

@@ -30,7 +30,8 @@ def test_known_correct_kernel_is_the_baseline_under_the_optimized_entry(task):
         # nothing else changed: renaming back (and ignoring removed prints) gives the baseline
         back = re.sub(rf"\b{re.escape(v.candidate_entry)}\b", v.entry, source)
         assert back.replace("/* error print removed by the scripted model */;", "") == re.sub(
-            r"(?:\bstd::)?\bfprintf\s*\(\s*stderr\b[^;]*;", "", task.baseline_source())
+            r"(?:\bstd::)?\bfprintf\s*\(\s*stderr\b[^;]*;", "", task.baseline_source()
+        )
 
 
 @pytest.mark.slow
@@ -38,8 +39,13 @@ def test_known_correct_kernel_is_the_baseline_under_the_optimized_entry(task):
 def test_campaign_script_stops_and_resumes_with_fake_gpu(tmp_path):
     out = tmp_path / "out"
     script = [sys.executable, str(ROOT / "scripts" / "campaign_h200.py"), "--out", str(out), "--fake-gpu", "--poll", "0.5"]
-    first = subprocess.run([*script, "--variant", "vector_add/fp32", "--variant", "RELU/bf16", "--stop-after", "1"],
-                           cwd=ROOT, capture_output=True, text=True, timeout=540)
+    first = subprocess.run(
+        [*script, "--variant", "vector_add/fp32", "--variant", "RELU/bf16", "--stop-after", "1"],
+        cwd=ROOT,
+        capture_output=True,
+        text=True,
+        timeout=540,
+    )
     assert first.returncode == 0, first.stdout[-2000:] + first.stderr[-3000:]
     assert "continue with --resume" in first.stdout and not (out / "figures.json").exists()
     second = subprocess.run([*script, "--resume"], cwd=ROOT, capture_output=True, text=True, timeout=540)

@@ -70,15 +70,26 @@ def stored(db_url: str, cid: str) -> dict:
     engine = make_engine(db_url)
     try:
         with engine.connect() as conn:
-            jobs = [dict(r._mapping) for r in conn.execute(text(
-                "SELECT v.task, v.precision, j.id, j.status, j.best_score, j.cost_usd, j.input_tokens, j.output_tokens, "
-                "j.created_at, j.finished_at FROM campaign_variants v LEFT JOIN jobs j ON j.id = v.job_id "
-                "WHERE v.campaign_id = :c ORDER BY v.position"), {"c": cid})]
+            jobs = [
+                dict(r._mapping)
+                for r in conn.execute(
+                    text(
+                        "SELECT v.task, v.precision, j.id, j.status, j.best_score, j.cost_usd, j.input_tokens, j.output_tokens, "
+                        "j.created_at, j.finished_at FROM campaign_variants v LEFT JOIN jobs j ON j.id = v.job_id "
+                        "WHERE v.campaign_id = :c ORDER BY v.position"
+                    ),
+                    {"c": cid},
+                )
+            ]
             ids = [j["id"] for j in jobs if j["id"]]
-            attempts = [dict(r._mapping) for r in conn.execute(text("SELECT job_id, round, debug_step, verdict FROM attempts"))
-                        if r.job_id in ids]
-            calls = [dict(r._mapping) for r in conn.execute(text(
-                "SELECT job_id, role, input_tokens, output_tokens, cost_usd FROM llm_calls")) if r.job_id in ids]
+            attempts = [
+                dict(r._mapping) for r in conn.execute(text("SELECT job_id, round, debug_step, verdict FROM attempts")) if r.job_id in ids
+            ]
+            calls = [
+                dict(r._mapping)
+                for r in conn.execute(text("SELECT job_id, role, input_tokens, output_tokens, cost_usd FROM llm_calls"))
+                if r.job_id in ids
+            ]
             all_jobs = conn.execute(text("SELECT count(*) FROM jobs")).scalar()
     finally:
         engine.dispose()
@@ -200,8 +211,9 @@ def test_cancel_and_resume_the_whole_campaign_with_fake_agent(db_url, server_fac
     headers = {"Authorization": f"Bearer {make_key(db_url)}"}
     server = server_factory(FAKE_AGENT_VARIED="1", FAKE_AGENT_STEP_SECONDS="0.3")
     client = httpx.Client(base_url=server.url, timeout=30)
-    c = create(client, headers, selection={"precision": "bf16", "category": "activation"},
-               config={"rounds": 3, "debug": 0}, max_in_flight=2)
+    c = create(
+        client, headers, selection={"precision": "bf16", "category": "activation"}, config={"rounds": 3, "debug": 0}, max_in_flight=2
+    )
     deadline = time.monotonic() + 60
     while client.get(f"{API}/campaigns/{c['id']}", headers=headers).json()["progress"]["running"] < 2:
         assert time.monotonic() < deadline, "the campaign never had two jobs running"
@@ -235,8 +247,9 @@ def test_cancel_and_resume_the_whole_campaign_with_fake_agent(db_url, server_fac
 def test_spending_cap_stops_the_campaign_with_fake_agent(api):
     client, headers, _, db_url = api
     # each job (2 rounds) costs $0.006 (planner) + $0.03 (coder) = $0.036
-    c = create(client, headers, selection={"category": "dense/algebra"}, config={"rounds": 2, "debug": 0}, max_in_flight=2,
-               max_cost_usd=0.1)
+    c = create(
+        client, headers, selection={"category": "dense/algebra"}, config={"rounds": 2, "debug": 0}, max_in_flight=2, max_cost_usd=0.1
+    )
     capped = wait_campaign(client, headers, c["id"], {"capped"})
     assert capped["message"].startswith("capped: spent $") and "of its $0.1000 cap" in capped["message"]
     assert "max_cost_usd" in capped["message"]
@@ -278,18 +291,26 @@ def test_campaign_permissions_and_bad_input_with_fake_agent(api):
 
 def test_two_campaigns_side_by_side_with_fake_agent(api, tmp_path):
     client, headers, _, db_url = api
-    a = create(client, headers, name="filtered R2", selection={"category": "loss"}, config={"rounds": 2, "profile_mode": "filtered"},
-               max_in_flight=3)
-    b = create(client, headers, name="full R1", selection={"category": "loss"}, config={"rounds": 1, "profile_mode": "full"},
-               max_in_flight=3)
+    a = create(
+        client,
+        headers,
+        name="filtered R2",
+        selection={"category": "loss"},
+        config={"rounds": 2, "profile_mode": "filtered"},
+        max_in_flight=3,
+    )
+    b = create(
+        client, headers, name="full R1", selection={"category": "loss"}, config={"rounds": 1, "profile_mode": "full"}, max_in_flight=3
+    )
     for c in (a, b):
         wait_campaign(client, headers, c["id"], {"finished"})
     both = client.get(f"{API}/campaigns/{a['id']}/report", params={"compare": b["id"]}, headers=headers).json()["campaigns"]
     ra, rb = both
     assert (ra["id"], rb["id"]) == (a["id"], b["id"]) and ra["variants"] == rb["variants"] == 6
     # tokens sent per profile mode: the FAKE agent sends 8x the filtered profile's tokens in full mode
-    tokens = {f"{j['task']}/{j['precision']}": fake_variant(j["task"], j["precision"])["profile_tokens"]
-              for j in stored(db_url, a["id"])["jobs"]}
+    tokens = {
+        f"{j['task']}/{j['precision']}": fake_variant(j["task"], j["precision"])["profile_tokens"] for j in stored(db_url, a["id"])["jobs"]
+    }
     assert ra["profile_tokens"]["mode"] == "filtered" and ra["profile_tokens"]["tokens_sent"] == 2 * sum(tokens.values())
     assert rb["profile_tokens"]["mode"] == "full" and rb["profile_tokens"]["tokens_sent"] == 8 * sum(tokens.values())
     assert rb["profile_tokens"]["per_call"] == pytest.approx(8 * ra["profile_tokens"]["per_call"])
@@ -301,7 +322,7 @@ def test_two_campaigns_side_by_side_with_fake_agent(api, tmp_path):
     assert len(diff) == 1
     cells = [c.strip() for c in diff[0].strip("|").split("|")]
     expected = [f"{100 * (rb['success']['overall'][str(t)] - ra['success']['overall'][str(t)]):+.0f} pt" for t in TAUS]
-    assert cells[3:3 + len(TAUS)] == expected
+    assert cells[3 : 3 + len(TAUS)] == expected
     assert cells[-1] == f"{rb['profile_tokens']['per_call'] - ra['profile_tokens']['per_call']:+.1f}"
     page = client.get(f"{API}/campaigns/{a['id']}/report", params={"compare": b["id"], "format": "html"}, headers=headers)
     assert page.headers["content-type"].startswith("text/html") and "Campaigns side by side (ablation)" in page.text
