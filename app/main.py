@@ -16,7 +16,8 @@ from fastapi.exceptions import RequestValidationError
 
 from . import custom_tasks
 from .agent import RunJob, checkpointer, run_with_graph
-from .api import errors, jobs, keys, system, tasks
+from . import web
+from .api import errors, insights, jobs, keys, reviews, system, tasks
 from .db.engine import make_engine, make_sessionmaker
 from .db.migrate import upgrade
 from .gpu import GpuLockedEvaluator, GpuPool, detect_gpus, local_evaluator, plan_evaluation
@@ -81,10 +82,11 @@ def create_app(settings: ServiceSettings | None = None, *, run_job: RunJob | Non
     app = FastAPI(title="cudamaster", version="0.1.0", lifespan=lifespan,
                   description="Submit CUDA kernel optimization jobs, follow them, and read their attempts, measurements and costs. "
                               "Every write needs an API key (`cudamaster keys create`); reads too unless CUDAMASTER_OPEN_READS=true.",
-                  openapi_url=f"{API_PREFIX}/openapi.json", docs_url=f"{API_PREFIX}/docs", redoc_url=None)
+                  openapi_url=f"{API_PREFIX}/openapi.json", docs_url=None, redoc_url=None)  # docs: app/web/docs.py
     app.state.settings, app.state.engine, app.state.sessions, app.state.gpu_pool = settings, engine, sessions, gpu_pool
-    for router in (jobs.router, tasks.router, keys.router, system.router):
+    for router in (jobs.router, tasks.router, keys.router, system.router, insights.router, reviews.router):
         app.include_router(router, prefix=API_PREFIX)
+    web.mount(app, API_PREFIX)
     app.add_exception_handler(RequestValidationError, errors.validation_error)
     app.add_middleware(BodySizeLimit, max_bytes=settings.max_request_bytes)
     return app

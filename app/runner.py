@@ -20,6 +20,7 @@ from typing import Any
 from sqlalchemy.orm import Session, sessionmaker
 
 from .agent import JobRun, RunJob, outcome_fields
+from .reviews import ReviewRule
 from .settings import ServiceSettings
 from .store import leases
 from .store.events import record_event
@@ -30,6 +31,7 @@ log = logging.getLogger("cudamaster.runner")
 class JobRunner:
     def __init__(self, settings: ServiceSettings, sessions: sessionmaker[Session], run_job: RunJob, evaluator: Any = None):
         self.settings = settings
+        self.review = ReviewRule.of(settings)
         self.sessions = sessions
         self.run_job = run_job
         self.evaluator = evaluator
@@ -146,7 +148,7 @@ class JobRunner:
             event = dict(event)
             event.setdefault("job_id", claim.job_id)
             with self.sessions() as session:
-                record_event(session, claim.job_id, event)
+                record_event(session, claim.job_id, event, self.review)
             self._signal_threadsafe(claim.job_id)
 
         run = JobRun(job_id=claim.job_id, spec=claim.settings, resume=claim.resume, answer=claim.answer,
@@ -159,7 +161,7 @@ class JobRunner:
             # Reconcile: anything in the outcome that no event delivered is stored now (idempotent).
             for attempt in fields.get("attempts") or []:
                 if isinstance(attempt, dict):
-                    record_event(session, job_id, {"type": "attempt", **attempt})
+                    record_event(session, job_id, {"type": "attempt", **attempt}, self.review)
             for call in fields.get("llm_calls") or []:
                 if isinstance(call, dict):
                     record_event(session, job_id, {"type": "llm_call", **call})
