@@ -63,7 +63,7 @@ def decide(session: SessionDep, caller: Caller, attempt_id: int, body: ReviewDec
 
 
 @router.post("/{attempt_id}", response_model=ReviewOut, summary="Accept or reject a flagged attempt",
-             responses=responses(401, 403, 404, 409))
+             responses=responses(400, 401, 403, 404, 409, 413))
 def decide_review(attempt_id: Annotated[int, Path(ge=1, le=INT32_MAX)], body: ReviewDecision, session: SessionDep,
                   caller: KeyHolder) -> ReviewOut:
     """An admin, or a reviewer of the job's team that did not submit the job. An accepted attempt counts on the
