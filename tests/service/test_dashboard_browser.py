@@ -213,3 +213,61 @@ def test_session_cookie_is_httponly_samesite_and_ends_with_its_key(db_url, serve
         assert client.post(f"{API}/keys/{key_id}/revoke").status_code == 200
     page.goto(f"{server.url}/jobs")
     assert "/login" in page.url
+
+
+def test_review_queue_accept_moves_the_leaderboard_and_charts_match_the_api_with_fake_agent(db_url, server_factory, page):
+    owner = make_key(db_url, "gina", role="member")
+    reviewer = make_key(db_url, "hank", role="reviewer")
+    server = server_factory(CUDAMASTER_REVIEW_SPEEDUP="2.5", FAKE_AGENT_STEP_SECONDS="0.05")
+    with httpx.Client(base_url=server.url, headers={"X-API-Key": owner}, timeout=30) as client:
+        job_id = client.post(f"{API}/jobs", json={"task": "vector_add", "rounds": 2}).json()["id"]
+        job = wait_status(client, f"{API}/jobs/{job_id}", {}, {"finished"})
+        board = client.get(f"{API}/leaderboard").json()
+        costs = client.get(f"{API}/costs").json()
+
+    browser.sign_in(page, server.url, reviewer)
+    page.goto(f"{server.url}/leaderboard")
+    page.wait_for_function("window.cmCharts && window.cmCharts.shares")
+    shares = page.evaluate("window.cmCharts.shares.data")
+    assert shares[1] == [100 * board["shares"][0]["at_least"][t] for t in ("1", "2", "4", "8")]
+    assert page.locator("#leaderboard tbody tr td").nth(3).text_content() == "2.000"  # the 3x attempt waits for review
+
+    page.goto(f"{server.url}/costs")
+    page.wait_for_function("window.cmCharts && window.cmCharts.costs")
+    assert page.evaluate("window.cmCharts.costs.data[1]") == pytest.approx([d["cost_usd"] for d in costs["per_model_day"]])
+
+    page.goto(f"{server.url}/reviews")
+    flagged = job["attempts"][1]["id"]
+    card = page.locator(f"article[data-attempt='{flagged}']")
+    assert "over the review threshold 2.5x" in card.locator(".reasons").text_content()
+    card.locator("input[name=note]").fill("checked the timings by hand")
+    card.locator("button[value=accept]").click()
+    page.wait_for_url(re.compile(r"/reviews$"))
+    assert page.locator(f"article[data-attempt='{flagged}']").count() == 0  # no longer pending
+    page.goto(f"{server.url}/reviews?status=accepted")
+    assert "checked the timings by hand" in page.locator(f"article[data-attempt='{flagged}']").text_content()
+    page.goto(f"{server.url}/leaderboard")
+    assert page.locator("#leaderboard tbody tr td").nth(3).text_content() == "3.000"
+
+
+def test_api_docs_pages_render_from_the_package_alone(server_factory, chromium):
+    server = server_factory()
+    context = chromium.new_context()  # the pages' own CSP applies here
+    reached: list[str] = []  # requests that got an answer (a request the CSP blocks never leaves the browser)
+    blocked: list[tuple[str, str]] = []
+    context.on("response", lambda r: reached.append(r.url))
+    context.on("requestfailed", lambda r: blocked.append((r.url, r.failure or "")))
+    page = context.new_page()
+    page.set_default_timeout(60_000)
+    try:
+        page.goto(f"{server.url}{API}/docs")
+        page.wait_for_selector(".swagger-ui .info .title")
+        assert "cudamaster" in page.text_content(".swagger-ui .info .title")
+        assert page.locator(".opblock-summary-path[data-path='/api/v1/leaderboard']").count() == 1
+        page.goto(f"{server.url}{API}/redoc")
+        page.get_by_text("/api/v1/leaderboard", exact=True).first.wait_for()
+    finally:
+        context.close()
+    assert [u for u in reached if not u.startswith((server.url, "data:", "blob:"))] == []
+    # Redoc's sidebar asks for Redocly's logo on their CDN: the page's CSP stops it in the browser.
+    assert all(why == "csp" for url, why in blocked if not url.startswith(server.url)), blocked
