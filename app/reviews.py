@@ -86,7 +86,8 @@ def decide(session: Session, review: Review, reviewer_key_id: str, decision: str
     return review
 
 
-def list_reviews(session: Session, visible: ColumnElement[bool], *, status: str | None, limit: int, offset: int) -> tuple[list[Review], int]:
+def list_reviews(session: Session, visible: ColumnElement[bool], *, status: str | None, limit: int,
+                 offset: int) -> tuple[list[Review], int]:
     """Reviews of the jobs `visible` (a WHERE clause on Job) selects, newest flag first, with their evidence loaded."""
     conds = [visible] + ([Review.status == status] if status else [])
     query = (select(Review).join(Job, Job.id == Review.job_id).where(*conds)

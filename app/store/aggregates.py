@@ -73,13 +73,21 @@ def leaderboard(session: Session, visible: ColumnElement[bool], *, model: str | 
     jobs = _benchmark_jobs(visible, model)
     if precision:
         jobs = and_(jobs, Job.precision == precision)
-    gpu = _gpu_name().label("gpu")
-    rank = func.row_number().over(partition_by=(Job.task, Job.precision, _gpu_name()),
-                                  order_by=(Attempt.score.desc(), Attempt.id)).label("rank")
-    ranked = (select(Job.task, Job.precision, gpu, Attempt.score, Attempt.id.label("attempt_id"), Job.id.label("job_id"),
-                     Job.cost_usd, rank)
-              .join(Job, Job.id == Attempt.job_id).where(jobs, counted()).subquery())
-    rows = session.execute(select(ranked).where(ranked.c.rank == 1).order_by(ranked.c.task, ranked.c.precision, ranked.c.gpu)).all()
+    # Two small queries instead of one window over every attempt: the best P per (task, precision, GPU model),
+    # then the attempts holding exactly those scores (the first one stored wins a tie).
+    gpu = _gpu_name()
+    base = select().select_from(Attempt).join(Job, Job.id == Attempt.job_id).where(jobs, counted())
+    best = {(t, p, g): score for t, p, g, score in session.execute(
+        base.add_columns(Job.task, Job.precision, gpu, func.max(Attempt.score)).group_by(Job.task, Job.precision, gpu))}
+    winners: dict[tuple[str, str, str], Any] = {}
+    if best:
+        holders = base.add_columns(Job.task, Job.precision, gpu.label("gpu"), Attempt.score, Attempt.id.label("attempt_id"),
+                                   Job.id.label("job_id"), Job.cost_usd).where(Attempt.score.in_(set(best.values())))
+        for r in session.execute(holders.order_by(Attempt.id)):
+            key = (r.task, r.precision, r.gpu)
+            if best.get(key) == r.score and key not in winners:
+                winners[key] = r
+    rows = [winners[k] for k in sorted(winners)]
     models = models_of(session, sorted({r.job_id for r in rows}))
     entries = [Entry(r.task, r.precision, r.gpu, float(r.score), r.attempt_id, r.job_id, float(r.cost_usd), models[r.job_id])
                for r in rows]
@@ -144,9 +152,6 @@ def costs(session: Session, visible: ColumnElement[bool], *, days: int, model: s
 
 
 def known_models(session: Session, visible: ColumnElement[bool]) -> list[str]:
-    return list(session.scalars(select(distinct(LlmCall.model)).join(Job, Job.id == LlmCall.job_id)
-                                .where(visible).order_by(LlmCall.model)))
+    return list(session.scalars(select(LlmCall.model).join(Job, Job.id == LlmCall.job_id)
+                                .where(visible).distinct().order_by(LlmCall.model)))
 
-
-__all__ = ["Entry", "JobCost", "ModelDay", "P_THRESHOLDS", "Share", "costs", "counted", "known_models", "leaderboard",
-           "models_of", "or_"]

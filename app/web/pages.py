@@ -246,9 +246,10 @@ def _jobs_page(request: Request, web: WebSession, session: Any, filters: dict[st
     def link(**change: Any) -> str:
         return "/jobs?" + urlencode({**active, **change})
 
-    return render(request, "jobs.html", web, http_status=status_code, rows=[job_row(j, models[j.id], rounds.get(j.id, 0)) for j in rows],
-                  total=total, offset=offset, page_size=PAGE_SIZE, filters=filters, link=link, statuses=ALL_STATUSES,
-                  sorts=store.SORTS, tasks=_benchmark_tasks(), known_models=aggregates.known_models(session, permissions.visible_jobs(caller)),
+    rendered = [job_row(j, models[j.id], rounds.get(j.id, 0)) for j in rows]
+    return render(request, "jobs.html", web, http_status=status_code, rows=rendered, total=total, offset=offset, page_size=PAGE_SIZE,
+                  filters=filters, link=link, statuses=ALL_STATUSES, sorts=store.SORTS, tasks=_benchmark_tasks(),
+                  known_models=aggregates.known_models(session, permissions.visible_jobs(caller)),
                   can_submit=permissions.can_submit(caller), form_errors=form_errors or [], form=form or {}, role_models=ROLE_MODELS)
 
 
