@@ -34,7 +34,7 @@ from ..api import reviews as reviews_api
 from ..api.deps import RunnerDep, SessionDep, SettingsDep
 from ..auth import KeyRejected, verify_key
 from ..bounds import JOB_ID_PATTERN, KEY_ID_PATTERN, MODEL_PATTERN, TASK_PATTERN
-from ..db.models import ACTIVE_STATUSES, ALL_STATUSES, CANCELLED, FAILED, REVIEW_STATUSES, WAITING, Attempt, Job
+from ..db.models import ACTIVE_STATUSES, ALL_STATUSES, CANCELLED, FAILED, REVIEW_STATUSES, WAITING, Attempt, Job, Review
 from ..reviews import list_reviews
 from ..schemas import AnswerIn, JobDetail, JobSubmit, ReviewDecision
 from ..store import aggregates
@@ -385,10 +385,12 @@ def job_page(request: Request, job_id: str, web: Web, session: SessionDep, attem
     previous = _previous_best(job.attempts, chosen) if chosen else None
     events = store.events_after(session, job.id, 0, limit=2000)
     can_act = permissions.can_act(web.caller, job)
+    review_status = dict(session.execute(select(Review.attempt_id, Review.status).where(Review.job_id == job.id)).all())
     return render(request, "job.html", web, job=job, detail=detail, detail_json=detail.model_dump_json(), chosen=chosen,
                   previous=previous, diff=_diff(previous, chosen) if chosen else [], events=events, can_act=can_act,
                   can_cancel=can_act and job.status in ACTIVE_STATUSES, can_resume=can_act and job.status in (CANCELLED, FAILED),
-                  waiting=job.status == WAITING, last_event_id=events[-1].id if events else 0, error=error)
+                  waiting=job.status == WAITING, last_event_id=events[-1].id if events else 0, error=error,
+                  review_status=review_status)
 
 
 def _act(request: Request, web: WebSession, job_id: str, csrf: str, action: Any) -> Response:

@@ -236,8 +236,10 @@ def test_review_queue_accept_moves_the_leaderboard_and_charts_match_the_api_with
     page.wait_for_function("window.cmCharts && window.cmCharts.costs")
     assert page.evaluate("window.cmCharts.costs.data[1]") == pytest.approx([d["cost_usd"] for d in costs["per_model_day"]])
 
-    page.goto(f"{server.url}/reviews")
     flagged = job["attempts"][1]["id"]
+    page.goto(f"{server.url}/jobs/{job_id}")
+    assert page.locator("#attempts tbody tr").nth(1).locator(".status").text_content() == "flagged, pending"
+    page.goto(f"{server.url}/reviews")
     card = page.locator(f"article[data-attempt='{flagged}']")
     assert "over the review threshold 2.5x" in card.locator(".reasons").text_content()
     card.locator("input[name=note]").fill("checked the timings by hand")
@@ -271,3 +273,34 @@ def test_api_docs_pages_render_from_the_package_alone(server_factory, chromium):
     assert [u for u in reached if not u.startswith((server.url, "data:", "blob:"))] == []
     # Redoc's sidebar asks for Redocly's logo on their CDN: the page's CSP stops it in the browser.
     assert all(why == "csp" for url, why in blocked if not url.startswith(server.url)), blocked
+
+
+def test_custom_kernel_uploaded_from_the_form_with_fake_agent(db_url, server_factory, page, tmp_path):
+    from .test_api_with_fake_agent import CUSTOM
+
+    key = make_key(db_url, "ivy", role="member")
+    server = server_factory()
+    browser.sign_in(page, server.url, key)
+    page.check("input[name=kind][value=custom]")
+    assert page.is_hidden("select[name=task]") and page.is_visible("input[name=custom_name]")
+    page.fill("input[name=custom_name]", CUSTOM["name"])
+    page.fill("input[name=custom_prototype]", CUSTOM["prototype"])
+    page.fill("textarea[name=custom_args]", "{not json")
+    page.fill("input[name=custom_sizes]", '[{"N": 1024}, {"N": 1048576}]')
+    page.click("#submit-form button[type=submit]")
+    assert "custom kernel arguments: not JSON" in page.text_content("#form-errors")
+    assert page.input_value("input[name=custom_name]") == CUSTOM["name"]  # what was typed is kept
+
+    import json
+
+    page.fill("textarea[name=custom_args]", json.dumps(CUSTOM["args"]))
+    source = tmp_path / "scale.cu"
+    source.write_text(CUSTOM["baseline_cu"])
+    page.set_input_files("input[name=custom_file]", str(source))
+    page.click("#submit-form button[type=submit]")
+    page.wait_for_url(re.compile(r"/jobs/job_[0-9a-f]{16}$"))
+    job_id = page.url.rsplit("/", 1)[1]
+    with httpx.Client(base_url=server.url, headers={"X-API-Key": key}, timeout=30) as client:
+        job = client.get(f"{API}/jobs/{job_id}").json()
+    assert job["task"].startswith("ct_")
+    assert job["settings"]["task"] == job["task"]
