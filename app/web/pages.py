@@ -149,7 +149,7 @@ def _login_page(request: Request, *, status: int = 200, error: str = "", next_ur
 
 
 @router.get("/login")
-def login_form(request: Request, next: str = "/jobs") -> Response:  # noqa: A002 - the conventional parameter name
+def login_form(request: Request, next: str = "/jobs") -> Response:
     if web_session.current(request) is not None:
         return RedirectResponse(_local(next), status_code=303)
     return _login_page(request, next_url=next)
@@ -157,7 +157,7 @@ def login_form(request: Request, next: str = "/jobs") -> Response:  # noqa: A002
 
 @router.post("/login")
 def login(request: Request, key: Annotated[str, Form(max_length=200)], csrf: Csrf,
-          next: Annotated[str, Form(max_length=2000)] = "/jobs") -> Response:  # noqa: A002
+          next: Annotated[str, Form(max_length=2000)] = "/jobs") -> Response:
     if not web_session.login_token_ok(request, csrf):
         return _login_page(request, status=400, error="the sign-in form expired: send your key again", next_url=next)
     with request.app.state.sessions() as session:
@@ -372,14 +372,14 @@ def _diff(old: Attempt | None, new: Attempt) -> list[tuple[str, str]]:
 
 
 @router.get("/jobs/{job_id}", response_class=HTMLResponse)
-def job_page(request: Request, job_id: str, web: Web, session: SessionDep, attempt: int | None = None,
-             error: str = "") -> HTMLResponse:
+def job_page(request: Request, job_id: str, web: Web, session: SessionDep, attempt: str = "") -> HTMLResponse:
     try:
         detail: JobDetail = jobs_api.get_job(job_id, session, web.caller)
     except HTTPException as exc:
         return problem(request, web, exc.status_code, str(exc.detail))
     job = deps.readable_job(session, web.caller, job_id, detail=True)
-    chosen = next((a for a in job.attempts if a.id == attempt), None) if attempt else None
+    wanted = int(attempt) if attempt.isdigit() and len(attempt) < 10 else None  # anything else: the best attempt
+    chosen = next((a for a in job.attempts if a.id == wanted), None) if wanted else None
     if chosen is None and job.attempts:
         chosen = next((a for a in job.attempts if a.id == job.best_attempt_id), job.attempts[-1])
     previous = _previous_best(job.attempts, chosen) if chosen else None
@@ -389,7 +389,7 @@ def job_page(request: Request, job_id: str, web: Web, session: SessionDep, attem
     return render(request, "job.html", web, job=job, detail=detail, detail_json=detail.model_dump_json(), chosen=chosen,
                   previous=previous, diff=_diff(previous, chosen) if chosen else [], events=events, can_act=can_act,
                   can_cancel=can_act and job.status in ACTIVE_STATUSES, can_resume=can_act and job.status in (CANCELLED, FAILED),
-                  waiting=job.status == WAITING, last_event_id=events[-1].id if events else 0, error=error,
+                  waiting=job.status == WAITING, last_event_id=events[-1].id if events else 0,
                   review_status=review_status)
 
 
