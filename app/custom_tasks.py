@@ -13,13 +13,12 @@ import secrets
 from sqlalchemy.orm import Session
 
 from bench_tasks import expr
-from bench_tasks.spec import Task, TaskError, custom_task, register_task
 from bench_tasks.prototype import PrototypeError, parse
+from bench_tasks.spec import Task, TaskError, custom_task, register_task
 
 from .db.models import CustomTask
 from .db.types import utcnow
 from .schemas import CustomTaskIn
-
 
 
 class CustomTaskInvalid(ValueError):
@@ -55,11 +54,11 @@ def validate(task: CustomTaskIn, precision: str) -> None:
         for key, value in size.items():
             if not re.fullmatch(r"[A-Za-z_]\w{0,31}", key) or value < 0:
                 raise CustomTaskInvalid(f"sizes[{i}]: {key}={value} must be a name and a non-negative integer")
-        names = dict(size) | {"elem": elem.get(next(iter(float_types), "float"), 4)}
+        names = dict(size) | {"elem": elem.get(next(iter(float_types), "float"), 4)}  # type: ignore[assignment]
         for arg_name, arg in task.args.items():
             expression = arg.length if arg.role != "scalar" else arg.value
             try:
-                value = expr.evaluate(expression, names)
+                value = expr.evaluate(expression, names)  # type: ignore[arg-type, assignment]
             except Exception as exc:  # noqa: BLE001 - any evaluation problem is the submitter's to fix
                 raise CustomTaskInvalid(f"args.{arg_name}: cannot evaluate {expression!r} at sizes[{i}] {size}: {exc}") from None
             if arg.role != "scalar" and (value < 1 or value > 1 << 31):

@@ -1,8 +1,8 @@
 """The review queue: attempts whose numbers look too good to publish unchecked.
 
 An attempt is flagged when it is correct and, at any size, its speedup is over the review threshold
-(CUDAMASTER_REVIEW_SPEEDUP), the harness found late work (work running past the end event), or its
-time is within CUDAMASTER_REVIEW_ROOFLINE_PCT of the roofline floor. Flags are written when the
+(CUDAMASTER_SERVICE__REVIEW_SPEEDUP), the harness found late work (work running past the end event), or its
+time is within CUDAMASTER_SERVICE__REVIEW_ROOFLINE_PCT of the roofline floor. Flags are written when the
 attempt is stored (a `reviews` row, status pending); a reviewer accepts or rejects it. The
 leaderboard counts an attempt only when it has no review row or an accepted one.
 """

@@ -29,9 +29,11 @@ log = logging.getLogger("cudamaster.runner")
 
 
 class JobRunner:
-    def __init__(self, settings: ServiceSettings, sessions: sessionmaker[Session], run_job: RunJob, evaluator: Any = None):
+    def __init__(self, settings: ServiceSettings, sessions: sessionmaker[Session], run_job: RunJob, evaluator: Any = None, *,
+                 checkpoint_url: str):
         self.settings = settings
         self.review = ReviewRule.of(settings)
+        self.checkpoint_url = checkpoint_url  # the settings tree's checkpoint store (the CLI's resume reads it too)
         self.sessions = sessions
         self.run_job = run_job
         self.evaluator = evaluator
@@ -152,7 +154,7 @@ class JobRunner:
             self._signal_threadsafe(claim.job_id)
 
         run = JobRun(job_id=claim.job_id, spec=claim.settings, resume=claim.resume, answer=claim.answer,
-                     evaluator=self.evaluator, checkpoint_url=self.settings.resolved_checkpoint_url(),
+                     evaluator=self.evaluator, checkpoint_url=self.checkpoint_url,
                      on_event=on_event, should_stop=stop.is_set)
         return self.run_job(run)
 

@@ -36,11 +36,11 @@ def review_out(review: Review) -> ReviewOut:
             responses=responses(401, 403))
 def list_reviews(session: SessionDep, caller: Reader, settings: SettingsDep,
                  status: Annotated[ReviewStatus | None, Query(description="pending, accepted or rejected; default all")] = None,
-                 limit: Annotated[int, Query(ge=1, le=INT32_MAX, description="page size (at most CUDAMASTER_MAX_PAGE_SIZE)")] = 50,
+                 limit: Annotated[int, Query(ge=1, le=INT32_MAX, description="page size (at most CUDAMASTER_SERVICE__MAX_PAGE_SIZE)")] = 50,
                  offset: Annotated[int, Query(ge=0, le=MAX_OFFSET)] = 0) -> ReviewPage:
     if limit > settings.max_page_size:
         raise unprocessable(("query", "limit"), f"limit {limit} is over the page size limit {settings.max_page_size} "
-                                                "(CUDAMASTER_MAX_PAGE_SIZE); page with offset", limit)
+                                                "(CUDAMASTER_SERVICE__MAX_PAGE_SIZE); page with offset", limit)
     rows, total = reviews.list_reviews(session, permissions.visible_jobs(caller), status=status, limit=limit, offset=offset)
     return ReviewPage(items=[review_out(r) for r in rows], total=total, limit=limit, offset=offset)
 

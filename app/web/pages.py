@@ -305,7 +305,7 @@ def submit_job(request: Request, web: Web, session: SessionDep, settings: Settin
         caller = deps.submitter(web.caller)
         upload = custom_file.file.read(settings.max_source_bytes + 1) if custom_file is not None and custom_file.filename else None
         if upload is not None and len(upload) > settings.max_source_bytes:
-            raise HTTPException(413, f"the uploaded .cu is over {settings.max_source_bytes} bytes (CUDAMASTER_MAX_SOURCE_BYTES)")
+            raise HTTPException(413, f"the uploaded .cu is over {settings.max_source_bytes} bytes (CUDAMASTER_SERVICE__MAX_SOURCE_BYTES)")
         body = JobSubmit.model_validate(_submission(form, upload))
         job = jobs_api.submit_job(body, request, session, caller, settings, runner)
     except FormProblem as exc:

@@ -1,9 +1,9 @@
 """Dashboard sign-in: an API key is exchanged for a signed session cookie.
 
 The cookie holds the key's id and the session's CSRF token, signed (itsdangerous) with the service's
-session secret (CUDAMASTER_SESSION_SECRET, or one generated once and kept in the database so that
+session secret (CUDAMASTER_SERVICE__SESSION_SECRET, or one generated once and kept in the database so that
 replicas share it); never the key itself. It is HttpOnly and SameSite=Lax, Secure over HTTPS, and
-expires after CUDAMASTER_SESSION_MAX_AGE_S. Every request re-reads the key: a revoked key's sessions
+expires after CUDAMASTER_SERVICE__SESSION_MAX_AGE_S. Every request re-reads the key: a revoked key's sessions
 end at once, and a changed role applies at once. Every form carries the session's CSRF token (the
 sign-in form a token of its own, bound to a pre-session cookie).
 """
