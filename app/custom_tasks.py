@@ -50,7 +50,7 @@ def validate(task: CustomTaskIn, precision: str) -> None:
         raise CustomTaskInvalid("precision bf16 needs at least one __nv_bfloat16 buffer in the prototype")
     for i, size in enumerate(task.sizes):
         if not size:
-            raise CustomTaskInvalid(f"sizes[{i}] is empty: give the size parameters, e.g. {{\"N\": 1024}}")
+            raise CustomTaskInvalid(f'sizes[{i}] is empty: give the size parameters, e.g. {{"N": 1024}}')
         for key, value in size.items():
             if not re.fullmatch(r"[A-Za-z_]\w{0,31}", key) or value < 0:
                 raise CustomTaskInvalid(f"sizes[{i}]: {key}={value} must be a name and a non-negative integer")
@@ -67,13 +67,18 @@ def validate(task: CustomTaskIn, precision: str) -> None:
         raise CustomTaskInvalid(f"baseline_cu does not define {proto.name}(...); it must implement the prototype")
 
 
-def store(session: Session, task: CustomTaskIn, precision: str, api_key_id: str | None, *,
-          commit: bool = True) -> tuple[CustomTask, Task]:
+def store(session: Session, task: CustomTaskIn, precision: str, api_key_id: str | None, *, commit: bool = True) -> tuple[CustomTask, Task]:
     """Build the harness task first (nothing invalid is kept), register it, then store the row
     (`commit=False`: in the caller's transaction, committed with the job)."""
-    row = CustomTask(id="ct_" + secrets.token_hex(8), api_key_id=api_key_id, name=task.name, precision=precision,
-                     spec={"prototype": task.prototype, "args": {k: v.model_dump() for k, v in task.args.items()},
-                           "sizes": task.sizes}, baseline_source=task.baseline_cu, created_at=utcnow())
+    row = CustomTask(
+        id="ct_" + secrets.token_hex(8),
+        api_key_id=api_key_id,
+        name=task.name,
+        precision=precision,
+        spec={"prototype": task.prototype, "args": {k: v.model_dump() for k, v in task.args.items()}, "sizes": task.sizes},
+        baseline_source=task.baseline_cu,
+        created_at=utcnow(),
+    )
     built = register(row)
     session.add(row)
     if commit:
@@ -83,8 +88,15 @@ def store(session: Session, task: CustomTaskIn, precision: str, api_key_id: str 
 
 def to_task(row: CustomTask) -> Task:
     spec = row.spec
-    return custom_task(row.id, row.precision, spec["prototype"], spec["args"], spec["sizes"], row.baseline_source,
-                       summary=f"custom task {row.name} (the team's own kernel; oracle: its baseline's output)")
+    return custom_task(
+        row.id,
+        row.precision,
+        spec["prototype"],
+        spec["args"],
+        spec["sizes"],
+        row.baseline_source,
+        summary=f"custom task {row.name} (the team's own kernel; oracle: its baseline's output)",
+    )
 
 
 def register(row: CustomTask) -> Task:

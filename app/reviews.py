@@ -60,8 +60,12 @@ class ReviewRule:
         reasons = self.reasons(attempt.evaluation, attempt.verdict)
         if not reasons:
             return False
-        return insert_ignore(session, Review, {"attempt_id": attempt.id, "job_id": attempt.job_id, "status": PENDING,
-                                               "reasons": reasons, "flagged_at": utcnow(), "note": ""}, ["attempt_id"])
+        return insert_ignore(
+            session,
+            Review,
+            {"attempt_id": attempt.id, "job_id": attempt.job_id, "status": PENDING, "reasons": reasons, "flagged_at": utcnow(), "note": ""},
+            ["attempt_id"],
+        )
 
 
 def _params(params: Any) -> str:
@@ -79,20 +83,32 @@ def decide(session: Session, review: Review, reviewer_key_id: str, decision: str
     if decision not in DECISIONS:
         raise ReviewStateError(f"decision {decision[:20]!r}: choose accept or reject")
     if review.status != PENDING:
-        raise ReviewStateError(f"attempt {review.attempt_id} was already {review.status} by key {review.reviewer_key_id} "
-                               f"at {review.decided_at:%Y-%m-%d %H:%M} UTC")
+        raise ReviewStateError(
+            f"attempt {review.attempt_id} was already {review.status} by key {review.reviewer_key_id} "
+            f"at {review.decided_at:%Y-%m-%d %H:%M} UTC"
+        )
     review.status, review.reviewer_key_id, review.decided_at, review.note = DECISIONS[decision], reviewer_key_id, utcnow(), note
     session.commit()
     return review
 
 
-def list_reviews(session: Session, visible: ColumnElement[bool], *, status: str | None, limit: int,
-                 offset: int) -> tuple[list[Review], int]:
+def list_reviews(
+    session: Session, visible: ColumnElement[bool], *, status: str | None, limit: int, offset: int
+) -> tuple[list[Review], int]:
     """Reviews of the jobs `visible` (a WHERE clause on Job) selects, newest flag first, with their evidence loaded."""
     conds = [visible] + ([Review.status == status] if status else [])
-    query = (select(Review).join(Job, Job.id == Review.job_id).where(*conds)
-             .options(selectinload(Review.attempt).selectinload(Attempt.measurements),
-                      selectinload(Review.attempt).selectinload(Attempt.profile), selectinload(Review.job))
-             .order_by(Review.flagged_at.desc(), Review.id.desc()).limit(limit).offset(offset))
+    query = (
+        select(Review)
+        .join(Job, Job.id == Review.job_id)
+        .where(*conds)
+        .options(
+            selectinload(Review.attempt).selectinload(Attempt.measurements),
+            selectinload(Review.attempt).selectinload(Attempt.profile),
+            selectinload(Review.job),
+        )
+        .order_by(Review.flagged_at.desc(), Review.id.desc())
+        .limit(limit)
+        .offset(offset)
+    )
     total = session.scalar(select(func.count(Review.id)).join(Job, Job.id == Review.job_id).where(*conds)) or 0
     return list(session.scalars(query)), total

@@ -21,8 +21,12 @@ class ServiceSettings(BaseModel):
     # Job runner
     max_running_jobs: int = Field(4, ge=1, description="jobs executed at once by this process")
     gpus: list[str] = Field(["0"], description="GPU ids; one evaluation per GPU at a time")
-    remote_gpus: int = Field(0, ge=0, description="GPU workers reachable elsewhere (filled by the remote-worker setup); "
-                                                  "with none and no local GPU, jobs are refused at submit")
+    remote_gpus: int = Field(
+        0,
+        ge=0,
+        description="GPU workers reachable elsewhere (filled by the remote-worker setup); "
+        "with none and no local GPU, jobs are refused at submit",
+    )
     lease_seconds: float = Field(60.0, gt=0, description="a runner's hold on a job; renewed every third of it")
     poll_seconds: float = Field(2.0, gt=0, description="how often the runner looks for claimable jobs")
     runner_id: str = Field(default_factory=lambda: f"{socket.gethostname()}:{os.getpid()}")
@@ -36,10 +40,17 @@ class ServiceSettings(BaseModel):
     max_page_size: int = 200
 
     # Dashboard (app/web) and review queue (app/reviews.py)
-    session_secret: SecretStr | None = Field(None, description="key that signs the dashboard's session cookies; default: "
-                                                               "generated once and kept in the database (shared by replicas)")
+    session_secret: SecretStr | None = Field(
+        None,
+        description="key that signs the dashboard's session cookies; default: generated once and kept in the database (shared by replicas)",
+    )
     session_max_age_s: int = Field(12 * 3600, ge=60, description="a dashboard sign-in lasts this long")
-    review_speedup: float = Field(10.0, gt=0, description="an attempt with a speedup above this at any size is flagged for "
-                                                          "review (the harness's CUDAMASTER_SERVICE__REVIEW_SPEEDUP too)")
-    review_roofline_pct: float = Field(90.0, gt=0, description="an attempt whose time at any size is within this % of the "
-                                                               "roofline floor is flagged for review")
+    review_speedup: float = Field(
+        10.0,
+        gt=0,
+        description="an attempt with a speedup above this at any size is flagged for "
+        "review (the harness's CUDAMASTER_SERVICE__REVIEW_SPEEDUP too)",
+    )
+    review_roofline_pct: float = Field(
+        90.0, gt=0, description="an attempt whose time at any size is within this % of the roofline floor is flagged for review"
+    )

@@ -60,30 +60,96 @@ def fill(database_url: str) -> dict[str, int]:
             score = round(rng.lognormvariate(0.7, 0.8), 3) if ok else None
             if ok and (best is None or score > best[1]):
                 best = (attempt_id, score)
-            attempts.append({"id": attempt_id, "job_id": job_id, "attempt_key": f"{job_id}-a{k}", "round": k // 2 + 1,
-                             "debug_step": k % 2, "role": "coder", "strategy": "synthetic", "source": "// synthetic\n" * 20,
-                             "source_sha256": "", "flags": [], "compile_log": "", "verdict": "ok" if ok else "wrong_answer",
-                             "message": "", "score": score, "evaluation": {"gpu": {"name": "NVIDIA H200"}}, "created_at": created})
+            attempts.append(
+                {
+                    "id": attempt_id,
+                    "job_id": job_id,
+                    "attempt_key": f"{job_id}-a{k}",
+                    "round": k // 2 + 1,
+                    "debug_step": k % 2,
+                    "role": "coder",
+                    "strategy": "synthetic",
+                    "source": "// synthetic\n" * 20,
+                    "source_sha256": "",
+                    "flags": [],
+                    "compile_log": "",
+                    "verdict": "ok" if ok else "wrong_answer",
+                    "message": "",
+                    "score": score,
+                    "evaluation": {"gpu": {"name": "NVIDIA H200"}},
+                    "created_at": created,
+                }
+            )
             for s, n in enumerate((1 << 16, 1 << 24)):
                 base = 10.0 * (s + 1)
                 speed = score or 0.5
-                measurements.append({"attempt_id": attempt_id, "size_index": s, "params": {"N": n}, "passed": ok,
-                                     "baseline_median_us": base, "candidate_median_us": base / speed, "speedup": speed,
-                                     "roofline_floor_us": 1.0, "candidate_roofline_pct": 100.0 * speed / base})
+                measurements.append(
+                    {
+                        "attempt_id": attempt_id,
+                        "size_index": s,
+                        "params": {"N": n},
+                        "passed": ok,
+                        "baseline_median_us": base,
+                        "candidate_median_us": base / speed,
+                        "speedup": speed,
+                        "roofline_floor_us": 1.0,
+                        "candidate_roofline_pct": 100.0 * speed / base,
+                    }
+                )
             if ok and rng.random() < 0.05:
-                reviews.append({"attempt_id": attempt_id, "job_id": job_id, "status": rng.choice(["pending", "accepted", "rejected"]),
-                                "reasons": ["synthetic flag"], "flagged_at": created, "note": ""})
+                reviews.append(
+                    {
+                        "attempt_id": attempt_id,
+                        "job_id": job_id,
+                        "status": rng.choice(["pending", "accepted", "rejected"]),
+                        "reasons": ["synthetic flag"],
+                        "flagged_at": created,
+                        "note": "",
+                    }
+                )
         cost = 0.0
         for c in range(2):
             cost += 0.02 * (c + 1)
-            calls.append({"job_id": job_id, "call_key": f"{job_id}-c{c}", "round": c + 1, "role": "coder",
-                          "model": ("model-a", "model-b", "model-c")[j % 3], "input_tokens": 4000, "output_tokens": 800,
-                          "reasoning_tokens": 0, "cached_tokens": 0, "latency_s": 2.0, "cost_usd": 0.02 * (c + 1), "created_at": created})
-        jobs.append({"id": job_id, "task": task, "precision": precision, "settings": {"task": task, "rounds": 5, "debug": 1},
-                     "status": "finished", "message": "synthetic", "team": "default", "created_at": created, "updated_at": created,
-                     "finished_at": created, "attempts_count": ATTEMPTS_PER_JOB, "llm_calls_count": 2, "input_tokens": 8000,
-                     "output_tokens": 1600, "reasoning_tokens": 0, "cached_tokens": 0, "cost_usd": cost, "llm_latency_s": 4.0,
-                     "best_score": best[1] if best else None, "cancel_requested": False})
+            calls.append(
+                {
+                    "job_id": job_id,
+                    "call_key": f"{job_id}-c{c}",
+                    "round": c + 1,
+                    "role": "coder",
+                    "model": ("model-a", "model-b", "model-c")[j % 3],
+                    "input_tokens": 4000,
+                    "output_tokens": 800,
+                    "reasoning_tokens": 0,
+                    "cached_tokens": 0,
+                    "latency_s": 2.0,
+                    "cost_usd": 0.02 * (c + 1),
+                    "created_at": created,
+                }
+            )
+        jobs.append(
+            {
+                "id": job_id,
+                "task": task,
+                "precision": precision,
+                "settings": {"task": task, "rounds": 5, "debug": 1},
+                "status": "finished",
+                "message": "synthetic",
+                "team": "default",
+                "created_at": created,
+                "updated_at": created,
+                "finished_at": created,
+                "attempts_count": ATTEMPTS_PER_JOB,
+                "llm_calls_count": 2,
+                "input_tokens": 8000,
+                "output_tokens": 1600,
+                "reasoning_tokens": 0,
+                "cached_tokens": 0,
+                "cost_usd": cost,
+                "llm_latency_s": 4.0,
+                "best_score": best[1] if best else None,
+                "cancel_requested": False,
+            }
+        )
     engine = make_engine(database_url)
     with engine.begin() as conn:
         conn.execute(insert(Job), jobs)
@@ -92,8 +158,13 @@ def fill(database_url: str) -> dict[str, int]:
         conn.execute(insert(LlmCall), calls)
         conn.execute(insert(Review), reviews)
     engine.dispose()
-    return {"jobs": len(jobs), "attempts": len(attempts), "measurements": len(measurements), "llm_calls": len(calls),
-            "reviews": len(reviews)}
+    return {
+        "jobs": len(jobs),
+        "attempts": len(attempts),
+        "measurements": len(measurements),
+        "llm_calls": len(calls),
+        "reviews": len(reviews),
+    }
 
 
 def session_cookie(client: httpx.Client, key: str) -> None:
@@ -164,17 +235,23 @@ def main() -> None:
     dirty = bool(subprocess.run(["git", "status", "--porcelain"], cwd=REPO, capture_output=True, text=True).stdout.strip())
     result = {
         "what": "dashboard response time (client on the same machine, HTTP over loopback) and page weight (bytes Chromium received, "
-                "no compression, empty cache)",
+        "no compression, empty cache)",
         "targets": {"p95_ms": 100, "page_weight_bytes": 500_000},
         "stored": stored,
         "database": db.split("@")[-1] if args.database_url else "sqlite (temporary file)",
         "response_time": times,
         "page_weight": weight,
-        "provenance": {"command": " ".join([Path(sys.argv[0]).name] + sys.argv[1:]), "commit": commit + ("+dirty" if dirty else ""),
-                       "date": datetime.now(UTC).isoformat(timespec="seconds"), "host": platform.node(),
-                       "cpu": platform.processor() or platform.machine(), "cpu_count": os.cpu_count(),
-                       "python": platform.python_version(), "load_average_1_5_15": [round(x, 2) for x in os.getloadavg()],
-                       "note": "CPU machine shared with other work (2 cores); no GPU needed"},
+        "provenance": {
+            "command": " ".join([Path(sys.argv[0]).name] + sys.argv[1:]),
+            "commit": commit + ("+dirty" if dirty else ""),
+            "date": datetime.now(UTC).isoformat(timespec="seconds"),
+            "host": platform.node(),
+            "cpu": platform.processor() or platform.machine(),
+            "cpu_count": os.cpu_count(),
+            "python": platform.python_version(),
+            "load_average_1_5_15": [round(x, 2) for x in os.getloadavg()],
+            "note": "CPU machine shared with other work (2 cores); no GPU needed",
+        },
     }
     args.out.parent.mkdir(parents=True, exist_ok=True)
     args.out.write_text(json.dumps(result, indent=2) + "\n")

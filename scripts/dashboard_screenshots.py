@@ -50,8 +50,15 @@ def main() -> None:
                 for job_id in ids:
                     wait_status(client, f"{API}/jobs/{job_id}", {}, {"finished"})
                 wait_status(client, f"{API}/jobs/{manual}", {}, {"waiting_for_input"})
-            shots = {"login": "/login", "jobs": "/jobs", "job": f"/jobs/{ids[0]}", "job-waiting": f"/jobs/{manual}",
-                     "leaderboard": "/leaderboard", "costs": "/costs", "reviews": "/reviews"}
+            shots = {
+                "login": "/login",
+                "jobs": "/jobs",
+                "job": f"/jobs/{ids[0]}",
+                "job-waiting": f"/jobs/{manual}",
+                "leaderboard": "/leaderboard",
+                "costs": "/costs",
+                "reviews": "/reviews",
+            }
             with browser.chromium() as chromium:
                 context = chromium.new_context(viewport={"width": 1280, "height": 800})
                 page = context.new_page()

@@ -62,14 +62,19 @@ def models_of(session: Session, job_ids: list[str]) -> dict[str, list[str]]:
     """The models each job's LLM calls used (sorted)."""
     out: dict[str, list[str]] = {j: [] for j in job_ids}
     if job_ids:
-        for job_id, model in session.execute(select(LlmCall.job_id, LlmCall.model).where(LlmCall.job_id.in_(job_ids))
-                                             .group_by(LlmCall.job_id, LlmCall.model).order_by(LlmCall.job_id, LlmCall.model)):
+        for job_id, model in session.execute(
+            select(LlmCall.job_id, LlmCall.model)
+            .where(LlmCall.job_id.in_(job_ids))
+            .group_by(LlmCall.job_id, LlmCall.model)
+            .order_by(LlmCall.job_id, LlmCall.model)
+        ):
             out[job_id].append(model)
     return out
 
 
-def leaderboard(session: Session, visible: ColumnElement[bool], *, model: str | None = None,
-                precision: str | None = None) -> tuple[list[Entry], list[Share]]:
+def leaderboard(
+    session: Session, visible: ColumnElement[bool], *, model: str | None = None, precision: str | None = None
+) -> tuple[list[Entry], list[Share]]:
     jobs = _benchmark_jobs(visible, model)
     if precision:
         jobs = and_(jobs, Job.precision == precision)
@@ -77,20 +82,24 @@ def leaderboard(session: Session, visible: ColumnElement[bool], *, model: str | 
     # then the attempts holding exactly those scores (the first one stored wins a tie).
     gpu = _gpu_name()
     base = select().select_from(Attempt).join(Job, Job.id == Attempt.job_id).where(jobs, counted())
-    best = {(t, p, g): score for t, p, g, score in session.execute(
-        base.add_columns(Job.task, Job.precision, gpu, func.max(Attempt.score)).group_by(Job.task, Job.precision, gpu))}
+    best = {
+        (t, p, g): score
+        for t, p, g, score in session.execute(
+            base.add_columns(Job.task, Job.precision, gpu, func.max(Attempt.score)).group_by(Job.task, Job.precision, gpu)
+        )
+    }
     winners: dict[tuple[str, str, str], Any] = {}
     if best:
-        holders = base.add_columns(Job.task, Job.precision, gpu.label("gpu"), Attempt.score, Attempt.id.label("attempt_id"),
-                                   Job.id.label("job_id"), Job.cost_usd).where(Attempt.score.in_(set(best.values())))
+        holders = base.add_columns(
+            Job.task, Job.precision, gpu.label("gpu"), Attempt.score, Attempt.id.label("attempt_id"), Job.id.label("job_id"), Job.cost_usd
+        ).where(Attempt.score.in_(set(best.values())))
         for r in session.execute(holders.order_by(Attempt.id)):
             key = (r.task, r.precision, r.gpu)
             if best.get(key) == r.score and key not in winners:
                 winners[key] = r
     rows = [winners[k] for k in sorted(winners)]
     models = models_of(session, sorted({r.job_id for r in rows}))
-    entries = [Entry(r.task, r.precision, r.gpu, float(r.score), r.attempt_id, r.job_id, float(r.cost_usd), models[r.job_id])
-               for r in rows]
+    entries = [Entry(r.task, r.precision, r.gpu, float(r.score), r.attempt_id, r.job_id, float(r.cost_usd), models[r.job_id]) for r in rows]
     # Denominator: every task tried at this precision (a task whose jobs found no countable kernel has P < 1).
     tried = session.execute(select(Job.precision, func.count(distinct(Job.task))).where(jobs).group_by(Job.precision)).all()
     shares = []
@@ -130,28 +139,51 @@ class JobCost:
     usd_per_speedup: float | None  # cost / P: dollars per unit of the best speedup found
 
 
-def costs(session: Session, visible: ColumnElement[bool], *, days: int, model: str | None = None,
-          limit: int = 100) -> tuple[list[ModelDay], list[JobCost]]:
+def costs(
+    session: Session, visible: ColumnElement[bool], *, days: int, model: str | None = None, limit: int = 100
+) -> tuple[list[ModelDay], list[JobCost]]:
     since: datetime = utcnow() - timedelta(days=days)
     day = _day(session, LlmCall.created_at).label("day")
-    q = (select(day, LlmCall.model, func.count(LlmCall.id), func.sum(LlmCall.input_tokens), func.sum(LlmCall.output_tokens),
-                func.sum(LlmCall.cost_usd))
-         .join(Job, Job.id == LlmCall.job_id).where(visible, LlmCall.created_at >= since)
-         .group_by(day, LlmCall.model).order_by(day.desc(), LlmCall.model))
+    q = (
+        select(
+            day,
+            LlmCall.model,
+            func.count(LlmCall.id),
+            func.sum(LlmCall.input_tokens),
+            func.sum(LlmCall.output_tokens),
+            func.sum(LlmCall.cost_usd),
+        )
+        .join(Job, Job.id == LlmCall.job_id)
+        .where(visible, LlmCall.created_at >= since)
+        .group_by(day, LlmCall.model)
+        .order_by(day.desc(), LlmCall.model)
+    )
     if model:
         q = q.where(LlmCall.model == model)
-    per_day = [ModelDay(d.isoformat() if isinstance(d, date) else str(d), m, int(n), int(i or 0), int(o or 0), float(c or 0.0))
-               for d, m, n, i, o, c in session.execute(q)]
+    per_day = [
+        ModelDay(d.isoformat() if isinstance(d, date) else str(d), m, int(n), int(i or 0), int(o or 0), float(c or 0.0))
+        for d, m, n, i, o, c in session.execute(q)
+    ]
     jq = select(Job).where(visible, Job.llm_calls_count > 0, Job.created_at >= since)
     if model:
         jq = jq.where(exists().where(LlmCall.job_id == Job.id, LlmCall.model == model))
-    per_job = [JobCost(j.id, j.task, j.precision, j.status, j.cost_usd, j.input_tokens + j.output_tokens, j.best_score,
-                       j.cost_usd / j.best_score if j.best_score else None)
-               for j in session.scalars(jq.order_by(Job.created_at.desc(), Job.id.desc()).limit(limit))]
+    per_job = [
+        JobCost(
+            j.id,
+            j.task,
+            j.precision,
+            j.status,
+            j.cost_usd,
+            j.input_tokens + j.output_tokens,
+            j.best_score,
+            j.cost_usd / j.best_score if j.best_score else None,
+        )
+        for j in session.scalars(jq.order_by(Job.created_at.desc(), Job.id.desc()).limit(limit))
+    ]
     return per_day, per_job
 
 
 def known_models(session: Session, visible: ColumnElement[bool]) -> list[str]:
-    return list(session.scalars(select(LlmCall.model).join(Job, Job.id == LlmCall.job_id)
-                                .where(visible).distinct().order_by(LlmCall.model)))
-
+    return list(
+        session.scalars(select(LlmCall.model).join(Job, Job.id == LlmCall.job_id).where(visible).distinct().order_by(LlmCall.model))
+    )

@@ -20,13 +20,39 @@ def new_job_id() -> str:
     return "job_" + secrets.token_hex(8)
 
 
-def create_job(session: Session, *, task: str, precision: str, settings: dict[str, Any], api_key_id: str | None,
-               team: str = DEFAULT_TEAM, commit: bool = True) -> Job:
+def create_job(
+    session: Session,
+    *,
+    task: str,
+    precision: str,
+    settings: dict[str, Any],
+    api_key_id: str | None,
+    team: str = DEFAULT_TEAM,
+    commit: bool = True,
+) -> Job:
     """`commit=False` leaves the commit to the caller (the per-key limit holds its lock until then)."""
     now = utcnow()
-    job = Job(id=new_job_id(), task=task, precision=precision, settings=settings, status=QUEUED, message="queued",
-              api_key_id=api_key_id, team=team, created_at=now, updated_at=now, attempts_count=0, llm_calls_count=0, input_tokens=0,
-              output_tokens=0, reasoning_tokens=0, cached_tokens=0, cost_usd=0.0, llm_latency_s=0.0, cancel_requested=False)
+    job = Job(
+        id=new_job_id(),
+        task=task,
+        precision=precision,
+        settings=settings,
+        status=QUEUED,
+        message="queued",
+        api_key_id=api_key_id,
+        team=team,
+        created_at=now,
+        updated_at=now,
+        attempts_count=0,
+        llm_calls_count=0,
+        input_tokens=0,
+        output_tokens=0,
+        reasoning_tokens=0,
+        cached_tokens=0,
+        cost_usd=0.0,
+        llm_latency_s=0.0,
+        cancel_requested=False,
+    )
     session.add(job)
     if commit:
         session.commit()
@@ -38,14 +64,31 @@ def in_flight_count(session: Session, api_key_id: str | None) -> int:
 
 
 # How a job list may be sorted: name -> what it sorts by (list_jobs: "-name" sorts descending).
-SORTS = {"created": Job.created_at, "status": Job.status, "task": Job.task, "precision": Job.precision,
-         "best_score": Job.best_score, "cost": Job.cost_usd, "tokens": Job.input_tokens + Job.output_tokens,
-         "rounds": Job.attempts_count}
+SORTS = {
+    "created": Job.created_at,
+    "status": Job.status,
+    "task": Job.task,
+    "precision": Job.precision,
+    "best_score": Job.best_score,
+    "cost": Job.cost_usd,
+    "tokens": Job.input_tokens + Job.output_tokens,
+    "rounds": Job.attempts_count,
+}
 
 
-def list_jobs(session: Session, *, status: str | None, task: str | None, limit: int, offset: int,
-              team: str | None = None, precision: str | None = None, model: str | None = None, key: str | None = None,
-              sort: str = "-created") -> tuple[list[Job], int]:
+def list_jobs(
+    session: Session,
+    *,
+    status: str | None,
+    task: str | None,
+    limit: int,
+    offset: int,
+    team: str | None = None,
+    precision: str | None = None,
+    model: str | None = None,
+    key: str | None = None,
+    sort: str = "-created",
+) -> tuple[list[Job], int]:
     """`team`: only that team's jobs (None: every team's). `model`: jobs with an LLM call to that model.
     `key`: jobs submitted by that key id. `sort`: a name of SORTS, descending when prefixed with "-"."""
     conds = []
@@ -62,8 +105,11 @@ def list_jobs(session: Session, *, status: str | None, task: str | None, limit: 
     if model:
         conds.append(exists().where(LlmCall.job_id == Job.id, LlmCall.model == model))
     column = SORTS[sort.removeprefix("-")]
-    order = (column.desc().nulls_last(), Job.created_at.desc(), Job.id.desc()) if sort.startswith("-") else (
-        column.asc().nulls_last(), Job.created_at.desc(), Job.id.desc())
+    order = (
+        (column.desc().nulls_last(), Job.created_at.desc(), Job.id.desc())
+        if sort.startswith("-")
+        else (column.asc().nulls_last(), Job.created_at.desc(), Job.id.desc())
+    )
     rows = session.scalars(select(Job).where(*conds).order_by(*order).limit(limit).offset(offset)).all()
     return list(rows), session.scalar(select(func.count(Job.id)).where(*conds)) or 0
 
@@ -71,10 +117,15 @@ def list_jobs(session: Session, *, status: str | None, task: str | None, limit: 
 def get_job(session: Session, job_id: str, *, detail: bool = False) -> Job | None:
     if not detail:
         return session.get(Job, job_id)
-    query = select(Job).where(Job.id == job_id).options(
-        selectinload(Job.attempts).selectinload(Attempt.measurements),
-        selectinload(Job.attempts).selectinload(Attempt.profile),
-        selectinload(Job.llm_calls))
+    query = (
+        select(Job)
+        .where(Job.id == job_id)
+        .options(
+            selectinload(Job.attempts).selectinload(Attempt.measurements),
+            selectinload(Job.attempts).selectinload(Attempt.profile),
+            selectinload(Job.llm_calls),
+        )
+    )
     return session.scalar(query)
 
 
@@ -83,8 +134,7 @@ def get_attempt(session: Session, job_id: str, attempt_id: int) -> Attempt | Non
 
 
 def events_after(session: Session, job_id: str, after: int, limit: int = 500) -> list[JobEvent]:
-    return list(session.scalars(select(JobEvent).where(JobEvent.job_id == job_id, JobEvent.id > after)
-                                .order_by(JobEvent.id).limit(limit)))
+    return list(session.scalars(select(JobEvent).where(JobEvent.job_id == job_id, JobEvent.id > after).order_by(JobEvent.id).limit(limit)))
 
 
 def request_cancel(session: Session, job: Job) -> Job:
@@ -103,7 +153,7 @@ def request_cancel(session: Session, job: Job) -> Job:
 
 def request_resume(session: Session, job: Job) -> Job:
     if job.status == WAITING:
-        raise JobStateError(f"job {job.id} is waiting for an answer: POST /api/v1/jobs/{job.id}/answer with {{\"answer\": ...}}")
+        raise JobStateError(f'job {job.id} is waiting for an answer: POST /api/v1/jobs/{job.id}/answer with {{"answer": ...}}')
     if job.status not in (CANCELLED, FAILED):
         raise JobStateError(f"job {job.id} is {job.status}; only cancelled or failed jobs can be resumed")
     job.status, job.message, job.finished_at, job.cancel_requested = QUEUED, "queued to resume from its last checkpoint", None, False

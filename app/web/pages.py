@@ -49,8 +49,10 @@ templates = Jinja2Templates(directory=Path(__file__).parent / "templates")
 NAV: list[tuple[str, str]] = [("Jobs", "/jobs"), ("Leaderboard", "/leaderboard"), ("Costs", "/costs"), ("Reviews", "/reviews")]
 
 # Everything the pages load comes from this service: no CDN, no inline script.
-CSP = ("default-src 'self'; script-src 'self'; style-src 'self' 'unsafe-inline'; img-src 'self' data:; "
-       "connect-src 'self'; frame-ancestors 'none'; form-action 'self'; base-uri 'none'")
+CSP = (
+    "default-src 'self'; script-src 'self'; style-src 'self' 'unsafe-inline'; img-src 'self' data:; "
+    "connect-src 'self'; frame-ancestors 'none'; form-action 'self'; base-uri 'none'"
+)
 PAGE_SIZE = 50
 ROLE_MODELS = ("*", "planner", "coder", "compiler", "debugger")
 
@@ -105,8 +107,7 @@ templates.env.filters.update(num=_num, usd=_usd, when=_when, script_json=_script
 
 
 def render(request: Request, name: str, web: WebSession | None, *, http_status: int = 200, **context: Any) -> HTMLResponse:
-    base = {"nav": NAV, "web": web, "caller": web.caller if web else None, "csrf": web.csrf if web else "",
-            "path": request.url.path}
+    base = {"nav": NAV, "web": web, "caller": web.caller if web else None, "csrf": web.csrf if web else "", "path": request.url.path}
     response = templates.TemplateResponse(request, name, base | context, status_code=http_status)
     response.headers["Content-Security-Policy"] = CSP
     response.headers["X-Content-Type-Options"] = "nosniff"
@@ -156,8 +157,9 @@ def login_form(request: Request, next: str = "/jobs") -> Response:
 
 
 @router.post("/login")
-def login(request: Request, key: Annotated[str, Form(max_length=200)], csrf: Csrf,
-          next: Annotated[str, Form(max_length=2000)] = "/jobs") -> Response:
+def login(
+    request: Request, key: Annotated[str, Form(max_length=200)], csrf: Csrf, next: Annotated[str, Form(max_length=2000)] = "/jobs"
+) -> Response:
     if not web_session.login_token_ok(request, csrf):
         return _login_page(request, status=400, error="the sign-in form expired: send your key again", next_url=next)
     with request.app.state.sessions() as session:
@@ -196,10 +198,21 @@ def rounds_used(session: Any, job_ids: list[str]) -> dict[str, int]:
 def job_row(job: Job, models: list[str], rounds: int) -> dict[str, Any]:
     """One row of the jobs table: what the page renders and what the live stream sends."""
     requested = [f"{role}: {m}" for role, m in (job.settings.get("models") or {}).items()]
-    return {"id": job.id, "task": job.task, "precision": job.precision, "status": job.status, "message": job.message,
-            "models": ", ".join(models or requested) or "default", "best_score": job.best_score, "rounds_used": rounds,
-            "rounds": (job.settings or {}).get("rounds"), "tokens": job.input_tokens + job.output_tokens,
-            "cost_usd": job.cost_usd, "api_key_id": job.api_key_id, "created_at": job.created_at.isoformat()}
+    return {
+        "id": job.id,
+        "task": job.task,
+        "precision": job.precision,
+        "status": job.status,
+        "message": job.message,
+        "models": ", ".join(models or requested) or "default",
+        "best_score": job.best_score,
+        "rounds_used": rounds,
+        "rounds": (job.settings or {}).get("rounds"),
+        "tokens": job.input_tokens + job.output_tokens,
+        "cost_usd": job.cost_usd,
+        "api_key_id": job.api_key_id,
+        "created_at": job.created_at.isoformat(),
+    }
 
 
 def _check_filter(name: str, value: str, pattern: str | None = None, allowed: tuple[str, ...] | None = None) -> str:
@@ -215,14 +228,38 @@ SORT_CHOICES = tuple(f"{sign}{name}" for name in store.SORTS for sign in ("", "-
 
 
 @router.get("/jobs", response_class=HTMLResponse)
-def jobs_page(request: Request, web: Web, session: SessionDep, status: str = "", task: str = "", precision: str = "",
-              model: str = "", key: str = "", sort: str = "-created", offset: int = 0) -> HTMLResponse:
-    return _jobs_page(request, web, session, {"status": status, "task": task, "precision": precision, "model": model,
-                                              "key": key, "sort": sort or "-created"}, offset)
+def jobs_page(
+    request: Request,
+    web: Web,
+    session: SessionDep,
+    status: str = "",
+    task: str = "",
+    precision: str = "",
+    model: str = "",
+    key: str = "",
+    sort: str = "-created",
+    offset: int = 0,
+) -> HTMLResponse:
+    return _jobs_page(
+        request,
+        web,
+        session,
+        {"status": status, "task": task, "precision": precision, "model": model, "key": key, "sort": sort or "-created"},
+        offset,
+    )
 
 
-def _jobs_page(request: Request, web: WebSession, session: Any, filters: dict[str, str], offset: int, *,
-               form_errors: list[str] | None = None, form: dict[str, Any] | None = None, status_code: int = 200) -> HTMLResponse:
+def _jobs_page(
+    request: Request,
+    web: WebSession,
+    session: Any,
+    filters: dict[str, str],
+    offset: int,
+    *,
+    form_errors: list[str] | None = None,
+    form: dict[str, Any] | None = None,
+    status_code: int = 200,
+) -> HTMLResponse:
     try:
         _check_filter("status", filters["status"], allowed=ALL_STATUSES)
         _check_filter("task", filters["task"], TASK_PATTERN)
@@ -236,9 +273,18 @@ def _jobs_page(request: Request, web: WebSession, session: Any, filters: dict[st
         return problem(request, web, exc.status_code, str(exc.detail))
     caller = web.caller
     team = None if permissions.is_admin(caller) else caller.team
-    rows, total = store.list_jobs(session, status=filters["status"] or None, task=filters["task"] or None, limit=PAGE_SIZE,
-                                  offset=offset, team=team, precision=filters["precision"] or None,
-                                  model=filters["model"] or None, key=filters["key"] or None, sort=filters["sort"])
+    rows, total = store.list_jobs(
+        session,
+        status=filters["status"] or None,
+        task=filters["task"] or None,
+        limit=PAGE_SIZE,
+        offset=offset,
+        team=team,
+        precision=filters["precision"] or None,
+        model=filters["model"] or None,
+        key=filters["key"] or None,
+        sort=filters["sort"],
+    )
     ids = [j.id for j in rows]
     models, rounds = aggregates.models_of(session, ids), rounds_used(session, ids)
     active = {k: v for k, v in filters.items() if v and not (k == "sort" and v == "-created")}
@@ -247,24 +293,52 @@ def _jobs_page(request: Request, web: WebSession, session: Any, filters: dict[st
         return "/jobs?" + urlencode({**active, **change})
 
     rendered = [job_row(j, models[j.id], rounds.get(j.id, 0)) for j in rows]
-    return render(request, "jobs.html", web, http_status=status_code, rows=rendered, total=total, offset=offset, page_size=PAGE_SIZE,
-                  filters=filters, link=link, statuses=ALL_STATUSES, sorts=store.SORTS, tasks=_benchmark_tasks(),
-                  known_models=aggregates.known_models(session, permissions.visible_jobs(caller)),
-                  can_submit=permissions.can_submit(caller), form_errors=form_errors or [], form=form or {}, role_models=ROLE_MODELS)
+    return render(
+        request,
+        "jobs.html",
+        web,
+        http_status=status_code,
+        rows=rendered,
+        total=total,
+        offset=offset,
+        page_size=PAGE_SIZE,
+        filters=filters,
+        link=link,
+        statuses=ALL_STATUSES,
+        sorts=store.SORTS,
+        tasks=_benchmark_tasks(),
+        known_models=aggregates.known_models(session, permissions.visible_jobs(caller)),
+        can_submit=permissions.can_submit(caller),
+        form_errors=form_errors or [],
+        form=form or {},
+        role_models=ROLE_MODELS,
+    )
 
 
 def _submission(form: dict[str, Any], upload: bytes | None) -> dict[str, Any]:
     """The JobSubmit body a submit form describes (validated by JobSubmit itself)."""
-    models = {role: form[f"model_{'all' if role == '*' else role}"].strip() for role in ROLE_MODELS
-              if form.get(f"model_{'all' if role == '*' else role}", "").strip()}
-    body: dict[str, Any] = {"precision": form.get("precision") or "fp32", "rounds": form.get("rounds") or 3,
-                            "debug": form.get("debug") or 0, "sizes": form.get("sizes") or "paper", "models": models,
-                            "manual": form.get("manual") == "on"}
+    models = {
+        role: form[f"model_{'all' if role == '*' else role}"].strip()
+        for role in ROLE_MODELS
+        if form.get(f"model_{'all' if role == '*' else role}", "").strip()
+    }
+    body: dict[str, Any] = {
+        "precision": form.get("precision") or "fp32",
+        "rounds": form.get("rounds") or 3,
+        "debug": form.get("debug") or 0,
+        "sizes": form.get("sizes") or "paper",
+        "models": models,
+        "manual": form.get("manual") == "on",
+    }
     if form.get("kind") == "custom":
         source = upload.decode("utf-8", errors="strict") if upload else form.get("custom_source", "")
-        body["custom"] = {"name": form.get("custom_name", ""), "prototype": form.get("custom_prototype", ""),
-                          "args": _json_field("arguments", form.get("custom_args", "")),
-                          "sizes": _json_field("sizes", form.get("custom_sizes", "")), "baseline_cu": source}
+        body["custom"] = {
+            "name": form.get("custom_name", ""),
+            "prototype": form.get("custom_prototype", ""),
+            "args": _json_field("arguments", form.get("custom_args", "")),
+            "sizes": _json_field("sizes", form.get("custom_sizes", "")),
+            "baseline_cu": source,
+        }
     else:
         body["task"] = form.get("task") or None
     return body
@@ -278,8 +352,9 @@ def _json_field(name: str, text: str) -> Any:
     try:
         return json.loads(text)
     except json.JSONDecodeError as exc:
-        raise FormProblem(f"custom kernel {name}: not JSON ({exc.msg} at line {exc.lineno} column {exc.colno}); "
-                          "see the example under the field") from None
+        raise FormProblem(
+            f"custom kernel {name}: not JSON ({exc.msg} at line {exc.lineno} column {exc.colno}); see the example under the field"
+        ) from None
 
 
 def _errors_of(exc: ValidationError) -> list[str]:
@@ -287,16 +362,32 @@ def _errors_of(exc: ValidationError) -> list[str]:
 
 
 @router.post("/jobs", response_class=HTMLResponse)
-def submit_job(request: Request, web: Web, session: SessionDep, settings: SettingsDep, runner: RunnerDep, csrf: Csrf,
-               kind: Annotated[str, Form(max_length=10)] = "task", task: Annotated[str, Form(max_length=64)] = "",
-               precision: Annotated[str, Form(max_length=8)] = "fp32", rounds: Annotated[str, Form(max_length=4)] = "3",
-               debug: Annotated[str, Form(max_length=4)] = "3", sizes: Annotated[str, Form(max_length=8)] = "paper",
-               manual: Annotated[str, Form(max_length=4)] = "", model_all: Annotated[str, Form(max_length=128)] = "",
-               model_planner: Annotated[str, Form(max_length=128)] = "", model_coder: Annotated[str, Form(max_length=128)] = "",
-               model_compiler: Annotated[str, Form(max_length=128)] = "", model_debugger: Annotated[str, Form(max_length=128)] = "",
-               custom_name: Annotated[str, Form(max_length=64)] = "", custom_prototype: Annotated[str, Form(max_length=2000)] = "",
-               custom_args: Annotated[str, Form(max_length=20000)] = "", custom_sizes: Annotated[str, Form(max_length=20000)] = "",
-               custom_source: Annotated[str, Form()] = "", custom_file: Annotated[UploadFile | None, File()] = None) -> Response:
+def submit_job(
+    request: Request,
+    web: Web,
+    session: SessionDep,
+    settings: SettingsDep,
+    runner: RunnerDep,
+    csrf: Csrf,
+    kind: Annotated[str, Form(max_length=10)] = "task",
+    task: Annotated[str, Form(max_length=64)] = "",
+    precision: Annotated[str, Form(max_length=8)] = "fp32",
+    rounds: Annotated[str, Form(max_length=4)] = "3",
+    debug: Annotated[str, Form(max_length=4)] = "3",
+    sizes: Annotated[str, Form(max_length=8)] = "paper",
+    manual: Annotated[str, Form(max_length=4)] = "",
+    model_all: Annotated[str, Form(max_length=128)] = "",
+    model_planner: Annotated[str, Form(max_length=128)] = "",
+    model_coder: Annotated[str, Form(max_length=128)] = "",
+    model_compiler: Annotated[str, Form(max_length=128)] = "",
+    model_debugger: Annotated[str, Form(max_length=128)] = "",
+    custom_name: Annotated[str, Form(max_length=64)] = "",
+    custom_prototype: Annotated[str, Form(max_length=2000)] = "",
+    custom_args: Annotated[str, Form(max_length=20000)] = "",
+    custom_sizes: Annotated[str, Form(max_length=20000)] = "",
+    custom_source: Annotated[str, Form()] = "",
+    custom_file: Annotated[UploadFile | None, File()] = None,
+) -> Response:
     if (refused := _csrf_or_403(request, web, csrf)) is not None:
         return refused
     form = {k: v for k, v in locals().items() if isinstance(v, str) and k not in ("csrf",)}
@@ -311,8 +402,7 @@ def submit_job(request: Request, web: Web, session: SessionDep, settings: Settin
     except FormProblem as exc:
         return _jobs_page(request, web, session, filters, 0, form_errors=[str(exc)], form=form, status_code=422)
     except UnicodeDecodeError:
-        return _jobs_page(request, web, session, filters, 0, form_errors=["the uploaded .cu is not UTF-8 text"], form=form,
-                          status_code=422)
+        return _jobs_page(request, web, session, filters, 0, form_errors=["the uploaded .cu is not UTF-8 text"], form=form, status_code=422)
     except ValidationError as exc:
         return _jobs_page(request, web, session, filters, 0, form_errors=_errors_of(exc), form=form, status_code=422)
     except HTTPException as exc:
@@ -320,8 +410,9 @@ def submit_job(request: Request, web: Web, session: SessionDep, settings: Settin
     except Exception as exc:  # a RequestValidationError raised by the API's own checks
         errors = getattr(exc, "errors", None)
         if callable(errors):
-            return _jobs_page(request, web, session, filters, 0, form_errors=[e.get("msg", "") for e in errors()], form=form,
-                              status_code=422)
+            return _jobs_page(
+                request, web, session, filters, 0, form_errors=[e.get("msg", "") for e in errors()], form=form, status_code=422
+            )
         raise
     return RedirectResponse(f"/jobs/{job.id}", status_code=303)
 
@@ -365,10 +456,12 @@ def _previous_best(attempts: list[Attempt], chosen: Attempt) -> Attempt | None:
 def _diff(old: Attempt | None, new: Attempt) -> list[tuple[str, str]]:
     if old is None:
         return []
-    lines = difflib.unified_diff(old.source.splitlines(), new.source.splitlines(), f"attempt {old.id}", f"attempt {new.id}",
-                                 lineterm="", n=3)
-    return [("add" if ln.startswith("+") else "del" if ln.startswith("-") else "hunk" if ln.startswith("@@") else "ctx", ln)
-            for ln in lines]
+    lines = difflib.unified_diff(
+        old.source.splitlines(), new.source.splitlines(), f"attempt {old.id}", f"attempt {new.id}", lineterm="", n=3
+    )
+    return [
+        ("add" if ln.startswith("+") else "del" if ln.startswith("-") else "hunk" if ln.startswith("@@") else "ctx", ln) for ln in lines
+    ]
 
 
 @router.get("/jobs/{job_id}", response_class=HTMLResponse)
@@ -386,11 +479,24 @@ def job_page(request: Request, job_id: str, web: Web, session: SessionDep, attem
     events = store.events_after(session, job.id, 0, limit=2000)
     can_act = permissions.can_act(web.caller, job)
     review_status = dict(session.execute(select(Review.attempt_id, Review.status).where(Review.job_id == job.id)).all())
-    return render(request, "job.html", web, job=job, detail=detail, detail_json=detail.model_dump_json(), chosen=chosen,
-                  previous=previous, diff=_diff(previous, chosen) if chosen else [], events=events, can_act=can_act,
-                  can_cancel=can_act and job.status in ACTIVE_STATUSES, can_resume=can_act and job.status in (CANCELLED, FAILED),
-                  waiting=job.status == WAITING, last_event_id=events[-1].id if events else 0,
-                  review_status=review_status)
+    return render(
+        request,
+        "job.html",
+        web,
+        job=job,
+        detail=detail,
+        detail_json=detail.model_dump_json(),
+        chosen=chosen,
+        previous=previous,
+        diff=_diff(previous, chosen) if chosen else [],
+        events=events,
+        can_act=can_act,
+        can_cancel=can_act and job.status in ACTIVE_STATUSES,
+        can_resume=can_act and job.status in (CANCELLED, FAILED),
+        waiting=job.status == WAITING,
+        last_event_id=events[-1].id if events else 0,
+        review_status=review_status,
+    )
 
 
 def _act(request: Request, web: WebSession, job_id: str, csrf: str, action: Any) -> Response:
@@ -414,14 +520,20 @@ def cancel(request: Request, job_id: str, web: Web, session: SessionDep, runner:
 
 
 @router.post("/jobs/{job_id}/resume")
-def resume(request: Request, job_id: str, web: Web, session: SessionDep, settings: SettingsDep, runner: RunnerDep,
-           csrf: Csrf) -> Response:
+def resume(request: Request, job_id: str, web: Web, session: SessionDep, settings: SettingsDep, runner: RunnerDep, csrf: Csrf) -> Response:
     return _act(request, web, job_id, csrf, lambda: jobs_api.resume_job(job_id, request, session, web.caller, settings, runner))
 
 
 @router.post("/jobs/{job_id}/answer")
-def answer(request: Request, job_id: str, web: Web, session: SessionDep, runner: RunnerDep, csrf: Csrf,
-           answer: Annotated[str, Form(max_length=20000)] = "") -> Response:
+def answer(
+    request: Request,
+    job_id: str,
+    web: Web,
+    session: SessionDep,
+    runner: RunnerDep,
+    csrf: Csrf,
+    answer: Annotated[str, Form(max_length=20000)] = "",
+) -> Response:
     def act() -> None:
         try:
             body = AnswerIn(answer=answer)
@@ -460,8 +572,16 @@ def costs_page(request: Request, web: Web, session: SessionDep, model: str = "",
 
     data = costs(session, web.caller, model=model or None, days=days, limit=100)
     visible = permissions.visible_jobs(web.caller)
-    return render(request, "costs.html", web, data=data, data_json=data.model_dump_json(), model=model, days=days,
-                  known_models=aggregates.known_models(session, visible))
+    return render(
+        request,
+        "costs.html",
+        web,
+        data=data,
+        data_json=data.model_dump_json(),
+        model=model,
+        days=days,
+        known_models=aggregates.known_models(session, visible),
+    )
 
 
 @router.get("/reviews", response_class=HTMLResponse)
@@ -470,17 +590,32 @@ def reviews_page(request: Request, web: Web, session: SessionDep, status: str = 
         _check_filter("status", status, allowed=REVIEW_STATUSES)
     except HTTPException as exc:
         return problem(request, web, exc.status_code, str(exc.detail), back="/reviews")
-    rows, total = list_reviews(session, permissions.visible_jobs(web.caller), status=status or None, limit=PAGE_SIZE,
-                               offset=max(0, offset))
+    rows, total = list_reviews(session, permissions.visible_jobs(web.caller), status=status or None, limit=PAGE_SIZE, offset=max(0, offset))
     items = [(reviews_api.review_out(r), permissions.can_review(web.caller, r.job)) for r in rows]
-    return render(request, "reviews.html", web, items=items, total=total, status=status, statuses=REVIEW_STATUSES,
-                  offset=max(0, offset), page_size=PAGE_SIZE, may_review=permissions.may_review(web.caller))
+    return render(
+        request,
+        "reviews.html",
+        web,
+        items=items,
+        total=total,
+        status=status,
+        statuses=REVIEW_STATUSES,
+        offset=max(0, offset),
+        page_size=PAGE_SIZE,
+        may_review=permissions.may_review(web.caller),
+    )
 
 
 @router.post("/reviews/{attempt_id}")
-def decide_review(request: Request, attempt_id: int, web: Web, session: SessionDep, csrf: Csrf,
-                  decision: Annotated[str, Form(max_length=10)] = "",
-                  note: Annotated[str, Form(max_length=2000)] = "") -> Response:
+def decide_review(
+    request: Request,
+    attempt_id: int,
+    web: Web,
+    session: SessionDep,
+    csrf: Csrf,
+    decision: Annotated[str, Form(max_length=10)] = "",
+    note: Annotated[str, Form(max_length=2000)] = "",
+) -> Response:
     if (refused := _csrf_or_403(request, web, csrf)) is not None:
         return refused
     try:

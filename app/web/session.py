@@ -44,8 +44,9 @@ def _secret(request: Request) -> str:
         value = configured.get_secret_value()
     else:
         with state.sessions() as session:  # generated once per database; replicas read the same row
-            insert_ignore(session, ServiceSecret, {"name": _SECRET_NAME, "value": secrets.token_urlsafe(48),
-                                                   "created_at": utcnow()}, ["name"])
+            insert_ignore(
+                session, ServiceSecret, {"name": _SECRET_NAME, "value": secrets.token_urlsafe(48), "created_at": utcnow()}, ["name"]
+            )
             session.commit()
             value = session.scalar(select(ServiceSecret.value).where(ServiceSecret.name == _SECRET_NAME))
     state.session_secret = value
@@ -57,8 +58,7 @@ def _serializer(request: Request, salt: str) -> URLSafeTimedSerializer:
 
 
 def _set_cookie(request: Request, response: Response, name: str, value: str, max_age: int) -> None:
-    response.set_cookie(name, value, max_age=max_age, httponly=True, samesite="lax", secure=request.url.scheme == "https",
-                        path="/")
+    response.set_cookie(name, value, max_age=max_age, httponly=True, samesite="lax", secure=request.url.scheme == "https", path="/")
 
 
 def current(request: Request) -> WebSession | None:

@@ -16,8 +16,7 @@ import pytest
 from . import browser
 from .conftest import make_key, wait_status
 
-pytestmark = [pytest.mark.timeout(300), pytest.mark.slow,
-              pytest.mark.skipif(browser.missing() is not None, reason=str(browser.missing()))]
+pytestmark = [pytest.mark.timeout(300), pytest.mark.slow, pytest.mark.skipif(browser.missing() is not None, reason=str(browser.missing()))]
 API = "/api/v1"
 
 

@@ -15,8 +15,13 @@ from app.reviews import ReviewRule
 from .conftest import make_key, wait_status
 
 API = "/api/v1"
-PEOPLE = {"owner": ("member", "red"), "reviewer": ("reviewer", "red"), "viewer": ("viewer", "red"),
-          "outsider": ("reviewer", "blue"), "admin": ("admin", "ops")}
+PEOPLE = {
+    "owner": ("member", "red"),
+    "reviewer": ("reviewer", "red"),
+    "viewer": ("viewer", "red"),
+    "outsider": ("reviewer", "blue"),
+    "admin": ("admin", "ops"),
+}
 
 
 def _row(speedup: float, pct: float, flags: list[str] | None = None) -> dict:
