@@ -1,8 +1,9 @@
-"""A fair queue: jobs take turns (round robin), so one job's 20 evaluations do not starve the others.
+"""A fair queue: jobs take turns, so one job's 20 evaluations do not starve the others.
 
-Each job has its own first-in-first-out line; a worker that frees up takes the first item it can run
-from the job whose turn it is, and that job goes to the back of the rotation. A retried item goes to
-the front of its job's line (it already waited once).
+Each job has its own first-in-first-out line. A worker that frees up serves the job served least
+recently (a job never served yet first, in order of arrival) among those with an item it can run,
+and takes that job's first such item. A retried item goes to the front of its job's line (it already
+waited once).
 """
 
 from __future__ import annotations
@@ -32,7 +33,9 @@ class Request:
 
 class FairQueue:
     def __init__(self) -> None:
-        self._lines: OrderedDict[str, deque[Request]] = OrderedDict()  # rotation order: the next job first
+        self._lines: OrderedDict[str, deque[Request]] = OrderedDict()  # in order of arrival
+        self._served: dict[str, int] = {}  # job -> tick of its last turn (kept while the job has no line, too)
+        self._tick = 0
         self._cond = threading.Condition()
         self._closed = False
 
@@ -49,14 +52,19 @@ class FairQueue:
         deadline = None if timeout is None else time.monotonic() + timeout
         with self._cond:
             while not self._closed:
-                for job_id, line in self._lines.items():
+                turns = sorted(self._lines, key=lambda job: self._served.get(job, -1))  # stable: arrival order among equals
+                for job_id in turns:
+                    line = self._lines[job_id]
                     request = next((r for r in line if accepts(r)), None)
                     if request is None:
                         continue
                     line.remove(request)
-                    del self._lines[job_id]
-                    if line:  # its next item waits for the job's next turn: back of the rotation
-                        self._lines[job_id] = line
+                    if not line:
+                        del self._lines[job_id]
+                    self._tick += 1
+                    self._served[job_id] = self._tick
+                    if len(self._served) > 100_000:  # forget the turns of jobs that have nothing queued
+                        self._served = {j: t for j, t in self._served.items() if j in self._lines}
                     return request
                 remaining = None if deadline is None else deadline - time.monotonic()
                 if remaining is not None and remaining <= 0:
@@ -79,9 +87,9 @@ class FairQueue:
             return left
 
     def waiting(self) -> dict[str, int]:
-        """Queued requests per job (in rotation order)."""
+        """Queued requests per job, the next job first."""
         with self._cond:
-            return {job_id: len(line) for job_id, line in self._lines.items()}
+            return {job: len(self._lines[job]) for job in sorted(self._lines, key=lambda j: self._served.get(j, -1))}
 
     def pending(self) -> list[Request]:
         with self._cond:
