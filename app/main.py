@@ -19,7 +19,7 @@ from .agent import RunJob, checkpointer, run_with_graph
 from .api import errors, jobs, keys, system, tasks
 from .db.engine import make_engine, make_sessionmaker
 from .db.migrate import upgrade
-from .gpu import GpuLockedEvaluator, GpuPool, detect_gpus, local_evaluator, plan_evaluation
+from .gpu import GpuLockedEvaluator, GpuPool, detect_gpus, local_evaluator, plan_evaluation, ray_evaluation
 from .limits import BodySizeLimit
 from .runner import JobRunner
 from .settings import ServiceSettings
@@ -36,8 +36,22 @@ def describe_sandbox() -> str:
 log = logging.getLogger("cudamaster.service")
 
 
-def create_app(settings: ServiceSettings | None = None, *, run_job: RunJob | None = None, evaluator: Any = None) -> FastAPI:
+def _join_cluster(ray: Any) -> Any:
+    from graph.cluster import make_ray_evaluator
+
+    return make_ray_evaluator(ray.address, settings=ray)
+
+
+def create_app(settings: ServiceSettings | None = None, *, run_job: RunJob | None = None, evaluator: Any = None,
+               ray: Any = None) -> FastAPI:
+    """`ray`: graph.cluster.RaySettings (default: from CUDAMASTER_RAY__*); with an address, every compile,
+    evaluation and profile runs on that Ray cluster. An injected `evaluator` with `for_job` (a RayEvaluator)
+    is used the same way."""
     settings = settings or ServiceSettings()
+    if ray is None and evaluator is None and run_job is None:
+        from graph.cluster import RaySettings
+
+        ray = RaySettings()
     engine = make_engine(settings.database_url)
     sessions = make_sessionmaker(engine)
     gpu_pool = GpuPool(settings.gpus)
@@ -48,12 +62,22 @@ def create_app(settings: ServiceSettings | None = None, *, run_job: RunJob | Non
             upgrade(settings.database_url)
         with sessions() as session:  # custom tasks must be loadable before their jobs resume
             custom_tasks.register_all(session)
-        evaluation = plan_evaluation(settings.gpus, settings.remote_gpus, evaluator is not None or run_job is not None,
-                                     await asyncio.to_thread(detect_gpus))
+        cluster = evaluator if hasattr(evaluator, "for_job") else None
+        own_cluster = cluster is None and ray is not None and ray.address is not None
+        if own_cluster:  # fails the start with what to do when the cluster cannot be joined or has no GPU
+            cluster = await asyncio.to_thread(_join_cluster, ray)
+        app.state.cluster = cluster
+        inventory = await asyncio.to_thread(detect_gpus)
+        if cluster is not None:
+            evaluation = ray_evaluation(cluster.status(), inventory)
+        else:
+            evaluation = plan_evaluation(settings.gpus, settings.remote_gpus, evaluator is not None or run_job is not None, inventory)
         app.state.evaluation = evaluation
         if not evaluation.healthy:
             log.warning("%s", evaluation.note)
-        if evaluator is not None:
+        if cluster is not None:
+            locked = cluster  # the cluster holds its GPUs itself (one worker each); each job gets cluster.for_job(id)
+        elif evaluator is not None:
             locked = GpuLockedEvaluator(evaluator, gpu_pool)
         elif run_job is None:  # the real agent with the local GPUs, one harness evaluator per GPU
             locked = GpuLockedEvaluator(local_evaluator, gpu_pool, per_gpu=True)
@@ -70,12 +94,14 @@ def create_app(settings: ServiceSettings | None = None, *, run_job: RunJob | Non
         app.state.runner = runner
         if evaluation.can_run_jobs:  # without a GPU, queued jobs wait for a service that has one
             await runner.start()
-        log.info("cudamaster service up: database %s, %d job slot(s), GPUs %s", settings.database_url.split("@")[-1],
-                 settings.max_running_jobs, ",".join(gpu_pool.gpus))
+        log.info("cudamaster service up: database %s, %d job slot(s), %s", settings.database_url.split("@")[-1],
+                 settings.max_running_jobs, evaluation.note if cluster is not None else "GPUs " + ",".join(gpu_pool.gpus))
         try:
             yield
         finally:
             await runner.stop()
+            if own_cluster:
+                await asyncio.to_thread(cluster.close)
             engine.dispose()
 
     app = FastAPI(title="cudamaster", version="0.1.0", lifespan=lifespan,

@@ -86,13 +86,14 @@ def store_attempt(session: Session, job_id: str, a: dict[str, Any]) -> Attempt:
         evaluation = evaluation.model_dump(mode="json")
     source = a.get("source") or ""
     verdict = a.get("verdict") or (evaluation or {}).get("verdict") or ""
+    gpu_model = str(((evaluation or {}).get("gpu") or {}).get("name") or "")[:128] or None
     insert_ignore(session, Attempt, {
         "job_id": job_id, "attempt_key": key[:160], "round": int(a.get("round") or 0), "debug_step": int(a.get("debug_step") or 0),
         "role": str(a.get("role") or "")[:32], "strategy": str(a.get("strategy") or ""), "source": source,
         "source_sha256": hashlib.sha256(source.encode()).hexdigest() if source else "",
         "flags": list(a.get("flags") or []), "compile_log": str(a.get("compile_log") or ""), "verdict": str(verdict)[:32],
         "message": str(a.get("message") or ""), "score": _num((evaluation or {}).get("score")), "evaluation": evaluation,
-        "created_at": utcnow(),
+        "gpu_model": gpu_model, "created_at": utcnow(),
     }, ["job_id", "attempt_key"])
     attempt = _attempt_by_key(session, job_id, key[:160])
     assert attempt is not None
@@ -104,10 +105,17 @@ def store_attempt(session: Session, job_id: str, a: dict[str, Any]) -> Attempt:
             "candidate_median_us": _num(cand.get("median_us")), "candidate_iqr_us": _num(cand.get("iqr_us")),
             "speedup": _num(row.get("speedup")), "speedup_iqr": _num(row.get("speedup_iqr")),
             "roofline_floor_us": _num(row.get("roofline_floor_us")), "candidate_roofline_pct": _num(row.get("candidate_roofline_pct")),
+            "gpu_model": gpu_model,
         }, ["attempt_id", "size_index"])
     if a.get("profile"):
         _store_profile(session, attempt, a["profile"])
     return attempt
+
+
+def job_gpu_model(session: Session, job_id: str) -> str | None:
+    """The GPU model of the job's first measurement (its later ones must be on the same model), or None."""
+    return session.scalar(select(Attempt.gpu_model).where(Attempt.job_id == job_id, Attempt.gpu_model.is_not(None))
+                          .order_by(Attempt.id).limit(1))
 
 
 def _store_profile(session: Session, attempt: Attempt, p: dict[str, Any]) -> None:

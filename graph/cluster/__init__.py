@@ -10,8 +10,9 @@ from .settings import RaySettings
 __all__ = ["RaySettings", "make_ray_evaluator"]
 
 
-def make_ray_evaluator(address: str | None = None, **kwargs):
-    """A RayEvaluator on `address` (or CUDAMASTER_RAY__ADDRESS); a clear error when Ray is not installed."""
+def make_ray_evaluator(address: str | None = None, *, settings: RaySettings | None = None, **kwargs):
+    """A RayEvaluator on `address` (else `settings.address`, else CUDAMASTER_RAY__ADDRESS); a clear error when
+    Ray is not installed."""
     try:
         import ray  # noqa: F401
     except ImportError:
@@ -19,5 +20,7 @@ def make_ray_evaluator(address: str | None = None, **kwargs):
                            "or run without --ray / CUDAMASTER_RAY__ADDRESS to use this machine's GPU") from None
     from .evaluator import RayEvaluator
 
-    settings = RaySettings(**({"address": address} if address else {}))
+    settings = settings or RaySettings()
+    if address:
+        settings = settings.model_copy(update={"address": address})
     return RayEvaluator(settings, **kwargs)
