@@ -135,6 +135,7 @@ class MeasurementOut(_Orm):
     speedup_iqr: float | None
     roofline_floor_us: float | None
     candidate_roofline_pct: float | None
+    gpu_model: str | None = Field(None, description="the GPU model it was measured on; speedups of different models never compare")
 
 
 class ProfileOut(_Orm):
@@ -156,6 +157,7 @@ class AttemptOut(_Orm):
     verdict: str
     message: str
     score: float | None
+    gpu_model: str | None = Field(None, description="the GPU model it was measured on (all of a job's attempts share one)")
     created_at: datetime
     measurements: list[MeasurementOut]
     profile: ProfileOut | None

@@ -10,7 +10,8 @@ from pydantic import ValidationError
 from rich.console import Console
 from rich.table import Table
 
-from .runner import JobOutcome, make_checkpointer, resume_job, start_job
+from .cluster import RAY_OPTION_HELP, evaluator_for_cli
+from .runner import JobOutcome, make_checkpointer, new_job_id, resume_job, start_job
 from .settings import ROLES, AgentSettings, JobSpec
 
 console = Console()
@@ -76,11 +77,25 @@ def _report(outcome: JobOutcome) -> None:
     console.print(f"job id: [bold]{outcome.job_id}[/] (resume with `cudamaster resume {outcome.job_id}`)")
 
 
-def _drive(outcome: JobOutcome, checkpointer, settings: AgentSettings, interactive: bool) -> JobOutcome:
+def _drive(outcome: JobOutcome, checkpointer, settings: AgentSettings, interactive: bool, evaluator=None) -> JobOutcome:
     while outcome.status == "waiting_for_input" and interactive and outcome.question:
         answer = _read_answer(outcome.question)
-        outcome = resume_job(outcome.job_id, checkpointer=checkpointer, on_event=_on_event, answer=answer, settings=settings)
+        outcome = resume_job(outcome.job_id, checkpointer=checkpointer, on_event=_on_event, answer=answer, settings=settings,
+                             evaluator=evaluator)
     return outcome
+
+
+def _cluster_evaluator(ray: str | None, job_id: str):
+    """The job's evaluator on the Ray cluster of --ray / CUDAMASTER_RAY__ADDRESS; None: the local GPU."""
+    try:
+        cluster = evaluator_for_cli(ray)
+    except RuntimeError as exc:
+        console.print(f"[red]error: {exc}[/]")
+        raise typer.Exit(2) from None
+    if cluster is None:
+        return None
+    console.print(f"[dim]Ray: {len(cluster.status()['gpus'])} GPU worker(s) at {cluster.settings.address}[/]")
+    return cluster.for_job(job_id)
 
 
 def optimize(
@@ -96,6 +111,7 @@ def optimize(
     choose_flags: Annotated[bool | None, typer.Option("--choose-flags/--no-choose-flags", help="let the compiler role pick nvcc flags")] = None,
     database_url: Annotated[str | None, typer.Option(help="checkpoints: sqlite:///path or postgresql://...")] = None,
     job_id: Annotated[str | None, typer.Option(help="job id (default: a new random one)")] = None,
+    ray: Annotated[str | None, typer.Option("--ray", help=RAY_OPTION_HELP)] = None,
 ) -> None:
     """Optimize one kernel: plan, code, compile, verify, profile, for R rounds."""
     try:
@@ -107,8 +123,10 @@ def optimize(
         raise typer.Exit(2) from None
     settings = AgentSettings()
     checkpointer = make_checkpointer(database_url or settings.database_url, settings)
-    outcome = start_job(spec, job_id=job_id, checkpointer=checkpointer, on_event=_on_event, settings=settings)
-    outcome = _drive(outcome, checkpointer, settings, sys.stdin.isatty())
+    job_id = job_id or new_job_id()
+    evaluator = _cluster_evaluator(ray, job_id)
+    outcome = start_job(spec, job_id=job_id, checkpointer=checkpointer, on_event=_on_event, settings=settings, evaluator=evaluator)
+    outcome = _drive(outcome, checkpointer, settings, sys.stdin.isatty(), evaluator)
     _report(outcome)
     raise typer.Exit(0 if outcome.status in ("finished", "no_correct_kernel", "waiting_for_input") else 1)
 
@@ -117,13 +135,15 @@ def resume(
     job_id: Annotated[str, typer.Argument(help="the id printed by `cudamaster optimize`")],
     answer: Annotated[str | None, typer.Option(help="answer to the job's pending question (manual mode); '-' reads stdin")] = None,
     database_url: Annotated[str | None, typer.Option(help="checkpoints: sqlite:///path or postgresql://...")] = None,
+    ray: Annotated[str | None, typer.Option("--ray", help=RAY_OPTION_HELP)] = None,
 ) -> None:
     """Continue a job after a crash, a stop or a question."""
     settings = AgentSettings()
     checkpointer = make_checkpointer(database_url or settings.database_url, settings)
     if answer == "-":
         answer = sys.stdin.read()
-    outcome = resume_job(job_id, checkpointer=checkpointer, on_event=_on_event, answer=answer, settings=settings)
-    outcome = _drive(outcome, checkpointer, settings, sys.stdin.isatty())
+    evaluator = _cluster_evaluator(ray, job_id)
+    outcome = resume_job(job_id, checkpointer=checkpointer, on_event=_on_event, answer=answer, settings=settings, evaluator=evaluator)
+    outcome = _drive(outcome, checkpointer, settings, sys.stdin.isatty(), evaluator)
     _report(outcome)
     raise typer.Exit(0 if outcome.status in ("finished", "no_correct_kernel", "waiting_for_input") else 1)

@@ -7,7 +7,10 @@ jobs (queue.py); the workers (worker.py) run `bench_tasks.work.WorkItem`s. Setti
 
 from .settings import RaySettings
 
-__all__ = ["RaySettings", "make_ray_evaluator"]
+__all__ = ["RaySettings", "make_ray_evaluator", "evaluator_for_cli"]
+
+RAY_OPTION_HELP = ("run every compile, evaluation and profile on this Ray cluster (HOST:6379, ray://HOST:10001 or auto); "
+                   "default: CUDAMASTER_RAY__ADDRESS, else this machine's GPU")
 
 
 def make_ray_evaluator(address: str | None = None, *, settings: RaySettings | None = None, **kwargs):
@@ -24,3 +27,17 @@ def make_ray_evaluator(address: str | None = None, *, settings: RaySettings | No
     if address:
         settings = settings.model_copy(update={"address": address})
     return RayEvaluator(settings, **kwargs)
+
+
+def evaluator_for_cli(address: str | None, **kwargs):
+    """The RayEvaluator of `--ray ADDRESS` (or CUDAMASTER_RAY__ADDRESS), None when neither is set; raises
+    RuntimeError with what to do when Ray is missing or the cluster cannot run GPU work."""
+    settings = RaySettings()
+    if not (address or settings.address):
+        return None
+    from .evaluator import ClusterError
+
+    try:
+        return make_ray_evaluator(address, settings=settings, **kwargs)
+    except ClusterError as exc:
+        raise RuntimeError(str(exc)) from None
