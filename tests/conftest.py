@@ -4,11 +4,6 @@ from __future__ import annotations
 
 import os
 import shutil
-import signal
-import subprocess
-import sys
-import tempfile
-import time
 from functools import cache
 from pathlib import Path
 
@@ -47,55 +42,23 @@ requires_nvcc = pytest.mark.skipif(shutil.which(os.environ.get("CUDAMASTER_NVCC"
 _REPO = Path(__file__).resolve().parents[1]
 
 
-def _free_port() -> int:
-    import socket
-
-    with socket.socket() as s:
-        s.bind(("127.0.0.1", 0))
-        return s.getsockname()[1]
-
-
 @pytest.fixture(scope="session")
 def ray_address():
-    """A local Ray cluster for the session: `ray start --head` on 127.0.0.1 with two GPUs DECLARED (`--num-gpus 2`;
-    no GPU is needed: the tests' workers run graph.testing's FAKE GPU evaluator, with real nvcc compiles). Started
-    once, stopped by its process group (its own session), never by name."""
+    """A local Ray cluster for the session (graph/cluster/local.py) with two GPUs DECLARED (`--num-gpus 2`; no GPU
+    is needed: the tests' workers run graph.testing's FAKE GPU evaluator, with real nvcc compiles). Started once.
+
+    CUDAMASTER_TEST_RAY_GPUS=detect (scripts/device_checks.sh ray-tests, on a GPU machine) lets Ray find the real GPUs."""
     pytest.importorskip("ray")
-    ray_cli = Path(sys.executable).with_name("ray")
-    port = _free_port()
-    temp = Path(tempfile.mkdtemp(prefix="cmray-", dir="/tmp"))  # short: Ray's socket paths must fit in 107 bytes
-    env = {**os.environ, "PYTHONPATH": os.pathsep.join(filter(None, [str(_REPO), os.environ.get("PYTHONPATH")])),
-           "RAY_USAGE_STATS_ENABLED": "0"}
-    proc = subprocess.Popen([str(ray_cli), "start", "--head", "--block", f"--port={port}", "--node-ip-address=127.0.0.1",
-                             "--num-gpus=2", "--num-cpus=4", "--include-dashboard=false", "--disable-usage-stats",
-                             f"--temp-dir={temp}", "--object-store-memory=100000000"],
-                            env=env, cwd=_REPO, start_new_session=True, stdout=subprocess.DEVNULL, stderr=open(temp / "head.log", "w"))
-    address = f"127.0.0.1:{port}"
-    try:
-        import ray
+    import ray
 
-        deadline = time.monotonic() + 120
-        while True:
-            if proc.poll() is not None:
-                raise RuntimeError(f"ray start exited with {proc.returncode}: {(temp / 'head.log').read_text()[-2000:]}")
-            try:
-                ray.init(address=address, namespace="cudamaster-tests", log_to_driver=False, configure_logging=False)
-                break
-            except Exception:  # noqa: BLE001 - not up yet
-                if time.monotonic() > deadline:
-                    raise
-                time.sleep(1)
-        yield address
-    finally:
+    from graph.cluster.local import local_cluster
+
+    wanted = os.environ.get("CUDAMASTER_TEST_RAY_GPUS", "2")
+    # The workers import the tests' own evaluators (tests.cluster.fakes): the repository on their path.
+    path = os.pathsep.join(filter(None, [str(_REPO), os.environ.get("PYTHONPATH")]))
+    with local_cluster(None if wanted == "detect" else int(wanted), env={"PYTHONPATH": path}) as address:
+        ray.init(address=address, namespace="cudamaster-tests", log_to_driver=False, configure_logging=False)
         try:
-            import ray
-
-            ray.shutdown()
+            yield address
         finally:
-            try:
-                os.killpg(proc.pid, signal.SIGTERM)
-                proc.wait(30)
-            except (ProcessLookupError, subprocess.TimeoutExpired):
-                os.killpg(proc.pid, signal.SIGKILL)
-                proc.wait(10)
-            shutil.rmtree(temp, ignore_errors=True)
+            ray.shutdown()

@@ -7,7 +7,7 @@ jobs (queue.py); the workers (worker.py) run `bench_tasks.work.WorkItem`s. Setti
 
 from .settings import RaySettings
 
-__all__ = ["RaySettings", "make_ray_evaluator", "evaluator_for_cli"]
+__all__ = ["RaySettings", "evaluator_for_cli", "make_ray_evaluator"]
 
 RAY_OPTION_HELP = ("run every compile, evaluation and profile on this Ray cluster (HOST:6379, ray://HOST:10001 or auto); "
                    "default: CUDAMASTER_RAY__ADDRESS, else this machine's GPU")

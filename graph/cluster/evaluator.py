@@ -18,6 +18,7 @@
 
 from __future__ import annotations
 
+import contextlib
 import hashlib
 import logging
 import threading
@@ -134,10 +135,8 @@ class RayEvaluator:
 
     def _replace(self, slot: Slot, why: str) -> None:
         log.warning("worker %s (%s, pid %s): %s; replacing it", slot.name, slot.info.get("host"), slot.info.get("pid"), why)
-        try:
+        with contextlib.suppress(Exception):  # already gone
             self._ray.kill(slot.actor, no_restart=True)
-        except Exception:  # noqa: BLE001 - already gone
-            pass
         slot.replaced += 1
         try:
             self._start(slot)
@@ -285,10 +284,8 @@ class RayEvaluator:
             for request in queue.close():
                 request.future.set_result(self._infrastructure_outcome(request, "the evaluator was shut down before this ran"))
         for slot in self.slots:
-            try:
+            with contextlib.suppress(Exception):  # already gone
                 self._ray.kill(slot.actor, no_restart=True)
-            except Exception:  # noqa: BLE001
-                pass
 
 
 class JobEvaluator:

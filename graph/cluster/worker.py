@@ -65,7 +65,7 @@ def _smi_gpu(index: str | None) -> tuple[str, str]:
         return "", ""
     try:
         out = subprocess.run([smi, "-i", index, "--query-gpu=name,driver_version", "--format=csv,noheader"],
-                             capture_output=True, text=True, timeout=30)
+                             capture_output=True, text=True, timeout=30, check=False)
     except (OSError, subprocess.TimeoutExpired):
         return "", ""
     parts = [p.strip() for p in out.stdout.strip().split(",")]
@@ -125,7 +125,9 @@ class WorkerEngine:
 
     def _stamp(self, result: EvaluationResult) -> None:
         gpu = result.gpu or GpuInfo()
-        gpu.name = gpu.name or self.gpu_model
+        # nvidia-smi's name, the one the cluster schedules and pins jobs by (the same text as the CUDA device name
+        # on NVIDIA's GPUs; one spelling cluster-wide either way).
+        gpu.name = self.gpu_model or gpu.name
         gpu.driver_version = gpu.driver_version or self.driver
         gpu.host = self.host
         result.gpu = gpu

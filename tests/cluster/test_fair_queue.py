@@ -46,7 +46,9 @@ def test_a_retried_item_goes_first_in_its_job_and_items_a_worker_cannot_run_wait
     queue.put(_request("A", 0, model="H200"))
     queue.put(_request("A", 1))
     queue.put(_request("B", 0, model="H200"))
-    h100 = lambda r: r.item.gpu_model in (None, "H100")  # noqa: E731
+    def h100(request: Request) -> bool:
+        return request.item.gpu_model in (None, "H100")
+
     assert _order(queue, 1, h100) == ["A 1"]  # A's H200 item is skipped, not lost
     assert queue.take(h100, timeout=0) is None
     retried = _request("B", 9, model="H200")
