@@ -39,6 +39,7 @@ from .worker import WorkerEngine, WorkOutcome
 log = logging.getLogger("cudamaster.cluster")
 
 INFRASTRUCTURE = Verdict.infrastructure_error.value
+SHUT_DOWN = "the Ray evaluator was shut down before this ran; the step runs again when the job resumes"
 
 
 class ClusterError(RuntimeError):
@@ -195,7 +196,10 @@ class RayEvaluator:
                 slot.current = None
 
     def _retry_or_fail(self, slot: Slot, request: Request) -> None:
-        if len(request.failures) <= 1 and not self._stop.is_set():
+        if self._stop.is_set():  # shutting down: an error, not a verdict, so the job's step runs again on resume
+            request.future.set_exception(ClusterError(SHUT_DOWN))
+            return
+        if len(request.failures) <= 1:
             others = [s for s in self.slots if s is not slot and s.alive and self._accepts(s, request)]
             if others:  # elsewhere; with no other worker that can run it, the replacement is the elsewhere
                 request.avoid.add(slot.name)
@@ -282,7 +286,7 @@ class RayEvaluator:
         self._stop.set()
         for queue in self.queues.values():
             for request in queue.close():
-                request.future.set_result(self._infrastructure_outcome(request, "the evaluator was shut down before this ran"))
+                request.future.set_exception(ClusterError(SHUT_DOWN))
         for slot in self.slots:
             with contextlib.suppress(Exception):  # already gone
                 self._ray.kill(slot.actor, no_restart=True)

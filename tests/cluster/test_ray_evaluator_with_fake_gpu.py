@@ -16,6 +16,10 @@ import pytest
 from bench_tasks.harness import Verdict, get_settings
 from bench_tasks.harness import source as harness_source
 from bench_tasks.spec import custom_task, register_task
+from bench_tasks import load_task
+from bench_tasks.work import work_item
+from graph.cluster import RaySettings
+from graph.cluster.queue import FairQueue
 from graph.testing import FAKE_GPU
 from tests.support import kernels as k
 
@@ -105,6 +109,36 @@ def test_a_candidate_that_always_kills_its_worker_gets_an_infrastructure_verdict
     assert sum(g["replaced"] for g in cluster.status()["gpus"]) == replaced_before + 2
     # The cluster still works afterwards.
     assert cluster.for_job("job-after").evaluate("vector_add", "fp32", None, "paper", []).verdict == Verdict.ok
+
+
+def test_a_worker_that_hangs_is_replaced_and_the_item_answered_as_an_infrastructure_error_with_fake_gpu(cluster, tmp_path):
+    gate = tmp_path / "hang"
+    gate.mkdir()  # never opened: every worker that takes the item holds it
+    source = _prepared(k.fast_kernel(2.0) + f"\n// RAY_TEST_GATE {gate}\n")
+    replaced_before = sum(g["replaced"] for g in cluster.status()["gpus"])
+    cluster.settings.item_timeout_s = 3.0  # the hang limit under test (restored below)
+    try:
+        result = cluster.for_job("job-hung").evaluate("vector_add", "fp32", source, "paper", [])
+    finally:
+        cluster.settings.item_timeout_s = RaySettings().item_timeout_s
+    assert result.verdict == Verdict.infrastructure_error and result.message.count(" over 3 s") == 2
+    assert len({p.name for p in gate.glob("started-*")}) == 2 and not list(gate.glob("finished-*"))
+    assert sum(g["replaced"] for g in cluster.status()["gpus"]) == replaced_before + 2
+
+
+def test_shutting_down_fails_queued_work_with_an_error_not_a_verdict():
+    """A job waiting for a result when the service stops must not record a verdict: its step runs again on resume."""
+    from graph.cluster.evaluator import ClusterError, RayEvaluator
+    from graph.cluster.queue import Request
+
+    evaluator = RayEvaluator.__new__(RayEvaluator)  # no workers: only the queues and shutdown
+    evaluator.queues = {"gpu": FairQueue(), "cpu": FairQueue()}
+    evaluator._stop, evaluator.slots, evaluator._ray = threading.Event(), [], None
+    request = Request(work_item("evaluate", load_task("vector_add"), "fp32", None, settings=get_settings(), job_id="j"))
+    evaluator.queues["gpu"].put(request)
+    evaluator.close()
+    with pytest.raises(ClusterError, match="runs again when the job resumes"):
+        request.future.result(timeout=5)
 
 
 def test_a_job_pinned_to_a_gpu_model_the_cluster_lacks_is_answered_at_once_with_fake_gpu(cluster):
