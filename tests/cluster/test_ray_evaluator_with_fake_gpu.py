@@ -13,10 +13,10 @@ import time
 
 import pytest
 
+from bench_tasks import load_task
 from bench_tasks.harness import Verdict, get_settings
 from bench_tasks.harness import source as harness_source
 from bench_tasks.spec import custom_task, register_task
-from bench_tasks import load_task
 from bench_tasks.work import work_item
 from graph.cluster import RaySettings
 from graph.cluster.queue import FairQueue
