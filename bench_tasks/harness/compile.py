@@ -276,7 +276,14 @@ BLOCKING_STREAM_WRAPPERS = {
 
 
 def _localized(obj: Path, keep: str, settings: HarnessSettings) -> Path:
-    renames = [f"--redefine-sym={old}={new}" for old, new in BLOCKING_STREAM_WRAPPERS.items()]
+    """Every global symbol but `keep` made local, stream creation renamed to the blocking wrappers.
+
+    COMDAT section groups are removed too (`-R .group`): a template or inline function the object shares
+    with the harness's own objects (a `std::vector<int>` destructor, say) would otherwise be a group the
+    linker keeps from the first object and discards from this one, leaving this object's references to
+    its now-local copy unresolved ("defined in discarded section", seen with the H200 image's host
+    compiler). Ungrouped, the object keeps its own private copy, as localisation intends."""
+    renames = [f"--redefine-sym={old}={new}" for old, new in BLOCKING_STREAM_WRAPPERS.items()] + ["-R", ".group"]
     out = obj.with_name(f"{obj.stem}.{keep}.{_hash(*renames)[:8]}.o")
     if not out.exists():  # built aside and published atomically: the pipeline may localise one object twice at once
         with scratch(settings, "cm-objcopy-") as tmp:

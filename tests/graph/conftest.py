@@ -54,6 +54,8 @@ def server():
 @pytest.fixture(autouse=True)
 def _no_ambient_llm_env(monkeypatch):
     # The tests configure endpoints explicitly; a developer's CUDAMASTER_* environment must not leak in.
+    # The machine's own harness facts stay (nvcc, and where bubblewrap is: the H200 carries it unpacked).
+    machine = ("CUDAMASTER_NVCC", "CUDAMASTER_NVCC_ARCH", "CUDAMASTER_SANDBOX_BWRAP", "CUDAMASTER_SCRATCH_ROOT", "CUDAMASTER_GIT_COMMIT")
     for key in list(os.environ):
-        if key.startswith("CUDAMASTER_") and key not in ("CUDAMASTER_NVCC", "CUDAMASTER_NVCC_ARCH"):
+        if key.startswith("CUDAMASTER_") and key not in machine:
             monkeypatch.delenv(key, raising=False)
