@@ -125,8 +125,12 @@ def optimize(
     checkpointer = make_checkpointer(database_url or settings.database_url, settings)
     job_id = job_id or new_job_id()
     evaluator = _cluster_evaluator(ray, job_id)
-    outcome = start_job(spec, job_id=job_id, checkpointer=checkpointer, on_event=_on_event, settings=settings, evaluator=evaluator)
-    outcome = _drive(outcome, checkpointer, settings, sys.stdin.isatty(), evaluator)
+    try:
+        outcome = start_job(spec, job_id=job_id, checkpointer=checkpointer, on_event=_on_event, settings=settings, evaluator=evaluator)
+        outcome = _drive(outcome, checkpointer, settings, sys.stdin.isatty(), evaluator)
+    finally:
+        if evaluator is not None:  # its GPU workers go back to the cluster
+            evaluator.cluster.close()
     _report(outcome)
     raise typer.Exit(0 if outcome.status in ("finished", "no_correct_kernel", "waiting_for_input") else 1)
 
@@ -143,7 +147,11 @@ def resume(
     if answer == "-":
         answer = sys.stdin.read()
     evaluator = _cluster_evaluator(ray, job_id)
-    outcome = resume_job(job_id, checkpointer=checkpointer, on_event=_on_event, answer=answer, settings=settings, evaluator=evaluator)
-    outcome = _drive(outcome, checkpointer, settings, sys.stdin.isatty(), evaluator)
+    try:
+        outcome = resume_job(job_id, checkpointer=checkpointer, on_event=_on_event, answer=answer, settings=settings, evaluator=evaluator)
+        outcome = _drive(outcome, checkpointer, settings, sys.stdin.isatty(), evaluator)
+    finally:
+        if evaluator is not None:
+            evaluator.cluster.close()
     _report(outcome)
     raise typer.Exit(0 if outcome.status in ("finished", "no_correct_kernel", "waiting_for_input") else 1)

@@ -1,5 +1,5 @@
-"""`cudamaster bench run --ray ADDRESS` spreads the suite over every GPU worker of the cluster (FAKE GPU results,
-real nvcc compiles on the compile workers)."""
+"""The commands with `--ray ADDRESS` (FAKE GPU results, real nvcc compiles on the compile workers): `bench run` spreads
+the suite over every GPU worker of the cluster; `optimize` runs its job's GPU work there."""
 
 from __future__ import annotations
 
@@ -11,6 +11,7 @@ from typer.testing import CliRunner
 from app.cli import cli
 from graph.testing import FAKE_GPU
 from tests.support import kernels as k
+from tests.support.openai_stub import ScriptedOpenAI
 
 pytestmark = [pytest.mark.timeout(600)]
 
@@ -47,3 +48,21 @@ def test_bench_run_spreads_the_suite_over_all_gpus_of_the_cluster_with_fake_gpu(
     assert scores == {"vector_add": 2.0, "reverse_array": 1.25}  # each variant once, nothing lost or repeated
     assert all(r["gpu"]["name"] == FAKE_GPU.name and r["gpu"]["host"] for r in doc["results"])
     assert len({p.name.split("-")[1] for p in barrier.glob("at-*")}) == 2  # two worker processes at once
+
+
+def test_optimize_runs_its_job_on_the_cluster_with_fake_gpu(ray_address, tmp_path, monkeypatch):
+    llm = ScriptedOpenAI({})
+    llm.start()
+    try:
+        llm.add("planner-model", k.plan("Grid stride"))
+        llm.add("coder-model", k.reply(k.fast_kernel(1.7)))
+        for key, value in {"BASE_URL": llm.base_url, "API_KEY": "k", "STATE_DIR": str(tmp_path / "state"),
+                           "RAY__WORKER_EVALUATOR": "graph.testing:FakeGpuEvaluator", "RAY__COMPILE_WORKERS": "1"}.items():
+            monkeypatch.setenv(f"CUDAMASTER_{key}", value)
+        result = CliRunner().invoke(cli, ["optimize", "vector_add", "--precision", "fp32", "--rounds", "1", "--debug", "0",
+                                          "--model", "planner=planner-model", "--model", "coder=coder-model", "--job-id", "rayjob",
+                                          "--database-url", f"sqlite:///{tmp_path / 'c.db'}", "--ray", ray_address])
+    finally:
+        llm.stop()
+    assert result.exit_code == 0, result.output
+    assert "2 GPU worker(s)" in result.output and "1.700" in result.output and "finished" in result.output
