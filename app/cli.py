@@ -7,14 +7,18 @@ from __future__ import annotations
 
 import typer
 
+from app.config import SettingsInvalid
 from app.service_cli import keys_app, serve
 from bench_tasks.cli import app as bench_app
 from bench_tasks.sandbox_cli import app as sandbox_app
 from graph.cli import optimize, resume
 from profiling.cli import app as profile_app
 
-cli = typer.Typer(help="cudamaster: LLM agents that optimize CUDA kernels, and the benchmark that keeps them honest.",
-                  no_args_is_help=True, pretty_exceptions_enable=False)
+cli = typer.Typer(
+    help="cudamaster: LLM agents that optimize CUDA kernels, and the benchmark that keeps them honest.",
+    no_args_is_help=True,
+    pretty_exceptions_enable=False,
+)
 cli.add_typer(bench_app, name="bench", help="MSKernelBench: list tasks, check and time baselines and candidates.")
 cli.add_typer(sandbox_app, name="sandbox", help="The OS sandbox untrusted kernels run in: check what it allows and blocks.")
 cli.add_typer(profile_app, name="profile", help="Nsight Compute profiles, bottleneck classes and the metric filter.")
@@ -25,7 +29,11 @@ cli.add_typer(keys_app, name="keys", help="API keys for the service: create, lis
 
 
 def main() -> None:
-    cli()
+    try:
+        cli()
+    except SettingsInvalid as exc:  # an unknown or malformed CUDAMASTER_* setting: one line, no traceback
+        typer.echo(f"error: {exc}", err=True)
+        raise SystemExit(2) from None
 
 
 if __name__ == "__main__":

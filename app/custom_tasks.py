@@ -13,13 +13,12 @@ import secrets
 from sqlalchemy.orm import Session
 
 from bench_tasks import expr
-from bench_tasks.spec import Task, TaskError, custom_task, register_task
 from bench_tasks.prototype import PrototypeError, parse
+from bench_tasks.spec import Task, TaskError, custom_task, register_task
 
 from .db.models import CustomTask
 from .db.types import utcnow
 from .schemas import CustomTaskIn
-
 
 
 class CustomTaskInvalid(ValueError):
@@ -51,15 +50,15 @@ def validate(task: CustomTaskIn, precision: str) -> None:
         raise CustomTaskInvalid("precision bf16 needs at least one __nv_bfloat16 buffer in the prototype")
     for i, size in enumerate(task.sizes):
         if not size:
-            raise CustomTaskInvalid(f"sizes[{i}] is empty: give the size parameters, e.g. {{\"N\": 1024}}")
+            raise CustomTaskInvalid(f'sizes[{i}] is empty: give the size parameters, e.g. {{"N": 1024}}')
         for key, value in size.items():
             if not re.fullmatch(r"[A-Za-z_]\w{0,31}", key) or value < 0:
                 raise CustomTaskInvalid(f"sizes[{i}]: {key}={value} must be a name and a non-negative integer")
-        names = dict(size) | {"elem": elem.get(next(iter(float_types), "float"), 4)}
+        names = dict(size) | {"elem": elem.get(next(iter(float_types), "float"), 4)}  # type: ignore[assignment]
         for arg_name, arg in task.args.items():
             expression = arg.length if arg.role != "scalar" else arg.value
             try:
-                value = expr.evaluate(expression, names)
+                value = expr.evaluate(expression, names)  # type: ignore[arg-type, assignment]
             except Exception as exc:  # noqa: BLE001 - any evaluation problem is the submitter's to fix
                 raise CustomTaskInvalid(f"args.{arg_name}: cannot evaluate {expression!r} at sizes[{i}] {size}: {exc}") from None
             if arg.role != "scalar" and (value < 1 or value > 1 << 31):
@@ -68,13 +67,18 @@ def validate(task: CustomTaskIn, precision: str) -> None:
         raise CustomTaskInvalid(f"baseline_cu does not define {proto.name}(...); it must implement the prototype")
 
 
-def store(session: Session, task: CustomTaskIn, precision: str, api_key_id: str | None, *,
-          commit: bool = True) -> tuple[CustomTask, Task]:
+def store(session: Session, task: CustomTaskIn, precision: str, api_key_id: str | None, *, commit: bool = True) -> tuple[CustomTask, Task]:
     """Build the harness task first (nothing invalid is kept), register it, then store the row
     (`commit=False`: in the caller's transaction, committed with the job)."""
-    row = CustomTask(id="ct_" + secrets.token_hex(8), api_key_id=api_key_id, name=task.name, precision=precision,
-                     spec={"prototype": task.prototype, "args": {k: v.model_dump() for k, v in task.args.items()},
-                           "sizes": task.sizes}, baseline_source=task.baseline_cu, created_at=utcnow())
+    row = CustomTask(
+        id="ct_" + secrets.token_hex(8),
+        api_key_id=api_key_id,
+        name=task.name,
+        precision=precision,
+        spec={"prototype": task.prototype, "args": {k: v.model_dump() for k, v in task.args.items()}, "sizes": task.sizes},
+        baseline_source=task.baseline_cu,
+        created_at=utcnow(),
+    )
     built = register(row)
     session.add(row)
     if commit:
@@ -84,8 +88,15 @@ def store(session: Session, task: CustomTaskIn, precision: str, api_key_id: str 
 
 def to_task(row: CustomTask) -> Task:
     spec = row.spec
-    return custom_task(row.id, row.precision, spec["prototype"], spec["args"], spec["sizes"], row.baseline_source,
-                       summary=f"custom task {row.name} (the team's own kernel; oracle: its baseline's output)")
+    return custom_task(
+        row.id,
+        row.precision,
+        spec["prototype"],
+        spec["args"],
+        spec["sizes"],
+        row.baseline_source,
+        summary=f"custom task {row.name} (the team's own kernel; oracle: its baseline's output)",
+    )
 
 
 def register(row: CustomTask) -> Task:

@@ -34,8 +34,9 @@ def detect_gpus(timeout_s: float = 20.0) -> GpuInventory:
     if smi is None:
         return GpuInventory(note="no GPU found: nvidia-smi is not installed (no NVIDIA driver on this machine)")
     try:
-        out = subprocess.run([smi, "--query-gpu=index,uuid,name", "--format=csv,noheader"], capture_output=True, text=True,
-                             timeout=timeout_s)
+        out = subprocess.run(
+            [smi, "--query-gpu=index,uuid,name", "--format=csv,noheader"], capture_output=True, text=True, timeout=timeout_s
+        )
     except (OSError, subprocess.TimeoutExpired) as exc:
         return GpuInventory(note=f"no GPU found: nvidia-smi failed ({exc})")
     rows = [[part.strip() for part in line.split(",", 2)] for line in out.stdout.splitlines() if line.strip()]
@@ -43,8 +44,12 @@ def detect_gpus(timeout_s: float = 20.0) -> GpuInventory:
     if out.returncode != 0 or not rows:
         why = " ".join((out.stdout + out.stderr).split())[:200]
         return GpuInventory(note=f"no GPU found: nvidia-smi lists none ({why or f'exit status {out.returncode}'})")
-    return GpuInventory([r[0] for r in rows], [r[1] for r in rows], [r[2] for r in rows],
-                        "found " + ", ".join(f"GPU {i} ({n})" for i, n in zip((r[0] for r in rows), (r[2] for r in rows), strict=True)))
+    return GpuInventory(
+        [r[0] for r in rows],
+        [r[1] for r in rows],
+        [r[2] for r in rows],
+        "found " + ", ".join(f"GPU {i} ({n})" for i, n in zip((r[0] for r in rows), (r[2] for r in rows), strict=True)),
+    )
 
 
 @dataclass(frozen=True)
@@ -53,7 +58,7 @@ class Evaluation:
 
     kind: EvaluationKind
     gpus_found: list[str]
-    gpus_missing: list[str]  # configured (CUDAMASTER_GPUS) but not found
+    gpus_missing: list[str]  # configured (CUDAMASTER_SERVICE__GPUS) but not found
     note: str
 
     @property
@@ -65,17 +70,21 @@ class Evaluation:
         return self.can_run_jobs and not self.gpus_missing
 
 
-NO_GPU_ADVICE = ("run the service on a GPU machine (CUDAMASTER_GPUS lists its GPUs), or point it at remote GPU workers "
-                 "(CUDAMASTER_REMOTE_GPUS); without a GPU, listing tasks and reading stored jobs work, and "
-                 "`cudamaster bench eval TASK --candidate F --compile-only` checks that a kernel compiles")
+NO_GPU_ADVICE = (
+    "run the service on a GPU machine (CUDAMASTER_SERVICE__GPUS lists its GPUs), or point it at remote GPU workers "
+    "(CUDAMASTER_SERVICE__REMOTE_GPUS); without a GPU, listing tasks and reading stored jobs work, and "
+    "`cudamaster bench eval TASK --candidate F --compile-only` checks that a kernel compiles"
+)
 
 
 def ray_evaluation(status: dict, inventory: GpuInventory) -> Evaluation:
     """Jobs run on a Ray cluster's GPUs (graph/cluster): what it has, from its status."""
     gpus = status.get("gpus", [])
     models = sorted({g["gpu_model"] for g in gpus})
-    note = (f"{len(gpus)} GPU worker(s) on the Ray cluster at {status.get('address')} ({', '.join(models)}) and "
-            f"{len(status.get('compile_workers', []))} compile worker(s) run the kernels")
+    note = (
+        f"{len(gpus)} GPU worker(s) on the Ray cluster at {status.get('address')} ({', '.join(models)}) and "
+        f"{len(status.get('compile_workers', []))} compile worker(s) run the kernels"
+    )
     return Evaluation("ray", inventory.indexes, [], note)
 
 
@@ -92,13 +101,15 @@ def plan_evaluation(configured: list[str], remote_gpus: int, injected: bool, inv
     if usable:
         note = f"{inventory.note}; jobs run on GPU {', '.join(usable)}"
         if missing:
-            note += f"; configured GPU {', '.join(missing)} not found: fix CUDAMASTER_GPUS (nvidia-smi -L lists the GPUs)"
+            note += f"; configured GPU {', '.join(missing)} not found: fix CUDAMASTER_SERVICE__GPUS (nvidia-smi -L lists the GPUs)"
         return Evaluation("local_gpus", inventory.indexes, missing, note)
     if remote_gpus > 0:
         return Evaluation("remote_gpus", inventory.indexes, [], f"{inventory.note}; {remote_gpus} remote GPU worker(s) run the kernels")
     if inventory.indexes:
-        note = (f"{inventory.note}, but none of the configured GPUs ({', '.join(configured)}): set CUDAMASTER_GPUS to "
-                f"some of {', '.join(inventory.indexes)}; jobs are refused until then")
+        note = (
+            f"{inventory.note}, but none of the configured GPUs ({', '.join(configured)}): set CUDAMASTER_SERVICE__GPUS to "
+            f"some of {', '.join(inventory.indexes)}; jobs are refused until then"
+        )
     else:
         note = f"{inventory.note}; jobs are refused: {NO_GPU_ADVICE}"
     return Evaluation("none", inventory.indexes, missing, note)
@@ -109,7 +120,7 @@ class GpuPool:
 
     def __init__(self, gpus: list[str]) -> None:
         if not gpus:
-            raise ValueError("no GPUs configured: set CUDAMASTER_GPUS, e.g. '[\"0\"]'")
+            raise ValueError("no GPUs configured: set CUDAMASTER_SERVICE__GPUS, e.g. '[\"0\"]'")
         self.gpus = list(gpus)
         self._free: queue.Queue[str] = queue.Queue()
         for g in self.gpus:
@@ -147,15 +158,15 @@ class GpuLockedEvaluator:
         self._any = self._per_gpu[pool.gpus[0]]
 
     def compile(self, *args: Any, **kwargs: Any) -> Any:
-        return self._any.compile(*args, **kwargs)
+        return self._any.compile(*args, **kwargs)  # type: ignore[union-attr]
 
     def evaluate(self, *args: Any, **kwargs: Any) -> Any:
         with self.pool.slot() as gpu:
-            return self._per_gpu[gpu].evaluate(*args, **kwargs)
+            return self._per_gpu[gpu].evaluate(*args, **kwargs)  # type: ignore[union-attr]
 
     def profile(self, *args: Any, **kwargs: Any) -> Any:
         with self.pool.slot() as gpu:
-            return self._per_gpu[gpu].profile(*args, **kwargs)
+            return self._per_gpu[gpu].profile(*args, **kwargs)  # type: ignore[union-attr]
 
     def __getattr__(self, name: str) -> Any:
         return getattr(self._any, name)
@@ -163,7 +174,7 @@ class GpuLockedEvaluator:
 
 def local_evaluator(gpu: str) -> Any:
     """The real evaluator (harness + Nsight Compute) pinned to one GPU."""
-    from bench_tasks.harness.settings import HarnessSettings
+    from bench_tasks.harness import get_settings
     from graph.evaluator import LocalEvaluator
 
-    return LocalEvaluator(HarnessSettings(gpu=gpu))
+    return LocalEvaluator(get_settings(gpu=gpu))

@@ -1,6 +1,6 @@
 """The FastAPI app factory: `create_app(settings, run_job=..., evaluator=...)`.
 
-uvicorn: `python -m uvicorn app.main:create_app --factory` (settings from CUDAMASTER_* variables),
+uvicorn: `python -m uvicorn app.main:create_app --factory` (settings from the settings tree, app/config.py),
 or `cudamaster serve`.
 """
 
@@ -14,9 +14,12 @@ from typing import Any
 from fastapi import FastAPI
 from fastapi.exceptions import RequestValidationError
 
+from graph.cluster.settings import RaySettings
+
 from . import custom_tasks
 from .agent import RunJob, checkpointer, run_with_graph
 from .api import errors, jobs, keys, system, tasks
+from .config import Settings, load_settings
 from .db.engine import make_engine, make_sessionmaker
 from .db.migrate import upgrade
 from .gpu import GpuLockedEvaluator, GpuPool, detect_gpus, local_evaluator, plan_evaluation, ray_evaluation
@@ -29,29 +32,42 @@ API_PREFIX = "/api/v1"
 
 def describe_sandbox() -> str:
     """Which sandbox the harness runs untrusted kernels in here (bench_tasks.harness.sandbox)."""
-    from bench_tasks.harness import HarnessSettings
+    from bench_tasks.harness import get_settings
     from bench_tasks.harness.sandbox import describe
 
-    return describe(HarnessSettings())
+    return describe(get_settings())
+
+
 log = logging.getLogger("cudamaster.service")
 
 
-def _join_cluster(ray: Any) -> Any:
+def _join_cluster(ray: RaySettings) -> Any:
     from graph.cluster import make_ray_evaluator
 
     return make_ray_evaluator(ray.address, settings=ray)
 
 
-def create_app(settings: ServiceSettings | None = None, *, run_job: RunJob | None = None, evaluator: Any = None,
-               ray: Any = None) -> FastAPI:
-    """`ray`: graph.cluster.RaySettings (default: from CUDAMASTER_RAY__*); with an address, every compile,
-    evaluation and profile runs on that Ray cluster. An injected `evaluator` with `for_job` (a RayEvaluator)
-    is used the same way."""
-    settings = settings or ServiceSettings()
-    if ray is None and evaluator is None and run_job is None:
-        from graph.cluster import RaySettings
+def create_app(
+    settings: Settings | ServiceSettings | None = None,
+    *,
+    run_job: RunJob | None = None,
+    evaluator: Any = None,
+    ray: RaySettings | None = None,
+) -> FastAPI:
+    """`settings`: the whole tree, or only its service section (the rest then comes from load_settings()).
 
-        ray = RaySettings()
+    `ray`: the Ray section (default: the tree's, CUDAMASTER_RAY__*); with an address, every compile, evaluation and
+    profile runs on that Ray cluster. An injected `evaluator` with `for_job` (a RayEvaluator) is used the same way."""
+    if settings is None:
+        tree = load_settings()
+    elif isinstance(settings, ServiceSettings):
+        tree = load_settings().model_copy(update={"service": settings})
+    else:
+        tree = settings
+    settings = tree.service
+    checkpoint_url = tree.checkpoint_store()
+    if ray is None and evaluator is None and run_job is None:
+        ray = tree.ray
     engine = make_engine(settings.database_url)
     sessions = make_sessionmaker(engine)
     gpu_pool = GpuPool(settings.gpus)
@@ -64,7 +80,7 @@ def create_app(settings: ServiceSettings | None = None, *, run_job: RunJob | Non
             custom_tasks.register_all(session)
         cluster = evaluator if hasattr(evaluator, "for_job") else None
         own_cluster = cluster is None and ray is not None and ray.address is not None
-        if own_cluster:  # fails the start with what to do when the cluster cannot be joined or has no GPU
+        if own_cluster and ray is not None:  # fails the start with what to do when the cluster cannot be joined or has no GPU
             cluster = await asyncio.to_thread(_join_cluster, ray)
         app.state.cluster = cluster
         inventory = await asyncio.to_thread(detect_gpus)
@@ -84,31 +100,47 @@ def create_app(settings: ServiceSettings | None = None, *, run_job: RunJob | Non
         else:
             locked = None  # an injected job function brings its own evaluation
         if run_job is None:  # set the checkpoint store up now: a bad URL fails the start, not the first job
-            await asyncio.to_thread(checkpointer, settings.resolved_checkpoint_url())
+            await asyncio.to_thread(checkpointer, checkpoint_url)
         app.state.sandbox = await asyncio.to_thread(describe_sandbox)
         if app.state.sandbox.startswith("unavailable"):
             log.error("untrusted kernels will be REFUSED: sandbox %s", app.state.sandbox)
         else:
             log.info("sandbox for untrusted kernels: %s", app.state.sandbox)
-        runner = JobRunner(settings, sessions, run_job or run_with_graph, evaluator=locked)
+        runner = JobRunner(settings, sessions, run_job or run_with_graph, evaluator=locked, checkpoint_url=checkpoint_url)
         app.state.runner = runner
         if evaluation.can_run_jobs:  # without a GPU, queued jobs wait for a service that has one
             await runner.start()
-        log.info("cudamaster service up: database %s, %d job slot(s), %s", settings.database_url.split("@")[-1],
-                 settings.max_running_jobs, evaluation.note if cluster is not None else "GPUs " + ",".join(gpu_pool.gpus))
+        log.info(
+            "cudamaster service up: database %s, %d job slot(s), %s",
+            settings.database_url.split("@")[-1],
+            settings.max_running_jobs,
+            evaluation.note if cluster is not None else "GPUs " + ",".join(gpu_pool.gpus),
+        )
         try:
             yield
         finally:
             await runner.stop()
-            if own_cluster:
+            if own_cluster and cluster is not None:
                 await asyncio.to_thread(cluster.close)
             engine.dispose()
 
-    app = FastAPI(title="cudamaster", version="0.1.0", lifespan=lifespan,
-                  description="Submit CUDA kernel optimization jobs, follow them, and read their attempts, measurements and costs. "
-                              "Every write needs an API key (`cudamaster keys create`); reads too unless CUDAMASTER_OPEN_READS=true.",
-                  openapi_url=f"{API_PREFIX}/openapi.json", docs_url=f"{API_PREFIX}/docs", redoc_url=None)
-    app.state.settings, app.state.engine, app.state.sessions, app.state.gpu_pool = settings, engine, sessions, gpu_pool
+    app = FastAPI(
+        title="cudamaster",
+        version="0.1.0",
+        lifespan=lifespan,
+        description="Submit CUDA kernel optimization jobs, follow them, and read their attempts, measurements and costs. "
+        "Every write needs an API key (`cudamaster keys create`); reads too unless CUDAMASTER_SERVICE__OPEN_READS=true.",
+        openapi_url=f"{API_PREFIX}/openapi.json",
+        docs_url=f"{API_PREFIX}/docs",
+        redoc_url=None,
+    )
+    app.state.tree, app.state.settings, app.state.engine, app.state.sessions, app.state.gpu_pool = (
+        tree,
+        settings,
+        engine,
+        sessions,
+        gpu_pool,
+    )
     for router in (jobs.router, tasks.router, keys.router, system.router):
         app.include_router(router, prefix=API_PREFIX)
     app.add_exception_handler(RequestValidationError, errors.validation_error)

@@ -44,7 +44,9 @@ class JobSubmit(RequestBody):
     rounds: int = Field(3, ge=1, le=10, description="optimization rounds (R)")
     debug: int = Field(3, ge=0, le=10, description="debug steps allowed per round (D)")
     sizes: SizeSet = "paper"
-    models: dict[str, str] = Field(default_factory=dict, max_length=16, description="role (planner, coder, compiler, debugger, or * for all) -> model name")
+    models: dict[str, str] = Field(
+        default_factory=dict, max_length=16, description="role (planner, coder, compiler, debugger, or * for all) -> model name"
+    )
     manual: bool = Field(False, description="ask a human (POST /jobs/{id}/answer) at each decision")
     profile_mode: Literal["filtered", "full", "none"] = "filtered"
     choose_flags: bool | None = Field(None, description="let the compiler role choose nvcc flags; default: the service's setting")
@@ -55,15 +57,25 @@ class JobSubmit(RequestBody):
             raise ValueError("give exactly one of `task` (a benchmark task name, see GET /api/v1/tasks) or `custom` (your own kernel)")
         for k, v in self.models.items():
             if k not in ("planner", "coder", "compiler", "debugger", "*") or not re.fullmatch(MODEL_PATTERN, v):
-                raise ValueError(f"models: {k[:40]!r} -> {v[:140]!r}: roles are planner, coder, compiler, debugger or *; "
-                                 "model names 1-128 characters: letters, digits and _ . : / @ + -")
+                raise ValueError(
+                    f"models: {k[:40]!r} -> {v[:140]!r}: roles are planner, coder, compiler, debugger or *; "
+                    "model names 1-128 characters: letters, digits and _ . : / @ + -"
+                )
         return self
 
     def agent_spec(self) -> dict[str, Any]:
         """The graph.runner.JobSpec fields."""
-        return {"task": self.task, "precision": self.precision, "rounds": self.rounds, "debug": self.debug, "sizes": self.sizes,
-                "models": dict(self.models), "manual": self.manual, "profile_mode": self.profile_mode,
-                "choose_flags": self.choose_flags}
+        return {
+            "task": self.task,
+            "precision": self.precision,
+            "rounds": self.rounds,
+            "debug": self.debug,
+            "sizes": self.sizes,
+            "models": dict(self.models),
+            "manual": self.manual,
+            "profile_mode": self.profile_mode,
+            "choose_flags": self.choose_flags,
+        }
 
 
 class AnswerIn(RequestBody):
@@ -111,7 +123,8 @@ class JobOut(_Orm):
     def _totals(cls, data: Any) -> Any:
         if not isinstance(data, dict):
             data = {name: getattr(data, name) for name in cls.model_fields if name != "totals" and hasattr(data, name)} | {
-                "totals": JobTotals.model_validate(data)}
+                "totals": JobTotals.model_validate(data)
+            }
         return data
 
 
@@ -220,8 +233,10 @@ class GpusOut(BaseModel):
     evaluation: Literal["local_gpus", "remote_gpus", "ray", "injected", "none"]
     gpus: list[GpuOut] = Field(description="this machine's GPUs (local evaluation); the cluster's are under `cluster`")
     cluster: ClusterOut | None = None
-    queue: dict[str, int] = Field(default_factory=dict, description="Ray: items waiting per job, the next job first "
-                                                                    "(only the jobs the caller may read; others are under `other`)")
+    queue: dict[str, int] = Field(
+        default_factory=dict,
+        description="Ray: items waiting per job, the next job first (only the jobs the caller may read; others are under `other`)",
+    )
 
 
 class HealthOut(BaseModel):
@@ -229,12 +244,13 @@ class HealthOut(BaseModel):
     database: str
     running_jobs: int
     max_running_jobs: int
-    gpus: list[str] = Field(description="GPU ids configured (CUDAMASTER_GPUS)")
+    gpus: list[str] = Field(description="GPU ids configured (CUDAMASTER_SERVICE__GPUS)")
     busy_gpus: list[str]
     gpus_found: list[str] = Field(description="GPU indexes nvidia-smi listed when the service started")
     evaluation: Literal["local_gpus", "remote_gpus", "ray", "injected", "none"] = Field(
         description="where kernels run: the configured local GPUs that were found, remote GPU workers, a Ray cluster "
-                    "(CUDAMASTER_RAY__ADDRESS), an evaluator the embedding code injected, or nowhere (jobs are refused with 503)")
+        "(CUDAMASTER_RAY__ADDRESS), an evaluator the embedding code injected, or nowhere (jobs are refused with 503)"
+    )
     can_run_jobs: bool
     gpu_note: str = Field(description="one line on the GPUs: what was found, or why none and what to do")
     runner_id: str

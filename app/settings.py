@@ -1,4 +1,4 @@
-"""Service settings: environment variables with the prefix CUDAMASTER_ (e.g. CUDAMASTER_DATABASE_URL)."""
+"""Service settings: the `service` section of the settings tree (app/config.py), e.g. CUDAMASTER_SERVICE__DATABASE_URL."""
 
 from __future__ import annotations
 
@@ -6,17 +6,13 @@ import os
 import socket
 from pathlib import Path
 
-from pydantic import Field
-from pydantic_settings import BaseSettings, SettingsConfigDict
+from pydantic import BaseModel, Field
 
 DEFAULT_DB = Path.home() / ".cache" / "cudamaster" / "service.db"
 
 
-class ServiceSettings(BaseSettings):
-    model_config = SettingsConfigDict(env_prefix="CUDAMASTER_", env_file=".env", extra="ignore")
-
+class ServiceSettings(BaseModel):
     database_url: str = Field(f"sqlite:///{DEFAULT_DB}", description="SQLAlchemy URL; postgresql+psycopg://... for PostgreSQL")
-    checkpoint_url: str | None = Field(None, description="LangGraph checkpoint store; default: derived from database_url")
     auto_migrate: bool = Field(True, description="run `alembic upgrade head` when the service starts")
 
     host: str = "127.0.0.1"
@@ -25,8 +21,12 @@ class ServiceSettings(BaseSettings):
     # Job runner
     max_running_jobs: int = Field(4, ge=1, description="jobs executed at once by this process")
     gpus: list[str] = Field(["0"], description="GPU ids; one evaluation per GPU at a time")
-    remote_gpus: int = Field(0, ge=0, description="GPU workers reachable elsewhere (filled by the remote-worker setup); "
-                                                  "with none and no local GPU, jobs are refused at submit")
+    remote_gpus: int = Field(
+        0,
+        ge=0,
+        description="GPU workers reachable elsewhere (filled by the remote-worker setup); "
+        "with none and no local GPU, jobs are refused at submit",
+    )
     lease_seconds: float = Field(60.0, gt=0, description="a runner's hold on a job; renewed every third of it")
     poll_seconds: float = Field(2.0, gt=0, description="how often the runner looks for claimable jobs")
     runner_id: str = Field(default_factory=lambda: f"{socket.gethostname()}:{os.getpid()}")
@@ -38,19 +38,3 @@ class ServiceSettings(BaseSettings):
     max_source_bytes: int = Field(256 * 1024, gt=0, description="largest .cu source accepted in a submission")
     max_jobs_in_flight_per_key: int = Field(8, ge=1, description="queued + running + waiting jobs allowed per API key")
     max_page_size: int = 200
-
-    def resolved_checkpoint_url(self) -> str:
-        if self.checkpoint_url:
-            return self.checkpoint_url
-        url = self.database_url
-        if url.startswith("sqlite"):
-            # A separate file: the LangGraph saver holds its own connection and lock.
-            path = url.split(":///", 1)[1] if ":///" in url else ""
-            return f"sqlite:///{path}.checkpoints" if path and path != ":memory:" else "sqlite:///:memory:"
-        return url
-
-    def sqlite_path(self) -> Path | None:
-        if self.database_url.startswith("sqlite") and ":///" in self.database_url:
-            p = self.database_url.split(":///", 1)[1]
-            return None if p in ("", ":memory:") else Path(p)
-        return None

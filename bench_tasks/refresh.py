@@ -17,6 +17,7 @@ import numpy as np
 
 from .spec import INPUT_ROLES, SHUFFLE, Task, TaskError, Variant
 from .spec import parse_draw as spec_parse_draw
+
 DRAW_CODE = {"uniform": 1, "normal": 2, "randint": 3, "const": 4, "shuffle": 5}
 KIND_CODE = {"float32": 0, "bfloat16": 1, "int32": 2, "float64": 3, "int64": 4, "uint32": 5, "uint64": 6}
 _INTEGER = ("int32", "int64", "uint32", "uint64")
@@ -72,7 +73,7 @@ def refresh_draw(variant: Variant, name: str) -> RefreshDraw | None:
     draw = parse_draw(spec, where)
     dtype = variant.param(name).dtype
     if dtype in _INTEGER and draw.kind not in ("randint", "const", "shuffle"):
-        raise TaskError(f"{where}: an integer argument is refreshed with randint(a, b), const(v) or \"keep\", not {draw.kind}")
+        raise TaskError(f'{where}: an integer argument is refreshed with randint(a, b), const(v) or "keep", not {draw.kind}')
     return draw
 
 
@@ -108,7 +109,12 @@ def philox4x32_10(ctr: tuple[np.ndarray, np.ndarray, np.ndarray, np.ndarray], ke
 def refresh_values(dtype: str, draw: RefreshDraw, key: int, call: int, stream: int, index: np.ndarray) -> np.ndarray:
     """The stored values (bf16: uint16 bits) the device writes at `index` for this call: its bit-exact twin."""
     index = np.asarray(index, dtype=np.uint64)
-    ctr = (index & _MASK, index >> np.uint64(32), np.full(index.shape, call, dtype=np.uint64), np.full(index.shape, stream, dtype=np.uint64))
+    ctr = (
+        index & _MASK,
+        index >> np.uint64(32),
+        np.full(index.shape, call, dtype=np.uint64),
+        np.full(index.shape, stream, dtype=np.uint64),
+    )
     w = philox4x32_10(ctr, key)
     if draw.kind == "uniform":
         bits = ((w[0] >> np.uint64(5)) << np.uint64(26)) | (w[1] >> np.uint64(6))
@@ -116,7 +122,7 @@ def refresh_values(dtype: str, draw: RefreshDraw, key: int, call: int, stream: i
         integer = None
     elif draw.kind == "normal":
         s = sum(((x & np.uint64(0xFFFF)) + (x >> np.uint64(16))).astype(np.int64) for x in w)
-        real = draw.p0 + draw.p1 * ((2 * s - 8 * 65535).astype(np.float64) * NORMAL_SCALE)
+        real = draw.p0 + draw.p1 * ((2 * s - 8 * 65535).astype(np.float64) * NORMAL_SCALE)  # type: ignore[union-attr]
         integer = None
     elif draw.kind == "randint":
         span = np.uint64(int(draw.p1) - int(draw.p0))
@@ -155,8 +161,15 @@ def shuffle_indices(n: int, key: int, call: int, stream: int, index: np.ndarray)
         left, right = x[todo] >> np.uint64(half), x[todo] & mask
         for rnd in range(4):
             shape = right.shape
-            w = philox4x32_10((right, np.full(shape, rnd, np.uint64), np.full(shape, call, np.uint64),
-                               np.full(shape, (stream ^ 0x80000000) & 0xFFFFFFFF, np.uint64)), key)
+            w = philox4x32_10(
+                (
+                    right,
+                    np.full(shape, rnd, np.uint64),
+                    np.full(shape, call, np.uint64),
+                    np.full(shape, (stream ^ 0x80000000) & 0xFFFFFFFF, np.uint64),
+                ),
+                key,
+            )
             f = ((w[1] << np.uint64(32)) | w[0]) & mask
             left, right = right, left ^ f
         x[todo] = (left << np.uint64(half)) | right

@@ -31,12 +31,29 @@ WorkKind = Literal["compile", "evaluate", "profile"]
 # Harness settings that belong to the machine a worker runs on, never to the work: where its caches
 # and tools are, which GPU it owns, how its sandbox is set up. Every other harness setting shapes the
 # measurement (flags, arch, seeds, timing, tolerances of the checks, roofline) and travels with the item.
-MACHINE_LOCAL = frozenset({
-    "nvcc", "cache_dir", "gpu", "vendor_paths", "sandbox", "sandbox_bwrap", "allow_unsandboxed", "sandbox_uid",
-    "sandbox_max_processes", "sandbox_max_open_files", "sandbox_max_file_bytes", "sandbox_max_cpu_s",
-    "sandbox_scratch_bytes", "sandbox_max_files", "sandbox_tmp_bytes", "sandbox_ro_paths", "scratch_root",
-    "data_workers", "data_cache_bytes",
-})
+MACHINE_LOCAL = frozenset(
+    {
+        "nvcc",
+        "cache_dir",
+        "gpu",
+        "vendor_paths",
+        "sandbox",
+        "sandbox_bwrap",
+        "allow_unsandboxed",
+        "sandbox_uid",
+        "sandbox_max_processes",
+        "sandbox_max_open_files",
+        "sandbox_max_file_bytes",
+        "sandbox_max_cpu_s",
+        "sandbox_scratch_bytes",
+        "sandbox_max_files",
+        "sandbox_tmp_bytes",
+        "sandbox_ro_paths",
+        "scratch_root",
+        "data_workers",
+        "data_cache_bytes",
+    }
+)
 
 
 def _digest(*parts: str) -> str:
@@ -102,12 +119,23 @@ TaskDefinition = Annotated[BuiltinDefinition | CustomDefinition, Field(discrimin
 def definition_of(task: Task) -> BuiltinDefinition | CustomDefinition:
     """The definition a worker rebuilds `task` from (read here, where the task is known)."""
     if task.custom:
-        (precision, proto), = task.prototypes.items()
+        ((precision, proto),) = task.prototypes.items()
         args = {a.name: {"role": a.role, "length": a.length, "value": a.value, "draw": a.draw} for a in task.args}
-        return CustomDefinition(name=task.name, precision=precision, prototype=proto.text, args=args,
-                                sizes=[dict(s) for s in task.sizes["paper"]], baseline_cu=task.baseline_source(), summary=task.summary)
-    return BuiltinDefinition(name=task.name, task_toml=(task.directory / "task.toml").read_text(),
-                             reference_py=(task.directory / "reference.py").read_text(), baseline_cu=task.baseline_source())
+        return CustomDefinition(
+            name=task.name,
+            precision=precision,
+            prototype=proto.text,
+            args=args,
+            sizes=[dict(s) for s in task.sizes["paper"]],
+            baseline_cu=task.baseline_source(),
+            summary=task.summary,
+        )
+    return BuiltinDefinition(
+        name=task.name,
+        task_toml=(task.directory / "task.toml").read_text(),
+        reference_py=(task.directory / "reference.py").read_text(),
+        baseline_cu=task.baseline_source(),
+    )
 
 
 _BUILT: dict[str, Task] = {}
@@ -195,5 +223,6 @@ def measurement_settings(settings: HarnessSettings) -> dict[str, Any]:
 
 
 def work_item(kind: WorkKind, task: Task, precision: str, source: str | None, *, settings: HarnessSettings, **fields: Any) -> WorkItem:
-    return WorkItem(kind=kind, task=definition_of(task), precision=precision, source=source,
-                    harness=measurement_settings(settings), **fields)
+    return WorkItem(
+        kind=kind, task=definition_of(task), precision=precision, source=source, harness=measurement_settings(settings), **fields
+    )

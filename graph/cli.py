@@ -10,6 +10,8 @@ from pydantic import ValidationError
 from rich.console import Console
 from rich.table import Table
 
+from app.config import load_settings
+
 from .cluster import RAY_OPTION_HELP, evaluator_for_cli
 from .runner import JobOutcome, make_checkpointer, new_job_id, resume_job, start_job
 from .settings import ROLES, AgentSettings, JobSpec
@@ -41,8 +43,10 @@ def _on_event(event: dict[str, Any]) -> None:
                 extra += f"  P={event['speedup']:.3f}"
         console.print(f"[dim]round {event['round']}[/] {event['node']}{extra}")
     elif kind == "llm_call":
-        console.print(f"[dim]    {event['role']} ({event['model']}): {event['input_tokens']} in / {event['output_tokens']} out, "
-                      f"{event['latency_s']:.1f} s, ${event['cost_usd']:.4f}[/]")
+        console.print(
+            f"[dim]    {event['role']} ({event['model']}): {event['input_tokens']} in / {event['output_tokens']} out, "
+            f"{event['latency_s']:.1f} s, ${event['cost_usd']:.4f}[/]"
+        )
     elif kind == "attempt" and event["verdict"] != "ok":
         console.print(f"    [yellow]{event['attempt_id']}: {event['verdict']}[/] {event['message'][:200]}")
 
@@ -64,12 +68,20 @@ def _report(outcome: JobOutcome) -> None:
     for col in ("round", "strategy", "verdict", "P", "tokens in/out", "cost $"):
         table.add_column(col)
     for r in outcome.rounds:
-        table.add_row(str(r["round"]), r["strategy_title"], r["verdict"], "-" if r["score"] is None else f"{r['score']:.3f}",
-                      f"{r['input_tokens']}/{r['output_tokens']}", f"{r['cost_usd']:.4f}")
+        table.add_row(
+            str(r["round"]),
+            r["strategy_title"],
+            r["verdict"],
+            "-" if r["score"] is None else f"{r['score']:.3f}",
+            f"{r['input_tokens']}/{r['output_tokens']}",
+            f"{r['cost_usd']:.4f}",
+        )
     console.print(table)
     t = outcome.totals
-    console.print(f"total: {t.get('input_tokens', 0)} input / {t.get('output_tokens', 0)} output tokens "
-                  f"({t.get('reasoning_tokens', 0)} reasoning, {t.get('cached_tokens', 0)} cached), ${t.get('cost_usd', 0):.4f}")
+    console.print(
+        f"total: {t.get('input_tokens', 0)} input / {t.get('output_tokens', 0)} output tokens "
+        f"({t.get('reasoning_tokens', 0)} reasoning, {t.get('cached_tokens', 0)} cached), ${t.get('cost_usd', 0):.4f}"
+    )
     style = {"finished": "green", "no_correct_kernel": "yellow"}.get(outcome.status, "red")
     console.print(f"[{style}]{outcome.status}[/]: {outcome.message}")
     if outcome.best:
@@ -80,8 +92,9 @@ def _report(outcome: JobOutcome) -> None:
 def _drive(outcome: JobOutcome, checkpointer, settings: AgentSettings, interactive: bool, evaluator=None) -> JobOutcome:
     while outcome.status == "waiting_for_input" and interactive and outcome.question:
         answer = _read_answer(outcome.question)
-        outcome = resume_job(outcome.job_id, checkpointer=checkpointer, on_event=_on_event, answer=answer, settings=settings,
-                             evaluator=evaluator)
+        outcome = resume_job(
+            outcome.job_id, checkpointer=checkpointer, on_event=_on_event, answer=answer, settings=settings, evaluator=evaluator
+        )
     return outcome
 
 
@@ -108,21 +121,38 @@ def optimize(
     manual: Annotated[bool, typer.Option(help="answer every role yourself")] = False,
     replay: Annotated[str | None, typer.Option(help="re-run from a file of recorded responses (JSON lines)")] = None,
     profile: Annotated[str, typer.Option(help="profile the planner sees: filtered, full, none")] = "filtered",
-    choose_flags: Annotated[bool | None, typer.Option("--choose-flags/--no-choose-flags", help="let the compiler role pick nvcc flags")] = None,
-    database_url: Annotated[str | None, typer.Option(help="checkpoints: sqlite:///path or postgresql://...")] = None,
+    choose_flags: Annotated[
+        bool | None, typer.Option("--choose-flags/--no-choose-flags", help="let the compiler role pick nvcc flags")
+    ] = None,
+    checkpoint_url: Annotated[
+        str | None,
+        typer.Option(help="checkpoints: sqlite:///path or postgresql://... (default: CUDAMASTER_CHECKPOINT_URL, the service's store)"),
+    ] = None,
     job_id: Annotated[str | None, typer.Option(help="job id (default: a new random one)")] = None,
     ray: Annotated[str | None, typer.Option("--ray", help=RAY_OPTION_HELP)] = None,
 ) -> None:
     """Optimize one kernel: plan, code, compile, verify, profile, for R rounds."""
     try:
-        spec = JobSpec(task=task, precision=precision, rounds=rounds, debug=debug, sizes=sizes, models=_parse_models(model),
-                       manual=manual, replay_file=replay, profile_mode=profile, choose_flags=choose_flags)
+        spec = JobSpec.model_validate(
+            dict(
+                task=task,
+                precision=precision,
+                rounds=rounds,
+                debug=debug,
+                sizes=sizes,  # pydantic checks them
+                models=_parse_models(model),
+                manual=manual,
+                replay_file=replay,
+                profile_mode=profile,
+                choose_flags=choose_flags,
+            )
+        )
     except ValidationError as exc:
         for err in exc.errors():
             console.print(f"[red]--{'.'.join(map(str, err['loc']))}: {err['msg']}[/]")
         raise typer.Exit(2) from None
-    settings = AgentSettings()
-    checkpointer = make_checkpointer(database_url or settings.database_url, settings)
+    settings = load_settings().agent
+    checkpointer = make_checkpointer(checkpoint_url)
     job_id = job_id or new_job_id()
     evaluator = _cluster_evaluator(ray, job_id)
     try:
@@ -138,12 +168,15 @@ def optimize(
 def resume(
     job_id: Annotated[str, typer.Argument(help="the id printed by `cudamaster optimize`")],
     answer: Annotated[str | None, typer.Option(help="answer to the job's pending question (manual mode); '-' reads stdin")] = None,
-    database_url: Annotated[str | None, typer.Option(help="checkpoints: sqlite:///path or postgresql://...")] = None,
+    checkpoint_url: Annotated[
+        str | None,
+        typer.Option(help="checkpoints: sqlite:///path or postgresql://... (default: CUDAMASTER_CHECKPOINT_URL, the service's store)"),
+    ] = None,
     ray: Annotated[str | None, typer.Option("--ray", help=RAY_OPTION_HELP)] = None,
 ) -> None:
     """Continue a job after a crash, a stop or a question."""
-    settings = AgentSettings()
-    checkpointer = make_checkpointer(database_url or settings.database_url, settings)
+    settings = load_settings().agent
+    checkpointer = make_checkpointer(checkpoint_url)
     if answer == "-":
         answer = sys.stdin.read()
     evaluator = _cluster_evaluator(ray, job_id)

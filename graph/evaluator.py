@@ -48,8 +48,9 @@ class Evaluator(Protocol):
 
     def evaluate(self, task: str, precision: str, source: str | None, sizes: str, flags: list[str]) -> EvaluationResult: ...
 
-    def profile(self, task: str, precision: str, source: str | None, mode: str = "filtered",
-                rows: list[dict] | None = None) -> ProfileResult: ...
+    def profile(
+        self, task: str, precision: str, source: str | None, mode: str = "filtered", rows: list[dict] | None = None
+    ) -> ProfileResult: ...
 
 
 class LocalEvaluator:
@@ -62,13 +63,14 @@ class LocalEvaluator:
         variant = load_task(task).variant(precision)
         out = compile_candidate(variant, source, self.settings, list(flags))
         key = out.object_path.parent.name if out.ok and out.object_path is not None else ""
-        return CompileReport(None if out.ok else out.verdict.value, out.message, out.log[-20000:], out.flags, key)
+        return CompileReport(None if out.ok else out.verdict.value, out.message, out.log[-20000:], out.flags, key)  # type: ignore[union-attr]
 
     def evaluate(self, task: str, precision: str, source: str | None, sizes: str, flags: list[str]) -> EvaluationResult:
         return evaluate(task, precision, source, sizes, settings=self.settings, extra_flags=list(flags) or None)
 
-    def profile(self, task: str, precision: str, source: str | None, mode: str = "filtered",
-                rows: list[dict] | None = None) -> ProfileResult:
+    def profile(
+        self, task: str, precision: str, source: str | None, mode: str = "filtered", rows: list[dict] | None = None
+    ) -> ProfileResult:
         if mode == "none":
             return ProfileResult("", "profiling switched off for this job")
         try:
@@ -142,8 +144,9 @@ class CachingEvaluator:
         self._save("evaluations", key, result.model_dump(mode="json"))
         return result
 
-    def profile(self, task: str, precision: str, source: str | None, mode: str = "filtered",
-                rows: list[dict] | None = None) -> ProfileResult:
+    def profile(
+        self, task: str, precision: str, source: str | None, mode: str = "filtered", rows: list[dict] | None = None
+    ) -> ProfileResult:
         key = _key("profile", task, precision, source_sha(source), mode)
         if (hit := self._load("profiles", key)) is not None:
             return ProfileResult(**hit)

@@ -46,7 +46,7 @@ def check_prototype(source: str, variant: Variant) -> PrototypeCheck:
     (missing entry, unusual spelling) is left to the compiler and the harness's link check."""
     entry = variant.candidate_entry
     expected = variant.candidate_prototype
-    m = re.search(rf'\bvoid\s+{re.escape(entry)}\s*\(([^)]*)\)', source)
+    m = re.search(rf"\bvoid\s+{re.escape(entry)}\s*\(([^)]*)\)", source)
     if not m:
         return PrototypeCheck(False)
     params = re.sub(r"\b(__restrict__|__restrict|restrict)\b", " ", m.group(1))
@@ -59,8 +59,9 @@ def check_prototype(source: str, variant: Variant) -> PrototypeCheck:
     key = lambda p: (p.ctype, p.pointer, p.const)  # noqa: E731
     if [key(p) for p in got.params] == [key(p) for p in expected.params]:
         return PrototypeCheck(False, found)
-    return PrototypeCheck(True, found, f"the reply changed the entry point's prototype: it has `{found}`, "
-                                       f"the task requires `{expected.c_declaration()}`")
+    return PrototypeCheck(
+        True, found, f"the reply changed the entry point's prototype: it has `{found}`, the task requires `{expected.c_declaration()}`"
+    )
 
 
 # nvcc flags the compiler role may choose. Anything else in its answer is dropped and noted.
@@ -69,21 +70,37 @@ _FLAG_PATTERNS = [
     r"-{1,2}maxrregcount=(?:[1-9]\d|1\d\d|2[0-4]\d|25[0-5])",
     r"-{1,2}extra-device-vectorization",
     r"-{1,2}restrict",
-    r"-ftz=(?:true|false)", r"-prec-div=(?:true|false)", r"-prec-sqrt=(?:true|false)", r"-fmad=(?:true|false)",
+    r"-ftz=(?:true|false)",
+    r"-prec-div=(?:true|false)",
+    r"-prec-sqrt=(?:true|false)",
+    r"-fmad=(?:true|false)",
     r"-lineinfo",
 ]
-_PTXAS_OPTIONS = {"-O0", "-O1", "-O2", "-O3", "-v", "--warn-on-spills", "-warn-spills", "-dlcm=ca", "-dlcm=cg",
-                  "--allow-expensive-optimizations=true", "--allow-expensive-optimizations=false"}
-FLAG_ALLOWLIST_TEXT = ("-use_fast_math, -maxrregcount=N (16..255), --extra-device-vectorization, -restrict, "
-                       "-ftz=true|false, -prec-div=true|false, -prec-sqrt=true|false, -fmad=true|false, -lineinfo, "
-                       "-Xptxas=OPT[,OPT] with OPT in " + ", ".join(sorted(_PTXAS_OPTIONS)))
+_PTXAS_OPTIONS = {
+    "-O0",
+    "-O1",
+    "-O2",
+    "-O3",
+    "-v",
+    "--warn-on-spills",
+    "-warn-spills",
+    "-dlcm=ca",
+    "-dlcm=cg",
+    "--allow-expensive-optimizations=true",
+    "--allow-expensive-optimizations=false",
+}
+FLAG_ALLOWLIST_TEXT = (
+    "-use_fast_math, -maxrregcount=N (16..255), --extra-device-vectorization, -restrict, "
+    "-ftz=true|false, -prec-div=true|false, -prec-sqrt=true|false, -fmad=true|false, -lineinfo, "
+    "-Xptxas=OPT[,OPT] with OPT in " + ", ".join(sorted(_PTXAS_OPTIONS))
+)
 
 
 def allowed_flag(flag: str) -> bool:
     if any(re.fullmatch(p, flag) for p in _FLAG_PATTERNS):
         return True
     m = re.fullmatch(r"-{1,2}Xptxas[= ](.+)", flag)
-    return bool(m) and all(o in _PTXAS_OPTIONS for o in m.group(1).split(","))
+    return bool(m) and all(o in _PTXAS_OPTIONS for o in m.group(1).split(","))  # type: ignore[union-attr]
 
 
 def parse_flags(reply: str) -> tuple[list[str], list[str]]:
@@ -101,7 +118,7 @@ def parse_flags(reply: str) -> tuple[list[str], list[str]]:
     except json.JSONDecodeError:
         tokens = text.replace(",", " ").split() if "Xptxas" not in text else re.findall(r"-{1,2}Xptxas[= ]\S+|\S+", text)
         candidates = [t.strip("`'\"") for t in tokens if t.startswith("-")]
-    allowed, dropped = [], []
+    allowed, dropped = [], []  # type: ignore[var-annotated]
     for flag in candidates:
         flag = re.sub(r"^(-{1,2}Xptxas) ", r"\1=", flag.strip())
         (allowed if allowed_flag(flag) else dropped).append(flag)

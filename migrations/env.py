@@ -1,11 +1,12 @@
-"""Alembic environment: the URL comes from the config (set by app.db.migrate) or CUDAMASTER_DATABASE_URL."""
+"""Alembic environment: the URL comes from the config (set by app.db.migrate) or CUDAMASTER_SERVICE__DATABASE_URL."""
 
 from __future__ import annotations
 
 from alembic import context
+
+from app.config import load_settings
 from app.db.engine import make_engine
 from app.db.models import Base
-from app.settings import ServiceSettings
 
 config = context.config
 target_metadata = Base.metadata
@@ -19,12 +20,11 @@ def include_object(obj, name, type_, reflected, compare_to):
 
 
 def _url() -> str:
-    return config.get_main_option("sqlalchemy.url") or ServiceSettings().database_url
+    return config.get_main_option("sqlalchemy.url") or load_settings().service.database_url
 
 
 def run_migrations_offline() -> None:
-    context.configure(url=_url(), target_metadata=target_metadata, literal_binds=True, include_object=include_object,
-                      render_as_batch=True)
+    context.configure(url=_url(), target_metadata=target_metadata, literal_binds=True, include_object=include_object, render_as_batch=True)
     with context.begin_transaction():
         context.run_migrations()
 
@@ -44,8 +44,9 @@ def run_migrations_online() -> None:
 
 
 def _run(connection) -> None:
-    context.configure(connection=connection, target_metadata=target_metadata, include_object=include_object,
-                      render_as_batch=True, compare_type=True)
+    context.configure(
+        connection=connection, target_metadata=target_metadata, include_object=include_object, render_as_batch=True, compare_type=True
+    )
     with context.begin_transaction():
         context.run_migrations()
 

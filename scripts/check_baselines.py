@@ -30,8 +30,15 @@ def main() -> None:
         for precision in ("fp32", "bf16"):
             t0 = time.time()
             result = evaluate(task, precision, None, args.sizes, timing=False)
-            print(task, precision, result.verdict.value, f"{time.time() - t0:.1f} s", result.message[:300],
-                  [round(r.max_rel_err or 0, 6) for r in result.rows], flush=True)
+            print(
+                task,
+                precision,
+                result.verdict.value,
+                f"{time.time() - t0:.1f} s",
+                result.message[:300],
+                [round(r.max_rel_err or 0, 6) for r in result.rows],
+                flush=True,
+            )
             doc["results"].append(result.model_dump(mode="json"))
             args.output.write_text(json.dumps(doc))
 

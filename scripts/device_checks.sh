@@ -24,17 +24,17 @@
 #   are unpacked to /tmp/cm-ray-site and put on PYTHONPATH (no pip needed).
 # Needs python3 with this repo importable (see scripts/make_device_wheels.sh) and nvcc; ncu for figures.
 # Kernels run in the bubblewrap sandbox: without bwrap on PATH, .devsite/bubblewrap_*.deb (carried from
-# scripts/make_device_wheels.sh) is unpacked to /tmp/bw and CUDAMASTER_SANDBOX_BWRAP points at it.
+# scripts/make_device_wheels.sh) is unpacked to /tmp/bw and CUDAMASTER_HARNESS__SANDBOX_BWRAP points at it.
 set -uo pipefail
 OUT=${OUT:-$PWD/out/device_checks}
 PY=${PYTHON:-python3}
 LIMIT=${STEP_LIMIT_S:-280}  # figures needs ~320 s: give it STEP_LIMIT_S=540 alone
 mkdir -p "$OUT"
 export PYTHONUNBUFFERED=1
-if [ -z "${CUDAMASTER_SANDBOX_BWRAP:-}" ] && ! command -v bwrap >/dev/null; then
+if [ -z "${CUDAMASTER_HARNESS__SANDBOX_BWRAP:-}" ] && ! command -v bwrap >/dev/null; then
   deb=$(ls .devsite/bubblewrap_*.deb 2>/dev/null | head -1)
   if [ -n "$deb" ]; then
-    rm -rf /tmp/bw && dpkg -x "$deb" /tmp/bw && export CUDAMASTER_SANDBOX_BWRAP=/tmp/bw/usr/bin/bwrap
+    rm -rf /tmp/bw && dpkg -x "$deb" /tmp/bw && export CUDAMASTER_HARNESS__SANDBOX_BWRAP=/tmp/bw/usr/bin/bwrap
   else
     echo "no bubblewrap: carry .devsite/ (scripts/make_device_wheels.sh); kernels will be refused" | tee -a "$OUT/steps.txt"
   fi
@@ -52,7 +52,7 @@ if [[ " $* " == *" ray-"* ]] && ! $PY -c "import ray" 2>/dev/null; then
   $PY -c "import ray; print('ray', ray.__version__, ray.__file__)" >> "$OUT/env.txt" 2>&1 || echo "no Ray: carry .whl (scripts/make_device_wheels.sh)" | tee -a "$OUT/steps.txt"
 fi
 { nvidia-smi --query-gpu=name,driver_version,clocks.sm,clocks.max.sm --format=csv; date -u; } > "$OUT/env.txt" 2>&1
-echo "sandbox bwrap: ${CUDAMASTER_SANDBOX_BWRAP:-$(command -v bwrap)}" >> "$OUT/env.txt"
+echo "sandbox bwrap: ${CUDAMASTER_HARNESS__SANDBOX_BWRAP:-$(command -v bwrap)}" >> "$OUT/env.txt"
 for step in "$@"; do
   t0=$(date +%s)
   case $step in

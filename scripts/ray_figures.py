@@ -50,9 +50,14 @@ def _overhead(evaluator, repeats: int) -> dict:
             wall = time.perf_counter() - t0
             walls.append(wall)
             added.append(wall - result.wall_seconds)
-        out[f"{task}/fp32"] = {"verdict": result.verdict.value, "score": result.score, "gpu": result.gpu.name if result.gpu else "",
-                               "wall_s_median": round(statistics.median(walls), 4),
-                               "added_s_median": round(statistics.median(added), 4), "added_s_max": round(max(added), 4)}
+        out[f"{task}/fp32"] = {
+            "verdict": result.verdict.value,
+            "score": result.score,
+            "gpu": result.gpu.name if result.gpu else "",
+            "wall_s_median": round(statistics.median(walls), 4),
+            "added_s_median": round(statistics.median(added), 4),
+            "added_s_max": round(max(added), 4),
+        }
     return out
 
 
@@ -84,6 +89,7 @@ def main() -> None:
 
     doc: dict = {"provenance": provenance(), "figures": {}}
     with nullcontext(args.ray) if args.ray else local_cluster(None) as address:
+
         def cluster_with(cache: Path) -> RayEvaluator:
             return RayEvaluator(RaySettings(address=address, compile_workers=2, cache_dir=str(cache)), harness=base)
 
@@ -96,8 +102,12 @@ def main() -> None:
                 finally:
                     cluster.close()
                 local = _overhead(LocalEvaluator(base.model_copy(update={"cache_dir": fresh("overhead-local")})), args.repeats)
-                doc["figures"]["overhead"] = {"ray": on_ray, "local": local, "repeats": args.repeats,
-                                              "note": "added_s = caller's wall time - the harness's own wall_seconds"}
+                doc["figures"]["overhead"] = {
+                    "ray": on_ray,
+                    "local": local,
+                    "repeats": args.repeats,
+                    "note": "added_s = caller's wall time - the harness's own wall_seconds",
+                }
             if "suite" in steps:
                 jobs = _suite_jobs(args.all)
                 t0 = time.perf_counter()
@@ -112,12 +122,16 @@ def main() -> None:
                 finally:
                     cluster.close()
                 doc["figures"]["suite"] = {
-                    "variants": len(jobs), "sizes": "paper", "local_s": round(local_s, 1), "ray_one_gpu_s": round(ray_s, 1),
+                    "variants": len(jobs),
+                    "sizes": "paper",
+                    "local_s": round(local_s, 1),
+                    "ray_one_gpu_s": round(ray_s, 1),
                     "ratio": round(ray_s / local_s, 3) if local_s else None,
                     "verdicts_local": sorted(f"{r.task}/{r.precision}:{r.verdict.value}" for r in local_results),
                     "verdicts_ray": sorted(f"{r.task}/{r.precision}:{r.verdict.value}" for r in ray_results),
                     "gpu_workers": len(doc["cluster"]["gpus"]),
-                    "note": "both from empty caches; the Ray time includes starting its workers"}
+                    "note": "both from empty caches; the Ray time includes starting its workers",
+                }
         finally:
             ray.shutdown()
     args.output.parent.mkdir(parents=True, exist_ok=True)

@@ -29,8 +29,9 @@ def _stripped(name: str, data: bytes) -> bytes:
     with tempfile.TemporaryDirectory() as tmp:
         path = Path(tmp) / Path(name).name
         path.write_bytes(data)
-        done = subprocess.run([strip, "--strip-unneeded" if name.endswith(".so") else "--strip-all", str(path)],
-                              capture_output=True, check=False)
+        done = subprocess.run(
+            [strip, "--strip-unneeded" if name.endswith(".so") else "--strip-all", str(path)], capture_output=True, check=False
+        )
         return path.read_bytes() if done.returncode == 0 else data
 
 
@@ -54,8 +55,9 @@ def slim(wheel: Path, out_dir: Path) -> Path:
             if slim_data is not data:
                 changed[info.filename] = _record_line(info.filename, slim_data)
             dst.writestr(info, slim_data, compress_type=zipfile.ZIP_DEFLATED, compresslevel=9)
-        lines = [changed.get(line.split(",", 1)[0], line) for line in src.read(record).decode().splitlines()
-                 if not line.startswith(DROPPED)]
+        lines = [
+            changed.get(line.split(",", 1)[0], line) for line in src.read(record).decode().splitlines() if not line.startswith(DROPPED)
+        ]
         dst.writestr(record, "\n".join(lines) + "\n", compress_type=zipfile.ZIP_DEFLATED, compresslevel=9)
     return out
 

@@ -24,8 +24,7 @@ from ..limits import InFlightLimit, take_job_slot
 from ..permissions import Caller
 from ..schemas import AnswerIn, JobDetail, JobOut, JobPage, JobStatus, JobSubmit
 from ..store import jobs as store
-from .deps import (KeyHolder, Reader, RunnerDep, SessionDep, SettingsDep, Submitter, actionable_job, readable_job,
-                   require_gpus)
+from .deps import KeyHolder, Reader, RunnerDep, SessionDep, SettingsDep, Submitter, actionable_job, readable_job, require_gpus
 from .errors import responses, unprocessable
 
 router = APIRouter(prefix="/jobs", tags=["jobs"])
@@ -50,8 +49,11 @@ def _task_of(session: SessionDep, caller: Caller, body: JobSubmit) -> Task:
         if is_custom_task_id(body.task):
             row = session.get(CustomTask, body.task)
             if row is None or not permissions.can_use_custom_task(caller, row):  # the same answer: ids do not leak
-                raise HTTPException(404, f"no custom task {body.task} created by {caller.label}: a custom task is private "
-                                         "to the key that submitted it; send `custom` to submit your own")
+                raise HTTPException(
+                    404,
+                    f"no custom task {body.task} created by {caller.label}: a custom task is private "
+                    "to the key that submitted it; send `custom` to submit your own",
+                )
             task = custom_tasks.register(row)  # stored by another replica, or before a restart: loadable here too
         else:
             task = load_task(body.task)
@@ -61,10 +63,10 @@ def _task_of(session: SessionDep, caller: Caller, body: JobSubmit) -> Task:
     return task
 
 
-@router.post("", status_code=201, response_model=JobOut, summary="Submit a job",
-             responses=responses(400, 401, 403, 404, 413, 429, 503))
-def submit_job(body: JobSubmit, request: Request, session: SessionDep, caller: Submitter, settings: SettingsDep,
-               runner: RunnerDep) -> JobOut:
+@router.post("", status_code=201, response_model=JobOut, summary="Submit a job", responses=responses(400, 401, 403, 404, 413, 429, 503))
+def submit_job(
+    body: JobSubmit, request: Request, session: SessionDep, caller: Submitter, settings: SettingsDep, runner: RunnerDep
+) -> JobOut:
     """Queue an optimization job on a benchmark task, on a `custom` task (the team's own kernel, whose
     oracle is its baseline's output), or again on a custom task this key created (`"task": "ct_…"`); it
     starts when a slot is free. Needs a member or admin key."""
@@ -72,49 +74,74 @@ def submit_job(body: JobSubmit, request: Request, session: SessionDep, caller: S
     if body.custom is not None:
         size = len(body.custom.baseline_cu.encode())
         if size > settings.max_source_bytes:
-            raise HTTPException(413, f"custom.baseline_cu is {size} bytes; the limit is {settings.max_source_bytes} "
-                                     "(CUDAMASTER_MAX_SOURCE_BYTES)")
+            raise HTTPException(
+                413, f"custom.baseline_cu is {size} bytes; the limit is {settings.max_source_bytes} (CUDAMASTER_SERVICE__MAX_SOURCE_BYTES)"
+            )
     task = _task_of(session, caller, body)
     assert caller.key_id is not None
     try:  # the key's lock, held until the commit below: the count and the insert are one step
         take_job_slot(session, caller.key_id, settings.max_jobs_in_flight_per_key)
     except InFlightLimit as exc:
         raise HTTPException(429, str(exc)) from None
-    job = store.create_job(session, task=task.name, precision=body.precision, settings=body.agent_spec() | {"task": task.name},
-                           api_key_id=caller.key_id, team=caller.team, commit=False)
+    job = store.create_job(
+        session,
+        task=task.name,
+        precision=body.precision,
+        settings=body.agent_spec() | {"task": task.name},
+        api_key_id=caller.key_id,
+        team=caller.team,
+        commit=False,
+    )
     session.commit()
     runner.wake()
     return JobOut.model_validate(job)
 
 
 @router.get("", response_model=JobPage, summary="List the jobs this key may read, newest first", responses=responses(401, 403))
-def list_jobs(session: SessionDep, caller: Reader, settings: SettingsDep,
-              status: Annotated[JobStatus | None, Query()] = None,
-              task: Annotated[str | None, Query(max_length=64, pattern=TASK_PATTERN)] = None,
-              limit: Annotated[int, Query(ge=1, le=INT32_MAX, description="page size (at most CUDAMASTER_MAX_PAGE_SIZE)")] = 50,
-              offset: Annotated[int, Query(ge=0, le=MAX_OFFSET)] = 0) -> JobPage:
+def list_jobs(
+    session: SessionDep,
+    caller: Reader,
+    settings: SettingsDep,
+    status: Annotated[JobStatus | None, Query()] = None,
+    task: Annotated[str | None, Query(max_length=64, pattern=TASK_PATTERN)] = None,
+    limit: Annotated[int, Query(ge=1, le=INT32_MAX, description="page size (at most CUDAMASTER_SERVICE__MAX_PAGE_SIZE)")] = 50,
+    offset: Annotated[int, Query(ge=0, le=MAX_OFFSET)] = 0,
+) -> JobPage:
     """A key lists its team's jobs; an admin lists every team's."""
     if limit > settings.max_page_size:
-        raise unprocessable(("query", "limit"), f"limit {limit} is over the page size limit {settings.max_page_size} "
-                                                "(CUDAMASTER_MAX_PAGE_SIZE); page with offset", limit)
+        raise unprocessable(
+            ("query", "limit"),
+            f"limit {limit} is over the page size limit {settings.max_page_size} (CUDAMASTER_SERVICE__MAX_PAGE_SIZE); page with offset",
+            limit,
+        )
     team = None if permissions.is_admin(caller) else caller.team
     rows, total = store.list_jobs(session, status=status, task=task, limit=limit, offset=offset, team=team)
-    return JobPage(items=[JobOut.model_validate(j) for j in rows], total=total, limit=limit, offset=offset,
-                   next_offset=offset + limit if offset + limit < total else None)
+    return JobPage(
+        items=[JobOut.model_validate(j) for j in rows],
+        total=total,
+        limit=limit,
+        offset=offset,
+        next_offset=offset + limit if offset + limit < total else None,
+    )
 
 
-@router.get("/{job_id}", response_model=JobDetail, summary="One job with its attempts, measurements, profiles and LLM calls",
-            responses=_READ)
+@router.get(
+    "/{job_id}", response_model=JobDetail, summary="One job with its attempts, measurements, profiles and LLM calls", responses=_READ
+)
 def get_job(job_id: JobId, session: SessionDep, caller: Reader) -> JobDetail:
     job = readable_job(session, caller, job_id, detail=True)
-    return JobDetail.model_validate(
-        {**JobOut.model_validate(job).model_dump(), "attempts": job.attempts, "llm_calls": job.llm_calls})
+    return JobDetail.model_validate({**JobOut.model_validate(job).model_dump(), "attempts": job.attempts, "llm_calls": job.llm_calls})
 
 
-@router.get("/{job_id}/attempts/{attempt_id}/source", response_class=PlainTextResponse, summary="An attempt's CUDA source",
-            responses=_SOURCE | _READ)
-def attempt_source(job_id: JobId, attempt_id: Annotated[int, Path(ge=1, le=INT32_MAX)], session: SessionDep,
-                   caller: Reader) -> PlainTextResponse:
+@router.get(
+    "/{job_id}/attempts/{attempt_id}/source",
+    response_class=PlainTextResponse,
+    summary="An attempt's CUDA source",
+    responses=_SOURCE | _READ,
+)
+def attempt_source(
+    job_id: JobId, attempt_id: Annotated[int, Path(ge=1, le=INT32_MAX)], session: SessionDep, caller: Reader
+) -> PlainTextResponse:
     job = readable_job(session, caller, job_id)
     attempt = store.get_attempt(session, job.id, attempt_id)
     if attempt is None:
@@ -122,8 +149,7 @@ def attempt_source(job_id: JobId, attempt_id: Annotated[int, Path(ge=1, le=INT32
     return PlainTextResponse(attempt.source, media_type="text/x-cuda; charset=utf-8")
 
 
-@router.post("/{job_id}/cancel", response_model=JobOut, summary="Cancel a job (a running one stops at its next step)",
-             responses=_ACT)
+@router.post("/{job_id}/cancel", response_model=JobOut, summary="Cancel a job (a running one stops at its next step)", responses=_ACT)
 def cancel_job(job_id: JobId, session: SessionDep, caller: KeyHolder, runner: RunnerDep) -> JobOut:
     """The job's own key or an admin."""
     job = actionable_job(session, caller, job_id, "cancel")
@@ -135,10 +161,13 @@ def cancel_job(job_id: JobId, session: SessionDep, caller: KeyHolder, runner: Ru
     return JobOut.model_validate(job)
 
 
-@router.post("/{job_id}/resume", response_model=JobOut, summary="Resume a cancelled or failed job from its last checkpoint",
-             responses=_ACT | responses(429, 503))
-def resume_job(job_id: JobId, request: Request, session: SessionDep, caller: KeyHolder, settings: SettingsDep,
-               runner: RunnerDep) -> JobOut:
+@router.post(
+    "/{job_id}/resume",
+    response_model=JobOut,
+    summary="Resume a cancelled or failed job from its last checkpoint",
+    responses=_ACT | responses(429, 503),
+)
+def resume_job(job_id: JobId, request: Request, session: SessionDep, caller: KeyHolder, settings: SettingsDep, runner: RunnerDep) -> JobOut:
     """The job's own key or an admin. The job counts against its key's in-flight limit again."""
     job = actionable_job(session, caller, job_id, "resume")
     require_gpus(request)
@@ -156,10 +185,13 @@ def resume_job(job_id: JobId, request: Request, session: SessionDep, caller: Key
     return JobOut.model_validate(job)
 
 
-@router.post("/{job_id}/answer", response_model=JobOut, summary="Answer the question a manual-mode job is waiting on",
-             responses=_ACT | responses(400, 413, 503))
-def answer_job(job_id: JobId, body: AnswerIn, request: Request, session: SessionDep, caller: KeyHolder,
-               runner: RunnerDep) -> JobOut:
+@router.post(
+    "/{job_id}/answer",
+    response_model=JobOut,
+    summary="Answer the question a manual-mode job is waiting on",
+    responses=_ACT | responses(400, 413, 503),
+)
+def answer_job(job_id: JobId, body: AnswerIn, request: Request, session: SessionDep, caller: KeyHolder, runner: RunnerDep) -> JobOut:
     """The job's own key or an admin."""
     job = actionable_job(session, caller, job_id, "answer")
     require_gpus(request)
@@ -187,9 +219,10 @@ def _snapshot(request: Request, job_id: str, after: int) -> tuple[str | None, li
         return status, [(e.id, e.type, e.payload) for e in store.events_after(session, job_id, after)]
 
 
-def _start_after(last_event_id: Annotated[str | None, Header(max_length=10, pattern=r"^[0-9]{1,10}$")] = None,
-                 after: Annotated[int, Query(ge=0, le=INT32_MAX, description="send events with id greater than this")] = 0
-                 ) -> int:
+def _start_after(
+    last_event_id: Annotated[str | None, Header(max_length=10, pattern=r"^[0-9]{1,10}$")] = None,
+    after: Annotated[int, Query(ge=0, le=INT32_MAX, description="send events with id greater than this")] = 0,
+) -> int:
     # A dependency, not the stream's body: an error raised once the stream has started cannot be a 422.
     if last_event_id is None:
         return after
@@ -198,13 +231,18 @@ def _start_after(last_event_id: Annotated[str | None, Header(max_length=10, patt
     return max(after, int(last_event_id))
 
 
-@router.get("/{job_id}/events", response_class=EventSourceResponse, summary="Stream a job's events (server-sent events)",
-            responses=_READ,
-            description="Replays the stored events after `Last-Event-ID` (or `after`), then streams new ones. Event names are "
-                        "the agent's event types (node, attempt, llm_call, interrupt, finished); a final `end` event carries "
-                        "the job's status when it stops running (finished, failed, cancelled, or waiting_for_input).")
-async def job_events(job_id: JobId, request: Request, _job: Annotated[None, Depends(_readable)],
-                     after: Annotated[int, Depends(_start_after)]) -> AsyncIterator[ServerSentEvent]:
+@router.get(
+    "/{job_id}/events",
+    response_class=EventSourceResponse,
+    summary="Stream a job's events (server-sent events)",
+    responses=_READ,
+    description="Replays the stored events after `Last-Event-ID` (or `after`), then streams new ones. Event names are "
+    "the agent's event types (node, attempt, llm_call, interrupt, finished); a final `end` event carries "
+    "the job's status when it stops running (finished, failed, cancelled, or waiting_for_input).",
+)
+async def job_events(
+    job_id: JobId, request: Request, _job: Annotated[None, Depends(_readable)], after: Annotated[int, Depends(_start_after)]
+) -> AsyncIterator[ServerSentEvent]:
     runner = request.app.state.runner
     while True:
         changed = runner.change_event(job_id)

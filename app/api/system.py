@@ -35,8 +35,12 @@ def _cluster(status: dict[str, Any] | None) -> ClusterOut | None:
     fields = ("name", "host", "gpu_model", "driver", "alive", "busy", "replaced")
     workers = {kind: [ClusterWorkerOut(**{f: w[f] for f in fields}) for w in status[kind]] for kind in ("gpus", "compile_workers")}
     queued = status["queued"]
-    return ClusterOut(address=status["address"], **workers, queued={kind: sum(per_job.values()) for kind, per_job in queued.items()},
-                      jobs_waiting=len({job for per_job in queued.values() for job in per_job}))
+    return ClusterOut(
+        address=status["address"],
+        **workers,
+        queued={kind: sum(per_job.values()) for kind, per_job in queued.items()},
+        jobs_waiting=len({job for per_job in queued.values() for job in per_job}),
+    )
 
 
 def cluster_status(request: Request) -> dict[str, Any] | None:
@@ -53,15 +57,25 @@ async def health(request: Request) -> HealthOut:
     evaluation: Evaluation = state.evaluation
     cluster = _cluster(await asyncio.to_thread(cluster_status, request))
     ok = database == "ok" and evaluation.healthy and (cluster is None or all(g.alive for g in cluster.gpus))
-    return HealthOut(status="ok" if ok else "degraded", database=database, running_jobs=len(state.runner.running()),
-                     max_running_jobs=state.settings.max_running_jobs, gpus=state.gpu_pool.gpus, busy_gpus=state.gpu_pool.busy(),
-                     gpus_found=evaluation.gpus_found, evaluation=evaluation.kind, can_run_jobs=evaluation.can_run_jobs,
-                     gpu_note=evaluation.note, runner_id=state.runner.holder, draining=state.runner.draining,
-                     sandbox=getattr(state, "sandbox", ""), cluster=cluster)
+    return HealthOut(
+        status="ok" if ok else "degraded",
+        database=database,
+        running_jobs=len(state.runner.running()),
+        max_running_jobs=state.settings.max_running_jobs,
+        gpus=state.gpu_pool.gpus,
+        busy_gpus=state.gpu_pool.busy(),
+        gpus_found=evaluation.gpus_found,
+        evaluation=evaluation.kind,
+        can_run_jobs=evaluation.can_run_jobs,
+        gpu_note=evaluation.note,
+        runner_id=state.runner.holder,
+        draining=state.runner.draining,
+        sandbox=getattr(state, "sandbox", ""),
+        cluster=cluster,
+    )
 
 
-@router.get("/gpus", response_model=GpusOut, summary="The GPUs jobs run on and the queue in front of them",
-            responses=responses(401, 403))
+@router.get("/gpus", response_model=GpusOut, summary="The GPUs jobs run on and the queue in front of them", responses=responses(401, 403))
 def gpus(request: Request, caller: Reader, session: SessionDep) -> GpusOut:
     """Local evaluation: this machine's configured GPUs and which are busy. Ray: every GPU worker of the cluster
     (model, host, busy, replacements) and the items waiting per job, the next job first; jobs the caller may not

@@ -7,7 +7,7 @@ from dataclasses import dataclass
 from datetime import timedelta
 from typing import Any
 
-from sqlalchemy import and_, or_, select, update
+from sqlalchemy import or_, select, update
 from sqlalchemy.orm import Session
 
 from ..db.models import CANCELLED, FAILED, FINISHED, NO_CORRECT, QUEUED, RUNNING, WAITING, Job
@@ -30,32 +30,37 @@ def _free(now):
 def claim_jobs(session: Session, holder: str, lease_s: float, limit: int) -> list[Claim]:
     """Take up to `limit` queued jobs, or running jobs whose holder's lease ran out (oldest first)."""
     now = utcnow()
-    candidates = session.scalars(select(Job.id).where(Job.status.in_((QUEUED, RUNNING)), _free(now))
-                                 .order_by(Job.created_at).limit(limit)).all()
+    candidates = session.scalars(
+        select(Job.id).where(Job.status.in_((QUEUED, RUNNING)), _free(now)).order_by(Job.created_at).limit(limit)
+    ).all()
     claims = []
     for job_id in candidates:
-        result = session.execute(update(Job).where(Job.id == job_id, Job.status.in_((QUEUED, RUNNING)), _free(now))
-                                 .values(lease_holder=holder, lease_expires_at=now + timedelta(seconds=lease_s)))
+        result = session.execute(
+            update(Job)
+            .where(Job.id == job_id, Job.status.in_((QUEUED, RUNNING)), _free(now))
+            .values(lease_holder=holder, lease_expires_at=now + timedelta(seconds=lease_s))
+        )
         session.commit()
-        if result.rowcount != 1:
+        if result.rowcount != 1:  # type: ignore[attr-defined]
             continue  # another runner was faster
         job = session.get(Job, job_id)
         session.refresh(job)
-        resume = job.started_at is not None
-        job.status, job.message, job.updated_at = RUNNING, "running" if not resume else "resumed from its last checkpoint", now
-        job.started_at = job.started_at or now
+        resume = job.started_at is not None  # type: ignore[union-attr]
+        job.status, job.message, job.updated_at = RUNNING, "running" if not resume else "resumed from its last checkpoint", now  # type: ignore[union-attr]
+        job.started_at = job.started_at or now  # type: ignore[union-attr]
         session.commit()
-        claims.append(Claim(job.id, dict(job.settings), resume, job.pending_answer, job.cancel_requested))
+        claims.append(Claim(job.id, dict(job.settings), resume, job.pending_answer, job.cancel_requested))  # type: ignore[union-attr]
     return claims
 
 
 def renew(session: Session, job_id: str, holder: str, lease_s: float) -> tuple[bool, bool]:
     """Extend the lease; returns (still held, cancel requested)."""
     now = utcnow()
-    result = session.execute(update(Job).where(Job.id == job_id, Job.lease_holder == holder)
-                             .values(lease_expires_at=now + timedelta(seconds=lease_s)))
+    result = session.execute(
+        update(Job).where(Job.id == job_id, Job.lease_holder == holder).values(lease_expires_at=now + timedelta(seconds=lease_s))
+    )
     session.commit()
-    if result.rowcount != 1:
+    if result.rowcount != 1:  # type: ignore[attr-defined]
         return False, False
     return True, bool(session.scalar(select(Job.cancel_requested).where(Job.id == job_id)))
 
@@ -63,8 +68,9 @@ def renew(session: Session, job_id: str, holder: str, lease_s: float) -> tuple[b
 OUTCOME_STATUS = {"finished": FINISHED, "no_correct_kernel": NO_CORRECT, "waiting_for_input": WAITING, "failed": FAILED}
 
 
-def settle(session: Session, job_id: str, holder: str, outcome_status: str, message: str, *, draining: bool,
-           question: Any = None) -> str | None:
+def settle(
+    session: Session, job_id: str, holder: str, outcome_status: str, message: str, *, draining: bool, question: Any = None
+) -> str | None:
     """Record how a run ended and release the lease. Returns the job's new status (None if the lease was lost)."""
     job = session.scalar(select(Job).where(Job.id == job_id, Job.lease_holder == holder))
     if job is None:
@@ -100,7 +106,3 @@ def release_all(session: Session, holder: str) -> None:
     """On a clean shutdown: leave running jobs claimable at once by the next start."""
     session.execute(update(Job).where(Job.lease_holder == holder).values(lease_holder=None, lease_expires_at=None))
     session.commit()
-
-
-def running_ids(session: Session) -> list[str]:
-    return list(session.scalars(select(Job.id).where(and_(Job.status == RUNNING))))

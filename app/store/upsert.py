@@ -13,8 +13,8 @@ def insert_ignore(session: Session, model: type, values: dict[str, Any], conflic
     if dialect == "postgresql":
         from sqlalchemy.dialects.postgresql import insert
     elif dialect == "sqlite":
-        from sqlalchemy.dialects.sqlite import insert
+        from sqlalchemy.dialects.sqlite import insert  # type: ignore[assignment]
     else:  # pragma: no cover - only the two supported databases
         raise RuntimeError(f"unsupported database {dialect!r}: use SQLite or PostgreSQL")
     stmt = insert(model).values(**values).on_conflict_do_nothing(index_elements=conflict)
-    return session.execute(stmt).rowcount == 1
+    return session.execute(stmt).rowcount == 1  # type: ignore[attr-defined]

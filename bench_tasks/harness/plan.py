@@ -23,7 +23,7 @@ from .result import GpuInfo
 def _token(path: Path | str) -> str:
     text = str(path)
     if not text or any(ch.isspace() for ch in text):
-        raise ValueError(f"plan paths may not contain whitespace: {text!r} (set CUDAMASTER_CACHE_DIR to a path without spaces)")
+        raise ValueError(f"plan paths may not contain whitespace: {text!r} (set CUDAMASTER_HARNESS__CACHE_DIR to a path without spaces)")
     return text
 
 
@@ -73,10 +73,17 @@ class Plan:
 
     def to_text(self) -> str:
         t = self.timing
-        lines = [f"mode {self.mode}", f"impl {self.impl}", f"results {_token(self.results)}", f"outdir {_token(self.outdir)}",
-                 f"timing {t.min_pairs} {t.max_pairs} {t.min_seconds!r} {t.max_seconds!r} {t.target_rse!r} {t.warmup_calls} {t.warmup_seconds!r}",
-                 f"refresh_key {self.refresh_key & 0xFFFFFFFF} {(self.refresh_key >> 32) & 0xFFFFFFFF}",
-                 f"check_last {int(self.check_last)}", f"dump_baseline {int(self.dump_baseline)}", f"wait_seconds {self.wait_seconds!r}"]
+        lines = [
+            f"mode {self.mode}",
+            f"impl {self.impl}",
+            f"results {_token(self.results)}",
+            f"outdir {_token(self.outdir)}",
+            f"timing {t.min_pairs} {t.max_pairs} {t.min_seconds!r} {t.max_seconds!r} {t.target_rse!r} {t.warmup_calls} {t.warmup_seconds!r}",
+            f"refresh_key {self.refresh_key & 0xFFFFFFFF} {(self.refresh_key >> 32) & 0xFFFFFFFF}",
+            f"check_last {int(self.check_last)}",
+            f"dump_baseline {int(self.dump_baseline)}",
+            f"wait_seconds {self.wait_seconds!r}",
+        ]
         for case in self.cases:
             lines.append(f"case {case.index}")
             for b in case.buffers:
@@ -104,7 +111,7 @@ class Plan:
             nonlocal pos
             if pos + n > len(tokens):
                 raise ValueError(f"plan ends early after {tokens[pos - 1] if pos else 'nothing'}")
-            out = tokens[pos:pos + n]
+            out = tokens[pos : pos + n]
             pos += n
             return out
 
@@ -146,14 +153,14 @@ class Plan:
                 a, n, r, m = (int(x) for x in take(4))
                 case.buffers.append(BufferPlan(a, n, r, m))
             elif tok == "refresh":
-                a, d, p0, p1 = take(4)
+                a, d, p0, p1 = take(4)  # type: ignore[assignment]
                 buffer(int(a)).draw = (int(d), float(p0), float(p1))
             elif tok == "sample":
-                a, n, path = take(3)
+                a, n, path = take(3)  # type: ignore[assignment]
                 buffer(int(a)).sample = (int(n), Path(path))
             elif tok == "scalar":
-                a, v = take(2)
-                case.scalars.append((int(a), float(v)))
+                a, v = take(2)  # type: ignore[assignment]
+                case.scalars.append((int(a), float(v)))  # type: ignore[arg-type]
             elif tok == "dataset":
                 d, purpose = take(2)
                 case.datasets.append((Path(d), purpose))
@@ -227,16 +234,23 @@ class Results:
         kind = parts[0]
         if kind == "device" and len(parts) >= 8:
             drv, rt = int(parts[6]), int(parts[7])
-            self.gpu = GpuInfo(name=parts[1].replace("_", " "), compute_capability=parts[2], sm_count=int(parts[3]),
-                               l2_bytes=int(parts[4]), memory_bytes=int(parts[5]), driver_version=f"CUDA {drv // 1000}.{drv % 1000 // 10}",
-                               cuda_driver_api=f"{drv // 1000}.{drv % 1000 // 10}", runtime_version=f"{rt // 1000}.{rt % 1000 // 10}")
+            self.gpu = GpuInfo(
+                name=parts[1].replace("_", " "),
+                compute_capability=parts[2],
+                sm_count=int(parts[3]),
+                l2_bytes=int(parts[4]),
+                memory_bytes=int(parts[5]),
+                driver_version=f"CUDA {drv // 1000}.{drv % 1000 // 10}",
+                cuda_driver_api=f"{drv // 1000}.{drv % 1000 // 10}",
+                runtime_version=f"{rt // 1000}.{rt % 1000 // 10}",
+            )
         elif kind == "output":
             entry = (int(parts[1]), int(parts[2]), parts[3], parts[4])
             self.outputs.append(entry)
             return ("output", *entry)
         elif kind == "timed":
-            entry = (int(parts[1]), int(parts[2]), parts[3])
-            self.timed.append(entry)
+            entry = (int(parts[1]), int(parts[2]), parts[3])  # type: ignore[assignment]
+            self.timed.append(entry)  # type: ignore[arg-type]
             return ("timed", *entry)
         elif kind == "time":
             self.times.setdefault(int(parts[1]), {}).setdefault(parts[2], []).append((float(parts[4]), float(parts[5]), float(parts[6])))

@@ -5,12 +5,14 @@ jobs (queue.py); the workers (worker.py) run `bench_tasks.work.WorkItem`s. Setti
 (settings.py, CUDAMASTER_RAY__ADDRESS). Nothing here imports Ray until a RayEvaluator is made.
 """
 
-from .settings import RaySettings
+from .settings import RaySettings, ray_settings
 
 __all__ = ["RaySettings", "evaluator_for_cli", "make_ray_evaluator"]
 
-RAY_OPTION_HELP = ("run every compile, evaluation and profile on this Ray cluster (HOST:6379, ray://HOST:10001 or auto); "
-                   "default: CUDAMASTER_RAY__ADDRESS, else this machine's GPU")
+RAY_OPTION_HELP = (
+    "run every compile, evaluation and profile on this Ray cluster (HOST:6379, ray://HOST:10001 or auto); "
+    "default: CUDAMASTER_RAY__ADDRESS, else this machine's GPU"
+)
 
 
 def make_ray_evaluator(address: str | None = None, *, settings: RaySettings | None = None, **kwargs):
@@ -19,11 +21,13 @@ def make_ray_evaluator(address: str | None = None, *, settings: RaySettings | No
     try:
         import ray  # noqa: F401
     except ImportError:
-        raise RuntimeError("Ray is not installed: pip install -e \".[ray]\" (or pip install ray==2.60.0), "
-                           "or run without --ray / CUDAMASTER_RAY__ADDRESS to use this machine's GPU") from None
+        raise RuntimeError(
+            'Ray is not installed: pip install -e ".[ray]" (or pip install ray==2.60.0), '
+            "or run without --ray / CUDAMASTER_RAY__ADDRESS to use this machine's GPU"
+        ) from None
     from .evaluator import RayEvaluator
 
-    settings = settings or RaySettings()
+    settings = settings or ray_settings()
     if address:
         settings = settings.model_copy(update={"address": address})
     return RayEvaluator(settings, **kwargs)
@@ -32,7 +36,7 @@ def make_ray_evaluator(address: str | None = None, *, settings: RaySettings | No
 def evaluator_for_cli(address: str | None, **kwargs):
     """The RayEvaluator of `--ray ADDRESS` (or CUDAMASTER_RAY__ADDRESS), None when neither is set; raises
     RuntimeError with what to do when Ray is missing or the cluster cannot run GPU work."""
-    settings = RaySettings()
+    settings = ray_settings()
     if not (address or settings.address):
         return None
     from .evaluator import ClusterError

@@ -29,11 +29,11 @@ from typing import Any
 
 from bench_tasks import load_task
 from bench_tasks.harness import EvaluationResult, HarnessSettings, Verdict, get_settings
-from bench_tasks.work import CompiledObject, WorkItem, work_item
+from bench_tasks.work import CompiledObject, WorkItem, WorkKind, work_item
 
 from ..evaluator import CompileReport, ProfileResult
 from .queue import FairQueue, Request
-from .settings import RaySettings
+from .settings import RaySettings, ray_settings
 from .worker import WorkerEngine, WorkOutcome
 
 log = logging.getLogger("cudamaster.cluster")
@@ -69,15 +69,21 @@ def _sha(source: str | None) -> str:
 
 
 class RayEvaluator:
-    def __init__(self, settings: RaySettings | None = None, *, harness: HarnessSettings | None = None,
-                 worker_local: dict[str, Any] | None = None, compile_local: dict[str, Any] | None = None) -> None:
+    def __init__(
+        self,
+        settings: RaySettings | None = None,
+        *,
+        harness: HarnessSettings | None = None,
+        worker_local: dict[str, Any] | None = None,
+        compile_local: dict[str, Any] | None = None,
+    ) -> None:
         """Connect to the cluster at `settings.address` and start one worker per GPU (and the compile workers).
 
         `worker_local` / `compile_local`: machine-local harness settings of the GPU / compile workers
         (e.g. their cache_dir); the default is each machine's own (CUDAMASTER_* there, or `settings.cache_dir`)."""
         import ray
 
-        self.settings = settings or RaySettings()
+        self.settings = settings or ray_settings()
         if not self.settings.address:
             raise ClusterError("no Ray address: set CUDAMASTER_RAY__ADDRESS or pass --ray ADDRESS")
         self.harness = harness or get_settings()
@@ -85,11 +91,12 @@ class RayEvaluator:
         self._local = {"gpu": {**base, **(worker_local or {})}, "cpu": {**base, **(compile_local or {})}}
         if not ray.is_initialized():
             try:
-                ray.init(address=self.settings.address, namespace=self.settings.namespace, log_to_driver=False,
-                         configure_logging=False)
+                ray.init(address=self.settings.address, namespace=self.settings.namespace, log_to_driver=False, configure_logging=False)
             except Exception as exc:  # noqa: BLE001 - any failure to join is the operator's to fix
-                raise ClusterError(f"cannot join the Ray cluster at {self.settings.address}: {exc}; start it with "
-                                   "`ray start --head` (and `ray start --address HEAD:6379 --num-gpus N` on each GPU machine)") from None
+                raise ClusterError(
+                    f"cannot join the Ray cluster at {self.settings.address}: {exc}; start it with "
+                    "`ray start --head` (and `ray start --address HEAD:6379 --num-gpus N` on each GPU machine)"
+                ) from None
         self._ray = ray
         self._objects: OrderedDict[tuple, CompiledObject] = OrderedDict()
         self._objects_lock = threading.Lock()
@@ -102,8 +109,10 @@ class RayEvaluator:
             for i in range(int(node.get("Resources", {}).get("GPU", 0))):
                 self.slots.append(Slot(f"gpu-{node['NodeManagerAddress']}-{node['NodeID'][:8]}-{i}", "gpu", node["NodeID"]))
         if not self.slots:
-            raise ClusterError(f"the Ray cluster at {self.settings.address} has no GPUs: start a worker on a GPU machine with "
-                               "`ray start --address HEAD:6379 --num-gpus N`")
+            raise ClusterError(
+                f"the Ray cluster at {self.settings.address} has no GPUs: start a worker on a GPU machine with "
+                "`ray start --address HEAD:6379 --num-gpus N`"
+            )
         self.slots += [Slot(f"compile-{i}", "cpu", None) for i in range(self.settings.compile_workers)]
         for slot in self.slots:
             self._start(slot)
@@ -121,8 +130,8 @@ class RayEvaluator:
 
         options: dict[str, Any] = {"max_restarts": 0, "max_task_retries": 0, "name": None}
         if slot.role == "gpu":
-            options |= {"num_gpus": 1, "num_cpus": 0,
-                        "scheduling_strategy": NodeAffinitySchedulingStrategy(slot.node_id, soft=False)}
+            assert slot.node_id is not None  # a GPU worker belongs to its node
+            options |= {"num_gpus": 1, "num_cpus": 0, "scheduling_strategy": NodeAffinitySchedulingStrategy(slot.node_id, soft=False)}
         else:
             options |= {"num_cpus": 1, "num_gpus": 0}
         actor_class = self._ray.remote(WorkerEngine)
@@ -182,7 +191,11 @@ class RayEvaluator:
                 request.future.set_exception(exc.as_instanceof_cause())
             except (RayActorError, GetTimeoutError) as exc:
                 hung = isinstance(exc, GetTimeoutError)
-                why = f"held {request.item.summary()} over {self.settings.item_timeout_s:.0f} s" if hung else f"died during {request.item.summary()}"
+                why = (
+                    f"held {request.item.summary()} over {self.settings.item_timeout_s:.0f} s"
+                    if hung
+                    else f"died during {request.item.summary()}"
+                )
                 request.failures.append(f"{slot.name} on {slot.info.get('host', '?')} {why}")
                 self._replace(slot, why)
                 self._retry_or_fail(slot, request)
@@ -209,16 +222,23 @@ class RayEvaluator:
 
     def _infrastructure_outcome(self, request: Request, why: str = "") -> WorkOutcome:
         item = request.item
-        message = why or ("the worker running it died or hung, twice (not the kernel's fault as far as anyone can tell; "
-                          "it was not retried again): " + "; ".join(request.failures))
+        message = why or (
+            "the worker running it died or hung, twice (not the kernel's fault as far as anyone can tell; "
+            "it was not retried again): " + "; ".join(request.failures)
+        )
         out = WorkOutcome(worker="", host="")
         if item.kind == "compile":
             out.compile = CompileReport(INFRASTRUCTURE, message)
         elif item.kind == "evaluate":
-            out.evaluation = EvaluationResult(task=item.task.name, precision=item.precision, verdict=Verdict.infrastructure_error,
-                                              message=message, size_set=item.sizes, baseline_only=item.source is None,
-                                              implementation="candidate" if item.source is not None else
-                                              ("vendor" if item.implementation == "vendor" else "baseline"))
+            out.evaluation = EvaluationResult(
+                task=item.task.name,
+                precision=item.precision,
+                verdict=Verdict.infrastructure_error,
+                message=message,
+                size_set=item.sizes,
+                baseline_only=item.source is None,
+                implementation="candidate" if item.source is not None else ("vendor" if item.implementation == "vendor" else "baseline"),
+            )
         else:
             out.profile = ProfileResult("", f"no profile: {message}")
         return out
@@ -229,11 +249,20 @@ class RayEvaluator:
     # -- running items ------------------------------------------------------------------------------
     def submit(self, item: WorkItem) -> Future:
         request = Request(item)
-        if item.kind != "compile" and item.gpu_model is not None and not any(
-                s.alive and s.role == "gpu" and s.model == item.gpu_model for s in self.slots):
-            request.future.set_result(self._infrastructure_outcome(request, (
-                f"no {item.gpu_model} in the cluster any more: the job's attempts are measured on that model only "
-                "(speedups are never compared across GPU models); add a worker with one, or start a new job")))
+        if (
+            item.kind != "compile"
+            and item.gpu_model is not None
+            and not any(s.alive and s.role == "gpu" and s.model == item.gpu_model for s in self.slots)
+        ):
+            request.future.set_result(
+                self._infrastructure_outcome(
+                    request,
+                    (
+                        f"no {item.gpu_model} in the cluster any more: the job's attempts are measured on that model only "
+                        "(speedups are never compared across GPU models); add a worker with one, or start a new job"
+                    ),
+                )
+            )
             return request.future
         self._queue_for(item).put(request)
         return request.future
@@ -262,21 +291,34 @@ class RayEvaluator:
     def evaluate(self, task: str, precision: str, source: str | None, sizes: str, flags: list[str]) -> EvaluationResult:
         return self._default.evaluate(task, precision, source, sizes, flags)
 
-    def profile(self, task: str, precision: str, source: str | None, mode: str = "filtered",
-                rows: list[dict] | None = None) -> ProfileResult:
+    def profile(
+        self, task: str, precision: str, source: str | None, mode: str = "filtered", rows: list[dict] | None = None
+    ) -> ProfileResult:
         return self._default.profile(task, precision, source, mode, rows)
 
     # -- status and shutdown ----------------------------------------------------------------------------
     def status(self) -> dict[str, Any]:
         """The cluster's GPUs (model, host, what each runs) and the queues (per job, in turn order)."""
+
         def worker(s: Slot) -> dict[str, Any]:
-            return {"name": s.name, "host": s.info.get("host", ""), "gpu_model": s.model, "driver": s.info.get("driver", ""),
-                    "alive": s.alive, "busy": s.current is not None, "running": s.current.item.summary() if s.current else "",
-                    "job_id": s.current.job_id if s.current else None, "replaced": s.replaced}
-        return {"address": self.settings.address,
-                "gpus": [worker(s) for s in self.slots if s.role == "gpu"],
-                "compile_workers": [worker(s) for s in self.slots if s.role == "cpu"],
-                "queued": {kind: q.waiting() for kind, q in self.queues.items()}}
+            return {
+                "name": s.name,
+                "host": s.info.get("host", ""),
+                "gpu_model": s.model,
+                "driver": s.info.get("driver", ""),
+                "alive": s.alive,
+                "busy": s.current is not None,
+                "running": s.current.item.summary() if s.current else "",
+                "job_id": s.current.job_id if s.current else None,
+                "replaced": s.replaced,
+            }
+
+        return {
+            "address": self.settings.address,
+            "gpus": [worker(s) for s in self.slots if s.role == "gpu"],
+            "compile_workers": [worker(s) for s in self.slots if s.role == "cpu"],
+            "queued": {kind: q.waiting() for kind, q in self.queues.items()},
+        }
 
     def worker_info(self) -> list[dict[str, Any]]:
         """Each live worker's own report (pid, nvcc runs, items done)."""
@@ -298,7 +340,7 @@ class JobEvaluator:
     def __init__(self, cluster: RayEvaluator, job_id: str, gpu_model: str | None = None) -> None:
         self.cluster, self.job_id, self.gpu_model = cluster, job_id, gpu_model
 
-    def _item(self, kind: str, task: str, precision: str, source: str | None, **fields: Any) -> WorkItem:
+    def _item(self, kind: WorkKind, task: str, precision: str, source: str | None, **fields: Any) -> WorkItem:
         return work_item(kind, load_task(task), precision, source, settings=self.cluster.harness, job_id=self.job_id, **fields)
 
     def compile(self, task: str, precision: str, source: str, flags: list[str]) -> CompileReport:
@@ -310,16 +352,18 @@ class JobEvaluator:
 
     def evaluate(self, task: str, precision: str, source: str | None, sizes: str, flags: list[str]) -> EvaluationResult:
         compiled = self.cluster.compiled_for((task, precision, _sha(source), tuple(flags))) if source is not None else None
-        out = self.cluster.run(self._item("evaluate", task, precision, source, flags=list(flags), sizes=sizes, compiled=compiled,
-                                          gpu_model=self.gpu_model))
+        out = self.cluster.run(
+            self._item("evaluate", task, precision, source, flags=list(flags), sizes=sizes, compiled=compiled, gpu_model=self.gpu_model)
+        )
         result = out.evaluation
         assert result is not None
         if self.gpu_model is None and result.verdict != Verdict.infrastructure_error and result.gpu and result.gpu.name:
             self.gpu_model = result.gpu.name  # the job's measurements stay on this model from now on
         return result
 
-    def profile(self, task: str, precision: str, source: str | None, mode: str = "filtered",
-                rows: list[dict] | None = None) -> ProfileResult:
+    def profile(
+        self, task: str, precision: str, source: str | None, mode: str = "filtered", rows: list[dict] | None = None
+    ) -> ProfileResult:
         if mode == "none":
             return ProfileResult("", "profiling switched off for this job")
         out = self.cluster.run(self._item("profile", task, precision, source, profile_mode=mode, rows=rows, gpu_model=self.gpu_model))

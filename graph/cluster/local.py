@@ -23,19 +23,38 @@ def _free_port() -> int:
 
 
 @contextmanager
-def local_cluster(num_gpus: int | None = None, num_cpus: int = 4, env: dict[str, str] | None = None,
-                  timeout_s: float = 120.0) -> Iterator[str]:
+def local_cluster(
+    num_gpus: int | None = None, num_cpus: int = 4, env: dict[str, str] | None = None, timeout_s: float = 120.0
+) -> Iterator[str]:
     """Yields the cluster's address. `num_gpus=None` lets Ray find the machine's GPUs; a number DECLARES that
     many (on a machine without GPUs, for workers that run a FAKE GPU evaluator)."""
     port = _free_port()
     temp = Path(tempfile.mkdtemp(prefix="cmray-", dir="/tmp"))  # short: Ray's socket paths must fit in 107 bytes
     gpus = [] if num_gpus is None else [f"--num-gpus={num_gpus}"]
-    command = [sys.executable, "-m", "ray.scripts.scripts", "start", "--head", "--block", f"--port={port}",
-               "--node-ip-address=127.0.0.1", *gpus, f"--num-cpus={num_cpus}", "--include-dashboard=false",
-               "--disable-usage-stats", f"--temp-dir={temp}", "--object-store-memory=100000000"]
+    command = [
+        sys.executable,
+        "-m",
+        "ray.scripts.scripts",
+        "start",
+        "--head",
+        "--block",
+        f"--port={port}",
+        "--node-ip-address=127.0.0.1",
+        *gpus,
+        f"--num-cpus={num_cpus}",
+        "--include-dashboard=false",
+        "--disable-usage-stats",
+        f"--temp-dir={temp}",
+        "--object-store-memory=100000000",
+    ]
     log = open(temp / "head.log", "w")  # noqa: SIM115 - closed below
-    proc = subprocess.Popen(command, env={**os.environ, "RAY_USAGE_STATS_ENABLED": "0", **(env or {})},
-                            start_new_session=True, stdout=log, stderr=subprocess.STDOUT)
+    proc = subprocess.Popen(
+        command,
+        env={**os.environ, "RAY_USAGE_STATS_ENABLED": "0", **(env or {})},
+        start_new_session=True,
+        stdout=log,
+        stderr=subprocess.STDOUT,
+    )
     address = f"127.0.0.1:{port}"
     try:
         _wait_up(proc, address, temp, timeout_s)
@@ -58,8 +77,13 @@ def _wait_up(proc: subprocess.Popen, address: str, temp: Path, timeout_s: float)
     while True:
         if proc.poll() is not None:
             raise RuntimeError(f"ray start exited with {proc.returncode}: {(temp / 'head.log').read_text()[-2000:]}")
-        status = subprocess.run([sys.executable, "-m", "ray.scripts.scripts", "status", f"--address={address}"],
-                                capture_output=True, text=True, check=False, timeout=60)
+        status = subprocess.run(
+            [sys.executable, "-m", "ray.scripts.scripts", "status", f"--address={address}"],
+            capture_output=True,
+            text=True,
+            check=False,
+            timeout=60,
+        )
         if status.returncode == 0:
             return
         if time.monotonic() > deadline:

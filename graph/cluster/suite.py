@@ -12,6 +12,7 @@ import threading
 from collections import Counter
 from collections.abc import Callable
 from concurrent.futures import Future
+from functools import partial
 
 from bench_tasks.harness import CandidateError, EvaluationResult
 from bench_tasks.harness import source as harness_source
@@ -32,16 +33,28 @@ def suite_model(cluster: RayEvaluator, wanted: str | None = None) -> str:
     return models.most_common(1)[0][0]
 
 
-def run_suite(cluster: RayEvaluator, jobs: list[Job], sizes: str, *, gpu_model: str | None = None,
-              on_result: Callable[[Job, EvaluationResult | Exception], None] | None = None) -> list[EvaluationResult]:
+def run_suite(
+    cluster: RayEvaluator,
+    jobs: list[Job],
+    sizes: str,
+    *,
+    gpu_model: str | None = None,
+    on_result: Callable[[Job, EvaluationResult | Exception], None] | None = None,
+) -> list[EvaluationResult]:
     """Evaluate `jobs` on the cluster's GPUs at once; returns the results in completion order."""
     model = suite_model(cluster, gpu_model)
     results: list[EvaluationResult] = []
     lock = threading.Lock()
     done = threading.Semaphore(0)
 
-    def deliver(job: Job, outcome: WorkOutcome | Exception) -> None:
-        value = outcome if isinstance(outcome, Exception) else outcome.evaluation
+    def deliver(job: Job, outcome: WorkOutcome | BaseException) -> None:
+        value: EvaluationResult | Exception
+        if isinstance(outcome, WorkOutcome) and outcome.evaluation is not None:
+            value = outcome.evaluation
+        elif isinstance(outcome, Exception):
+            value = outcome
+        else:
+            value = RuntimeError(f"no evaluation came back for {job.key}: {outcome!r}")
         with lock:
             if isinstance(value, EvaluationResult):
                 results.append(value)
@@ -53,8 +66,18 @@ def run_suite(cluster: RayEvaluator, jobs: list[Job], sizes: str, *, gpu_model: 
         return None if job.source is None else harness_source.prepare(job.source, cluster.harness.max_source_bytes)
 
     def evaluate(job: Job, compiled=None) -> None:
-        item = work_item("evaluate", load_task(job.task), job.precision, prepared(job), settings=cluster.harness, job_id="bench",
-                         sizes=sizes, implementation=job.implementation, compiled=compiled, gpu_model=model)
+        item = work_item(
+            "evaluate",
+            load_task(job.task),
+            job.precision,
+            prepared(job),
+            settings=cluster.harness,
+            job_id="bench",
+            sizes=sizes,
+            implementation=job.implementation,
+            compiled=compiled,
+            gpu_model=model,
+        )
         future = cluster.submit(item)
         future.add_done_callback(lambda f: deliver(job, f.exception() or f.result()))
 
@@ -72,7 +95,7 @@ def run_suite(cluster: RayEvaluator, jobs: list[Job], sizes: str, *, gpu_model: 
             deliver(job, exc)
             continue
         item = work_item("compile", load_task(job.task), job.precision, source, settings=cluster.harness, job_id="bench")
-        cluster.submit(item).add_done_callback(lambda f, job=job: compiled_then_evaluate(job, f))
+        cluster.submit(item).add_done_callback(partial(compiled_then_evaluate, job))
     for _ in jobs:
         done.acquire()
     return results

@@ -17,7 +17,7 @@ from collections.abc import Callable
 from dataclasses import dataclass, field
 from typing import Any
 
-from bench_tasks.harness import EvaluationResult, HarnessSettings
+from bench_tasks.harness import EvaluationResult, HarnessSettings, get_settings
 from bench_tasks.harness import compile as harness_compile
 from bench_tasks.harness.result import GpuInfo
 from bench_tasks.spec import register_task
@@ -64,8 +64,13 @@ def _smi_gpu(index: str | None) -> tuple[str, str]:
     if smi is None or index is None:
         return "", ""
     try:
-        out = subprocess.run([smi, "-i", index, "--query-gpu=name,driver_version", "--format=csv,noheader"],
-                             capture_output=True, text=True, timeout=30, check=False)
+        out = subprocess.run(
+            [smi, "-i", index, "--query-gpu=name,driver_version", "--format=csv,noheader"],
+            capture_output=True,
+            text=True,
+            timeout=30,
+            check=False,
+        )
     except (OSError, subprocess.TimeoutExpired):
         return "", ""
     parts = [p.strip() for p in out.stdout.strip().split(",")]
@@ -75,7 +80,7 @@ def _smi_gpu(index: str | None) -> tuple[str, str]:
 class WorkerEngine:
     def __init__(self, name: str, role: str, evaluator: str | Callable[..., Any], local: dict[str, Any] | None = None):
         self.name, self.role = name, role
-        self.settings = HarnessSettings(**(local or {}))
+        self.settings = get_settings(**(local or {}))  # this machine's harness section, with the given overrides
         self.factory = load_factory(evaluator)
         self._evaluators: dict[str, Any] = {}
         self.host = socket.gethostname()
@@ -87,9 +92,18 @@ class WorkerEngine:
         self.done = 0
 
     def info(self) -> dict[str, Any]:
-        return {"name": self.name, "role": self.role, "host": self.host, "pid": os.getpid(), "gpu_ids": self.gpu_ids,
-                "gpu_model": self.gpu_model, "driver": self.driver, "done": self.done,
-                "nvcc_runs": dict(harness_compile.NVCC_RUNS), "cache_dir": str(self.settings.cache_dir)}
+        return {
+            "name": self.name,
+            "role": self.role,
+            "host": self.host,
+            "pid": os.getpid(),
+            "gpu_ids": self.gpu_ids,
+            "gpu_model": self.gpu_model,
+            "driver": self.driver,
+            "done": self.done,
+            "nvcc_runs": dict(harness_compile.NVCC_RUNS),
+            "cache_dir": str(self.settings.cache_dir),
+        }
 
     def _evaluator(self, settings: HarnessSettings) -> Any:
         key = settings.model_dump_json()

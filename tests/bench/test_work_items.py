@@ -15,8 +15,12 @@ from tests.conftest import requires_nvcc
 from tests.support import kernels as k
 
 PROTO = 'extern "C" void scale(const float* X, float* Y, float a, int N)'
-ARGS = {"X": {"role": "input", "length": "N"}, "Y": {"role": "output", "length": "N"},
-        "a": {"role": "scalar", "value": "0.5"}, "N": {"role": "scalar", "value": "N"}}
+ARGS = {
+    "X": {"role": "input", "length": "N"},
+    "Y": {"role": "output", "length": "N"},
+    "a": {"role": "scalar", "value": "0.5"},
+    "N": {"role": "scalar", "value": "N"},
+}
 BASELINE = """
 __global__ void scale_kernel(const float* X, float* Y, float a, int N) {
   int i = blockIdx.x * blockDim.x + threadIdx.x;
@@ -46,7 +50,12 @@ def test_a_builtin_task_is_rebuilt_from_its_item_alone(tmp_path):
     rebuilt = build_task(carried.task, tmp_path / "worker")
     assert rebuilt.directory != original.directory and rebuilt.directory.is_relative_to(tmp_path / "worker")
     assert (rebuilt.prototypes, rebuilt.args, rebuilt.sizes, rebuilt.tolerance, rebuilt.complexity) == (
-        original.prototypes, original.args, original.sizes, original.tolerance, original.complexity)
+        original.prototypes,
+        original.args,
+        original.sizes,
+        original.tolerance,
+        original.complexity,
+    )
     assert rebuilt.baseline_source() == original.baseline_source()
     # Same files, same data-cache version: a worker's cached datasets stay valid for the rebuilt task.
     assert task_version(rebuilt.variant("fp32")) == task_version(original.variant("fp32"))
@@ -68,7 +77,13 @@ def test_a_custom_task_is_rebuilt_from_its_item_where_it_was_never_registered(tm
     rebuilt = build_task(item.task, tmp_path)
     assert rebuilt.custom and rebuilt.oracle == "baseline"
     assert (rebuilt.name, rebuilt.args, rebuilt.sizes, rebuilt.tolerance, rebuilt.complexity, rebuilt.bytes) == (
-        task.name, task.args, task.sizes, task.tolerance, task.complexity, task.bytes)
+        task.name,
+        task.args,
+        task.sizes,
+        task.tolerance,
+        task.complexity,
+        task.bytes,
+    )
     assert rebuilt.baseline_source() == BASELINE
     assert rebuilt.variant("fp32").prototype.c_declaration() == task.variant("fp32").prototype.c_declaration()
 

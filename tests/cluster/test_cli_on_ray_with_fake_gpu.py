@@ -39,8 +39,25 @@ def test_bench_run_spreads_the_suite_over_all_gpus_of_the_cluster_with_fake_gpu(
     monkeypatch.setenv("CUDAMASTER_RAY__WORKER_EVALUATOR", "tests.cluster.fakes:DyingFakeGpuEvaluator")
     monkeypatch.setenv("CUDAMASTER_RAY__COMPILE_WORKERS", "1")
     out = tmp_path / "suite.json"
-    result = CliRunner().invoke(cli, ["bench", "run", "--ray", ray_address, "-t", "vector_add", "-t", "reverse_array", "-p", "fp32",
-                                      "--candidates", str(candidates), "-o", str(out)])
+    result = CliRunner().invoke(
+        cli,
+        [
+            "bench",
+            "run",
+            "--ray",
+            ray_address,
+            "-t",
+            "vector_add",
+            "-t",
+            "reverse_array",
+            "-p",
+            "fp32",
+            "--candidates",
+            str(candidates),
+            "-o",
+            str(out),
+        ],
+    )
     assert result.exit_code == 0, result.output
     doc = json.loads(out.read_text())
     assert doc["ray"] == {"address": ray_address, "gpu_model": FAKE_GPU.name, "gpu_workers": 2}
@@ -56,12 +73,37 @@ def test_optimize_runs_its_job_on_the_cluster_with_fake_gpu(ray_address, tmp_pat
     try:
         llm.add("planner-model", k.plan("Grid stride"))
         llm.add("coder-model", k.reply(k.fast_kernel(1.7)))
-        for key, value in {"BASE_URL": llm.base_url, "API_KEY": "k", "STATE_DIR": str(tmp_path / "state"),
-                           "RAY__WORKER_EVALUATOR": "graph.testing:FakeGpuEvaluator", "RAY__COMPILE_WORKERS": "1"}.items():
+        for key, value in {
+            "AGENT__BASE_URL": llm.base_url,
+            "AGENT__API_KEY": "k",
+            "AGENT__STATE_DIR": str(tmp_path / "state"),
+            "RAY__WORKER_EVALUATOR": "graph.testing:FakeGpuEvaluator",
+            "RAY__COMPILE_WORKERS": "1",
+        }.items():
             monkeypatch.setenv(f"CUDAMASTER_{key}", value)
-        result = CliRunner().invoke(cli, ["optimize", "vector_add", "--precision", "fp32", "--rounds", "1", "--debug", "0",
-                                          "--model", "planner=planner-model", "--model", "coder=coder-model", "--job-id", "rayjob",
-                                          "--database-url", f"sqlite:///{tmp_path / 'c.db'}", "--ray", ray_address])
+        result = CliRunner().invoke(
+            cli,
+            [
+                "optimize",
+                "vector_add",
+                "--precision",
+                "fp32",
+                "--rounds",
+                "1",
+                "--debug",
+                "0",
+                "--model",
+                "planner=planner-model",
+                "--model",
+                "coder=coder-model",
+                "--job-id",
+                "rayjob",
+                "--checkpoint-url",
+                f"sqlite:///{tmp_path / 'c.db'}",
+                "--ray",
+                ray_address,
+            ],
+        )
     finally:
         llm.stop()
     assert result.exit_code == 0, result.output

@@ -46,6 +46,7 @@ def test_a_retried_item_goes_first_in_its_job_and_items_a_worker_cannot_run_wait
     queue.put(_request("A", 0, model="H200"))
     queue.put(_request("A", 1))
     queue.put(_request("B", 0, model="H200"))
+
     def h100(request: Request) -> bool:
         return request.item.gpu_model in (None, "H100")
 

@@ -68,12 +68,14 @@ def test_a_job_runs_on_the_cluster_and_its_evaluation_reuses_the_compile_workers
 def test_a_custom_task_runs_on_workers_that_never_saw_it_with_fake_gpu(cluster):
     proto = 'extern "C" void ray_scale(const float* X, float* Y, int N)'
     args = {"X": {"role": "input", "length": "N"}, "Y": {"role": "output", "length": "N"}, "N": {"role": "scalar", "value": "N"}}
-    baseline = ('__global__ void k(const float* X, float* Y, int N) { int i = blockIdx.x * blockDim.x + threadIdx.x; '
-                'if (i < N) Y[i] = 2.0f * X[i]; }\n'
-                'extern "C" void ray_scale(const float* X, float* Y, int N) { k<<<(N + 127) / 128, 128>>>(X, Y, N); }\n')
+    baseline = (
+        "__global__ void k(const float* X, float* Y, int N) { int i = blockIdx.x * blockDim.x + threadIdx.x; "
+        "if (i < N) Y[i] = 2.0f * X[i]; }\n"
+        'extern "C" void ray_scale(const float* X, float* Y, int N) { k<<<(N + 127) / 128, 128>>>(X, Y, N); }\n'
+    )
     task = custom_task("ct_ray_never_seen", "fp32", proto, args, [{"N": 4096}], baseline)
     register_task(task)  # here, as the service does at start-up; the workers only get the work item
-    candidate = _prepared(baseline.replace('void ray_scale(', 'void ray_scale_optimized(') + "// FAKE_SPEEDUP 1.5\n")
+    candidate = _prepared(baseline.replace("void ray_scale(", "void ray_scale_optimized(") + "// FAKE_SPEEDUP 1.5\n")
     job = cluster.for_job("job-custom")
     assert job.compile("ct_ray_never_seen", "fp32", candidate, []).ok
     result = job.evaluate("ct_ray_never_seen", "fp32", candidate, "paper", [])
@@ -86,7 +88,9 @@ def test_a_worker_killed_mid_evaluation_is_replaced_and_the_evaluation_retried_o
     source = _prepared(k.fast_kernel(3.0) + f"\n// RAY_TEST_GATE {gate}\n")
     replaced_before = sum(g["replaced"] for g in cluster.status()["gpus"])
     results = []
-    caller = threading.Thread(target=lambda: results.append(cluster.for_job("job-killed").evaluate("vector_add", "fp32", source, "paper", [])))
+    caller = threading.Thread(
+        target=lambda: results.append(cluster.for_job("job-killed").evaluate("vector_add", "fp32", source, "paper", []))
+    )
     caller.start()
     first = _wait_for(lambda: list(gate.glob("started-*")), "the first worker to start the evaluation")[0]
     os.kill(int(first.name.split("-")[1]), signal.SIGKILL)  # the worker process dies mid-evaluation

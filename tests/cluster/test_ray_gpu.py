@@ -13,9 +13,14 @@ from graph.evaluator import LocalEvaluator
 pytestmark = [pytest.mark.gpu, pytest.mark.timeout(1200)]
 
 CANDIDATES = Path(__file__).resolve().parents[1] / "bench" / "candidates"
-CASES = [("fast.cu", "vector_add", Verdict.ok), ("mm_honest_tiled.cu", "matrix_mul", Verdict.ok),
-         ("half.cu", "vector_add", Verdict.wrong_answer), ("syntax_error.cu", "vector_add", Verdict.compile_error),
-         ("bad_pointer.cu", "vector_add", Verdict.runtime_error), ("write_past.cu", "vector_add", Verdict.runtime_error)]
+CASES = [
+    ("fast.cu", "vector_add", Verdict.ok),
+    ("mm_honest_tiled.cu", "matrix_mul", Verdict.ok),
+    ("half.cu", "vector_add", Verdict.wrong_answer),
+    ("syntax_error.cu", "vector_add", Verdict.compile_error),
+    ("bad_pointer.cu", "vector_add", Verdict.runtime_error),
+    ("write_past.cu", "vector_add", Verdict.runtime_error),
+]
 
 
 def _close(ray_row, local_row) -> bool:
@@ -44,5 +49,5 @@ def test_a_real_gpu_worker_on_ray_gives_the_local_verdict_and_speedup(gpu_cluste
     assert on_ray.gpu.name == local.gpu.name and on_ray.gpu.host  # the same model, recorded with its host
     if expected == Verdict.ok:
         assert [r.params for r in on_ray.rows] == [r.params for r in local.rows]
-        far = [(r.params, r.speedup, l.speedup) for r, l in zip(on_ray.rows, local.rows, strict=True) if not _close(r, l)]
+        far = [(r.params, r.speedup, lo.speedup) for r, lo in zip(on_ray.rows, local.rows, strict=True) if not _close(r, lo)]
         assert not far, f"speedups outside the harness's spread (params, Ray, local): {far}"

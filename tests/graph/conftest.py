@@ -5,7 +5,7 @@ from pathlib import Path
 
 import pytest
 
-from bench_tasks.harness import HarnessSettings
+from bench_tasks.harness import HarnessSettings, get_settings
 from graph.runner import make_checkpointer
 from graph.settings import AgentSettings, RetrySettings
 from graph.testing import FakeGpuEvaluator
@@ -22,7 +22,7 @@ def harness_cache(tmp_path_factory) -> Path:
 
 @pytest.fixture
 def harness_settings(harness_cache) -> HarnessSettings:
-    return HarnessSettings(cache_dir=harness_cache)
+    return get_settings(cache_dir=harness_cache)
 
 
 @pytest.fixture
@@ -37,8 +37,14 @@ def checkpointer(tmp_path):
 
 def agent_settings(tmp_path: Path, server: ScriptedOpenAI | None, api_key: str | None = "test-key", **extra) -> AgentSettings:
     roles = {role: {"model": model} for role, model in MODELS.items()}
-    values = dict(state_dir=tmp_path / "state", roles=roles, retry=RetrySettings(initial_interval_s=0.01, max_interval_s=0.05, jitter=False),
-                  prices={}, base_url=server.base_url if server else None, api_key=api_key if server else None)
+    values = dict(
+        state_dir=tmp_path / "state",
+        roles=roles,
+        retry=RetrySettings(initial_interval_s=0.01, max_interval_s=0.05, jitter=False),
+        prices={},
+        base_url=server.base_url if server else None,
+        api_key=api_key if server else None,
+    )
     values.update(extra)
     return AgentSettings(**values)
 
@@ -55,7 +61,13 @@ def server():
 def _no_ambient_llm_env(monkeypatch):
     # The tests configure endpoints explicitly; a developer's CUDAMASTER_* environment must not leak in.
     # The machine's own harness facts stay (nvcc, and where bubblewrap is: the H200 carries it unpacked).
-    machine = ("CUDAMASTER_NVCC", "CUDAMASTER_NVCC_ARCH", "CUDAMASTER_SANDBOX_BWRAP", "CUDAMASTER_SCRATCH_ROOT", "CUDAMASTER_GIT_COMMIT")
+    machine = (
+        "CUDAMASTER_HARNESS__NVCC",
+        "CUDAMASTER_HARNESS__NVCC_ARCH",
+        "CUDAMASTER_HARNESS__SANDBOX_BWRAP",
+        "CUDAMASTER_HARNESS__SCRATCH_ROOT",
+        "CUDAMASTER_GIT_COMMIT",
+    )
     for key in list(os.environ):
         if key.startswith("CUDAMASTER_") and key not in machine:
             monkeypatch.delenv(key, raising=False)

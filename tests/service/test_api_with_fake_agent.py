@@ -163,7 +163,7 @@ def test_refusals_are_clear_4xx(api):
     r = client.post(f"{API}/jobs", json={}, headers=headers)
     assert r.status_code == 422 and "exactly one of" in r.text
     r = client.post(f"{API}/jobs", content=b"x" * (1024 * 1024 + 10), headers=headers | {"content-type": "application/json"})
-    assert r.status_code == 413 and "CUDAMASTER_MAX_REQUEST_BYTES" in r.json()["detail"]
+    assert r.status_code == 413 and "CUDAMASTER_SERVICE__MAX_REQUEST_BYTES" in r.json()["detail"]
     assert client.get(f"{API}/jobs/job_missing", headers=headers).status_code == 404
     assert client.get(f"{API}/jobs/job_missing/events", headers=headers).status_code == 404
     assert client.post(f"{API}/jobs/job_missing/cancel", headers=headers).status_code == 404
@@ -171,11 +171,17 @@ def test_refusals_are_clear_4xx(api):
     assert r.status_code == 422 and "page" in r.json()["detail"][0]["msg"]
 
 
-CUSTOM = {"name": "scale", "prototype": 'extern "C" void scale(const float* X, float* Y, int N)',
-          "args": {"X": {"role": "input", "length": "N", "draw": "uniform(-1, 1)"}, "Y": {"role": "output", "length": "N"},
-                   "N": {"role": "scalar", "value": "N"}},
-          "sizes": [{"N": 1024}, {"N": 1 << 20}],
-          "baseline_cu": 'extern "C" void scale(const float* X, float* Y, int N) { /* launch a kernel */ }\n'}
+CUSTOM = {
+    "name": "scale",
+    "prototype": 'extern "C" void scale(const float* X, float* Y, int N)',
+    "args": {
+        "X": {"role": "input", "length": "N", "draw": "uniform(-1, 1)"},
+        "Y": {"role": "output", "length": "N"},
+        "N": {"role": "scalar", "value": "N"},
+    },
+    "sizes": [{"N": 1024}, {"N": 1 << 20}],
+    "baseline_cu": 'extern "C" void scale(const float* X, float* Y, int N) { /* launch a kernel */ }\n',
+}
 
 
 def test_custom_task_validated_stored_and_queued_with_fake_agent(api):
@@ -192,7 +198,7 @@ def test_custom_task_validated_stored_and_queued_with_fake_agent(api):
     r = client.post(f"{API}/jobs", json={"custom": CUSTOM | {"baseline_cu": "// empty"}}, headers=headers)
     assert r.status_code == 422 and "does not define scale" in r.json()["detail"][0]["msg"]
     r = client.post(f"{API}/jobs", json={"custom": CUSTOM | {"baseline_cu": "x" * 300_000}}, headers=headers)
-    assert r.status_code == 413 and "CUDAMASTER_MAX_SOURCE_BYTES" in r.json()["detail"]
+    assert r.status_code == 413 and "CUDAMASTER_SERVICE__MAX_SOURCE_BYTES" in r.json()["detail"]
     assert client.get(f"{API}/jobs", headers=headers).json()["total"] == 1  # only the valid one became a job
 
 
@@ -205,7 +211,15 @@ def test_tasks_health_openapi(api):
     health = client.get(f"{API}/health").json()
     assert health["status"] == "ok" and health["database"] == "ok" and health["gpus"] == ["0"]
     spec = client.get(f"{API}/openapi.json").json()
-    for path in ("/api/v1/jobs", "/api/v1/jobs/{job_id}", "/api/v1/jobs/{job_id}/events", "/api/v1/jobs/{job_id}/cancel",
-                 "/api/v1/jobs/{job_id}/resume", "/api/v1/jobs/{job_id}/answer", "/api/v1/jobs/{job_id}/attempts/{attempt_id}/source",
-                 "/api/v1/tasks", "/api/v1/health"):
+    for path in (
+        "/api/v1/jobs",
+        "/api/v1/jobs/{job_id}",
+        "/api/v1/jobs/{job_id}/events",
+        "/api/v1/jobs/{job_id}/cancel",
+        "/api/v1/jobs/{job_id}/resume",
+        "/api/v1/jobs/{job_id}/answer",
+        "/api/v1/jobs/{job_id}/attempts/{attempt_id}/source",
+        "/api/v1/tasks",
+        "/api/v1/health",
+    ):
         assert path in spec["paths"], path
