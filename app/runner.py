@@ -23,7 +23,7 @@ from .agent import JobRun, RunJob, outcome_fields
 from .reviews import ReviewRule
 from .settings import ServiceSettings
 from .store import leases
-from .store.events import record_event
+from .store.events import job_gpu_model, record_event
 
 log = logging.getLogger("cudamaster.runner")
 
@@ -164,12 +164,20 @@ class JobRunner:
             spec=claim.settings,
             resume=claim.resume,
             answer=claim.answer,
-            evaluator=self.evaluator,
+            evaluator=self._evaluator_for(claim.job_id),
             checkpoint_url=self.checkpoint_url,
             on_event=on_event,
             should_stop=stop.is_set,
         )
         return self.run_job(run)
+
+    def _evaluator_for(self, job_id: str) -> Any:
+        """A cluster evaluator (graph/cluster) per job: its items take the job's turns in the fair queue, and its
+        measurements stay on the GPU model of the job's first one (stored, so a restart keeps it)."""
+        if self.evaluator is None or not hasattr(self.evaluator, "for_job"):
+            return self.evaluator
+        with self.sessions() as session:
+            return self.evaluator.for_job(job_id, job_gpu_model(session, job_id))
 
     def _settle(self, job_id: str, fields: dict[str, Any]) -> None:
         with self.sessions() as session:

@@ -148,6 +148,7 @@ class MeasurementOut(_Orm):
     speedup_iqr: float | None
     roofline_floor_us: float | None
     candidate_roofline_pct: float | None
+    gpu_model: str | None = Field(None, description="the GPU model it was measured on; speedups of different models never compare")
 
 
 class ProfileOut(_Orm):
@@ -169,6 +170,7 @@ class AttemptOut(_Orm):
     verdict: str
     message: str
     score: float | None
+    gpu_model: str | None = Field(None, description="the GPU model it was measured on (all of a job's attempts share one)")
     created_at: datetime
     measurements: list[MeasurementOut]
     profile: ProfileOut | None
@@ -201,6 +203,42 @@ class TaskOut(BaseModel):
     sizes: dict[str, list[dict[str, int]]]
 
 
+class ClusterWorkerOut(BaseModel):
+    name: str
+    host: str
+    gpu_model: str = Field(description="nvidia-smi's name of its GPU; '' for a compile worker")
+    driver: str = ""
+    alive: bool
+    busy: bool
+    replaced: int = Field(description="how many times its process died or hung and was replaced")
+
+
+class ClusterOut(BaseModel):
+    """The Ray cluster's workers and queues (CUDAMASTER_RAY__ADDRESS)."""
+
+    address: str
+    gpus: list[ClusterWorkerOut]
+    compile_workers: list[ClusterWorkerOut]
+    queued: dict[str, int] = Field(description="items waiting, per queue (gpu: evaluations and profiles; cpu: compiles)")
+    jobs_waiting: int = Field(description="jobs with items in a queue (they take turns)")
+
+
+class GpuOut(BaseModel):
+    id: str
+    name: str = ""
+    busy: bool
+
+
+class GpusOut(BaseModel):
+    evaluation: Literal["local_gpus", "remote_gpus", "ray", "injected", "none"]
+    gpus: list[GpuOut] = Field(description="this machine's GPUs (local evaluation); the cluster's are under `cluster`")
+    cluster: ClusterOut | None = None
+    queue: dict[str, int] = Field(
+        default_factory=dict,
+        description="Ray: items waiting per job, the next job first (only the jobs the caller may read; others are under `other`)",
+    )
+
+
 class HealthOut(BaseModel):
     status: Literal["ok", "degraded"]
     database: str
@@ -209,15 +247,16 @@ class HealthOut(BaseModel):
     gpus: list[str] = Field(description="GPU ids configured (CUDAMASTER_SERVICE__GPUS)")
     busy_gpus: list[str]
     gpus_found: list[str] = Field(description="GPU indexes nvidia-smi listed when the service started")
-    evaluation: Literal["local_gpus", "remote_gpus", "injected", "none"] = Field(
-        description="where kernels run: the configured local GPUs that were found, remote GPU workers, an evaluator the "
-        "embedding code injected, or nowhere (jobs are refused with 503)"
+    evaluation: Literal["local_gpus", "remote_gpus", "ray", "injected", "none"] = Field(
+        description="where kernels run: the configured local GPUs that were found, remote GPU workers, a Ray cluster "
+        "(CUDAMASTER_RAY__ADDRESS), an evaluator the embedding code injected, or nowhere (jobs are refused with 503)"
     )
     can_run_jobs: bool
     gpu_note: str = Field(description="one line on the GPUs: what was found, or why none and what to do")
     runner_id: str
     draining: bool
     sandbox: str = Field("", description="the OS sandbox untrusted kernels run in, or why they are refused")
+    cluster: ClusterOut | None = Field(None, description="with Ray on: the cluster's GPUs and queues")
 
 
 class LeaderboardEntry(BaseModel):

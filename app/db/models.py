@@ -127,6 +127,10 @@ class Attempt(Base):
     message: Mapped[str] = mapped_column(Text, default="")
     score: Mapped[float | None] = mapped_column(Float)
     evaluation: Mapped[dict[str, Any] | None]  # EvaluationResult JSON
+    # The GPU model it was measured on (nvidia-smi's name; None: not measured). A job's attempts share one
+    # model (graph/cluster pins a job to the model of its first measurement); speedups of different models
+    # are never compared.
+    gpu_model: Mapped[str | None] = mapped_column(String(128), index=True)
     created_at: Mapped[datetime] = mapped_column(default=utcnow)
 
     job: Mapped[Job] = relationship(back_populates="attempts", foreign_keys=[job_id])
@@ -155,6 +159,7 @@ class Measurement(Base):
     speedup_iqr: Mapped[float | None] = mapped_column(Float)
     roofline_floor_us: Mapped[float | None] = mapped_column(Float)
     candidate_roofline_pct: Mapped[float | None] = mapped_column(Float)
+    gpu_model: Mapped[str | None] = mapped_column(String(128), index=True)  # as its attempt's: leaderboards group by it
 
     attempt: Mapped[Attempt] = relationship(back_populates="measurements")
 

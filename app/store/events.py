@@ -93,6 +93,7 @@ def store_attempt(session: Session, job_id: str, a: dict[str, Any]) -> Attempt:
         evaluation = evaluation.model_dump(mode="json")
     source = a.get("source") or ""
     verdict = a.get("verdict") or (evaluation or {}).get("verdict") or ""
+    gpu_model = str(((evaluation or {}).get("gpu") or {}).get("name") or "")[:128] or None
     insert_ignore(
         session,
         Attempt,
@@ -111,6 +112,7 @@ def store_attempt(session: Session, job_id: str, a: dict[str, Any]) -> Attempt:
             "message": str(a.get("message") or ""),
             "score": _num((evaluation or {}).get("score")),
             "evaluation": evaluation,
+            "gpu_model": gpu_model,
             "created_at": utcnow(),
         },
         ["job_id", "attempt_key"],
@@ -135,12 +137,20 @@ def store_attempt(session: Session, job_id: str, a: dict[str, Any]) -> Attempt:
                 "speedup_iqr": _num(row.get("speedup_iqr")),
                 "roofline_floor_us": _num(row.get("roofline_floor_us")),
                 "candidate_roofline_pct": _num(row.get("candidate_roofline_pct")),
+                "gpu_model": gpu_model,
             },
             ["attempt_id", "size_index"],
         )
     if a.get("profile"):
         _store_profile(session, attempt, a["profile"])
     return attempt
+
+
+def job_gpu_model(session: Session, job_id: str) -> str | None:
+    """The GPU model of the job's first measurement (its later ones must be on the same model), or None."""
+    return session.scalar(
+        select(Attempt.gpu_model).where(Attempt.job_id == job_id, Attempt.gpu_model.is_not(None)).order_by(Attempt.id).limit(1)
+    )
 
 
 def _store_profile(session: Session, attempt: Attempt, p: dict[str, Any]) -> None:

@@ -29,6 +29,7 @@ EXPECTED = {
     ("get", f"{API}/keys/me"): {200, 401, 403},
     ("post", f"{API}/keys/{{key_id}}/revoke"): {200, 401, 403, 404, 409, 422},
     ("get", f"{API}/health"): {200},
+    ("get", f"{API}/gpus"): {200, 401, 403},
     ("get", f"{API}/leaderboard"): {200, 401, 403, 422},
     ("get", f"{API}/costs"): {200, 401, 403, 422},
     ("get", f"{API}/reviews"): {200, 401, 403, 422},

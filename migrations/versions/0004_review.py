@@ -1,7 +1,7 @@
 """reviews of flagged attempts, and service secrets (the dashboard's cookie key)
 
-Revision ID: 0003_review
-Revises: 0002_keys
+Revision ID: 0004_review
+Revises: 0003_gpu
 Create Date: 2026-12-03 08:00:00.000000
 
 Attempts stored before this revision have no review row: the leaderboard counts them (they were
@@ -15,8 +15,8 @@ from collections.abc import Sequence
 import sqlalchemy as sa
 from alembic import op
 
-revision: str = "0003_review"
-down_revision: str | Sequence[str] | None = "0002_keys"
+revision: str = "0004_review"
+down_revision: str | Sequence[str] | None = "0003_gpu"
 branch_labels: str | Sequence[str] | None = None
 depends_on: str | Sequence[str] | None = None
 
