@@ -16,9 +16,8 @@ from fastapi.exceptions import RequestValidationError
 
 from graph.cluster.settings import RaySettings
 
-from . import custom_tasks
+from . import custom_tasks, web
 from .agent import RunJob, checkpointer, run_with_graph
-from . import web
 from .api import errors, insights, jobs, keys, reviews, system, tasks
 from .config import Settings, load_settings
 from .db.engine import make_engine, make_sessionmaker

@@ -9,7 +9,7 @@ from fastapi import APIRouter, Query
 
 from .. import permissions
 from ..bounds import MODEL_PATTERN
-from ..schemas import CostsOut, LeaderboardOut, Precision
+from ..schemas import CostPerJob, CostPerModelDay, CostsOut, LeaderboardEntry, LeaderboardOut, LeaderboardShare, Precision
 from ..store import aggregates
 from .deps import Reader, SessionDep
 from .errors import responses
@@ -34,7 +34,9 @@ def leaderboard(
     visible = permissions.visible_jobs(caller)
     entries, shares = aggregates.leaderboard(session, visible, model=model, precision=precision)
     return LeaderboardOut(
-        entries=[asdict(e) for e in entries], shares=[asdict(s) for s in shares], models=aggregates.known_models(session, visible)
+        entries=[LeaderboardEntry.model_validate(asdict(e)) for e in entries],
+        shares=[LeaderboardShare.model_validate(asdict(s)) for s in shares],
+        models=aggregates.known_models(session, visible),
     )
 
 
@@ -52,4 +54,8 @@ def costs(
     limit: Annotated[int, Query(ge=1, le=500, description="jobs listed in per_job, newest first")] = 100,
 ) -> CostsOut:
     per_day, per_job = aggregates.costs(session, permissions.visible_jobs(caller), days=days, model=model, limit=limit)
-    return CostsOut(days=days, per_model_day=[asdict(d) for d in per_day], per_job=[asdict(j) for j in per_job])
+    return CostsOut(
+        days=days,
+        per_model_day=[CostPerModelDay.model_validate(asdict(d)) for d in per_day],
+        per_job=[CostPerJob.model_validate(asdict(j)) for j in per_job],
+    )

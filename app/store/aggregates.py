@@ -106,8 +106,8 @@ def leaderboard(
     for prec, n_tasks in sorted(tried):
         gpus = sorted({e.gpu for e in entries if e.precision == prec}) or [""]
         for g in gpus:
-            best = [e.score for e in entries if e.precision == prec and e.gpu == g]
-            shares.append(Share(prec, g, n_tasks, {f"{t:g}": sum(s >= t for s in best) / n_tasks for t in P_THRESHOLDS}))
+            scores = [e.score for e in entries if e.precision == prec and e.gpu == g]
+            shares.append(Share(prec, g, n_tasks, {f"{t:g}": sum(s >= t for s in scores) / n_tasks for t in P_THRESHOLDS}))
     return entries, shares
 
 

@@ -59,9 +59,9 @@ def record_event(session: Session, job_id: str, event: dict[str, Any], review: R
     elif kind == "llm_call":
         store_llm_call(session, job_id, event)
     elif kind == "profile":
-        attempt = _attempt_by_key(session, job_id, str(event.get("attempt_id")))
-        if attempt is not None:
-            _store_profile(session, attempt, event)
+        profiled = _attempt_by_key(session, job_id, str(event.get("attempt_id")))
+        if profiled is not None:
+            _store_profile(session, profiled, event)
     elif kind == "interrupt":
         job = session.get(Job, job_id)
         if job is not None:

@@ -5,7 +5,7 @@ from __future__ import annotations
 import secrets
 from typing import Any
 
-from sqlalchemy import exists, func, select, update
+from sqlalchemy import exists, func, select
 from sqlalchemy.orm import Session, selectinload
 
 from ..db.models import ACTIVE_STATUSES, CANCELLED, DEFAULT_TEAM, FAILED, QUEUED, RUNNING, WAITING, Attempt, Job, JobEvent, LlmCall
