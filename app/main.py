@@ -16,9 +16,9 @@ from fastapi.exceptions import RequestValidationError
 
 from graph.cluster.settings import RaySettings
 
-from . import custom_tasks
+from . import custom_tasks, web
 from .agent import RunJob, checkpointer, run_with_graph
-from .api import errors, jobs, keys, system, tasks
+from .api import errors, insights, jobs, keys, reviews, system, tasks
 from .config import Settings, load_settings
 from .db.engine import make_engine, make_sessionmaker
 from .db.migrate import upgrade
@@ -131,9 +131,9 @@ def create_app(
         description="Submit CUDA kernel optimization jobs, follow them, and read their attempts, measurements and costs. "
         "Every write needs an API key (`cudamaster keys create`); reads too unless CUDAMASTER_SERVICE__OPEN_READS=true.",
         openapi_url=f"{API_PREFIX}/openapi.json",
-        docs_url=f"{API_PREFIX}/docs",
+        docs_url=None,
         redoc_url=None,
-    )
+    )  # docs: app/web/docs.py
     app.state.tree, app.state.settings, app.state.engine, app.state.sessions, app.state.gpu_pool = (
         tree,
         settings,
@@ -141,8 +141,9 @@ def create_app(
         sessions,
         gpu_pool,
     )
-    for router in (jobs.router, tasks.router, keys.router, system.router):
+    for router in (jobs.router, tasks.router, keys.router, system.router, insights.router, reviews.router):
         app.include_router(router, prefix=API_PREFIX)
+    web.mount(app, API_PREFIX)
     app.add_exception_handler(RequestValidationError, errors.validation_error)
     app.add_middleware(BodySizeLimit, max_bytes=settings.max_request_bytes)
     return app

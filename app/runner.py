@@ -20,6 +20,7 @@ from typing import Any
 from sqlalchemy.orm import Session, sessionmaker
 
 from .agent import JobRun, RunJob, outcome_fields
+from .reviews import ReviewRule
 from .settings import ServiceSettings
 from .store import leases
 from .store.events import job_gpu_model, record_event
@@ -32,6 +33,7 @@ class JobRunner:
         self, settings: ServiceSettings, sessions: sessionmaker[Session], run_job: RunJob, evaluator: Any = None, *, checkpoint_url: str
     ):
         self.settings = settings
+        self.review = ReviewRule.of(settings)
         self.checkpoint_url = checkpoint_url  # the settings tree's checkpoint store (the CLI's resume reads it too)
         self.sessions = sessions
         self.run_job = run_job
@@ -154,7 +156,7 @@ class JobRunner:
             event = dict(event)
             event.setdefault("job_id", claim.job_id)
             with self.sessions() as session:
-                record_event(session, claim.job_id, event)
+                record_event(session, claim.job_id, event, self.review)
             self._signal_threadsafe(claim.job_id)
 
         run = JobRun(
@@ -182,7 +184,7 @@ class JobRunner:
             # Reconcile: anything in the outcome that no event delivered is stored now (idempotent).
             for attempt in fields.get("attempts") or []:
                 if isinstance(attempt, dict):
-                    record_event(session, job_id, {"type": "attempt", **attempt})
+                    record_event(session, job_id, {"type": "attempt", **attempt}, self.review)
             for call in fields.get("llm_calls") or []:
                 if isinstance(call, dict):
                     record_event(session, job_id, {"type": "llm_call", **call})

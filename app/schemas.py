@@ -257,3 +257,86 @@ class HealthOut(BaseModel):
     draining: bool
     sandbox: str = Field("", description="the OS sandbox untrusted kernels run in, or why they are refused")
     cluster: ClusterOut | None = Field(None, description="with Ray on: the cluster's GPUs and queues")
+
+
+class LeaderboardEntry(BaseModel):
+    task: str
+    precision: str
+    gpu: str = Field(description="GPU model the attempt was measured on (entries of different GPU models are never compared)")
+    score: float = Field(description="P of the best countable attempt: correct, and not held by the review queue")
+    attempt_id: int
+    job_id: str
+    job_cost_usd: float
+    models: list[str] = Field(description="models the job's LLM calls used")
+
+
+class LeaderboardShare(BaseModel):
+    precision: str
+    gpu: str
+    tasks: int = Field(description="benchmark tasks tried at this precision (tasks without a countable kernel count as P < 1)")
+    at_least: dict[str, float] = Field(description='threshold ("1", "2", "4", "8") -> share of those tasks whose best P is at least it')
+
+
+class LeaderboardOut(BaseModel):
+    entries: list[LeaderboardEntry]
+    shares: list[LeaderboardShare]
+    models: list[str] = Field(description="models seen in the jobs this key may read (for the model filter)")
+
+
+class CostPerModelDay(BaseModel):
+    day: str = Field(description="UTC date, YYYY-MM-DD")
+    model: str
+    calls: int
+    input_tokens: int
+    output_tokens: int
+    cost_usd: float
+
+
+class CostPerJob(BaseModel):
+    job_id: str
+    task: str
+    precision: str
+    status: str
+    cost_usd: float
+    tokens: int = Field(description="input + output tokens")
+    best_score: float | None
+    usd_per_speedup: float | None = Field(description="cost_usd / best P: dollars per unit of the best speedup (null without one)")
+
+
+class CostsOut(BaseModel):
+    days: int
+    per_model_day: list[CostPerModelDay]
+    per_job: list[CostPerJob]
+
+
+ReviewStatus = Literal["pending", "accepted", "rejected"]
+
+
+class ReviewOut(_Orm):
+    attempt_id: int
+    job_id: str
+    task: str
+    precision: str
+    status: ReviewStatus
+    reasons: list[str] = Field(description="why the attempt was flagged, one line per finding")
+    flagged_at: datetime
+    reviewer_key_id: str | None
+    decided_at: datetime | None
+    note: str
+    score: float | None
+    measurements: list[MeasurementOut] = Field(description="the evidence: per-size times, speedups and roofline %")
+    profile: ProfileOut | None
+    source_url: str = Field(description="the attempt's source (GET, same key)")
+
+
+class ReviewPage(BaseModel):
+    items: list[ReviewOut]
+    total: int
+    limit: int
+    offset: int
+
+
+class ReviewDecision(RequestBody):
+    model_config = ConfigDict(extra="forbid")
+    decision: Literal["accept", "reject"]
+    note: str = Field("", max_length=2000, description="why (shown in the queue)")

@@ -150,7 +150,7 @@ def serve(
 def create(
     name: Annotated[str, typer.Option(help="who the key is for, e.g. a person or a service")],
     role: Annotated[
-        str | None, typer.Option(help="admin, member or viewer (default: member; admin for the first key of an empty database)")
+        str | None, typer.Option(help="admin, member, reviewer or viewer (default: member; admin for the first key of an empty database)")
     ] = None,
     team: Annotated[str, typer.Option(help="the key's team: its keys read the team's jobs")] = "default",
     database_url: DatabaseUrl = None,

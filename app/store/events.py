@@ -16,6 +16,7 @@ from sqlalchemy.orm import Session
 
 from ..db.models import Attempt, Job, JobEvent, LlmCall, Measurement, Profile
 from ..db.types import utcnow
+from ..reviews import ReviewRule
 from .upsert import insert_ignore
 
 _SUMMARY_DROP = ("source", "evaluation", "compile_log", "response")
@@ -48,17 +49,19 @@ def _summary(event: dict[str, Any]) -> dict[str, Any]:
     return json.loads(json.dumps(out, default=str))
 
 
-def record_event(session: Session, job_id: str, event: dict[str, Any]) -> bool:
-    """Store one agent event; returns True when it was new. Commits."""
+def record_event(session: Session, job_id: str, event: dict[str, Any], review: ReviewRule | None = None) -> bool:
+    """Store one agent event; returns True when it was new. Commits. `review`: flag attempts that need a review."""
     kind = event.get("type", "node")
     if kind == "attempt":
-        store_attempt(session, job_id, event)
+        attempt = store_attempt(session, job_id, event)
+        if review is not None:
+            review.flag(session, attempt)
     elif kind == "llm_call":
         store_llm_call(session, job_id, event)
     elif kind == "profile":
-        attempt = _attempt_by_key(session, job_id, str(event.get("attempt_id")))
-        if attempt is not None:
-            _store_profile(session, attempt, event)
+        profiled = _attempt_by_key(session, job_id, str(event.get("attempt_id")))
+        if profiled is not None:
+            _store_profile(session, profiled, event)
     elif kind == "interrupt":
         job = session.get(Job, job_id)
         if job is not None:
