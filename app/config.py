@@ -5,10 +5,11 @@
     CUDAMASTER_AGENT__MODEL=o4-mini  CUDAMASTER_AGENT__ROLES__CODER__MODEL=deepseek-reasoner
     CUDAMASTER_HARNESS__NVCC_ARCH=sm_90  CUDAMASTER_HARNESS__SANDBOX_BWRAP=/usr/bin/bwrap
     CUDAMASTER_PROFILING__NCU=/usr/local/cuda/bin/ncu
+    CUDAMASTER_RAY__ADDRESS=HEAD:6379                                   GPU work on a Ray cluster (graph/cluster)
 
 The sections are plain models owned by their packages (app.settings.ServiceSettings,
 graph.settings.AgentSettings, bench_tasks.harness.settings.HarnessSettings,
-profiling.settings.ProfilingSettings); each package reads its own through `load_settings().<section>`.
+profiling.settings.ProfilingSettings, graph.cluster.settings.RaySettings); each package reads its own through `load_settings().<section>`.
 A CUDAMASTER_* variable that names no setting (a misspelling, or a flat name from before the tree)
 is refused with the closest valid name. This module imports only the section modules (no service code),
 so the bench and profiling commands use it without FastAPI or SQLAlchemy.
@@ -27,6 +28,7 @@ from pydantic import BaseModel, Field, ValidationError
 from pydantic_settings import BaseSettings, SettingsConfigDict
 
 from bench_tasks.harness.settings import HarnessSettings
+from graph.cluster.settings import RaySettings
 from graph.settings import AgentSettings
 from profiling.settings import ProfilingSettings
 
@@ -45,6 +47,7 @@ NOT_SETTINGS = frozenset(
         "CUDAMASTER_FUZZ_SEED",  # tests: the OpenAPI fuzzing seed
         "CUDAMASTER_CLIENT_URL",  # `cudamaster campaign run|status`: the service to talk to
         "CUDAMASTER_CLIENT_KEY",  # `cudamaster campaign run|status`: the API key to talk to it with
+        "CUDAMASTER_TEST_RAY_GPUS",  # tests: GPUs the test Ray cluster declares ("detect": the machine's own)
     }
 )
 
@@ -62,6 +65,7 @@ class Settings(BaseSettings):
     agent: AgentSettings = Field(default_factory=AgentSettings)
     harness: HarnessSettings = Field(default_factory=HarnessSettings)
     profiling: ProfilingSettings = Field(default_factory=ProfilingSettings)
+    ray: RaySettings = Field(default_factory=RaySettings)
     checkpoint_url: str | None = Field(
         None,
         description="LangGraph checkpoint store of every job, used by the service and by `cudamaster optimize|resume`: "

@@ -20,6 +20,7 @@ import re
 import shutil
 import subprocess
 import threading
+from collections import Counter
 from collections.abc import Iterator
 from contextlib import contextmanager
 from dataclasses import dataclass, field
@@ -33,6 +34,10 @@ from .sandbox import sandbox_for, scratch, stage
 from .settings import HarnessSettings
 
 PROTO_MARK = "cudamaster: expected prototype"
+
+# nvcc runs this process actually started (cache misses), per kind ("candidate", "baseline", ...): a
+# Ray worker reports it, and the tests prove with it that an evaluation reuses the compile node's object.
+NVCC_RUNS: Counter[str] = Counter()
 
 # Undefined symbols a candidate object may import. Everything else is rejected, by name.
 _ALLOWED_EXACT = {
@@ -198,6 +203,7 @@ def _nvcc_object(
         if obj.exists() and (work / "ok").exists():
             return 0, (work / "log.txt").read_text() if (work / "log.txt").exists() else "", obj
         with scratch(settings, "cm-build-") as tmp:
+            NVCC_RUNS[kind] += 1
             src = tmp / f"{name}{suffix}"
             src.write_text(source_text)
             inputs = [src, *(stage(f, tmp) for f in includes)]

@@ -100,7 +100,7 @@ class DataCache:
     def has_room(self) -> bool:
         """Whether new entries may be written: the cache's file systems keep `min_free` bytes free."""
         try:
-            return all(shutil.disk_usage(d if d.exists() else d.parent).free >= self.min_free for d in (self.root, self.refs))
+            return all(shutil.disk_usage(_existing(d)).free >= self.min_free for d in (self.root, self.refs))
         except OSError:
             return False
 
@@ -200,6 +200,13 @@ class DataCache:
 
 def _bytes(directory: Path) -> int:
     return sum(f.stat().st_size for f in directory.iterdir() if f.is_file()) if directory.is_dir() else 0
+
+
+def _existing(path: Path) -> Path:
+    """`path`, or its nearest ancestor that exists (where its file system is, before it is created)."""
+    while not path.exists() and path != path.parent:
+        path = path.parent
+    return path
 
 
 def _touch(directory: Path) -> None:

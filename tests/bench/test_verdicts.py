@@ -142,6 +142,9 @@ def test_the_data_cache_bound_counts_references_and_a_full_disk_is_never_written
     assert [d.exists() for d in dirs] == [False, True]
     assert cache.reference(variant, {"N": 1000}, 1) is None and cache.reference(variant, {"N": 1000}, 2) is not None
 
+    fresh = DataCache(settings.model_copy(update={"cache_dir": tmp_path / "not" / "made" / "yet"}))
+    assert fresh.has_room()  # a cache directory not created yet has its file system's room
+
     full = DataCache(settings.model_copy(update={"data_cache_min_free_bytes": 1 << 62}))  # no file system has that much free
     assert not full.has_room()
     drawn = full.dataset(variant, {"N": 1000}, 3, tmp_path / "own")

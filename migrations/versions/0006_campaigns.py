@@ -1,7 +1,7 @@
 """campaigns: campaigns and campaign_variants
 
-Revision ID: 0003_campaigns
-Revises: 0002_keys
+Revision ID: 0006_campaigns
+Revises: 0005_faults
 Create Date: 2026-12-03 08:00:00.000000
 """
 
@@ -12,8 +12,8 @@ from collections.abc import Sequence
 import sqlalchemy as sa
 from alembic import op
 
-revision: str = "0003_campaigns"
-down_revision: str | Sequence[str] | None = "0002_keys"
+revision: str = "0006_campaigns"
+down_revision: str | Sequence[str] | None = "0005_faults"
 branch_labels: str | Sequence[str] | None = None
 depends_on: str | Sequence[str] | None = None
 
