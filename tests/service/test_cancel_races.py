@@ -93,7 +93,7 @@ def test_concurrent_cancels_and_settles_never_lose_a_cancel(sessions):
         job_id = _running_job(sessions)
         barrier = threading.Barrier(2)
 
-        def cancel() -> None:
+        def cancel(job_id: str = job_id, barrier: threading.Barrier = barrier) -> None:
             with sessions() as api:
                 job = store.get_job(api, job_id)
                 barrier.wait()
@@ -102,7 +102,7 @@ def test_concurrent_cancels_and_settles_never_lose_a_cancel(sessions):
                 except store.JobStateError:
                     pass
 
-        def settle() -> None:
+        def settle(job_id: str = job_id, barrier: threading.Barrier = barrier) -> None:
             with sessions() as runner:
                 barrier.wait()
                 leases.settle(runner, job_id, HOLDER, "waiting_for_input", "q", draining=False)
