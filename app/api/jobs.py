@@ -207,6 +207,10 @@ async def job_events(job_id: JobId, request: Request, _job: Annotated[None, Depe
                      after: Annotated[int, Depends(_start_after)]) -> AsyncIterator[ServerSentEvent]:
     runner = request.app.state.runner
     while True:
+        if runner.draining:  # the service is stopping: close the stream (the client reconnects with Last-Event-ID)
+            yield ServerSentEvent(data={"job_id": job_id, "message": "the service is stopping; reconnect with Last-Event-ID "
+                                                                   "to continue from here"}, event="service_stopping")
+            return
         changed = runner.change_event(job_id)
         status, events = await asyncio.to_thread(_snapshot, request, job_id, after)
         for event_id, kind, payload in events:

@@ -12,6 +12,7 @@ from sqlalchemy.orm import Session
 
 from ..db.models import CANCELLED, FAILED, FINISHED, NO_CORRECT, QUEUED, RUNNING, WAITING, Job
 from ..db.types import utcnow
+from .events import mark_lost_in_flight, refresh_totals
 from .jobs import lock_job
 
 
@@ -47,6 +48,8 @@ def claim_jobs(session: Session, holder: str, lease_s: float, limit: int) -> lis
         resume = job.started_at is not None
         job.status, job.message, job.updated_at = RUNNING, "running" if not resume else "resumed from its last checkpoint", now
         job.started_at = job.started_at or now
+        if resume and mark_lost_in_flight(session, job.id):  # sent by a holder that is gone: never answered here
+            refresh_totals(session, job.id)
         session.commit()
         claims.append(Claim(job.id, dict(job.settings), resume, job.pending_answer, job.cancel_requested))
     return claims
@@ -99,6 +102,7 @@ def settle(session: Session, job_id: str, holder: str, outcome_status: str, mess
         job.finished_at = now
         job.cancel_requested = False
     job.lease_holder, job.lease_expires_at = None, None
+    mark_lost_in_flight(session, job_id)  # the run is over: a call it never reported back is lost
     session.commit()
     return status
 
