@@ -1,8 +1,11 @@
 """Custom tasks (the team's own kernel): validate, store, and register them with the harness.
 
 A custom task's correctness oracle is its baseline's output on the same seeded inputs; the harness
-compiles its baseline with the same symbol checks as a candidate. Registered tasks are loadable by
-their id (`ct_…`) in this process; the service registers every stored one at start-up.
+compiles its baseline with the same symbol checks as a candidate. At submit the baseline is compiled
+and checked (in the sandbox, no GPU needed) and its driver linked: a baseline that does not build or
+is rejected is refused with its compile log, before anything is stored or any LLM is asked.
+Registered tasks are loadable by their id (`ct_…`) in this process; the service registers every
+stored one at start-up.
 """
 
 from __future__ import annotations
@@ -13,17 +16,41 @@ import secrets
 from sqlalchemy.orm import Session
 
 from bench_tasks import expr
-from bench_tasks.spec import Task, TaskError, custom_task, register_task
+from bench_tasks.harness import HarnessSettings
+from bench_tasks.harness import compile as harness_compile
+from bench_tasks.harness.driver import driver_source
 from bench_tasks.prototype import PrototypeError, parse
+from bench_tasks.spec import Task, TaskError, custom_task, register_task
+from bench_tasks.spec import validate as validate_task
 
 from .db.models import CustomTask
 from .db.types import utcnow
 from .schemas import CustomTaskIn
 
 
-
 class CustomTaskInvalid(ValueError):
-    pass
+    """What is wrong with a custom task; `log`: the build's log when its baseline does not build (else None)."""
+
+    def __init__(self, message: str, log: str | None = None) -> None:
+        super().__init__(message)
+        self.log = log
+
+
+def check_baseline_builds(task: Task, precision: str, settings: HarnessSettings) -> None:
+    """Compile the baseline as the harness will (sandboxed nvcc, prototype and symbol checks) and link its
+    driver; raise CustomTaskInvalid with the verdict, the first error and the log. Objects are cached by
+    content, so the job's own evaluation reuses them. Raises SandboxUnavailable when nothing can be
+    compiled safely here."""
+    variant = task.variant(precision)
+    try:
+        obj = harness_compile.compile_baseline(variant, settings)
+        harness_compile.build_driver(variant, driver_source(variant, False), obj, None, settings)
+    except harness_compile.BaselineError as exc:
+        outcome = exc.outcome
+        raise CustomTaskInvalid(f"baseline_cu: {outcome.verdict.value}: {outcome.message}", outcome.log) from None
+    except harness_compile.LinkError as exc:
+        raise CustomTaskInvalid("baseline_cu does not link with the harness's driver: "
+                                f"{harness_compile._first_error(str(exc))}", str(exc)) from None
 
 
 def validate(task: CustomTaskIn, precision: str) -> None:
@@ -69,13 +96,20 @@ def validate(task: CustomTaskIn, precision: str) -> None:
 
 
 def store(session: Session, task: CustomTaskIn, precision: str, api_key_id: str | None, *,
-          commit: bool = True) -> tuple[CustomTask, Task]:
-    """Build the harness task first (nothing invalid is kept), register it, then store the row
-    (`commit=False`: in the caller's transaction, committed with the job)."""
+          harness: HarnessSettings, commit: bool = True) -> tuple[CustomTask, Task]:
+    """Build the harness task and check that its baseline builds first (nothing invalid is kept, nothing
+    registered), register it, then store the row (`commit=False`: in the caller's transaction,
+    committed with the job)."""
     row = CustomTask(id="ct_" + secrets.token_hex(8), api_key_id=api_key_id, name=task.name, precision=precision,
                      spec={"prototype": task.prototype, "args": {k: v.model_dump() for k, v in task.args.items()},
                            "sizes": task.sizes}, baseline_source=task.baseline_cu, created_at=utcnow())
-    built = register(row)
+    try:
+        built = to_task(row)
+        validate_task(built)
+    except TaskError as exc:
+        raise CustomTaskInvalid(str(exc)) from None
+    check_baseline_builds(built, precision, harness)
+    register(row)
     session.add(row)
     if commit:
         session.commit()

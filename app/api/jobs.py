@@ -15,6 +15,8 @@ from fastapi.responses import PlainTextResponse
 from fastapi.sse import EventSourceResponse, ServerSentEvent
 
 from bench_tasks import TaskError, load_task
+from bench_tasks.harness import get_settings
+from bench_tasks.harness.sandbox import SandboxUnavailable
 from bench_tasks.spec import Task
 
 from .. import custom_tasks, permissions
@@ -33,6 +35,7 @@ router = APIRouter(prefix="/jobs", tags=["jobs"])
 JobId = Annotated[str, Path(max_length=64, description="a job id, job_ and 16 hex digits")]
 _READ = responses(401, 403, 404)
 _ACT = responses(401, 403, 404, 409)
+COMPILE_LOG_CHARS = 8000  # of a refused baseline's compile log, sent back in the 422
 _SOURCE: dict[int | str, dict[str, Any]] = {200: {"content": {"text/x-cuda": {}}}}
 
 
@@ -42,9 +45,15 @@ def _task_of(session: SessionDep, caller: Caller, body: JobSubmit) -> Task:
     if body.custom is not None:
         try:
             custom_tasks.validate(body.custom, body.precision)
-            return custom_tasks.store(session, body.custom, body.precision, caller.key_id, commit=False)[1]
+            return custom_tasks.store(session, body.custom, body.precision, caller.key_id, harness=get_settings(),
+                                      commit=False)[1]
         except custom_tasks.CustomTaskInvalid as exc:
+            if exc.log is not None:  # the baseline does not build: its compile log (the tail, where the errors are) goes back
+                raise unprocessable(("body", "custom", "baseline_cu"), f"custom task: {exc}",
+                                    ctx={"compile_log": exc.log[-COMPILE_LOG_CHARS:]}) from None
             raise unprocessable(("body", "custom"), f"custom task: {exc}") from None
+        except SandboxUnavailable as exc:
+            raise HTTPException(503, f"cannot check the custom task's baseline here: {exc}") from None
     assert body.task is not None
     try:
         if is_custom_task_id(body.task):
