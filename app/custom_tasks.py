@@ -12,15 +12,17 @@ from __future__ import annotations
 
 import re
 import secrets
+import warnings
 
+import numpy as np
 from sqlalchemy.orm import Session
 
-from bench_tasks import expr
+from bench_tasks import data, expr
 from bench_tasks.harness import HarnessSettings
 from bench_tasks.harness import compile as harness_compile
 from bench_tasks.harness.driver import driver_source
 from bench_tasks.prototype import PrototypeError, parse
-from bench_tasks.spec import Task, TaskError, custom_task, register_task
+from bench_tasks.spec import INPUT_ROLES, Task, TaskError, custom_task, register_task
 from bench_tasks.spec import validate as validate_task
 
 from .db.models import CustomTask
@@ -53,8 +55,37 @@ def check_baseline_builds(task: Task, precision: str, settings: HarnessSettings)
                                 f"{harness_compile._first_error(str(exc))}", str(exc)) from None
 
 
-def validate(task: CustomTaskIn, precision: str) -> None:
-    """Raise CustomTaskInvalid naming the first problem."""
+DRAW_CHECK_COUNT = 64  # values drawn from each input's `draw` at submit
+
+
+def check_draws(task: Task, precision: str) -> None:
+    """Draw a few values from every input's `draw`, as an evaluation will, and convert them to the
+    parameter's type: a draw that raises, or gives values the type cannot hold (inf, NaN, out of
+    range), is refused here rather than failing the job at its first evaluation."""
+    variant = task.variant(precision)
+    rng = np.random.default_rng(0)
+    for arg in task.args:
+        if arg.role_for(precision) not in INPUT_ROLES or not arg.draw:
+            continue
+        dtype = variant.param(arg.name).dtype
+        try:
+            with warnings.catch_warnings(), np.errstate(all="raise", under="ignore"):
+                warnings.simplefilter("error")
+                values = data.draw(arg.draw, rng, DRAW_CHECK_COUNT, single=dtype in ("float32", "bfloat16"))
+                stored = data.to_storage(values, dtype)
+                back = data.to_float64(stored, dtype)
+        except Exception as exc:  # noqa: BLE001 - any failure of the draw is the submitter's to fix
+            raise CustomTaskInvalid(f"args.{arg.name}.draw {arg.draw!r} cannot be drawn: {exc}") from None
+        if not np.all(np.isfinite(back)) or not np.allclose(back, np.asarray(values, dtype=np.float64), rtol=1e-2, atol=0):
+            raise CustomTaskInvalid(f"args.{arg.name}.draw {arg.draw!r} gives values a {dtype} cannot hold "
+                                    f"(e.g. {np.asarray(values).reshape(-1)[0]!r}); keep its parameters finite and within range")
+
+
+def validate(task: CustomTaskIn, precision: str, *, max_sizes: int, max_elements_per_size: int) -> None:
+    """Raise CustomTaskInvalid naming the first problem. `max_sizes` and `max_elements_per_size` (all buffers
+    of one size together) are the service's bounds (CUDAMASTER_MAX_CUSTOM_SIZES, CUDAMASTER_MAX_CUSTOM_ELEMENTS)."""
+    if len(task.sizes) > max_sizes:
+        raise CustomTaskInvalid(f"sizes: {len(task.sizes)} sizes; the limit is {max_sizes} (CUDAMASTER_MAX_CUSTOM_SIZES)")
     try:
         proto = parse(task.prototype)
     except PrototypeError as exc:
@@ -83,6 +114,7 @@ def validate(task: CustomTaskIn, precision: str) -> None:
             if not re.fullmatch(r"[A-Za-z_]\w{0,31}", key) or value < 0:
                 raise CustomTaskInvalid(f"sizes[{i}]: {key}={value} must be a name and a non-negative integer")
         names = dict(size) | {"elem": elem.get(next(iter(float_types), "float"), 4)}
+        elements = 0
         for arg_name, arg in task.args.items():
             expression = arg.length if arg.role != "scalar" else arg.value
             try:
@@ -91,6 +123,11 @@ def validate(task: CustomTaskIn, precision: str) -> None:
                 raise CustomTaskInvalid(f"args.{arg_name}: cannot evaluate {expression!r} at sizes[{i}] {size}: {exc}") from None
             if arg.role != "scalar" and (value < 1 or value > 1 << 31):
                 raise CustomTaskInvalid(f"args.{arg_name}: length {value} at sizes[{i}] must be between 1 and 2^31")
+            if arg.role != "scalar":
+                elements += int(value)
+        if elements > max_elements_per_size:
+            raise CustomTaskInvalid(f"sizes[{i}] {size}: its buffers hold {elements} elements together; the limit is "
+                                    f"{max_elements_per_size} per size (CUDAMASTER_MAX_CUSTOM_ELEMENTS)")
     if not re.search(r"\b" + re.escape(proto.name) + r"\s*\(", task.baseline_cu):
         raise CustomTaskInvalid(f"baseline_cu does not define {proto.name}(...); it must implement the prototype")
 
@@ -108,6 +145,7 @@ def store(session: Session, task: CustomTaskIn, precision: str, api_key_id: str 
         validate_task(built)
     except TaskError as exc:
         raise CustomTaskInvalid(str(exc)) from None
+    check_draws(built, precision)
     check_baseline_builds(built, precision, harness)
     register(row)
     session.add(row)

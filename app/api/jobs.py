@@ -25,6 +25,7 @@ from ..db.models import CANCELLED, FAILED, QUEUED, RUNNING, CustomTask
 from ..limits import InFlightLimit, take_job_slot
 from ..permissions import Caller
 from ..schemas import AnswerIn, JobDetail, JobOut, JobPage, JobStatus, JobSubmit
+from ..settings import ServiceSettings
 from ..store import jobs as store
 from .deps import (KeyHolder, Reader, RunnerDep, SessionDep, SettingsDep, Submitter, actionable_job, readable_job,
                    require_gpus)
@@ -39,12 +40,13 @@ COMPILE_LOG_CHARS = 8000  # of a refused baseline's compile log, sent back in th
 _SOURCE: dict[int | str, dict[str, Any]] = {200: {"content": {"text/x-cuda": {}}}}
 
 
-def _task_of(session: SessionDep, caller: Caller, body: JobSubmit) -> Task:
+def _task_of(session: SessionDep, caller: Caller, body: JobSubmit, settings: ServiceSettings) -> Task:
     """The task a submission names, checked; a new custom task is stored (not committed) in the session."""
     assert caller.key_id is not None
     if body.custom is not None:
         try:
-            custom_tasks.validate(body.custom, body.precision)
+            custom_tasks.validate(body.custom, body.precision, max_sizes=settings.max_custom_sizes,
+                                  max_elements_per_size=settings.max_custom_elements)
             return custom_tasks.store(session, body.custom, body.precision, caller.key_id, harness=get_settings(),
                                       commit=False)[1]
         except custom_tasks.CustomTaskInvalid as exc:
@@ -83,7 +85,7 @@ def submit_job(body: JobSubmit, request: Request, session: SessionDep, caller: S
         if size > settings.max_source_bytes:
             raise HTTPException(413, f"custom.baseline_cu is {size} bytes; the limit is {settings.max_source_bytes} "
                                      "(CUDAMASTER_MAX_SOURCE_BYTES)")
-    task = _task_of(session, caller, body)
+    task = _task_of(session, caller, body, settings)
     assert caller.key_id is not None
     try:  # the key's lock, held until the commit below: the count and the insert are one step
         take_job_slot(session, caller.key_id, settings.max_jobs_in_flight_per_key)

@@ -20,7 +20,6 @@ import os
 import shutil
 import tempfile
 import threading
-import time
 from pathlib import Path
 
 import numpy as np
@@ -28,10 +27,10 @@ import numpy as np
 from bench_tasks import data
 from bench_tasks.spec import Variant
 
+from . import lru
 from .settings import HarnessSettings
 
 _GRACE_S = 900.0
-_prune_lock = threading.Lock()
 
 
 def task_version(variant: Variant) -> str | None:
@@ -162,31 +161,9 @@ class DataCache:
         """Remove least recently used entries until the cache fits its bound; returns bytes removed."""
         if not self.enabled or not self.root.exists():
             return 0
-        with _prune_lock:
-            entries = []
-            for d in self.root.iterdir():
-                try:  # entries come and go while other evaluations run
-                    if d.is_dir() and (d / "ready").exists():
-                        size = sum(f.stat().st_size for f in d.iterdir() if f.is_file())
-                        entries.append(((d / "ready").stat().st_mtime, size, d))
-                except OSError:
-                    continue
-            total = sum(size for _, size, _ in entries)
-            removed = 0
-            now = time.time()
-            for used, size, d in sorted(entries):
-                if total - removed <= self.limit:
-                    break
-                if now - used < _GRACE_S:
-                    continue
-                shutil.rmtree(d, ignore_errors=True)
-                shutil.rmtree(self.refs / d.name, ignore_errors=True)
-                removed += size
-            return removed
+        return lru.prune(lru.entries(self.root, "ready"), self.limit, _GRACE_S,
+                         also_remove=lambda d: shutil.rmtree(self.refs / d.name, ignore_errors=True))
 
 
 def _touch(directory: Path) -> None:
-    try:
-        os.utime(directory / "ready")
-    except OSError:
-        pass
+    lru.touch(directory / "ready")
