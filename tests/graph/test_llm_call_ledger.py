@@ -57,3 +57,27 @@ def test_no_call_is_sent_once_the_ledger_refuses_it(tmp_path):
         with call_ledger(lambda call: False), pytest.raises(GraphDrained):
             ask(_state(), "coder", "s", "p", _settings(server, tmp_path))
         assert server.requests == []
+
+
+def test_every_call_of_a_job_goes_through_the_ledger_with_fake_gpu(tmp_path, server, fake_gpu, checkpointer):
+    """The ledger set around a run reaches the graph's nodes (their threads included)."""
+    from graph.runner import JobSpec, start_job
+    from tests.support import kernels as k
+
+    from .conftest import MODELS, agent_settings
+
+    server.add(MODELS["planner"], k.plan("Grid"), k.plan("Again"))
+    server.add(MODELS["coder"], k.reply(k.fast_kernel(1.5)), k.reply(k.fast_kernel(2.0)))
+    ledger: list[tuple[str, int]] = []
+
+    def record(call: dict[str, Any]) -> bool:
+        ledger.append((call["status"], len(server.requests)))
+        return True
+
+    with call_ledger(record):
+        out = start_job(JobSpec(task="vector_add", precision="fp32", rounds=2, debug=0), job_id="ledgered",
+                        checkpointer=checkpointer, evaluator=fake_gpu, settings=agent_settings(tmp_path, server))
+    assert out.status == "finished", out.message
+    assert len(server.requests) == 4
+    assert ledger == [("sent", n) for n in range(4)]  # each recorded before its request reached the endpoint
+    assert sorted(c["send_id"] for c in out.llm_calls) == sorted({c["send_id"] for c in out.llm_calls})
