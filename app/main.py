@@ -11,8 +11,7 @@ import logging
 import signal
 import threading
 from collections.abc import Callable, Iterator
-from contextlib import contextmanager
-from contextlib import asynccontextmanager
+from contextlib import asynccontextmanager, contextmanager
 from typing import Any
 
 from fastapi import FastAPI

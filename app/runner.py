@@ -80,21 +80,23 @@ class JobRunner:
 
     def begin_stop(self) -> None:
         """The service is stopping: no job starts, running jobs stop at their next step and start no LLM
-        call, event streams close. Safe to call from a signal handler, more than once."""
+        call, event streams close. Safe to call from a signal handler (it takes no lock: the flag is read
+        by the LLM call ledger at once, the rest is done by the event loop), more than once."""
         self.draining = True
+        if self._loop is not None and not self._loop.is_closed():
+            self._loop.call_soon_threadsafe(self._stop_all)
+
+    def _stop_all(self) -> None:
         for stop in list(self._stops.values()):
             stop.set()
-        if self._loop is not None and not self._loop.is_closed():
-            self._loop.call_soon_threadsafe(self._stop_dispatch_and_wake_streams)
-
-    def _stop_dispatch_and_wake_streams(self) -> None:
         if self._main is not None:
             self._main.cancel()
         for job_id in list(self._changes):
             self._signal(job_id)
 
     async def stop(self) -> None:
-        self.begin_stop()
+        self.draining = True
+        self._stop_all()
         if self._main:
             self._main.cancel()
             await asyncio.gather(self._main, return_exceptions=True)
@@ -192,7 +194,7 @@ class JobRunner:
             self._signal_threadsafe(claim.job_id)
 
         def record_llm_call(call: dict[str, Any]) -> bool:
-            if call.get("status") == "sent" and stop.is_set():
+            if call.get("status") == "sent" and (stop.is_set() or self.draining):
                 return False  # stopping (cancel, or the service shutting down): no new LLM call starts
             on_event({"type": "llm_call", **call})
             return True

@@ -12,7 +12,7 @@ from sqlalchemy.orm import Session
 
 from ..db.models import CANCELLED, FAILED, FINISHED, NO_CORRECT, QUEUED, RUNNING, WAITING, Job
 from ..db.types import utcnow
-from .events import mark_lost_in_flight, refresh_totals
+from .events import mark_lost_in_flight
 from .jobs import lock_job
 
 
@@ -48,8 +48,8 @@ def claim_jobs(session: Session, holder: str, lease_s: float, limit: int) -> lis
         resume = job.started_at is not None
         job.status, job.message, job.updated_at = RUNNING, "running" if not resume else "resumed from its last checkpoint", now
         job.started_at = job.started_at or now
-        if resume and mark_lost_in_flight(session, job.id):  # sent by a holder that is gone: never answered here
-            refresh_totals(session, job.id)
+        if resume:
+            mark_lost_in_flight(session, job.id)  # sent by a holder that is gone: never answered to this runner
         session.commit()
         claims.append(Claim(job.id, dict(job.settings), resume, job.pending_answer, job.cancel_requested))
     return claims
