@@ -7,6 +7,7 @@ from __future__ import annotations
 
 import typer
 
+from app.config import SettingsInvalid
 from app.service_cli import keys_app, serve
 from bench_tasks.cli import app as bench_app
 from bench_tasks.sandbox_cli import app as sandbox_app
@@ -25,7 +26,11 @@ cli.add_typer(keys_app, name="keys", help="API keys for the service: create, lis
 
 
 def main() -> None:
-    cli()
+    try:
+        cli()
+    except SettingsInvalid as exc:  # an unknown or malformed CUDAMASTER_* setting: one line, no traceback
+        typer.echo(f"error: {exc}", err=True)
+        raise SystemExit(2) from None
 
 
 if __name__ == "__main__":

@@ -83,9 +83,9 @@ def check_draws(task: Task, precision: str) -> None:
 
 def validate(task: CustomTaskIn, precision: str, *, max_sizes: int, max_elements_per_size: int) -> None:
     """Raise CustomTaskInvalid naming the first problem. `max_sizes` and `max_elements_per_size` (all buffers
-    of one size together) are the service's bounds (CUDAMASTER_MAX_CUSTOM_SIZES, CUDAMASTER_MAX_CUSTOM_ELEMENTS)."""
+    of one size together) are the service's bounds (CUDAMASTER_SERVICE__MAX_CUSTOM_SIZES, CUDAMASTER_SERVICE__MAX_CUSTOM_ELEMENTS)."""
     if len(task.sizes) > max_sizes:
-        raise CustomTaskInvalid(f"sizes: {len(task.sizes)} sizes; the limit is {max_sizes} (CUDAMASTER_MAX_CUSTOM_SIZES)")
+        raise CustomTaskInvalid(f"sizes: {len(task.sizes)} sizes; the limit is {max_sizes} (CUDAMASTER_SERVICE__MAX_CUSTOM_SIZES)")
     try:
         proto = parse(task.prototype)
     except PrototypeError as exc:
@@ -113,12 +113,12 @@ def validate(task: CustomTaskIn, precision: str, *, max_sizes: int, max_elements
         for key, value in size.items():
             if not re.fullmatch(r"[A-Za-z_]\w{0,31}", key) or value < 0:
                 raise CustomTaskInvalid(f"sizes[{i}]: {key}={value} must be a name and a non-negative integer")
-        names = dict(size) | {"elem": elem.get(next(iter(float_types), "float"), 4)}
+        names = dict(size) | {"elem": elem.get(next(iter(float_types), "float"), 4)}  # type: ignore[assignment]
         elements = 0
         for arg_name, arg in task.args.items():
             expression = arg.length if arg.role != "scalar" else arg.value
             try:
-                value = expr.evaluate(expression, names)
+                value = expr.evaluate(expression, names)  # type: ignore[arg-type, assignment]
             except Exception as exc:  # noqa: BLE001 - any evaluation problem is the submitter's to fix
                 raise CustomTaskInvalid(f"args.{arg_name}: cannot evaluate {expression!r} at sizes[{i}] {size}: {exc}") from None
             if arg.role != "scalar" and (value < 1 or value > 1 << 31):
@@ -127,7 +127,7 @@ def validate(task: CustomTaskIn, precision: str, *, max_sizes: int, max_elements
                 elements += int(value)
         if elements > max_elements_per_size:
             raise CustomTaskInvalid(f"sizes[{i}] {size}: its buffers hold {elements} elements together; the limit is "
-                                    f"{max_elements_per_size} per size (CUDAMASTER_MAX_CUSTOM_ELEMENTS)")
+                                    f"{max_elements_per_size} per size (CUDAMASTER_SERVICE__MAX_CUSTOM_ELEMENTS)")
     if not re.search(r"\b" + re.escape(proto.name) + r"\s*\(", task.baseline_cu):
         raise CustomTaskInvalid(f"baseline_cu does not define {proto.name}(...); it must implement the prototype")
 

@@ -53,7 +53,7 @@ class Evaluation:
 
     kind: EvaluationKind
     gpus_found: list[str]
-    gpus_missing: list[str]  # configured (CUDAMASTER_GPUS) but not found
+    gpus_missing: list[str]  # configured (CUDAMASTER_SERVICE__GPUS) but not found
     note: str
 
     @property
@@ -65,8 +65,8 @@ class Evaluation:
         return self.can_run_jobs and not self.gpus_missing
 
 
-NO_GPU_ADVICE = ("run the service on a GPU machine (CUDAMASTER_GPUS lists its GPUs), or point it at remote GPU workers "
-                 "(CUDAMASTER_REMOTE_GPUS); without a GPU, listing tasks and reading stored jobs work, and "
+NO_GPU_ADVICE = ("run the service on a GPU machine (CUDAMASTER_SERVICE__GPUS lists its GPUs), or point it at remote GPU workers "
+                 "(CUDAMASTER_SERVICE__REMOTE_GPUS); without a GPU, listing tasks and reading stored jobs work, and "
                  "`cudamaster bench eval TASK --candidate F --compile-only` checks that a kernel compiles")
 
 
@@ -83,12 +83,12 @@ def plan_evaluation(configured: list[str], remote_gpus: int, injected: bool, inv
     if usable:
         note = f"{inventory.note}; jobs run on GPU {', '.join(usable)}"
         if missing:
-            note += f"; configured GPU {', '.join(missing)} not found: fix CUDAMASTER_GPUS (nvidia-smi -L lists the GPUs)"
+            note += f"; configured GPU {', '.join(missing)} not found: fix CUDAMASTER_SERVICE__GPUS (nvidia-smi -L lists the GPUs)"
         return Evaluation("local_gpus", inventory.indexes, missing, note)
     if remote_gpus > 0:
         return Evaluation("remote_gpus", inventory.indexes, [], f"{inventory.note}; {remote_gpus} remote GPU worker(s) run the kernels")
     if inventory.indexes:
-        note = (f"{inventory.note}, but none of the configured GPUs ({', '.join(configured)}): set CUDAMASTER_GPUS to "
+        note = (f"{inventory.note}, but none of the configured GPUs ({', '.join(configured)}): set CUDAMASTER_SERVICE__GPUS to "
                 f"some of {', '.join(inventory.indexes)}; jobs are refused until then")
     else:
         note = f"{inventory.note}; jobs are refused: {NO_GPU_ADVICE}"
@@ -100,7 +100,7 @@ class GpuPool:
 
     def __init__(self, gpus: list[str]) -> None:
         if not gpus:
-            raise ValueError("no GPUs configured: set CUDAMASTER_GPUS, e.g. '[\"0\"]'")
+            raise ValueError("no GPUs configured: set CUDAMASTER_SERVICE__GPUS, e.g. '[\"0\"]'")
         self.gpus = list(gpus)
         self._free: queue.Queue[str] = queue.Queue()
         for g in self.gpus:
@@ -138,15 +138,15 @@ class GpuLockedEvaluator:
         self._any = self._per_gpu[pool.gpus[0]]
 
     def compile(self, *args: Any, **kwargs: Any) -> Any:
-        return self._any.compile(*args, **kwargs)
+        return self._any.compile(*args, **kwargs)  # type: ignore[union-attr]
 
     def evaluate(self, *args: Any, **kwargs: Any) -> Any:
         with self.pool.slot() as gpu:
-            return self._per_gpu[gpu].evaluate(*args, **kwargs)
+            return self._per_gpu[gpu].evaluate(*args, **kwargs)  # type: ignore[union-attr]
 
     def profile(self, *args: Any, **kwargs: Any) -> Any:
         with self.pool.slot() as gpu:
-            return self._per_gpu[gpu].profile(*args, **kwargs)
+            return self._per_gpu[gpu].profile(*args, **kwargs)  # type: ignore[union-attr]
 
     def __getattr__(self, name: str) -> Any:
         return getattr(self._any, name)
@@ -154,7 +154,7 @@ class GpuLockedEvaluator:
 
 def local_evaluator(gpu: str) -> Any:
     """The real evaluator (harness + Nsight Compute) pinned to one GPU."""
-    from bench_tasks.harness.settings import HarnessSettings
+    from bench_tasks.harness import get_settings
     from graph.evaluator import LocalEvaluator
 
-    return LocalEvaluator(HarnessSettings(gpu=gpu))
+    return LocalEvaluator(get_settings(gpu=gpu))

@@ -1,6 +1,6 @@
 """The FastAPI app factory: `create_app(settings, run_job=..., evaluator=...)`.
 
-uvicorn: `python -m uvicorn app.main:create_app --factory` (settings from CUDAMASTER_* variables),
+uvicorn: `python -m uvicorn app.main:create_app --factory` (settings from the settings tree, app/config.py),
 or `cudamaster serve`.
 """
 
@@ -20,6 +20,7 @@ from fastapi.exceptions import RequestValidationError
 from . import custom_tasks
 from .agent import RunJob, checkpointer, run_with_graph
 from .api import errors, jobs, keys, system, tasks
+from .config import Settings, load_settings
 from .db.engine import make_engine, make_sessionmaker
 from .db.migrate import upgrade
 from .gpu import GpuLockedEvaluator, GpuPool, detect_gpus, local_evaluator, plan_evaluation
@@ -32,10 +33,10 @@ API_PREFIX = "/api/v1"
 
 def describe_sandbox() -> str:
     """Which sandbox the harness runs untrusted kernels in here (bench_tasks.harness.sandbox)."""
-    from bench_tasks.harness import HarnessSettings
+    from bench_tasks.harness import get_settings
     from bench_tasks.harness.sandbox import describe
 
-    return describe(HarnessSettings())
+    return describe(get_settings())
 log = logging.getLogger("cudamaster.service")
 
 
@@ -71,8 +72,16 @@ def stop_on_signals(on_stop: Callable[[], None]) -> Iterator[None]:
                 signal.signal(sig, before)
 
 
-def create_app(settings: ServiceSettings | None = None, *, run_job: RunJob | None = None, evaluator: Any = None) -> FastAPI:
-    settings = settings or ServiceSettings()
+def create_app(settings: Settings | ServiceSettings | None = None, *, run_job: RunJob | None = None, evaluator: Any = None) -> FastAPI:
+    """`settings`: the whole tree, or only its service section (the rest then comes from load_settings())."""
+    if settings is None:
+        tree = load_settings()
+    elif isinstance(settings, ServiceSettings):
+        tree = load_settings().model_copy(update={"service": settings})
+    else:
+        tree = settings
+    settings = tree.service
+    checkpoint_url = tree.checkpoint_store()
     engine = make_engine(settings.database_url)
     sessions = make_sessionmaker(engine)
     gpu_pool = GpuPool(settings.gpus)
@@ -95,13 +104,13 @@ def create_app(settings: ServiceSettings | None = None, *, run_job: RunJob | Non
         else:
             locked = None  # an injected job function brings its own evaluation
         if run_job is None:  # set the checkpoint store up now: a bad URL fails the start, not the first job
-            await asyncio.to_thread(checkpointer, settings.resolved_checkpoint_url())
+            await asyncio.to_thread(checkpointer, checkpoint_url)
         app.state.sandbox = await asyncio.to_thread(describe_sandbox)
         if app.state.sandbox.startswith("unavailable"):
             log.error("untrusted kernels will be REFUSED: sandbox %s", app.state.sandbox)
         else:
             log.info("sandbox for untrusted kernels: %s", app.state.sandbox)
-        runner = JobRunner(settings, sessions, run_job or run_with_graph, evaluator=locked)
+        runner = JobRunner(settings, sessions, run_job or run_with_graph, evaluator=locked, checkpoint_url=checkpoint_url)
         app.state.runner = runner
         if evaluation.can_run_jobs:  # without a GPU, queued jobs wait for a service that has one
             await runner.start()
@@ -116,9 +125,9 @@ def create_app(settings: ServiceSettings | None = None, *, run_job: RunJob | Non
 
     app = FastAPI(title="cudamaster", version="0.1.0", lifespan=lifespan,
                   description="Submit CUDA kernel optimization jobs, follow them, and read their attempts, measurements and costs. "
-                              "Every write needs an API key (`cudamaster keys create`); reads too unless CUDAMASTER_OPEN_READS=true.",
+                              "Every write needs an API key (`cudamaster keys create`); reads too unless CUDAMASTER_SERVICE__OPEN_READS=true.",
                   openapi_url=f"{API_PREFIX}/openapi.json", docs_url=f"{API_PREFIX}/docs", redoc_url=None)
-    app.state.settings, app.state.engine, app.state.sessions, app.state.gpu_pool = settings, engine, sessions, gpu_pool
+    app.state.tree, app.state.settings, app.state.engine, app.state.sessions, app.state.gpu_pool = tree, settings, engine, sessions, gpu_pool
     for router in (jobs.router, tasks.router, keys.router, system.router):
         app.include_router(router, prefix=API_PREFIX)
     app.add_exception_handler(RequestValidationError, errors.validation_error)

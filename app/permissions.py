@@ -11,7 +11,7 @@ caller may not act on is a 403 that says whose it is and who can act on it.
 A custom task is private to the key that created it: a job on it (`"task": "ct_…"`) can be submitted
 by that key only; to every other key, admin included, it does not exist (404).
 
-With CUDAMASTER_OPEN_READS=true a request without a key reads as a viewer of the team `default`.
+With CUDAMASTER_SERVICE__OPEN_READS=true a request without a key reads as a viewer of the team `default`.
 """
 
 from __future__ import annotations
@@ -38,7 +38,7 @@ class Caller:
 
     @classmethod
     def anonymous(cls) -> Caller:
-        return cls(None, "anonymous (CUDAMASTER_OPEN_READS)", VIEWER, DEFAULT_TEAM)
+        return cls(None, "anonymous (CUDAMASTER_SERVICE__OPEN_READS)", VIEWER, DEFAULT_TEAM)
 
     @property
     def label(self) -> str:

@@ -59,8 +59,10 @@ async def _in_daemon_thread(name: str, fn: Any, *args: Any) -> Any:
 
 
 class JobRunner:
-    def __init__(self, settings: ServiceSettings, sessions: sessionmaker[Session], run_job: RunJob, evaluator: Any = None):
+    def __init__(self, settings: ServiceSettings, sessions: sessionmaker[Session], run_job: RunJob, evaluator: Any = None, *,
+                 checkpoint_url: str):
         self.settings = settings
+        self.checkpoint_url = checkpoint_url  # the settings tree's checkpoint store (the CLI's resume reads it too)
         self.sessions = sessions
         self.run_job = run_job
         self.evaluator = evaluator
@@ -200,7 +202,7 @@ class JobRunner:
             return True
 
         run = JobRun(job_id=claim.job_id, spec=claim.settings, resume=claim.resume, answer=claim.answer,
-                     evaluator=self.evaluator, checkpoint_url=self.settings.resolved_checkpoint_url(),
+                     evaluator=self.evaluator, checkpoint_url=self.checkpoint_url,
                      on_event=on_event, should_stop=stop.is_set, record_llm_call=record_llm_call)
         return self.run_job(run)
 

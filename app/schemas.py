@@ -197,7 +197,7 @@ class HealthOut(BaseModel):
     database: str
     running_jobs: int
     max_running_jobs: int
-    gpus: list[str] = Field(description="GPU ids configured (CUDAMASTER_GPUS)")
+    gpus: list[str] = Field(description="GPU ids configured (CUDAMASTER_SERVICE__GPUS)")
     busy_gpus: list[str]
     gpus_found: list[str] = Field(description="GPU indexes nvidia-smi listed when the service started")
     evaluation: Literal["local_gpus", "remote_gpus", "injected", "none"] = Field(

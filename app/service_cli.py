@@ -1,6 +1,6 @@
 """`cudamaster serve` and `cudamaster keys create|list|revoke` (mounted by app/cli.py).
 
-The service and these commands read the same database: --database-url, else CUDAMASTER_DATABASE_URL,
+The service and these commands read the same database: --database-url, else CUDAMASTER_SERVICE__DATABASE_URL,
 else SQLite under ~/.cache/cudamaster. Expected failures (a database that is not there, a bad URL)
 are one line saying what to do, with exit status 2, never a traceback."""
 
@@ -14,11 +14,12 @@ import typer
 from sqlalchemy import Engine
 from sqlalchemy.orm import Session
 
+from .config import SettingsInvalid, load_settings
 from .settings import ServiceSettings
 
 keys_app = typer.Typer(no_args_is_help=True, help="API keys for the service: create, list, revoke.")
 
-DatabaseUrl = Annotated[str | None, typer.Option(help="the service's database (default: CUDAMASTER_DATABASE_URL, else SQLite "
+DatabaseUrl = Annotated[str | None, typer.Option(help="the service's database (default: CUDAMASTER_SERVICE__DATABASE_URL, else SQLite "
                                                       "under ~/.cache/cudamaster); must be the one `cudamaster serve` uses")]
 
 
@@ -28,15 +29,17 @@ def _fail(message: str) -> NoReturn:
 
 
 def _settings(**overrides: Any) -> ServiceSettings:
+    """The settings tree's service section, with the command line's options over it."""
     from pydantic import ValidationError
-    from pydantic_settings import SettingsError
 
     try:
-        return ServiceSettings(**{k: v for k, v in overrides.items() if v is not None})
+        service = load_settings().service
+        given = {k: v for k, v in overrides.items() if v is not None}
+        return ServiceSettings.model_validate(service.model_dump() | given) if given else service
+    except SettingsInvalid as exc:
+        _fail(str(exc))
     except ValidationError as exc:
-        _fail("; ".join(f"{'.'.join(map(str, e['loc']))}: {e['msg']}" for e in exc.errors()) + " (check CUDAMASTER_* settings)")
-    except SettingsError as exc:
-        _fail(f"{exc} (check CUDAMASTER_* settings)")
+        _fail("; ".join(f"--{'-'.join(map(str, e['loc'])).replace('_', '-')}: {e['msg']}" for e in exc.errors()))
 
 
 def _shown(url: str) -> str:
@@ -69,7 +72,7 @@ def open_database(url: str, *, migrate: bool = True) -> Engine:
         hint = ""
         if "does not exist" in reason and "database" in reason:
             hint = f" Create it (e.g. `createdb {url.rsplit('/', 1)[-1].split('?')[0]}` on its server), or"
-        _fail(f"cannot use the database {where}: {reason}.{hint} pass --database-url (or set CUDAMASTER_DATABASE_URL) "
+        _fail(f"cannot use the database {where}: {reason}.{hint} pass --database-url (or set CUDAMASTER_SERVICE__DATABASE_URL) "
               "to a database that exists")
     except CommandError as exc:
         _fail(f"cannot bring the database {where} to the newest schema: {exc}")
@@ -89,8 +92,8 @@ def database_session(url: str) -> Iterator[Session]:
 
 
 def serve(
-    host: Annotated[str | None, typer.Option(help="address to bind (default CUDAMASTER_HOST or 127.0.0.1)")] = None,
-    port: Annotated[int | None, typer.Option(help="port (default CUDAMASTER_PORT or 8000)")] = None,
+    host: Annotated[str | None, typer.Option(help="address to bind (default CUDAMASTER_SERVICE__HOST or 127.0.0.1)")] = None,
+    port: Annotated[int | None, typer.Option(help="port (default CUDAMASTER_SERVICE__PORT or 8000)")] = None,
     database_url: Annotated[str | None, typer.Option(help="SQLAlchemy URL; default SQLite under ~/.cache/cudamaster, "
                                                           "postgresql+psycopg://... for PostgreSQL")] = None,
     max_running_jobs: Annotated[int | None, typer.Option(help="jobs executed at once")] = None,

@@ -1,4 +1,4 @@
-"""Service settings: environment variables with the prefix CUDAMASTER_ (e.g. CUDAMASTER_DATABASE_URL)."""
+"""Service settings: the `service` section of the settings tree (app/config.py), e.g. CUDAMASTER_SERVICE__DATABASE_URL."""
 
 from __future__ import annotations
 
@@ -6,17 +6,13 @@ import os
 import socket
 from pathlib import Path
 
-from pydantic import Field
-from pydantic_settings import BaseSettings, SettingsConfigDict
+from pydantic import BaseModel, Field
 
 DEFAULT_DB = Path.home() / ".cache" / "cudamaster" / "service.db"
 
 
-class ServiceSettings(BaseSettings):
-    model_config = SettingsConfigDict(env_prefix="CUDAMASTER_", env_file=".env", extra="ignore")
-
+class ServiceSettings(BaseModel):
     database_url: str = Field(f"sqlite:///{DEFAULT_DB}", description="SQLAlchemy URL; postgresql+psycopg://... for PostgreSQL")
-    checkpoint_url: str | None = Field(None, description="LangGraph checkpoint store; default: derived from database_url")
     auto_migrate: bool = Field(True, description="run `alembic upgrade head` when the service starts")
 
     host: str = "127.0.0.1"
@@ -40,19 +36,3 @@ class ServiceSettings(BaseSettings):
     max_custom_elements: int = Field(1 << 28, ge=1, description="elements of all a custom task's buffers together, at one size")
     max_jobs_in_flight_per_key: int = Field(8, ge=1, description="queued + running + waiting jobs allowed per API key")
     max_page_size: int = 200
-
-    def resolved_checkpoint_url(self) -> str:
-        if self.checkpoint_url:
-            return self.checkpoint_url
-        url = self.database_url
-        if url.startswith("sqlite"):
-            # A separate file: the LangGraph saver holds its own connection and lock.
-            path = url.split(":///", 1)[1] if ":///" in url else ""
-            return f"sqlite:///{path}.checkpoints" if path and path != ":memory:" else "sqlite:///:memory:"
-        return url
-
-    def sqlite_path(self) -> Path | None:
-        if self.database_url.startswith("sqlite") and ":///" in self.database_url:
-            p = self.database_url.split(":///", 1)[1]
-            return None if p in ("", ":memory:") else Path(p)
-        return None

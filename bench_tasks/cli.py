@@ -162,7 +162,7 @@ def run(
         meta["size_set"] = ",".join(x for x in merged if x)
 
     def save() -> None:  # after every variant: an interrupted run keeps what it measured
-        meta["wall_seconds"] = round(time.monotonic() - started, 1)
+        meta["wall_seconds"] = round(time.monotonic() - started, 1)  # type: ignore[arg-type]
         output.write_text(json.dumps({**meta, "results": [r.model_dump(mode="json") for r in results]}, indent=1))
 
     with Progress(TextColumn("{task.description}"), BarColumn(), MofNCompleteColumn(), TimeElapsedColumn(), console=console) as progress:
@@ -248,7 +248,7 @@ def eval_candidate(
     try:
         if compile_only:
             outcome = compile_candidate(variant, src.prepare(raw, settings.max_source_bytes), settings, flags)
-            verdict = "ok" if outcome.ok else outcome.verdict.value
+            verdict = "ok" if outcome.ok else outcome.verdict.value  # type: ignore[union-attr]
             console.print(f"[bold]{verdict}[/] {outcome.message}")
             raise typer.Exit(0 if outcome.ok else 1)
         result = evaluate(task, precision, raw, sizes, extra_flags=flags)

@@ -92,7 +92,7 @@ def check_outputs(variant: Variant, got: Mapping[str, np.ndarray], ref: Mapping[
     if custom is not None:
         p = dict(names)
         if sample is not None:
-            p["sample"] = dict(sample)
+            p["sample"] = dict(sample)  # type: ignore[assignment]
         result = list(custom(dict(got), dict(ref), dict(x), p, variant.precision, tolerance))
         if not result or not all(isinstance(c, Comparison) for c in result):
             raise TypeError(f"task {variant.task.name}: reference.check() must return a non-empty list of Comparison")

@@ -70,5 +70,5 @@ def _eval(node: ast.AST, names: Mapping[str, float], src: str):
         value = _eval(node.operand, names, src)
         return -value if isinstance(node.op, ast.USub) else value
     if isinstance(node, ast.Call) and isinstance(node.func, ast.Name) and node.func.id in _FUNCS and not node.keywords:
-        return _FUNCS[node.func.id](*(_eval(a, names, src) for a in node.args))
+        return _FUNCS[node.func.id](*(_eval(a, names, src) for a in node.args))  # type: ignore[operator]
     raise ExpressionError(f"unsupported syntax in expression {src!r}: {ast.dump(node)[:60]}")

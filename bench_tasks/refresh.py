@@ -17,6 +17,7 @@ import numpy as np
 
 from .spec import INPUT_ROLES, SHUFFLE, Task, TaskError, Variant
 from .spec import parse_draw as spec_parse_draw
+
 DRAW_CODE = {"uniform": 1, "normal": 2, "randint": 3, "const": 4, "shuffle": 5}
 KIND_CODE = {"float32": 0, "bfloat16": 1, "int32": 2, "float64": 3, "int64": 4, "uint32": 5, "uint64": 6}
 _INTEGER = ("int32", "int64", "uint32", "uint64")
@@ -116,7 +117,7 @@ def refresh_values(dtype: str, draw: RefreshDraw, key: int, call: int, stream: i
         integer = None
     elif draw.kind == "normal":
         s = sum(((x & np.uint64(0xFFFF)) + (x >> np.uint64(16))).astype(np.int64) for x in w)
-        real = draw.p0 + draw.p1 * ((2 * s - 8 * 65535).astype(np.float64) * NORMAL_SCALE)
+        real = draw.p0 + draw.p1 * ((2 * s - 8 * 65535).astype(np.float64) * NORMAL_SCALE)  # type: ignore[union-attr]
         integer = None
     elif draw.kind == "randint":
         span = np.uint64(int(draw.p1) - int(draw.p0))

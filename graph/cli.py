@@ -10,6 +10,8 @@ from pydantic import ValidationError
 from rich.console import Console
 from rich.table import Table
 
+from app.config import load_settings
+
 from .runner import JobOutcome, make_checkpointer, resume_job, start_job
 from .settings import ROLES, AgentSettings, JobSpec
 
@@ -94,19 +96,21 @@ def optimize(
     replay: Annotated[str | None, typer.Option(help="re-run from a file of recorded responses (JSON lines)")] = None,
     profile: Annotated[str, typer.Option(help="profile the planner sees: filtered, full, none")] = "filtered",
     choose_flags: Annotated[bool | None, typer.Option("--choose-flags/--no-choose-flags", help="let the compiler role pick nvcc flags")] = None,
-    database_url: Annotated[str | None, typer.Option(help="checkpoints: sqlite:///path or postgresql://...")] = None,
+    checkpoint_url: Annotated[str | None, typer.Option(help="checkpoints: sqlite:///path or postgresql://... "
+                                                            "(default: CUDAMASTER_CHECKPOINT_URL, the service's store)")] = None,
     job_id: Annotated[str | None, typer.Option(help="job id (default: a new random one)")] = None,
 ) -> None:
     """Optimize one kernel: plan, code, compile, verify, profile, for R rounds."""
     try:
-        spec = JobSpec(task=task, precision=precision, rounds=rounds, debug=debug, sizes=sizes, models=_parse_models(model),
-                       manual=manual, replay_file=replay, profile_mode=profile, choose_flags=choose_flags)
+        spec = JobSpec.model_validate(dict(task=task, precision=precision, rounds=rounds, debug=debug, sizes=sizes,  # pydantic checks them
+                                           models=_parse_models(model), manual=manual, replay_file=replay, profile_mode=profile,
+                                           choose_flags=choose_flags))
     except ValidationError as exc:
         for err in exc.errors():
             console.print(f"[red]--{'.'.join(map(str, err['loc']))}: {err['msg']}[/]")
         raise typer.Exit(2) from None
-    settings = AgentSettings()
-    checkpointer = make_checkpointer(database_url or settings.database_url, settings)
+    settings = load_settings().agent
+    checkpointer = make_checkpointer(checkpoint_url)
     outcome = start_job(spec, job_id=job_id, checkpointer=checkpointer, on_event=_on_event, settings=settings)
     outcome = _drive(outcome, checkpointer, settings, sys.stdin.isatty())
     _report(outcome)
@@ -116,11 +120,12 @@ def optimize(
 def resume(
     job_id: Annotated[str, typer.Argument(help="the id printed by `cudamaster optimize`")],
     answer: Annotated[str | None, typer.Option(help="answer to the job's pending question (manual mode); '-' reads stdin")] = None,
-    database_url: Annotated[str | None, typer.Option(help="checkpoints: sqlite:///path or postgresql://...")] = None,
+    checkpoint_url: Annotated[str | None, typer.Option(help="checkpoints: sqlite:///path or postgresql://... "
+                                                            "(default: CUDAMASTER_CHECKPOINT_URL, the service's store)")] = None,
 ) -> None:
     """Continue a job after a crash, a stop or a question."""
-    settings = AgentSettings()
-    checkpointer = make_checkpointer(database_url or settings.database_url, settings)
+    settings = load_settings().agent
+    checkpointer = make_checkpointer(checkpoint_url)
     if answer == "-":
         answer = sys.stdin.read()
     outcome = resume_job(job_id, checkpointer=checkpointer, on_event=_on_event, answer=answer, settings=settings)

@@ -60,7 +60,7 @@ class LocalEvaluator:
     def compile(self, task: str, precision: str, source: str, flags: list[str]) -> CompileReport:
         variant = load_task(task).variant(precision)
         out = compile_candidate(variant, source, self.settings, list(flags))
-        return CompileReport(None if out.ok else out.verdict.value, out.message, out.log[-20000:], out.flags)
+        return CompileReport(None if out.ok else out.verdict.value, out.message, out.log[-20000:], out.flags)  # type: ignore[union-attr]
 
     def evaluate(self, task: str, precision: str, source: str | None, sizes: str, flags: list[str]) -> EvaluationResult:
         return evaluate(task, precision, source, sizes, settings=self.settings, extra_flags=list(flags) or None)

@@ -83,7 +83,7 @@ def allowed_flag(flag: str) -> bool:
     if any(re.fullmatch(p, flag) for p in _FLAG_PATTERNS):
         return True
     m = re.fullmatch(r"-{1,2}Xptxas[= ](.+)", flag)
-    return bool(m) and all(o in _PTXAS_OPTIONS for o in m.group(1).split(","))
+    return bool(m) and all(o in _PTXAS_OPTIONS for o in m.group(1).split(","))  # type: ignore[union-attr]
 
 
 def parse_flags(reply: str) -> tuple[list[str], list[str]]:
@@ -101,7 +101,7 @@ def parse_flags(reply: str) -> tuple[list[str], list[str]]:
     except json.JSONDecodeError:
         tokens = text.replace(",", " ").split() if "Xptxas" not in text else re.findall(r"-{1,2}Xptxas[= ]\S+|\S+", text)
         candidates = [t.strip("`'\"") for t in tokens if t.startswith("-")]
-    allowed, dropped = [], []
+    allowed, dropped = [], []  # type: ignore[var-annotated]
     for flag in candidates:
         flag = re.sub(r"^(-{1,2}Xptxas) ", r"\1=", flag.strip())
         (allowed if allowed_flag(flag) else dropped).append(flag)

@@ -134,15 +134,15 @@ def _call_endpoint(r: ResolvedRole, system: str, user: str, schema: type[BaseMod
     except (openai.AuthenticationError, openai.PermissionDeniedError) as exc:
         raise EndpointRefused(
             f"the endpoint {r.base_url or 'api.openai.com'} refused the key for the {r.role} role "
-            f"(HTTP {exc.status_code}: {_error_text(exc)}). Set CUDAMASTER_API_KEY or "
-            f"CUDAMASTER_ROLES__{r.role.upper()}__API_KEY, then resume the job.") from None
+            f"(HTTP {exc.status_code}: {_error_text(exc)}). Set CUDAMASTER_AGENT__API_KEY or "
+            f"CUDAMASTER_AGENT__ROLES__{r.role.upper()}__API_KEY, then resume the job.") from None
     except openai.NotFoundError as exc:
         raise LlmError(f"the endpoint has no model {r.model!r} for the {r.role} role (HTTP 404: {_error_text(exc)}); "
-                       f"set CUDAMASTER_ROLES__{r.role.upper()}__MODEL, then resume the job.") from None
+                       f"set CUDAMASTER_AGENT__ROLES__{r.role.upper()}__MODEL, then resume the job.") from None
     except openai.BadRequestError as exc:
         raise LlmError(f"the endpoint rejected the {r.role} request to {r.model!r} (HTTP 400: {_error_text(exc)}); "
                        "if it does not support the structured-output method, set "
-                       f"CUDAMASTER_ROLES__{r.role.upper()}__STRUCTURED_OUTPUT (json_mode or none).") from None
+                       f"CUDAMASTER_AGENT__ROLES__{r.role.upper()}__STRUCTURED_OUTPUT (json_mode or none).") from None
     content = reply.content if isinstance(reply.content, str) else "".join(
         part.get("text", "") if isinstance(part, dict) else str(part) for part in reply.content)
     return content, _usage(reply)
@@ -194,7 +194,7 @@ def ask(state: dict[str, Any], role: str, system: str, user: str, settings: Agen
         record.update(mode="replay", model=f"replay:{recorded[nth_for_role].get('model', resolved.model)}")
         text = str(recorded[nth_for_role]["response"])
     elif spec.manual or not resolved.has_endpoint:
-        why = "the job runs in manual mode" if spec.manual else "no LLM endpoint is configured (CUDAMASTER_BASE_URL / CUDAMASTER_API_KEY)"
+        why = "the job runs in manual mode" if spec.manual else "no LLM endpoint is configured (CUDAMASTER_AGENT__BASE_URL / CUDAMASTER_AGENT__API_KEY)"
         answer = interrupt({
             "type": "llm_request", "role": role, "call_id": record["call_id"], "round": record["round"],
             "question": f"Answer as the {role} ({why}).", "system": system, "prompt": user,

@@ -49,15 +49,16 @@ class JobOutcome(BaseModel):
 
 
 # -- checkpointers ---------------------------------------------------------------------------------
-def default_database_url(settings: AgentSettings | None = None) -> str:
-    settings = settings or AgentSettings()
-    return f"sqlite:///{settings.state_dir / 'checkpoints.db'}"
+def _tree():
+    from app.config import load_settings  # the settings tree (imports graph.settings, not this module)
+
+    return load_settings()
 
 
-def make_checkpointer(database_url: str | None, settings: AgentSettings | None = None):
-    """SqliteSaver for sqlite:///path (default: <state_dir>/checkpoints.db), PostgresSaver for
-    postgresql://... . One saver per process (SQLite locks per saver)."""
-    url = database_url or (settings or AgentSettings()).database_url or default_database_url(settings)
+def make_checkpointer(url: str | None = None):
+    """SqliteSaver for sqlite:///path, PostgresSaver for postgresql://... ; default: the settings tree's
+    checkpoint store (the one the service uses too). One saver per process (SQLite locks per saver)."""
+    url = url or _tree().checkpoint_store()
     if url.startswith("sqlite:"):
         from langgraph.checkpoint.sqlite import SqliteSaver
 
@@ -80,9 +81,9 @@ def make_checkpointer(database_url: str | None, settings: AgentSettings | None =
         url = url.replace("postgresql+psycopg://", "postgresql://")
         pool = ConnectionPool(url, min_size=1, max_size=4, open=True,
                               kwargs={"autocommit": True, "row_factory": dict_row, "prepare_threshold": 0})
-        saver = PostgresSaver(pool)
+        saver = PostgresSaver(pool)  # type: ignore[arg-type, assignment]
         saver.setup()
-        saver._cudamaster_pool = pool  # keep the pool alive with the saver
+        saver._cudamaster_pool = pool  # type: ignore[attr-defined]  # keep the pool alive with the saver
         return saver
     raise ValueError(f"unsupported database URL {url!r}: use sqlite:///path or postgresql://user@host/db")
 
@@ -238,7 +239,7 @@ def start_job(spec: JobSpec, *, job_id: str | None = None, checkpointer=None, ev
               on_event: EventSink | None = None, should_stop: Callable[[], bool] | None = None,
               settings: AgentSettings | None = None) -> JobOutcome:
     """Run a new job until it finishes, asks a question, is stopped or fails."""
-    settings = settings or AgentSettings()
+    settings = settings or _tree().agent
     job_id = job_id or new_job_id()
     try:
         task = load_task(spec.task)
@@ -253,11 +254,11 @@ def start_job(spec: JobSpec, *, job_id: str | None = None, checkpointer=None, ev
         except (OSError, ValueError) as exc:
             return _refuse(job_id, f"cannot use replay file {spec.replay_file}: {exc}", on_event)
         spec = spec.model_copy(update={"replay_file": str(path)})
-    checkpointer = checkpointer if checkpointer is not None else make_checkpointer(settings.database_url, settings)
+    checkpointer = checkpointer if checkpointer is not None else make_checkpointer()
     graph = _graph(job_id, settings, checkpointer, evaluator)
     if graph.get_state(_config(job_id, settings)).values:
         return _refuse(job_id, f"job {job_id} already exists; resume it instead", on_event)
-    initial = {
+    initial = {  # type: ignore[var-annotated]
         "job_id": job_id, "spec": spec.model_dump(mode="json"), "graph_version": GRAPH_VERSION,
         "choose_flags": settings.choose_flags if spec.choose_flags is None else spec.choose_flags,
         "round": 0, "debug_step": 0, "attempts": [], "llm_calls": [], "round_log": [], "best": None,
@@ -270,8 +271,8 @@ def resume_job(job_id: str, *, checkpointer=None, evaluator: Evaluator | None = 
                should_stop: Callable[[], bool] | None = None, answer: str | None = None,
                settings: AgentSettings | None = None) -> JobOutcome:
     """Continue a job from its last checkpoint; `answer` answers its pending question (manual mode)."""
-    settings = settings or AgentSettings()
-    checkpointer = checkpointer if checkpointer is not None else make_checkpointer(settings.database_url, settings)
+    settings = settings or _tree().agent
+    checkpointer = checkpointer if checkpointer is not None else make_checkpointer()
     graph = _graph(job_id, settings, checkpointer, evaluator)
     config = _config(job_id, settings)
     snapshot = graph.get_state(config)
@@ -286,13 +287,13 @@ def resume_job(job_id: str, *, checkpointer=None, evaluator: Evaluator | None = 
         return _outcome(job_id, values, *_end_status(job_id, snapshot, values))
     if question is not None and answer is None:
         return _outcome(job_id, values, "waiting_for_input", "waiting for an answer; resume with answer=...", question)
-    graph_input = Command(resume=answer) if question is not None else None
+    graph_input = Command(resume=answer) if question is not None else None  # type: ignore[var-annotated]
     return _run(graph, job_id, graph_input, settings, on_event, should_stop)
 
 
 def job_state(job_id: str, checkpointer, settings: AgentSettings | None = None) -> dict[str, Any]:
     """The job's current state values, what runs next, its pending question and last error, if any."""
-    settings = settings or AgentSettings()
+    settings = settings or _tree().agent
     graph = build_graph(Deps(settings=settings, evaluator=LocalEvaluator()), checkpointer=checkpointer)
     snapshot = graph.get_state(_config(job_id, settings))
     values = dict(snapshot.values or {})

@@ -1,9 +1,9 @@
-"""Agent settings (environment prefix CUDAMASTER_, nested with "__") and the job specification.
+"""Agent settings (the `agent` section of the settings tree, app/config.py) and the job specification.
 
-    CUDAMASTER_BASE_URL=https://api.deepseek.com/v1 CUDAMASTER_API_KEY=... CUDAMASTER_MODEL=deepseek-chat
-    CUDAMASTER_ROLES__CODER__MODEL=deepseek-reasoner CUDAMASTER_ROLES__CODER__STRUCTURED_OUTPUT=json_mode
-    CUDAMASTER_PRICES='{"my-model": {"input": 1.0, "output": 4.0, "cached_input": 0.25}}'
-    CUDAMASTER_DATABASE_URL=postgresql://user@host/db   (default: SQLite under state_dir)
+    CUDAMASTER_AGENT__BASE_URL=https://api.deepseek.com/v1 CUDAMASTER_AGENT__API_KEY=... CUDAMASTER_AGENT__MODEL=deepseek-chat
+    CUDAMASTER_AGENT__ROLES__CODER__MODEL=deepseek-reasoner CUDAMASTER_AGENT__ROLES__CODER__STRUCTURED_OUTPUT=json_mode
+    CUDAMASTER_AGENT__PRICES='{"my-model": {"input": 1.0, "output": 4.0, "cached_input": 0.25}}'
+    CUDAMASTER_CHECKPOINT_URL=postgresql://user@host/db   (the checkpoint store: a root setting, shared with the service)
 
 Each role (planner, coder, compiler, debugger) takes its model, endpoint, key, reasoning effort and
 structured-output method from its own block, falling back to the top-level ones. A role with no
@@ -17,7 +17,6 @@ from pathlib import Path
 from typing import Literal
 
 from pydantic import BaseModel, Field, SecretStr
-from pydantic_settings import BaseSettings, SettingsConfigDict
 
 ROLES = ("planner", "coder", "compiler", "debugger")
 Role = Literal["planner", "coder", "compiler", "debugger"]
@@ -70,7 +69,7 @@ class RetrySettings(BaseModel):
 
 
 # List prices (USD per 1M tokens) as published by the vendors at the time of writing; override them
-# with CUDAMASTER_PRICES for your contract. A model missing here is recorded with cost 0 and priced=False.
+# with CUDAMASTER_AGENT__PRICES for your contract. A model missing here is recorded with cost 0 and priced=False.
 DEFAULT_PRICES: dict[str, Price] = {
     "o4-mini": Price(input=1.10, output=4.40, cached_input=0.275),
     "o3": Price(input=2.00, output=8.00, cached_input=0.50),
@@ -81,9 +80,7 @@ DEFAULT_PRICES: dict[str, Price] = {
 }
 
 
-class AgentSettings(BaseSettings):
-    model_config = SettingsConfigDict(env_prefix="CUDAMASTER_", env_nested_delimiter="__", env_file=".env", extra="ignore")
-
+class AgentSettings(BaseModel):
     base_url: str | None = None
     api_key: SecretStr | None = None
     model: str = "o4-mini"
@@ -94,7 +91,6 @@ class AgentSettings(BaseSettings):
     prices: dict[str, Price] = Field(default_factory=lambda: dict(DEFAULT_PRICES))
     retry: RetrySettings = RetrySettings()
 
-    database_url: str | None = Field(None, description="sqlite:///path or postgresql://...; default SQLite in state_dir")
     state_dir: Path = Path.home() / ".cache" / "cudamaster"
     target: TargetGpu = TargetGpu()
     choose_flags: bool = Field(False, description="ask the compiler role for nvcc flags (from the allowlist) each round")

@@ -57,7 +57,7 @@ class FakeGpuEvaluator:
             text = harness_source.prepare(source, self.real.settings.max_source_bytes)
             compiled = self.real.compile(task, precision, text, flags)
             if not compiled.ok:
-                result.verdict, result.message, result.log = Verdict(compiled.verdict), compiled.message, compiled.log
+                result.verdict, result.message, result.log = Verdict(compiled.verdict), compiled.message, compiled.log  # type: ignore[arg-type]
                 return result
             if "FAKE_WRONG" in source:
                 result.verdict, result.message = Verdict.wrong_answer, "size {'N': 1024}, seed 1, first run: C: FAKE mismatch at 0"

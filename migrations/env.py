@@ -1,11 +1,12 @@
-"""Alembic environment: the URL comes from the config (set by app.db.migrate) or CUDAMASTER_DATABASE_URL."""
+"""Alembic environment: the URL comes from the config (set by app.db.migrate) or CUDAMASTER_SERVICE__DATABASE_URL."""
 
 from __future__ import annotations
 
 from alembic import context
+
+from app.config import load_settings
 from app.db.engine import make_engine
 from app.db.models import Base
-from app.settings import ServiceSettings
 
 config = context.config
 target_metadata = Base.metadata
@@ -19,7 +20,7 @@ def include_object(obj, name, type_, reflected, compare_to):
 
 
 def _url() -> str:
-    return config.get_main_option("sqlalchemy.url") or ServiceSettings().database_url
+    return config.get_main_option("sqlalchemy.url") or load_settings().service.database_url
 
 
 def run_migrations_offline() -> None:

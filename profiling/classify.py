@@ -32,7 +32,7 @@ class Bottleneck(StrEnum):
     memory_bandwidth = "memory_bandwidth"
 
     @property
-    def title(self) -> str:
+    def title(self) -> str:  # type: ignore[override]
         return {"compute": "compute bound", "memory_latency": "memory latency bound",
                 "memory_bandwidth": "memory bandwidth bound"}[self.value]
 

@@ -33,10 +33,10 @@ err = Console(stderr=True, soft_wrap=True)
 class _RunByDefault(TyperGroup):
     """`cudamaster profile TASK ...` means `cudamaster profile run TASK ...`."""
 
-    def parse_args(self, ctx: click.Context, args: list[str]) -> list[str]:
+    def parse_args(self, ctx: click.Context, args: list[str]) -> list[str]:  # type: ignore[override]
         if args and not args[0].startswith("-") and args[0] not in self.commands:
             args = ["run", *args]
-        return super().parse_args(ctx, args)
+        return super().parse_args(ctx, args)  # type: ignore[arg-type]
 
 
 app = typer.Typer(cls=_RunByDefault, no_args_is_help=True, pretty_exceptions_enable=False,
@@ -80,7 +80,7 @@ def _show(report: ProfileReport, mode: str, show_tokens: bool) -> None:
         out.print(f"[dim]{n.tokens} tokens ({n.method})[/dim]")
 
 
-RuleOpt = Annotated[str, typer.Option("--rule", help=f"classification rule: {' | '.join(RULES)} (default from CUDAMASTER_CLASSIFIER)")]
+RuleOpt = Annotated[str, typer.Option("--rule", help=f"classification rule: {' | '.join(RULES)} (default from CUDAMASTER_PROFILING__CLASSIFIER)")]
 ModeOpt = Annotated[str, typer.Option("--mode", help=f"metric filter: {' | '.join(MODES)}")]
 ThreshOpt = Annotated[Optional[Path], typer.Option("--thresholds", help="thresholds JSON from fit-thresholds")]
 

@@ -41,7 +41,7 @@ def profile_baselines(tasks: list[str] | None = None, *, jobs: int = 4, budget_s
     failures: list[Failure] = []
     with ThreadPoolExecutor(max_workers=max(1, jobs)) as pool:
         futures: list[tuple[str, str, Future]] = [
-            (t, p, pool.submit(lambda t=t, p=p: prepare_single_run(t, p, None, default_params(t, p, settings))))
+            (t, p, pool.submit(lambda t=t, p=p: prepare_single_run(t, p, None, default_params(t, p, settings))))  # type: ignore[misc]
             for t, p in variants]
         for task, precision, fut in futures:
             if budget_s is not None and time.monotonic() - started > budget_s:

@@ -24,8 +24,14 @@ from pathlib import Path
 from bench_tasks.harness.child import Child
 
 from .classify import Thresholds
-from .errors import (CounterPermissionError, NcuNotFoundError, NoKernelsProfiledError, ProfilerTimeoutError,
-                     ProfilerUnavailableError, TargetCrashedError)
+from .errors import (
+    CounterPermissionError,
+    NcuNotFoundError,
+    NoKernelsProfiledError,
+    ProfilerTimeoutError,
+    ProfilerUnavailableError,
+    TargetCrashedError,
+)
 from .metrics import SECTIONS
 from .parse import parse_raw
 from .report import ProfileReport
@@ -34,7 +40,7 @@ from .settings import ProfilingSettings, get_profiling_settings
 NCU_INSTALL_HINT = (
     "Install Nsight Compute (it ships with the CUDA toolkit as `ncu`, e.g. /usr/local/cuda/bin/ncu; "
     "on Debian/Ubuntu with NVIDIA's repository: apt-get install cuda-nsight-compute-13-0) and put it on PATH, "
-    "or point CUDAMASTER_NCU at it: export CUDAMASTER_NCU=/usr/local/cuda/bin/ncu")
+    "or point CUDAMASTER_PROFILING__NCU at it: export CUDAMASTER_PROFILING__NCU=/usr/local/cuda/bin/ncu")
 PERMISSION_HINT = (
     "ncu may not read the GPU performance counters (ERR_NVGPUCTRPERM). Either run as root (e.g. sudo), or allow "
     "all users: load the driver with NVreg_RestrictProfilingToAdminUsers=0 (a line `options nvidia "
@@ -95,7 +101,7 @@ def run_ncu(target: list[str], *, settings: ProfilingSettings | None = None, env
         if rc is None:
             raise ProfilerTimeoutError(
                 f"ncu did not finish within {settings.ncu_timeout_s:.0f} s and was killed (ncu replays each kernel "
-                "once per metric pass: profile a smaller size with --size, or raise CUDAMASTER_NCU_TIMEOUT_S)")
+                "once per metric pass: profile a smaller size with --size, or raise CUDAMASTER_PROFILING__NCU_TIMEOUT_S)")
         wall = time.monotonic() - started
         text = log.read_text(errors="replace") if log.exists() else ""
     check_ncu_output(rc, output + "\n" + text)

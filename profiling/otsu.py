@@ -77,7 +77,7 @@ def fit_thresholds(reports: list[ProfileReport], source: str = "") -> dict:
     if len(points) < 2:
         raise ValueError(f"need at least two profiles with SpeedOfLight throughputs to fit thresholds, got {len(points)}")
     pooled = [p[k] for p in points for k in ("sm_pct", "dram_pct", "memory_pct")]
-    busiest = [max(p["sm_pct"], p["dram_pct"], p["memory_pct"]) for p in points]
+    busiest = [max(p["sm_pct"], p["dram_pct"], p["memory_pct"]) for p in points]  # type: ignore[call-overload]
     thresholds = Thresholds(published_pct=otsu_threshold(pooled), sol_latency_pct=otsu_threshold(busiest))
     return {
         "thresholds": thresholds.model_dump(),

@@ -1,21 +1,18 @@
-"""Profiling settings (environment prefix CUDAMASTER_, e.g. CUDAMASTER_NCU=/usr/local/cuda/bin/ncu)."""
+"""Profiling settings: the `profiling` section of the settings tree (app/config.py), e.g.
+CUDAMASTER_PROFILING__NCU=/usr/local/cuda/bin/ncu."""
 
 from __future__ import annotations
 
-from functools import cache
 from pathlib import Path
-from typing import Literal
+from typing import Any, Literal
 
-from pydantic import Field
-from pydantic_settings import BaseSettings, SettingsConfigDict
+from pydantic import BaseModel, Field
 
 
-class ProfilingSettings(BaseSettings):
-    model_config = SettingsConfigDict(env_prefix="CUDAMASTER_", env_file=".env", extra="ignore")
-
-    ncu: str = Field("ncu", description="Nsight Compute command line: a name on PATH or a path (CUDAMASTER_NCU)")
-    ncu_timeout_s: float = Field(120.0, description="limit for one ncu run, replays included (CUDAMASTER_NCU_TIMEOUT_S)")
-    classifier: Literal["published", "sol"] = Field("sol", description="default bottleneck rule (CUDAMASTER_CLASSIFIER)")
+class ProfilingSettings(BaseModel):
+    ncu: str = Field("ncu", description="Nsight Compute command line: a name on PATH or a path (CUDAMASTER_PROFILING__NCU)")
+    ncu_timeout_s: float = Field(120.0, description="limit for one ncu run, replays included (CUDAMASTER_PROFILING__NCU_TIMEOUT_S)")
+    classifier: Literal["published", "sol"] = Field("sol", description="default bottleneck rule (CUDAMASTER_PROFILING__CLASSIFIER)")
     # Thresholds (percent of peak). published: the seed paper's 30 %. sol: below this, neither the SM
     # nor the memory side is busy enough to be the limit, so the kernel waits on latency (ncu uses 60 %).
     published_threshold_pct: float = 30.0
@@ -26,6 +23,10 @@ class ProfilingSettings(BaseSettings):
     quick_bytes: float = 1e9
 
 
-@cache
-def get_profiling_settings() -> ProfilingSettings:
-    return ProfilingSettings()
+def get_profiling_settings(**overrides: Any) -> ProfilingSettings:
+    """This process's profiling settings: the `profiling` section of the settings tree (cached there), with
+    `overrides` over it (validated)."""
+    from app.config import load_settings  # the tree imports this module: load it only when asked
+
+    profiling = load_settings().profiling
+    return ProfilingSettings.model_validate(profiling.model_dump() | overrides) if overrides else profiling

@@ -110,8 +110,8 @@ def main() -> None:
     seed_s = time.monotonic() - t0
     headers = {"X-API-Key": key}
 
-    server = Server(db_url, tmp, CUDAMASTER_MAX_RUNNING_JOBS=str(args.in_flight), CUDAMASTER_MAX_JOBS_IN_FLIGHT_PER_KEY="1000",
-                    CUDAMASTER_POLL_SECONDS="1", CUDAMASTER_LEASE_SECONDS="60", FAKE_AGENT_STEP_SECONDS="2").start()
+    server = Server(db_url, tmp, CUDAMASTER_SERVICE__MAX_RUNNING_JOBS=str(args.in_flight), CUDAMASTER_SERVICE__MAX_JOBS_IN_FLIGHT_PER_KEY="1000",
+                    CUDAMASTER_SERVICE__POLL_SECONDS="1", CUDAMASTER_SERVICE__LEASE_SECONDS="60", FAKE_AGENT_STEP_SECONDS="2").start()
     results: dict = {}
     try:
         with httpx.Client(base_url=server.url, timeout=30) as client:

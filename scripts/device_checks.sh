@@ -18,23 +18,23 @@
 #                   sizes; VENDOR_PRECISION=fp32|bf16 splits a step in two (each appends)
 # Needs python3 with this repo importable (see scripts/make_device_wheels.sh) and nvcc; ncu for figures.
 # Kernels run in the bubblewrap sandbox: without bwrap on PATH, .devsite/bubblewrap_*.deb (carried from
-# scripts/make_device_wheels.sh) is unpacked to /tmp/bw and CUDAMASTER_SANDBOX_BWRAP points at it.
+# scripts/make_device_wheels.sh) is unpacked to /tmp/bw and CUDAMASTER_HARNESS__SANDBOX_BWRAP points at it.
 set -uo pipefail
 OUT=${OUT:-$PWD/out/device_checks}
 PY=${PYTHON:-python3}
 LIMIT=${STEP_LIMIT_S:-280}  # figures needs ~320 s: give it STEP_LIMIT_S=540 alone
 mkdir -p "$OUT"
 export PYTHONUNBUFFERED=1
-if [ -z "${CUDAMASTER_SANDBOX_BWRAP:-}" ] && ! command -v bwrap >/dev/null; then
+if [ -z "${CUDAMASTER_HARNESS__SANDBOX_BWRAP:-}" ] && ! command -v bwrap >/dev/null; then
   deb=$(ls .devsite/bubblewrap_*.deb 2>/dev/null | head -1)
   if [ -n "$deb" ]; then
-    rm -rf /tmp/bw && dpkg -x "$deb" /tmp/bw && export CUDAMASTER_SANDBOX_BWRAP=/tmp/bw/usr/bin/bwrap
+    rm -rf /tmp/bw && dpkg -x "$deb" /tmp/bw && export CUDAMASTER_HARNESS__SANDBOX_BWRAP=/tmp/bw/usr/bin/bwrap
   else
     echo "no bubblewrap: carry .devsite/ (scripts/make_device_wheels.sh); kernels will be refused" | tee -a "$OUT/steps.txt"
   fi
 fi
 { nvidia-smi --query-gpu=name,driver_version,clocks.sm,clocks.max.sm --format=csv; date -u; } > "$OUT/env.txt" 2>&1
-echo "sandbox bwrap: ${CUDAMASTER_SANDBOX_BWRAP:-$(command -v bwrap)}" >> "$OUT/env.txt"
+echo "sandbox bwrap: ${CUDAMASTER_HARNESS__SANDBOX_BWRAP:-$(command -v bwrap)}" >> "$OUT/env.txt"
 for step in "$@"; do
   t0=$(date +%s)
   case $step in

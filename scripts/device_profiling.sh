@@ -1,7 +1,7 @@
 #!/usr/bin/env bash
 # Profiling on the H200, from the repo root:   bash scripts/device_profiling.sh
 #
-# Needs there: nvidia-smi, nvcc, ncu (CUDAMASTER_NCU, else on PATH, else /opt/nvidia/nsight-compute/*/ncu
+# Needs there: nvidia-smi, nvcc, ncu (CUDAMASTER_PROFILING__NCU, else on PATH, else /opt/nvidia/nsight-compute/*/ncu
 # or /usr/local/cuda/bin/ncu), and a python3 (PYTHON=...) that imports this repo's packages (pydantic and
 # pydantic-settings carried as wheels, PYTHONPATH set to them and the repo root).
 #
@@ -53,14 +53,14 @@ finish() {
 trap finish EXIT
 
 # ---- 0. tools ----------------------------------------------------------------------------------
-NCU=${CUDAMASTER_NCU:-}
+NCU=${CUDAMASTER_PROFILING__NCU:-}
 if [ -z "$NCU" ]; then
   NCU=$(command -v ncu || ls -d /opt/nvidia/nsight-compute/*/ncu /usr/local/cuda/bin/ncu 2>/dev/null | tail -1 || true)
 fi
 if [ -z "$NCU" ] || ! [ -x "$(command -v "$NCU" || echo "$NCU")" ]; then
-  row "find ncu" "FAILED" 0 "no ncu: set CUDAMASTER_NCU"; exit 1
+  row "find ncu" "FAILED" 0 "no ncu: set CUDAMASTER_PROFILING__NCU"; exit 1
 fi
-export CUDAMASTER_NCU="$NCU"
+export CUDAMASTER_PROFILING__NCU="$NCU"
 {
   echo "date: $(date -u +%FT%TZ)"; echo "git: $(git rev-parse HEAD 2>/dev/null)"
   nvidia-smi -L; nvidia-smi --query-gpu=driver_version,clocks.sm,clocks.max.sm --format=csv,noheader

@@ -56,7 +56,7 @@ def harness_vs_ncu(settings: HarnessSettings, sizes=(262144, 4194304, 16777216, 
     Both vector_add implementations are single-kernel: the baseline (one block; its entry point
     synchronises the device itself, as the published one does, so its call carries that cost) and
     tests/bench/candidates/fast.cu (no synchronise inside: the harness's own overhead alone).
-    ncu runs through profiling.ncu (CUDAMASTER_NCU, else ncu on PATH).
+    ncu runs through profiling.ncu (CUDAMASTER_PROFILING__NCU, else ncu on PATH).
     """
     rows = []
     for n in sizes:

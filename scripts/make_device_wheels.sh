@@ -20,5 +20,5 @@ done
 grep -qx '/.whl/' .git/info/exclude 2>/dev/null || echo '/.whl/' >> .git/info/exclude
 du -sh .whl; ls .whl | wc -l
 # The device has no package manager: carry bubblewrap's .deb (the sandbox for untrusted kernels) in the
-# git-ignored .devsite/; scripts/device_checks.sh unpacks it with dpkg -x and points CUDAMASTER_SANDBOX_BWRAP at it.
+# git-ignored .devsite/; scripts/device_checks.sh unpacks it with dpkg -x and points CUDAMASTER_HARNESS__SANDBOX_BWRAP at it.
 mkdir -p .devsite && rm -f .devsite/bubblewrap_*.deb && (cd .devsite && apt-get download bubblewrap >/dev/null) && ls .devsite

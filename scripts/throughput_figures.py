@@ -140,7 +140,7 @@ def suite(settings: HarnessSettings, tasks: list[str] | None) -> dict:
     command = [sys.executable, "-m", "app.cli", "bench", "run", "--sizes", "paper", "-o", str(out)]
     for t in tasks or []:
         command += ["--task", t]
-    env = dict(os.environ, CUDAMASTER_CACHE_DIR=cache)
+    env = dict(os.environ, CUDAMASTER_HARNESS__CACHE_DIR=cache)
     t0 = time.monotonic()
     proc = subprocess.run(command, cwd=ROOT, env=env, capture_output=True, text=True)
     wall = time.monotonic() - t0

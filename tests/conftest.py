@@ -29,10 +29,10 @@ def pytest_collection_modifyitems(config, items):
 @pytest.fixture(scope="session")
 def harness_settings(tmp_path_factory):
     """Harness settings with a cache shared by the whole test session (compiles are reused)."""
-    from bench_tasks.harness import HarnessSettings
+    from bench_tasks.harness import get_settings
 
     cache_dir = tmp_path_factory.mktemp("cm-cache")
-    return HarnessSettings(cache_dir=cache_dir, max_seconds_per_size=0.5, min_seconds_per_size=0.05, warmup_seconds=0.02, min_pairs=10)
+    return get_settings(cache_dir=cache_dir, max_seconds_per_size=0.5, min_seconds_per_size=0.05, warmup_seconds=0.02, min_pairs=10)
 
 
-requires_nvcc = pytest.mark.skipif(shutil.which(os.environ.get("CUDAMASTER_NVCC", "nvcc")) is None, reason="nvcc not installed")
+requires_nvcc = pytest.mark.skipif(shutil.which(os.environ.get("CUDAMASTER_HARNESS__NVCC", "nvcc")) is None, reason="nvcc not installed")

@@ -57,7 +57,7 @@ def _unknown_key_hint(settings: ServiceSettings) -> str:
     where = shown_database(settings.database_url)
     return (f" This service reads its keys from the database {where}: create a key there with "
             f"`cudamaster keys create --name NAME --database-url '{where}'` (or give `keys create` the same "
-            "CUDAMASTER_DATABASE_URL as the service).")
+            "CUDAMASTER_SERVICE__DATABASE_URL as the service).")
 
 
 def _caller(request: Request, bearer: HTTPAuthorizationCredentials | None, header: str | None, *, write: bool) -> Caller:
@@ -79,7 +79,7 @@ def _caller(request: Request, bearer: HTTPAuthorizationCredentials | None, heade
 
 def reader(request: Request, bearer: Annotated[HTTPAuthorizationCredentials | None, Depends(_bearer)],
            header: Annotated[str | None, Depends(_header)]) -> Caller:
-    """Any valid key (or nobody, when CUDAMASTER_OPEN_READS=true): reads what its team may read."""
+    """Any valid key (or nobody, when CUDAMASTER_SERVICE__OPEN_READS=true): reads what its team may read."""
     return _caller(request, bearer, header, write=False)
 
 

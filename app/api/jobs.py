@@ -27,8 +27,7 @@ from ..permissions import Caller
 from ..schemas import AnswerIn, JobDetail, JobOut, JobPage, JobStatus, JobSubmit
 from ..settings import ServiceSettings
 from ..store import jobs as store
-from .deps import (KeyHolder, Reader, RunnerDep, SessionDep, SettingsDep, Submitter, actionable_job, readable_job,
-                   require_gpus)
+from .deps import KeyHolder, Reader, RunnerDep, SessionDep, SettingsDep, Submitter, actionable_job, readable_job, require_gpus
 from .errors import responses, unprocessable
 
 router = APIRouter(prefix="/jobs", tags=["jobs"])
@@ -84,7 +83,7 @@ def submit_job(body: JobSubmit, request: Request, session: SessionDep, caller: S
         size = len(body.custom.baseline_cu.encode())
         if size > settings.max_source_bytes:
             raise HTTPException(413, f"custom.baseline_cu is {size} bytes; the limit is {settings.max_source_bytes} "
-                                     "(CUDAMASTER_MAX_SOURCE_BYTES)")
+                                     "(CUDAMASTER_SERVICE__MAX_SOURCE_BYTES)")
     task = _task_of(session, caller, body, settings)
     assert caller.key_id is not None
     try:  # the key's lock, held until the commit below: the count and the insert are one step
@@ -102,12 +101,12 @@ def submit_job(body: JobSubmit, request: Request, session: SessionDep, caller: S
 def list_jobs(session: SessionDep, caller: Reader, settings: SettingsDep,
               status: Annotated[JobStatus | None, Query()] = None,
               task: Annotated[str | None, Query(max_length=64, pattern=TASK_PATTERN)] = None,
-              limit: Annotated[int, Query(ge=1, le=INT32_MAX, description="page size (at most CUDAMASTER_MAX_PAGE_SIZE)")] = 50,
+              limit: Annotated[int, Query(ge=1, le=INT32_MAX, description="page size (at most CUDAMASTER_SERVICE__MAX_PAGE_SIZE)")] = 50,
               offset: Annotated[int, Query(ge=0, le=MAX_OFFSET)] = 0) -> JobPage:
     """A key lists its team's jobs; an admin lists every team's."""
     if limit > settings.max_page_size:
         raise unprocessable(("query", "limit"), f"limit {limit} is over the page size limit {settings.max_page_size} "
-                                                "(CUDAMASTER_MAX_PAGE_SIZE); page with offset", limit)
+                                                "(CUDAMASTER_SERVICE__MAX_PAGE_SIZE); page with offset", limit)
     team = None if permissions.is_admin(caller) else caller.team
     rows, total = store.list_jobs(session, status=status, task=task, limit=limit, offset=offset, team=team)
     return JobPage(items=[JobOut.model_validate(j) for j in rows], total=total, limit=limit, offset=offset,

@@ -24,9 +24,9 @@ def upgrade(database_url: str, revision: str = "head") -> None:
 
 
 def main() -> None:
-    from app.settings import ServiceSettings
+    from app.config import load_settings
 
-    url = sys.argv[1] if len(sys.argv) > 1 else ServiceSettings().database_url
+    url = sys.argv[1] if len(sys.argv) > 1 else load_settings().service.database_url
     upgrade(url)
     print(f"database at {url.split('@')[-1]} is at the newest schema")
 

@@ -5,11 +5,10 @@ from __future__ import annotations
 import secrets
 from typing import Any
 
-from sqlalchemy import func, select, update
+from sqlalchemy import func, select
 from sqlalchemy.orm import Session, selectinload
 
-from ..db.models import (ACTIVE_STATUSES, CANCELLED, DEFAULT_TEAM, FAILED, QUEUED, RUNNING, WAITING, Attempt, Job, JobEvent,
-                         LlmCall)
+from ..db.models import ACTIVE_STATUSES, CANCELLED, DEFAULT_TEAM, FAILED, QUEUED, RUNNING, WAITING, Attempt, Job, JobEvent
 from ..db.types import utcnow
 
 
@@ -127,13 +126,3 @@ def submit_answer(session: Session, job: Job, answer: str) -> Job:
     job.updated_at = utcnow()
     session.commit()
     return job
-
-
-def mark_failed_unfinishable(session: Session, job_id: str, message: str) -> None:
-    session.execute(update(Job).where(Job.id == job_id).values(status=FAILED, message=message, finished_at=utcnow(),
-                                                               lease_holder=None, lease_expires_at=None))
-    session.commit()
-
-
-def llm_calls_of(session: Session, job_id: str) -> list[LlmCall]:
-    return list(session.scalars(select(LlmCall).where(LlmCall.job_id == job_id).order_by(LlmCall.id)))

@@ -7,7 +7,7 @@ from dataclasses import dataclass
 from datetime import timedelta
 from typing import Any
 
-from sqlalchemy import and_, or_, select, update
+from sqlalchemy import or_, select, update
 from sqlalchemy.orm import Session
 
 from ..db.models import CANCELLED, FAILED, FINISHED, NO_CORRECT, QUEUED, RUNNING, WAITING, Job
@@ -38,7 +38,7 @@ def claim_jobs(session: Session, holder: str, lease_s: float, limit: int) -> lis
     for job_id in candidates:
         result = session.execute(update(Job).where(Job.id == job_id, Job.status.in_((QUEUED, RUNNING)), _free(now))
                                  .values(lease_holder=holder, lease_expires_at=now + timedelta(seconds=lease_s)))
-        if result.rowcount != 1:
+        if result.rowcount != 1:  # type: ignore[attr-defined]
             session.rollback()
             continue  # another runner was faster, or the job was cancelled meanwhile
         # Still in the transaction of the update above, which holds the row's lock: a cancel waits,
@@ -61,7 +61,7 @@ def renew(session: Session, job_id: str, holder: str, lease_s: float) -> tuple[b
     result = session.execute(update(Job).where(Job.id == job_id, Job.lease_holder == holder)
                              .values(lease_expires_at=now + timedelta(seconds=lease_s)))
     session.commit()
-    if result.rowcount != 1:
+    if result.rowcount != 1:  # type: ignore[attr-defined]
         return False, False
     return True, bool(session.scalar(select(Job.cancel_requested).where(Job.id == job_id)))
 
@@ -111,7 +111,3 @@ def release_all(session: Session, holder: str) -> None:
     """On a clean shutdown: leave running jobs claimable at once by the next start."""
     session.execute(update(Job).where(Job.lease_holder == holder).values(lease_holder=None, lease_expires_at=None))
     session.commit()
-
-
-def running_ids(session: Session) -> list[str]:
-    return list(session.scalars(select(Job.id).where(and_(Job.status == RUNNING))))

@@ -12,10 +12,10 @@ def _insert(session: Session):
     if dialect == "postgresql":
         from sqlalchemy.dialects.postgresql import insert
     elif dialect == "sqlite":
-        from sqlalchemy.dialects.sqlite import insert
+        from sqlalchemy.dialects.sqlite import insert  # type: ignore[assignment]
     else:  # pragma: no cover - only the two supported databases
         raise RuntimeError(f"unsupported database {dialect!r}: use SQLite or PostgreSQL")
-    return insert
+    return insert  # type: ignore[return-value]
 
 
 def upsert(session: Session, model: type, values: dict[str, Any], conflict: list[str], *, where: Any = None) -> None:
@@ -28,4 +28,4 @@ def upsert(session: Session, model: type, values: dict[str, Any], conflict: list
 def insert_ignore(session: Session, model: type, values: dict[str, Any], conflict: list[str]) -> bool:
     """Insert a row unless one with the same `conflict` columns exists; True when a row was inserted."""
     stmt = _insert(session)(model).values(**values).on_conflict_do_nothing(index_elements=conflict)
-    return session.execute(stmt).rowcount == 1
+    return session.execute(stmt).rowcount == 1  # type: ignore[attr-defined]

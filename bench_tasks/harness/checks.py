@@ -83,7 +83,7 @@ def reference(variant: Variant, case: Case, stored: dict[str, np.ndarray]) -> di
     task = variant.task
     names = data.reference_names(variant, case.params)
     lengths = task.lengths(case.params, variant.precision)
-    ref = task.reference_module.reference(data.float64_inputs(variant, stored), names, variant.precision, case.sample)
+    ref = task.reference_module.reference(data.float64_inputs(variant, stored), names, variant.precision, case.sample)  # type: ignore[union-attr]
     result = {}
     for o in outputs(variant):
         r = np.asarray(ref[o], dtype=np.float64).reshape(-1)

@@ -181,7 +181,7 @@ def check_size(path: Path, what: str, settings: HarnessSettings) -> None:
     size = path.stat().st_size
     if size > settings.max_object_bytes:
         raise ObjectTooLarge(f"the {what} is {size} bytes; the limit is {settings.max_object_bytes} "
-                             "(CUDAMASTER_MAX_OBJECT_BYTES): large constant tables belong in device memory filled at run time")
+                             "(CUDAMASTER_HARNESS__MAX_OBJECT_BYTES): large constant tables belong in device memory filled at run time")
 
 
 @dataclass
@@ -327,7 +327,7 @@ class BaselineError(ValueError):
     """A custom task's baseline does not build or uses forbidden symbols; `outcome` says how."""
 
     def __init__(self, outcome: CompileOutcome):
-        super().__init__(f"the task's baseline: {outcome.verdict.value}: {outcome.message}")
+        super().__init__(f"the task's baseline: {outcome.verdict.value}: {outcome.message}")  # type: ignore[union-attr]
         self.outcome = outcome
 
 
@@ -338,7 +338,7 @@ def compile_baseline(variant: Variant, settings: HarnessSettings) -> Path:
         outcome = _compile_untrusted(variant, text, variant.entry, settings, flags, "custom_baseline")
         if not outcome.ok:
             raise BaselineError(outcome)
-        return outcome.object_path
+        return outcome.object_path  # type: ignore[return-value]
     rc, log, obj = _nvcc_object(text, "baseline", flags, settings, "baseline")
     if rc != 0:
         raise RuntimeError(f"baseline of {variant.key} failed to compile (a harness bug):\n{log}")

@@ -78,7 +78,7 @@ def data_cache_root(settings: HarnessSettings) -> Path:
     root.mkdir(mode=0o755, parents=True, exist_ok=True)
     st = root.lstat()
     if st.st_uid != os.getuid() or not root.is_dir() or root.is_symlink():
-        raise RuntimeError(f"{root} is not a directory owned by this user: remove it, or set CUDAMASTER_SCRATCH_ROOT")
+        raise RuntimeError(f"{root} is not a directory owned by this user: remove it, or set CUDAMASTER_HARNESS__SCRATCH_ROOT")
     return root
 
 

@@ -33,15 +33,26 @@ from bench_tasks.refresh import refresh_draw, refreshed_args
 from bench_tasks.spec import Task, Variant, load_task
 
 from . import compile as cc
+from . import sandbox as sb
 from . import source as src
-from .checks import Case, as_check, choose_sample, compare_outputs, generator_mismatch, outputs, read_inputs, read_output, reference, timed_inputs
+from .checks import (
+    Case,
+    as_check,
+    choose_sample,
+    compare_outputs,
+    generator_mismatch,
+    outputs,
+    read_inputs,
+    read_output,
+    reference,
+    timed_inputs,
+)
 from .child import Child
 from .datacache import DataCache, write_dataset
 from .driver import MEMORY, ROLE, driver_source
 from .errors import NoGpuError
 from .plan import BufferPlan, CasePlan, Plan, Results, Sample, TimingPlan, choose_check_pairs, secret_key
 from .result import Check, EvaluationResult, SizeRow, TimeStats, Verdict
-from . import sandbox as sb
 from .sandbox import make_scratch, remove_scratch, sandbox_for
 
 if TYPE_CHECKING:
@@ -282,12 +293,12 @@ def _build(variant: Variant, text: str | None, settings: HarnessSettings, extra_
     if text is not None:
         outcome = vendor_build.outcome if vendor_build else cc.compile_candidate(variant, text, settings, extra_flags)
         if not outcome.ok:
-            return outcome.verdict, outcome.message, outcome.log
+            return outcome.verdict, outcome.message, outcome.log  # type: ignore[return-value]
         cand_obj = outcome.object_path
     try:
         base_obj = cc.compile_baseline(variant, settings)
     except cc.BaselineError as exc:
-        return exc.outcome.verdict, str(exc), exc.outcome.log
+        return exc.outcome.verdict, str(exc), exc.outcome.log  # type: ignore[return-value]
     try:
         return cc.build_driver(variant, driver_source(variant, cand_obj is not None), base_obj, cand_obj, settings,
                                link_flags=vendor_build.link_flags if vendor_build else None)
@@ -445,8 +456,8 @@ def _run(variant: Variant, exe: Path, result: EvaluationResult, size_list: list[
 
         def failed() -> BaseException | None:
             for fut in [*drawn.values(), *references.values(), *(j for _, _, j in jobs)]:
-                if fut.done() and fut.exception() is not None:
-                    return fut.exception()
+                if fut.done() and fut.exception() is not None:  # type: ignore[attr-defined]
+                    return fut.exception()  # type: ignore[attr-defined]
             return None
 
         while not finished.done():
@@ -610,7 +621,7 @@ def prepare_single_run(task: str | Task, precision: str, candidate_source: str |
     if candidate_source is not None:
         outcome = cc.compile_candidate(variant, src.prepare(candidate_source, settings.max_source_bytes), settings, extra_flags)
         if not outcome.ok:
-            raise ValueError(f"{outcome.verdict.value}: {outcome.message}")
+            raise ValueError(f"{outcome.verdict.value}: {outcome.message}")  # type: ignore[union-attr]
         cand_obj = outcome.object_path
     exe = cc.build_driver(variant, driver_source(variant, cand_obj is not None), cc.compile_baseline(variant, settings), cand_obj, settings)
     workdir = make_scratch(settings, "cm-once-")

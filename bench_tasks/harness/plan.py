@@ -23,7 +23,7 @@ from .result import GpuInfo
 def _token(path: Path | str) -> str:
     text = str(path)
     if not text or any(ch.isspace() for ch in text):
-        raise ValueError(f"plan paths may not contain whitespace: {text!r} (set CUDAMASTER_CACHE_DIR to a path without spaces)")
+        raise ValueError(f"plan paths may not contain whitespace: {text!r} (set CUDAMASTER_HARNESS__CACHE_DIR to a path without spaces)")
     return text
 
 
@@ -146,14 +146,14 @@ class Plan:
                 a, n, r, m = (int(x) for x in take(4))
                 case.buffers.append(BufferPlan(a, n, r, m))
             elif tok == "refresh":
-                a, d, p0, p1 = take(4)
+                a, d, p0, p1 = take(4)  # type: ignore[assignment]
                 buffer(int(a)).draw = (int(d), float(p0), float(p1))
             elif tok == "sample":
-                a, n, path = take(3)
+                a, n, path = take(3)  # type: ignore[assignment]
                 buffer(int(a)).sample = (int(n), Path(path))
             elif tok == "scalar":
-                a, v = take(2)
-                case.scalars.append((int(a), float(v)))
+                a, v = take(2)  # type: ignore[assignment]
+                case.scalars.append((int(a), float(v)))  # type: ignore[arg-type]
             elif tok == "dataset":
                 d, purpose = take(2)
                 case.datasets.append((Path(d), purpose))
@@ -235,8 +235,8 @@ class Results:
             self.outputs.append(entry)
             return ("output", *entry)
         elif kind == "timed":
-            entry = (int(parts[1]), int(parts[2]), parts[3])
-            self.timed.append(entry)
+            entry = (int(parts[1]), int(parts[2]), parts[3])  # type: ignore[assignment]
+            self.timed.append(entry)  # type: ignore[arg-type]
             return ("timed", *entry)
         elif kind == "time":
             self.times.setdefault(int(parts[1]), {}).setdefault(parts[2], []).append((float(parts[4]), float(parts[5]), float(parts[6])))

@@ -8,7 +8,6 @@ Bump SCHEMA_VERSION whenever a field changes meaning or disappears.
 from __future__ import annotations
 
 from enum import StrEnum
-
 from typing import Any
 
 from pydantic import BaseModel, Field, model_validator

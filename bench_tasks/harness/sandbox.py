@@ -48,9 +48,9 @@ from .settings import HarnessSettings
 
 INSTALL_HINT = (
     "Install bubblewrap (Debian/Ubuntu: `apt-get install bubblewrap`; Fedora: `dnf install bubblewrap`), or point "
-    "CUDAMASTER_SANDBOX_BWRAP at a bwrap binary (without a package manager: `apt-get download bubblewrap` elsewhere, "
+    "CUDAMASTER_HARNESS__SANDBOX_BWRAP at a bwrap binary (without a package manager: `apt-get download bubblewrap` elsewhere, "
     "then `dpkg -x bubblewrap_*.deb DIR` and use DIR/usr/bin/bwrap). For single-user local use only, untrusted kernels "
-    "may run without a sandbox: CUDAMASTER_ALLOW_UNSANDBOXED=true.")
+    "may run without a sandbox: CUDAMASTER_HARNESS__ALLOW_UNSANDBOXED=true.")
 USERNS_HINT = (
     "bubblewrap needs unprivileged user namespaces: `sysctl kernel.unprivileged_userns_clone=1` (Debian), "
     "`sysctl kernel.apparmor_restrict_unprivileged_userns=0` (Ubuntu 24.04), user.max_user_namespaces > 0; in Docker, "
@@ -159,7 +159,7 @@ def gpu_binding(spec: str | None) -> tuple[list[str], str]:
             names.append(str(len(names)))
         else:
             raise SandboxUnavailable(f"cannot map GPU {entry!r} to a device node (nvidia-smi lists "
-                                     f"{', '.join(d.index + ' ' + d.uuid for d in table) or 'no GPU'}); set CUDAMASTER_GPU "
+                                     f"{', '.join(d.index + ' ' + d.uuid for d in table) or 'no GPU'}); set CUDAMASTER_HARNESS__GPU "
                                      "to an nvidia-smi index or a GPU UUID")
     nodes = [n for n in nodes if os.path.exists(n)]
     shared = [n for n in _GPU_SHARED_NODES if os.path.exists(n)]
@@ -292,17 +292,17 @@ class SandboxedChild(Child):
             data = f.read(65536)
         self._info_r = None
         with contextlib.suppress(ValueError, json.JSONDecodeError):
-            self.inner_pid = int(json.loads(data.decode() or "{}").get("child-pid"))
+            self.inner_pid = int(json.loads(data.decode() or "{}").get("child-pid"))  # type: ignore[assignment]
 
     def _watchdog(self) -> None:
         self._read_info()  # bwrap writes it once its namespaces exist (EOF if it failed)
         while self.proc.poll() is None:
             used, files = _walk(self.scratch, self.skip, self.base_files + self.max_files)
             if used - self.base_bytes > self.quota_bytes:
-                self.violation = (f"the process wrote more than {self.quota_bytes / 2**20:.0f} MiB to its scratch directory "
+                self.violation = (f"the process wrote more than {self.quota_bytes / 2**20:.0f} MiB to its scratch directory "  # type: ignore[assignment]
                                   "and was stopped (sandbox disk limit)")
             elif files - self.base_files > self.max_files:
-                self.violation = f"the process created more than {self.max_files} files and was stopped (sandbox file count limit)"
+                self.violation = f"the process created more than {self.max_files} files and was stopped (sandbox file count limit)"  # type: ignore[assignment]
             if self.violation:
                 with contextlib.suppress(ProcessLookupError, PermissionError):
                     self.kill_group()
@@ -328,10 +328,10 @@ class SandboxedChild(Child):
         if self.bwrap and rc is not None and 128 < rc <= 128 + 64:
             rc = -(rc - 128)
         if self.violation is None and rc == -signal.SIGXFSZ:
-            self.violation = (f"the process wrote a file larger than {self.limits['fsize'] / 2**20:.0f} MiB and was stopped "
+            self.violation = (f"the process wrote a file larger than {self.limits['fsize'] / 2**20:.0f} MiB and was stopped "  # type: ignore[assignment]
                               "(sandbox file size limit)")
         elif self.violation is None and rc == -signal.SIGXCPU:
-            self.violation = f"the process used more than {self.limits['cpu']} s of CPU time and was stopped (sandbox CPU limit)"
+            self.violation = f"the process used more than {self.limits['cpu']} s of CPU time and was stopped (sandbox CPU limit)"  # type: ignore[assignment]
         if self.violation:
             out = f"CMERR sandbox {self.violation}\n" + out
         return rc, out
@@ -476,7 +476,7 @@ class Sandbox:
             env = {k: v for k, v in os.environ.items() if not k.startswith("CUDAMASTER_")}
             if gpu and s.gpu is not None:
                 env["CUDA_VISIBLE_DEVICES"] = s.gpu
-            return SandboxedChild(argv, env=env, bwrap=False, **common)
+            return SandboxedChild(argv, env=env, bwrap=False, **common)  # type: ignore[arg-type]
         r, w = os.pipe()
         try:
             full, _ = self.command(argv, scratch, [*ro, *(Path(p) for p in shared)], gpu, tools, info_fd=w)
@@ -484,7 +484,7 @@ class Sandbox:
                 _hand_over(scratch, set(ro), self.run_as)
             if self.run_as is not None and self.mode == "userns":  # setpriv, not Popen(user=...): that would fork the service
                 full = [self.setpriv, f"--reuid={self.run_as}", f"--regid={self.run_as}", "--clear-groups", "--no-new-privs", "--", *full]
-            return SandboxedChild(full, env={}, bwrap=True, info_r=r, pass_fds=(w,), **common)
+            return SandboxedChild(full, env={}, bwrap=True, info_r=r, pass_fds=(w,), **common)  # type: ignore[arg-type]
         except BaseException:
             os.close(r)
             raise
@@ -554,14 +554,14 @@ def describe(settings: HarnessSettings) -> str:
 def _build(settings: HarnessSettings) -> Sandbox:
     if settings.sandbox == "none":
         if not settings.allow_unsandboxed:
-            raise SandboxUnavailable("CUDAMASTER_SANDBOX=none runs untrusted kernels without a sandbox; that also needs "
-                                     "CUDAMASTER_ALLOW_UNSANDBOXED=true (single-user local use only)")
-        return Sandbox("none", settings, note="CUDAMASTER_SANDBOX=none with CUDAMASTER_ALLOW_UNSANDBOXED=true")
+            raise SandboxUnavailable("CUDAMASTER_HARNESS__SANDBOX=none runs untrusted kernels without a sandbox; that also needs "
+                                     "CUDAMASTER_HARNESS__ALLOW_UNSANDBOXED=true (single-user local use only)")
+        return Sandbox("none", settings, note="CUDAMASTER_HARNESS__SANDBOX=none with CUDAMASTER_HARNESS__ALLOW_UNSANDBOXED=true")
     try:
         return _build_bwrap(settings)
     except SandboxUnavailable as exc:
         if settings.sandbox == "auto" and settings.allow_unsandboxed:
-            return Sandbox("none", settings, note=f"CUDAMASTER_ALLOW_UNSANDBOXED=true and {exc}")
+            return Sandbox("none", settings, note=f"CUDAMASTER_HARNESS__ALLOW_UNSANDBOXED=true and {exc}")
         raise
 
 

@@ -1,34 +1,30 @@
-"""Harness settings (environment prefix CUDAMASTER_, e.g. CUDAMASTER_NVCC_ARCH=sm_90)."""
+"""Harness settings: the `harness` section of the settings tree (app/config.py), e.g. CUDAMASTER_HARNESS__NVCC_ARCH=sm_90."""
 
 from __future__ import annotations
 
-from functools import cache
 from pathlib import Path
-from typing import Literal
+from typing import Any, Literal
 
-from pydantic import Field
-from pydantic_settings import BaseSettings, SettingsConfigDict
+from pydantic import BaseModel, Field
 
 
-class HarnessSettings(BaseSettings):
-    model_config = SettingsConfigDict(env_prefix="CUDAMASTER_", env_file=".env", extra="ignore")
-
+class HarnessSettings(BaseModel):
     nvcc: str = "nvcc"
     nvcc_arch: str = Field("sm_90", description="GPU target; sm_90 for the H100/H200")
     nvcc_flags: list[str] = ["-O3"]
     cache_dir: Path = Path.home() / ".cache" / "cudamaster"
     gpu: str | None = Field(None, description="CUDA_VISIBLE_DEVICES for evaluations; None keeps the environment's")
     vendor_paths: list[Path] = Field([], description="where to look first for vendor libraries (cuBLAS, cuSPARSE, cuFFT, cuDNN): "
-                                     "roots with include/ and lib/, or those directories (CUDAMASTER_VENDOR_PATHS, a JSON list)")
+                                     "roots with include/ and lib/, or those directories (CUDAMASTER_HARNESS__VENDOR_PATHS, a JSON list)")
 
     # The OS sandbox for every compile, link, binutils pass, run and profile of code we did not write
     # (see sandbox.py and the README). Running without one needs allow_unsandboxed=true.
     sandbox: Literal["auto", "bwrap", "none"] = Field(
         "auto", description="auto: bubblewrap if it works, else refuse (unless allow_unsandboxed); bwrap: bubblewrap or refuse; "
                             "none: no sandbox (needs allow_unsandboxed)")
-    sandbox_bwrap: str = Field("bwrap", description="bubblewrap: a command on PATH or a path (CUDAMASTER_SANDBOX_BWRAP)")
+    sandbox_bwrap: str = Field("bwrap", description="bubblewrap: a command on PATH or a path (CUDAMASTER_HARNESS__SANDBOX_BWRAP)")
     allow_unsandboxed: bool = Field(False, description="single-user local use only: run untrusted kernels without a sandbox "
-                                                       "when none can be set up (CUDAMASTER_ALLOW_UNSANDBOXED)")
+                                                       "when none can be set up (CUDAMASTER_HARNESS__ALLOW_UNSANDBOXED)")
     sandbox_uid: int = Field(65534, ge=1, description="when the service runs as root, the sandbox runs as this uid and gid")
     sandbox_max_processes: int = Field(512, ge=16, description="RLIMIT_NPROC inside one sandbox (threads count)")
     sandbox_max_open_files: int = Field(1024, ge=64)
@@ -84,6 +80,10 @@ class HarnessSettings(BaseSettings):
     late_work_slack_fraction: float = 0.02
 
 
-@cache
-def get_settings() -> HarnessSettings:
-    return HarnessSettings()
+def get_settings(**overrides: Any) -> HarnessSettings:
+    """This process's harness settings: the `harness` section of the settings tree (cached there), with
+    `overrides` over it (validated)."""
+    from app.config import load_settings  # the tree imports this module: load it only when asked
+
+    harness = load_settings().harness
+    return HarnessSettings.model_validate(harness.model_dump() | overrides) if overrides else harness

@@ -23,13 +23,13 @@ PRELUDE = """#include <cuda_runtime.h>
 def decode(source: str | bytes, limit: int) -> str:
     if isinstance(source, bytes):
         if len(source) > limit:
-            raise CandidateError(f"candidate source is {len(source)} bytes; the limit is {limit} (CUDAMASTER_MAX_SOURCE_BYTES)")
+            raise CandidateError(f"candidate source is {len(source)} bytes; the limit is {limit} (CUDAMASTER_HARNESS__MAX_SOURCE_BYTES)")
         try:
             source = source.decode("utf-8")
         except UnicodeDecodeError as exc:
             raise CandidateError(f"candidate source is not UTF-8 (byte {exc.start}); save it as UTF-8 text") from None
     if len(source.encode("utf-8")) > limit:
-        raise CandidateError(f"candidate source is {len(source.encode())} bytes; the limit is {limit} (CUDAMASTER_MAX_SOURCE_BYTES)")
+        raise CandidateError(f"candidate source is {len(source.encode())} bytes; the limit is {limit} (CUDAMASTER_HARNESS__MAX_SOURCE_BYTES)")
     if not source.strip():
         raise CandidateError("candidate source is empty; give a .cu that defines the _optimized entry point")
     if "\x00" in source:

@@ -9,7 +9,7 @@ re-declared after its code), but not its symbols: it is allowed what candidates 
 renamed to the candidate entry, so the generated driver times it in the candidate's place.
 
 The locator looks for each library's headers and shared objects, in this order: the directories in
-`CUDAMASTER_VENDOR_PATHS` (settings.vendor_paths: a root with include/ and lib/, or those directories
+`CUDAMASTER_HARNESS__VENDOR_PATHS` (settings.vendor_paths: a root with include/ and lib/, or those directories
 themselves), the CUDA toolkit that nvcc belongs to, the system's include and library directories, and the
 `nvidia/*/{include,lib}` directories of the Python wheels (nvidia-cublas, nvidia-cusparse, nvidia-cufft,
 nvidia-cudnn-cu13) in every site-packages directory. `library_dirs()` lists what it found, for a sandbox
@@ -130,7 +130,7 @@ LIBRARIES: dict[str, LibrarySpec] = {
     "cub": LibrarySpec("cub", (), ()),  # CCCL: headers only, part of the CUDA toolkit nvcc uses
 }
 PIP_HINT = ("pip install nvidia-cublas nvidia-cusparse nvidia-cufft nvidia-cudnn-cu13 (headers and libraries), or point "
-            "CUDAMASTER_VENDOR_PATHS (a JSON list) at directories that hold include/ and lib/")
+            "CUDAMASTER_HARNESS__VENDOR_PATHS (a JSON list) at directories that hold include/ and lib/")
 
 
 @dataclass(frozen=True)

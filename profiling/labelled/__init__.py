@@ -71,7 +71,7 @@ def score_dir(csv_dir: Path, manifest: list[LabelledKernel] | None = None, thres
             text = path.read_text()
             report = ProfileReport.from_kernels(parse_report(text), raw_csv=text, impl=k.name, precision=k.precision)
             predicted = {r: classify(report.summary, r, thresholds).bottleneck for r in rules}
-            scores.append(Score(k, report, predicted))
+            scores.append(Score(k, report, predicted))  # type: ignore[arg-type]
         except (ReportFormatError, ClassificationError, ValueError) as exc:
             scores.append(Score(k, None, {r: None for r in rules}, str(exc)))
     return scores

@@ -103,4 +103,4 @@ def bwrap_works(settings: HarnessSettings) -> tuple[bool, str]:
 
 
 def have_nvcc() -> bool:
-    return shutil.which(os.environ.get("CUDAMASTER_NVCC", "nvcc")) is not None
+    return shutil.which(os.environ.get("CUDAMASTER_HARNESS__NVCC", "nvcc")) is not None

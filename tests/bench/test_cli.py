@@ -22,7 +22,7 @@ def test_list_shows_every_task_with_sizes():
 
 @requires_nvcc
 def test_eval_compile_only_reports_verdicts(tmp_path, monkeypatch):
-    monkeypatch.setenv("CUDAMASTER_CACHE_DIR", str(tmp_path))
+    monkeypatch.setenv("CUDAMASTER_HARNESS__CACHE_DIR", str(tmp_path))
     ok = runner.invoke(cli, ["bench", "eval", "vector_add", "-c", str(CANDIDATES / "fast.cu"), "--compile-only"])
     assert ok.exit_code == 0 and ok.stdout.startswith("ok")
     assert "sandbox: bwrap" in " ".join(ok.stderr.split()) or "sandbox: none" in ok.stderr  # which sandbox compiled it

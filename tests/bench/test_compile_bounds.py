@@ -27,7 +27,7 @@ def _candidate(tag: str, extra: str = "") -> str:
 def test_an_object_over_the_size_bound_is_rejected(tmp_path):
     settings = HarnessSettings(cache_dir=tmp_path / "cache", max_object_bytes=128 * 1024)
     big = compile_candidate(VARIANT, _candidate("big", BLOB), settings)
-    assert big.verdict == Verdict.rejected and "CUDAMASTER_MAX_OBJECT_BYTES" in big.message, big.message
+    assert big.verdict == Verdict.rejected and "CUDAMASTER_HARNESS__MAX_OBJECT_BYTES" in big.message, big.message
     assert compile_candidate(VARIANT, _candidate("small"), settings).ok
 
 

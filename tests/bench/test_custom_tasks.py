@@ -7,8 +7,8 @@ import pytest
 
 from bench_tasks import load_task
 from bench_tasks.harness import Verdict, evaluate
-from bench_tasks.harness.driver import driver_source
 from bench_tasks.harness import compile as cc
+from bench_tasks.harness.driver import driver_source
 from bench_tasks.spec import TaskError, custom_task, register_task
 from tests.conftest import gpu_present, requires_nvcc
 

@@ -142,17 +142,18 @@ def test_bench_run_is_one_command_with_a_progress_bar_and_stage_seconds_with_a_f
     from typer.testing import CliRunner
 
     from app.cli import cli
+    from app.config import reset_settings
     from bench_tasks import harness
     from bench_tasks.harness import pipeline
 
     monkeypatch.setattr(harness, "require_gpu", lambda settings: None)
     monkeypatch.setattr(pipeline, "prebuild", lambda job, settings: None)
-    monkeypatch.setenv("CUDAMASTER_CACHE_DIR", str(tmp_path / "cache"))
-    monkeypatch.setenv("CUDAMASTER_MIN_PAIRS", "6")
-    monkeypatch.setenv("CUDAMASTER_SCRATCH_ROOT", str(tmp_path / "scratch"))
-    monkeypatch.setenv("CUDAMASTER_SANDBOX", "none")  # the fake driver is a Python script of ours
-    monkeypatch.setenv("CUDAMASTER_ALLOW_UNSANDBOXED", "true")
-    harness.get_settings.cache_clear()
+    monkeypatch.setenv("CUDAMASTER_HARNESS__CACHE_DIR", str(tmp_path / "cache"))
+    monkeypatch.setenv("CUDAMASTER_HARNESS__MIN_PAIRS", "6")
+    monkeypatch.setenv("CUDAMASTER_HARNESS__SCRATCH_ROOT", str(tmp_path / "scratch"))
+    monkeypatch.setenv("CUDAMASTER_HARNESS__SANDBOX", "none")  # the fake driver is a Python script of ours
+    monkeypatch.setenv("CUDAMASTER_HARNESS__ALLOW_UNSANDBOXED", "true")
+    reset_settings()
     sizes = [{"N": 1024}, {"N": 4096}, {"N": 16384}, {"N": 65536}, {"N": 262144}]  # vector_add's paper sizes
     fake_driver("vector_add/fp32", sizes)
     out_file = tmp_path / "run.json"
@@ -160,7 +161,7 @@ def test_bench_run_is_one_command_with_a_progress_bar_and_stage_seconds_with_a_f
         out = CliRunner().invoke(cli, ["bench", "run", "-t", "vector_add", "-p", "fp32", "--jobs", "2", "-o", str(out_file)],
                                  env={"COLUMNS": "200"})
     finally:
-        harness.get_settings.cache_clear()
+        reset_settings()
     assert out.exit_code == 0, out.output
     assert "vector_add/fp32" in out.output and "results written" in out.output
     doc = json.loads(out_file.read_text())

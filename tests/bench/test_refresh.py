@@ -17,8 +17,18 @@ from bench_tasks.harness.compile import RUNTIME_DIR
 from bench_tasks.harness.evaluate import _cases, _plan
 from bench_tasks.harness.plan import Plan, choose_check_pairs
 from bench_tasks.harness.settings import HarnessSettings
-from bench_tasks.refresh import (KIND_CODE, RefreshDraw, parse_draw, philox4x32_10, refresh_draw, refresh_values, refreshed_args,
-                                 replayable_variants, shuffle_indices, shuffled_values)
+from bench_tasks.refresh import (
+    KIND_CODE,
+    RefreshDraw,
+    parse_draw,
+    philox4x32_10,
+    refresh_draw,
+    refresh_values,
+    refreshed_args,
+    replayable_variants,
+    shuffle_indices,
+    shuffled_values,
+)
 from bench_tasks.spec import TaskError, load_task_file
 from tests.conftest import requires_nvcc
 
@@ -41,7 +51,7 @@ def test_the_numpy_philox_gives_the_published_known_answers(ctr, key, want):
 @pytest.fixture(scope="session")
 def host_generator(tmp_path_factory) -> Path:
     exe = tmp_path_factory.mktemp("refresh") / "refresh_host"
-    nvcc = os.environ.get("CUDAMASTER_NVCC", "nvcc")
+    nvcc = os.environ.get("CUDAMASTER_HARNESS__NVCC", "nvcc")
     subprocess.run([nvcc, "-std=c++17", "-O2", "-gencode=arch=compute_90,code=sm_90", f"-I{RUNTIME_DIR}", str(HOST_TEST), "-o", str(exe)],
                    check=True, capture_output=True, timeout=300)
     return exe

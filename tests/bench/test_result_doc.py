@@ -1,8 +1,7 @@
 """The result document is documented: every field of the models appears in docs/evaluation-result.md."""
 
-from pathlib import Path
-
 import json
+from pathlib import Path
 
 from bench_tasks.harness.result import SCHEMA_VERSION, Check, EvaluationResult, SizeRow
 

@@ -26,8 +26,20 @@ from bench_tasks.harness import sandbox as sb
 from bench_tasks.harness import source as src
 from bench_tasks.harness.settings import HarnessSettings
 
-from .sandbox_support import (REPO, attack_lines, attack_source, bwrap_works, evaluate_with_gpu, evaluate_without_gpu,
-                              have_nvcc, libc_offset, only_workdir, processes_mentioning, scratch_root, settings_with)
+from .sandbox_support import (
+    REPO,
+    attack_lines,
+    attack_source,
+    bwrap_works,
+    evaluate_with_gpu,
+    evaluate_without_gpu,
+    have_nvcc,
+    libc_offset,
+    only_workdir,
+    processes_mentioning,
+    scratch_root,
+    settings_with,
+)
 
 SECRET = "sk-test-SECRET-" + uuid.uuid4().hex
 DB_URL = f"postgresql+psycopg://cm:{uuid.uuid4().hex}@127.0.0.1:5432/prod"
@@ -58,7 +70,7 @@ def data_dir(tmp_path) -> Path:
     """Stands for the service's data directory: a secrets file and a database file."""
     d = tmp_path / "data"
     d.mkdir()
-    (d / "secret.env").write_text(f"CUDAMASTER_API_KEY={SECRET}\n")
+    (d / "secret.env").write_text(f"CUDAMASTER_AGENT__API_KEY={SECRET}\n")
     (d / "service.db").write_text("SQLite format 3\0 " + SECRET)
     return d
 
@@ -74,7 +86,7 @@ def test_without_bubblewrap_untrusted_code_is_refused_with_how_to_fix(harness_se
     settings = settings_with(harness_settings, root, sandbox_bwrap="/nonexistent/bwrap")
     with pytest.raises(sb.SandboxUnavailable) as err:
         sb.sandbox_for(settings)
-    assert "apt-get install bubblewrap" in str(err.value) and "CUDAMASTER_ALLOW_UNSANDBOXED=true" in str(err.value)
+    assert "apt-get install bubblewrap" in str(err.value) and "CUDAMASTER_HARNESS__ALLOW_UNSANDBOXED=true" in str(err.value)
     assert sb.describe(settings).startswith("unavailable: bubblewrap not found")
     variant = load_task("vector_add").variant("fp32")
     with pytest.raises(sb.SandboxUnavailable):  # refused before nvcc ever sees the source
@@ -87,7 +99,7 @@ def test_running_unsandboxed_needs_the_explicit_opt_out(harness_settings, root):
     missing = settings_with(harness_settings, root, sandbox_bwrap="/nonexistent/bwrap", allow_unsandboxed=True)
     assert sb.sandbox_for(missing).kind == "none"
     assert "WITHOUT a sandbox" in sb.describe(missing)
-    with pytest.raises(sb.SandboxUnavailable, match="CUDAMASTER_ALLOW_UNSANDBOXED=true"):
+    with pytest.raises(sb.SandboxUnavailable, match="CUDAMASTER_HARNESS__ALLOW_UNSANDBOXED=true"):
         sb.sandbox_for(settings_with(harness_settings, root, sandbox="none"))
     assert sb.sandbox_for(settings_with(harness_settings, root, sandbox="none", allow_unsandboxed=True)).kind == "none"
     forced = settings_with(harness_settings, root, sandbox="bwrap", sandbox_bwrap="/nonexistent/bwrap", allow_unsandboxed=True)
@@ -96,8 +108,8 @@ def test_running_unsandboxed_needs_the_explicit_opt_out(harness_settings, root):
 
 
 def test_the_environment_inside_holds_only_what_cuda_needs(box, root, monkeypatch):
-    monkeypatch.setenv("CUDAMASTER_API_KEY", SECRET)
-    monkeypatch.setenv("CUDAMASTER_DATABASE_URL", DB_URL)
+    monkeypatch.setenv("CUDAMASTER_AGENT__API_KEY", SECRET)
+    monkeypatch.setenv("CUDAMASTER_SERVICE__DATABASE_URL", DB_URL)
     monkeypatch.setenv("OPENAI_API_KEY", SECRET)
     with sb.scratch(box.settings, "cm-t-") as scratch:
         rc, out = sh(box, scratch, "env; cat /proc/self/environ /proc/1/environ | tr '\\0' '\\n'")
@@ -283,7 +295,7 @@ def test_hidden_syscall_from_a_constructor_creates_nothing_on_the_host(box, sett
 @pytest.mark.slow
 @requires_nvcc
 def test_libc_reached_through_puts_plus_an_offset_runs_a_shell_that_can_do_nothing(box, settings, tmp_path, data_dir, monkeypatch):
-    monkeypatch.setenv("CUDAMASTER_API_KEY", SECRET)
+    monkeypatch.setenv("CUDAMASTER_AGENT__API_KEY", SECRET)
     marker = tmp_path / "pwned"
     source = attack_source("puts_offset.cu", SYSTEM_MINUS_PUTS=libc_offset("puts", "system"), MARKER=marker,
                            SECRET=data_dir / "secret.env")
@@ -325,8 +337,8 @@ def test_without_the_sandbox_the_same_include_does_leak(harness_settings, root, 
 @pytest.mark.slow
 @requires_nvcc
 def test_the_drivers_environment_holds_no_secret(box, settings, monkeypatch):
-    monkeypatch.setenv("CUDAMASTER_API_KEY", SECRET)
-    monkeypatch.setenv("CUDAMASTER_DATABASE_URL", DB_URL)
+    monkeypatch.setenv("CUDAMASTER_AGENT__API_KEY", SECRET)
+    monkeypatch.setenv("CUDAMASTER_SERVICE__DATABASE_URL", DB_URL)
     result, workdir = evaluate_without_gpu(attack_source("env_dump.cu"), settings, monkeypatch)
     dump = (workdir / "env-dump.txt").read_text()
     assert "PATH=" in dump and "ENV PATH=" in result.log  # the attack ran and reported
@@ -455,8 +467,8 @@ def test_gpu_honest_kernels_reach_the_gpu_inside_the_sandbox(box, settings):
 
 @pytest.mark.gpu
 def test_gpu_attacks_do_no_harm(box, settings, tmp_path, data_dir, monkeypatch, root):
-    monkeypatch.setenv("CUDAMASTER_API_KEY", SECRET)
-    monkeypatch.setenv("CUDAMASTER_DATABASE_URL", DB_URL)
+    monkeypatch.setenv("CUDAMASTER_AGENT__API_KEY", SECRET)
+    monkeypatch.setenv("CUDAMASTER_SERVICE__DATABASE_URL", DB_URL)
     marker = tmp_path / "pwned"
     host_tmp = Path(f"/tmp/cudamaster-pwned-{uuid.uuid4().hex}")
     with socket.create_server(("127.0.0.1", 0)) as service:
@@ -495,7 +507,7 @@ def test_gpu_attacks_do_no_harm(box, settings, tmp_path, data_dir, monkeypatch, 
 def test_the_root_fallback_holds_the_same_line(box, root, data_dir, monkeypatch):
     """Where unprivileged user namespaces are off, a root service sets the sandbox up itself and setpriv drops
     to the sandbox uid inside (mode "root"); the same probes hold."""
-    monkeypatch.setenv("CUDAMASTER_API_KEY", SECRET)
+    monkeypatch.setenv("CUDAMASTER_AGENT__API_KEY", SECRET)
     fallback = sb._build_bwrap(box.settings, modes=("root",))
     assert fallback.mode == "root" and "set up by root" in fallback.describe()
     with socket.create_server(("127.0.0.1", 0)) as service, sb.scratch(box.settings, "cm-t-") as scratch:

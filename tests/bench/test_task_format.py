@@ -14,8 +14,8 @@ from bench_tasks import data
 from bench_tasks.compare import Comparison, check_outputs, compare
 from bench_tasks.harness import Verdict, evaluate
 from bench_tasks.harness import compile as cc
-from bench_tasks.harness.driver import driver_source
 from bench_tasks.harness.checks import Case, compare_outputs
+from bench_tasks.harness.driver import driver_source
 from bench_tasks.harness.evaluate import _plan
 from bench_tasks.spec import Arg, TaskError, Tolerance, custom_task, load_task_file
 from tests.conftest import requires_nvcc

@@ -89,7 +89,7 @@ def test_locator_names_where_it_looked_and_how_to_fix(tmp_path):
     s = HarnessSettings(vendor_paths=[root])
     if vd.available("cufft", HarnessSettings()):
         pytest.skip("cuFFT is installed on this machine")
-    with pytest.raises(VendorUnavailable, match=r"cufft: headers cufft.h, cufftXt.h not found .*vendor_paths.*CUDAMASTER_VENDOR_PATHS"):
+    with pytest.raises(VendorUnavailable, match=r"cufft: headers cufft.h, cufftXt.h not found .*vendor_paths.*CUDAMASTER_HARNESS__VENDOR_PATHS"):
         vd.locate("cufft", s)
 
 
@@ -124,7 +124,7 @@ def settings(tmp_path_factory) -> HarnessSettings:
 @pytest.mark.parametrize("name", _compilable())
 def test_reference_compiles_against_the_published_prototypes(name, settings):
     """CUB-only references always (CUB ships with the toolkit); the others where their libraries are
-    installed (the nvidia-* wheels, or CUDAMASTER_VENDOR_PATHS): a prototype that differs from the task's
+    installed (the nvidia-* wheels, or CUDAMASTER_HARNESS__VENDOR_PATHS): a prototype that differs from the task's
     fails here, exactly as it would for a candidate."""
     ok, error = vd.compile_check(name, settings)
     assert ok, f"{name}: {error}"
@@ -135,7 +135,7 @@ def test_reference_skipped_without_its_libraries(name):
     s = HarnessSettings()
     missing = [lib for lib in REFS[name].libraries if not vd.available(lib, s)]
     pytest.skip(f"{name}: {', '.join(missing)} not installed here (CI does not download the 1.3 GB of vendor wheels: "
-                "pip install nvidia-cublas nvidia-cusparse nvidia-cufft nvidia-cudnn-cu13, or set CUDAMASTER_VENDOR_PATHS)")
+                "pip install nvidia-cublas nvidia-cusparse nvidia-cufft nvidia-cudnn-cu13, or set CUDAMASTER_HARNESS__VENDOR_PATHS)")
 
 
 @requires_nvcc

@@ -53,17 +53,17 @@ def test_vendor_reference_passes_every_paper_size_and_is_timed(task, precision, 
 def test_bench_run_vendor_and_report_end_to_end(tmp_path, vendor_settings, monkeypatch):
     """`bench run --vendor`: the vendor reference where there is one, the baseline alone where not (RELU),
     over two size sets, the second command appending to the first's file; `bench report` renders it."""
-    monkeypatch.setenv("CUDAMASTER_CACHE_DIR", str(vendor_settings.cache_dir))
-    monkeypatch.setenv("CUDAMASTER_MAX_SECONDS_PER_SIZE", "0.3")
-    from bench_tasks.harness.settings import get_settings
+    monkeypatch.setenv("CUDAMASTER_HARNESS__CACHE_DIR", str(vendor_settings.cache_dir))
+    monkeypatch.setenv("CUDAMASTER_HARNESS__MAX_SECONDS_PER_SIZE", "0.3")
+    from app.config import reset_settings
 
-    get_settings.cache_clear()
+    reset_settings()
     out = tmp_path / "run.json"
     runner = CliRunner()
     res = runner.invoke(app, ["run", "--vendor", "-t", "vector_add", "-p", "fp32", "--sizes", "paper,edge", "-o", str(out)])
     assert res.exit_code == 0, res.output
     res = runner.invoke(app, ["run", "--vendor", "-t", "RELU", "-p", "fp32", "--sizes", "paper,edge", "-o", str(out), "--append"])
-    get_settings.cache_clear()
+    reset_settings()
     assert res.exit_code == 0, res.output
     assert json.loads(out.read_text())["size_set"] == "paper,edge"
     results = json.loads(out.read_text())["results"]

@@ -5,7 +5,7 @@ from pathlib import Path
 
 import pytest
 
-from bench_tasks.harness import HarnessSettings
+from bench_tasks.harness import HarnessSettings, get_settings
 from graph.runner import make_checkpointer
 from graph.settings import AgentSettings, RetrySettings
 from graph.testing import FakeGpuEvaluator
@@ -22,7 +22,7 @@ def harness_cache(tmp_path_factory) -> Path:
 
 @pytest.fixture
 def harness_settings(harness_cache) -> HarnessSettings:
-    return HarnessSettings(cache_dir=harness_cache)
+    return get_settings(cache_dir=harness_cache)
 
 
 @pytest.fixture
@@ -55,5 +55,5 @@ def server():
 def _no_ambient_llm_env(monkeypatch):
     # The tests configure endpoints explicitly; a developer's CUDAMASTER_* environment must not leak in.
     for key in list(os.environ):
-        if key.startswith("CUDAMASTER_") and key not in ("CUDAMASTER_NVCC", "CUDAMASTER_NVCC_ARCH"):
+        if key.startswith("CUDAMASTER_") and key not in ("CUDAMASTER_HARNESS__NVCC", "CUDAMASTER_HARNESS__NVCC_ARCH"):
             monkeypatch.delenv(key, raising=False)

@@ -10,7 +10,7 @@ from bench_tasks import load_task
 from graph.evaluator import CachingEvaluator
 from graph.kernel_text import check_prototype, extract_code, parse_flags
 from graph.runner import make_checkpointer, start_job
-from graph.settings import AgentSettings, JobSpec
+from graph.settings import JobSpec
 from tests.graph.conftest import MODELS, agent_settings
 from tests.support import kernels as k
 
@@ -27,13 +27,14 @@ def _postgres_up() -> bool:
         return False
 
 
-def test_sqlite_urls(tmp_path):
+def test_sqlite_urls(tmp_path, monkeypatch):
     from langgraph.checkpoint.sqlite import SqliteSaver
 
     assert isinstance(make_checkpointer(f"sqlite:///{tmp_path}/a/b.db"), SqliteSaver)
     assert (tmp_path / "a" / "b.db").exists()
     assert isinstance(make_checkpointer("sqlite:///:memory:"), SqliteSaver)
-    default = make_checkpointer(None, AgentSettings(state_dir=tmp_path / "state"))
+    monkeypatch.setenv("CUDAMASTER_AGENT__STATE_DIR", str(tmp_path / "state"))  # no CUDAMASTER_CHECKPOINT_URL: SQLite there
+    default = make_checkpointer()
     assert isinstance(default, SqliteSaver) and (tmp_path / "state" / "checkpoints.db").exists()
     with pytest.raises(ValueError, match="unsupported database URL"):
         make_checkpointer("mysql://x")
@@ -97,7 +98,7 @@ def test_flag_allowlist():
 def test_local_evaluator_profile_without_a_profiler_gives_a_note_not_a_crash(harness_settings, monkeypatch):
     from graph.evaluator import LocalEvaluator
 
-    monkeypatch.setenv("CUDAMASTER_NCU", "/nonexistent/ncu")  # no Nsight Compute, as on a CPU machine
+    monkeypatch.setenv("CUDAMASTER_PROFILING__NCU", "/nonexistent/ncu")  # no Nsight Compute, as on a CPU machine
     result = LocalEvaluator(harness_settings).profile("vector_add", "fp32", None, "filtered")
     assert result.text == "" and result.note.startswith("no profile (")
     assert LocalEvaluator(harness_settings).profile("vector_add", "fp32", None, "none").text == ""

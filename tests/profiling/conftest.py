@@ -10,10 +10,10 @@ def unsandboxed(monkeypatch):
     """The fake ncu scripts read the repository's fixtures and write next to themselves, which the sandbox
     forbids (test_ncu_and_its_target_run_inside_the_sandbox covers ncu in the sandbox): these tests of the
     profiling plumbing use the opt-out."""
-    from bench_tasks.harness.settings import get_settings
+    from app.config import reset_settings
 
-    monkeypatch.setenv("CUDAMASTER_SANDBOX", "none")
-    monkeypatch.setenv("CUDAMASTER_ALLOW_UNSANDBOXED", "true")
-    get_settings.cache_clear()
+    monkeypatch.setenv("CUDAMASTER_HARNESS__SANDBOX", "none")
+    monkeypatch.setenv("CUDAMASTER_HARNESS__ALLOW_UNSANDBOXED", "true")
+    reset_settings()
     yield
-    get_settings.cache_clear()
+    reset_settings()

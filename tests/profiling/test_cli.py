@@ -3,8 +3,8 @@ import json
 import pytest
 from typer.testing import CliRunner
 
+from app.config import reset_settings
 from profiling.cli import app
-from profiling.settings import get_profiling_settings
 
 from .helpers import FIXTURES, fake_ncu
 
@@ -13,9 +13,9 @@ runner = CliRunner()
 
 @pytest.fixture(autouse=True)
 def fresh_settings():
-    get_profiling_settings.cache_clear()
+    reset_settings()
     yield
-    get_profiling_settings.cache_clear()
+    reset_settings()
 
 
 def test_classify_saved_csv_both_rules():
@@ -64,14 +64,14 @@ def test_fit_thresholds_command(tmp_path):
 
 
 def test_profile_task_without_ncu_is_a_clear_error(monkeypatch):
-    monkeypatch.setenv("CUDAMASTER_NCU", "/nonexistent/ncu")
+    monkeypatch.setenv("CUDAMASTER_PROFILING__NCU", "/nonexistent/ncu")
     for args in (["vector_add", "--precision", "fp32"], ["run", "vector_add", "-p", "fp32"]):
         r = runner.invoke(app, args)
-        assert r.exit_code == 1 and "CUDAMASTER_NCU" in r.output and "Traceback" not in r.output
+        assert r.exit_code == 1 and "CUDAMASTER_PROFILING__NCU" in r.output and "Traceback" not in r.output
 
 
 def test_profile_bad_size_and_unknown_task(monkeypatch, tmp_path):
-    monkeypatch.setenv("CUDAMASTER_NCU", str(fake_ncu(tmp_path, "exit 0")))
+    monkeypatch.setenv("CUDAMASTER_PROFILING__NCU", str(fake_ncu(tmp_path, "exit 0")))
     r = runner.invoke(app, ["vector_add", "--size", "N"])
     assert r.exit_code == 2 and "NAME=VALUE" in r.output
     r = runner.invoke(app, ["no_such_task", "-p", "fp32"])
@@ -80,7 +80,7 @@ def test_profile_bad_size_and_unknown_task(monkeypatch, tmp_path):
 
 @pytest.mark.slow
 def test_profile_task_with_fake_ncu(monkeypatch, tmp_path, unsandboxed):
-    monkeypatch.setenv("CUDAMASTER_NCU", str(fake_ncu(tmp_path, f'cp "{FIXTURES / "synthetic_chase_raw.csv"}" "$LOG"')))
+    monkeypatch.setenv("CUDAMASTER_PROFILING__NCU", str(fake_ncu(tmp_path, f'cp "{FIXTURES / "synthetic_chase_raw.csv"}" "$LOG"')))
     saved = tmp_path / "report.json"
     r = runner.invoke(app, ["vector_add", "-p", "fp32", "--size", "N=4096", "--save-json", str(saved), "--tokens"])
     assert r.exit_code == 0, r.output

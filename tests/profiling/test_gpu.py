@@ -8,7 +8,7 @@ from bench_tasks.harness import gpu_status
 from profiling import metrics as m
 from profiling.classify import Bottleneck
 from profiling.filter import render
-from profiling.settings import ProfilingSettings
+from profiling.settings import get_profiling_settings
 
 
 def _gpu() -> tuple[bool, str]:
@@ -23,9 +23,9 @@ pytestmark = [pytest.mark.gpu, pytest.mark.skipif(not HAVE_GPU, reason=f"no GPU:
 
 @pytest.fixture
 def settings():
-    s = ProfilingSettings()
+    s = get_profiling_settings()
     if shutil.which(s.ncu) is None:
-        pytest.skip(f"ncu not found as {s.ncu!r} (set CUDAMASTER_NCU)")
+        pytest.skip(f"ncu not found as {s.ncu!r} (set CUDAMASTER_PROFILING__NCU)")
     return s
 
 

@@ -5,18 +5,24 @@ import pytest
 
 from profiling import metrics as m
 from profiling.classify import Bottleneck
-from profiling.errors import (CounterPermissionError, NcuNotFoundError, NoKernelsProfiledError, ProfilerTimeoutError,
-                              ProfilerUnavailableError, TargetCrashedError)
+from profiling.errors import (
+    CounterPermissionError,
+    NcuNotFoundError,
+    NoKernelsProfiledError,
+    ProfilerTimeoutError,
+    ProfilerUnavailableError,
+    TargetCrashedError,
+)
 from profiling.ncu import default_params, ncu_command, profile_command, profile_kernel, run_ncu
-from profiling.settings import ProfilingSettings
+from profiling.settings import ProfilingSettings, get_profiling_settings
 
 from .helpers import FIXTURES, fake_ncu
 
 
 def settings_for(monkeypatch, script, timeout=30.0):
-    monkeypatch.setenv("CUDAMASTER_NCU", str(script))
-    monkeypatch.setenv("CUDAMASTER_NCU_TIMEOUT_S", str(timeout))
-    return ProfilingSettings()
+    monkeypatch.setenv("CUDAMASTER_PROFILING__NCU", str(script))
+    monkeypatch.setenv("CUDAMASTER_PROFILING__NCU_TIMEOUT_S", str(timeout))
+    return get_profiling_settings()
 
 
 def test_command_has_the_required_flags(tmp_path):
@@ -30,12 +36,12 @@ def test_command_has_the_required_flags(tmp_path):
 
 
 def test_missing_ncu_with_fake_ncu_path(monkeypatch, tmp_path):
-    monkeypatch.setenv("CUDAMASTER_NCU", str(tmp_path / "no-such-ncu"))
-    with pytest.raises(NcuNotFoundError, match="CUDAMASTER_NCU"):
-        run_ncu(["true"], settings=ProfilingSettings())
-    monkeypatch.setenv("CUDAMASTER_NCU", "ncu-not-on-path-anywhere")
+    monkeypatch.setenv("CUDAMASTER_PROFILING__NCU", str(tmp_path / "no-such-ncu"))
+    with pytest.raises(NcuNotFoundError, match="CUDAMASTER_PROFILING__NCU"):
+        run_ncu(["true"], settings=get_profiling_settings())
+    monkeypatch.setenv("CUDAMASTER_PROFILING__NCU", "ncu-not-on-path-anywhere")
     with pytest.raises(NcuNotFoundError, match="Install Nsight Compute"):
-        profile_kernel("vector_add", "fp32", settings=ProfilingSettings())  # fails before compiling
+        profile_kernel("vector_add", "fp32", settings=get_profiling_settings())  # fails before compiling
 
 
 def test_permission_error_with_fake_ncu(monkeypatch, tmp_path):
@@ -57,7 +63,7 @@ def test_timeout_with_fake_ncu_kills_the_process_group(monkeypatch, tmp_path):
     marker = tmp_path / "child-survived"
     script = fake_ncu(tmp_path, f'(sleep 3; touch "{marker}") & sleep 30; wait')
     started = time.monotonic()
-    with pytest.raises(ProfilerTimeoutError, match="CUDAMASTER_NCU_TIMEOUT_S"):
+    with pytest.raises(ProfilerTimeoutError, match="CUDAMASTER_PROFILING__NCU_TIMEOUT_S"):
         run_ncu(["./app"], settings=settings_for(monkeypatch, script, timeout=1.0))
     assert time.monotonic() - started < 10
     time.sleep(3.5)
@@ -126,7 +132,7 @@ def test_ncu_and_its_target_run_inside_the_sandbox(monkeypatch, tmp_path, harnes
     from bench_tasks.harness import sandbox as sb
     from tests.bench.sandbox_support import scratch_root
 
-    monkeypatch.setenv("CUDAMASTER_API_KEY", "sk-test-not-for-the-sandbox")
+    monkeypatch.setenv("CUDAMASTER_AGENT__API_KEY", "sk-test-not-for-the-sandbox")
     with scratch_root() as root:
         settings = harness_settings.model_copy(update={"scratch_root": root})
         if not sb.describe(settings).startswith("bwrap"):

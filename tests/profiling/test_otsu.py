@@ -4,8 +4,8 @@ import numpy as np
 import pytest
 
 from profiling import metrics as m
-from profiling.otsu import fit_thresholds, load_corpus, otsu_threshold
 from profiling.errors import ReportFormatError
+from profiling.otsu import fit_thresholds, load_corpus, otsu_threshold
 from profiling.report import KernelProfile, Metric, ProfileReport
 
 

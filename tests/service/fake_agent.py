@@ -25,7 +25,6 @@ from typing import Any
 
 from app.agent import JobRun
 from app.main import create_app
-from app.settings import ServiceSettings
 
 
 def _state_path(job_id: str) -> Path:
@@ -119,5 +118,5 @@ def fake_run_job(run: JobRun) -> dict[str, Any]:
 
 
 def create_fake_app():
-    """uvicorn factory: the real service with the FAKE agent (settings from CUDAMASTER_* variables)."""
-    return create_app(ServiceSettings(), run_job=fake_run_job)
+    """uvicorn factory: the real service with the FAKE agent (settings from the settings tree, app/config.py)."""
+    return create_app(run_job=fake_run_job)

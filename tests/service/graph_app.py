@@ -1,7 +1,7 @@
 """uvicorn factories for the service with the REAL agent (graph.runner).
 
 - create_fake_gpu_app: real LangGraph agent, real nvcc compiles, FAKE GPU results
-  (graph.testing.FakeGpuEvaluator); the LLM endpoint comes from CUDAMASTER_BASE_URL (the tests
+  (graph.testing.FakeGpuEvaluator); the LLM endpoint comes from CUDAMASTER_AGENT__BASE_URL (the tests
   point it at tests/support/openai_stub.py).
 - create_gpu_app: everything real (the service's default local GPU evaluator).
 - create_harness_without_gpu_app: real agent, real harness in the real sandbox, FAKE GPU CHECK: evaluate()
@@ -16,25 +16,24 @@ import os
 from pathlib import Path
 
 from app.main import create_app
-from app.settings import ServiceSettings
 
 
 def create_fake_gpu_app():
-    from bench_tasks.harness import HarnessSettings
+    from bench_tasks.harness import get_settings
     from graph.testing import FakeGpuEvaluator
 
     cache = Path(os.environ.get("TEST_HARNESS_CACHE", "/tmp/cm-harness-cache"))
-    return create_app(ServiceSettings(), evaluator=FakeGpuEvaluator(HarnessSettings(cache_dir=cache)))
+    return create_app(evaluator=FakeGpuEvaluator(get_settings(cache_dir=cache)))
 
 
 def create_gpu_app():
-    return create_app(ServiceSettings())
+    return create_app()
 
 
 def create_harness_without_gpu_app():
     import importlib
 
-    from bench_tasks.harness import HarnessSettings
+    from bench_tasks.harness import get_settings
     from graph.evaluator import LocalEvaluator
     from graph.testing import FakeGpuEvaluator
 
@@ -49,4 +48,4 @@ def create_harness_without_gpu_app():
             return super().evaluate(task, precision, source, sizes, flags)
 
     cache = Path(os.environ.get("TEST_HARNESS_CACHE", "/tmp/cm-harness-cache"))
-    return create_app(ServiceSettings(), evaluator=HarnessWithFakeBaselineResult(HarnessSettings(cache_dir=cache)))
+    return create_app(evaluator=HarnessWithFakeBaselineResult(get_settings(cache_dir=cache)))

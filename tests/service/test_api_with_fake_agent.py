@@ -163,7 +163,7 @@ def test_refusals_are_clear_4xx(api):
     r = client.post(f"{API}/jobs", json={}, headers=headers)
     assert r.status_code == 422 and "exactly one of" in r.text
     r = client.post(f"{API}/jobs", content=b"x" * (1024 * 1024 + 10), headers=headers | {"content-type": "application/json"})
-    assert r.status_code == 413 and "CUDAMASTER_MAX_REQUEST_BYTES" in r.json()["detail"]
+    assert r.status_code == 413 and "CUDAMASTER_SERVICE__MAX_REQUEST_BYTES" in r.json()["detail"]
     assert client.get(f"{API}/jobs/job_missing", headers=headers).status_code == 404
     assert client.get(f"{API}/jobs/job_missing/events", headers=headers).status_code == 404
     assert client.post(f"{API}/jobs/job_missing/cancel", headers=headers).status_code == 404
@@ -192,7 +192,7 @@ def test_custom_task_validated_stored_and_queued_with_fake_agent(api):
     r = client.post(f"{API}/jobs", json={"custom": CUSTOM | {"baseline_cu": "// empty"}}, headers=headers)
     assert r.status_code == 422 and "does not define scale" in r.json()["detail"][0]["msg"]
     r = client.post(f"{API}/jobs", json={"custom": CUSTOM | {"baseline_cu": "x" * 300_000}}, headers=headers)
-    assert r.status_code == 413 and "CUDAMASTER_MAX_SOURCE_BYTES" in r.json()["detail"]
+    assert r.status_code == 413 and "CUDAMASTER_SERVICE__MAX_SOURCE_BYTES" in r.json()["detail"]
     assert client.get(f"{API}/jobs", headers=headers).json()["total"] == 1  # only the valid one became a job
 
 

@@ -20,7 +20,7 @@ API = "/api/v1"
 
 def test_keys_create_and_serve_cli(tmp_path):
     db_url = f"sqlite:///{tmp_path / 'cli.db'}"
-    env = {**os.environ, "CUDAMASTER_DATABASE_URL": db_url}
+    env = {**os.environ, "CUDAMASTER_SERVICE__DATABASE_URL": db_url}
     out = subprocess.run([sys.executable, "-m", "app.cli", "keys", "create", "--name", "team-a"], cwd=REPO, env=env,
                          capture_output=True, text=True, timeout=60)
     if out.returncode != 0 and "No such command" in out.stderr:
@@ -33,7 +33,7 @@ def test_keys_create_and_serve_cli(tmp_path):
 
     port = free_port()
     proc = subprocess.Popen([sys.executable, "-m", "app.cli", "serve", "--port", str(port), "--log-level", "warning"], cwd=REPO,
-                            env=env | {"CUDAMASTER_GPUS": '["0","1"]'}, stdout=subprocess.PIPE, stderr=subprocess.STDOUT, text=True)
+                            env=env | {"CUDAMASTER_SERVICE__GPUS": '["0","1"]'}, stdout=subprocess.PIPE, stderr=subprocess.STDOUT, text=True)
     try:
         deadline = time.monotonic() + 60
         while True:
@@ -55,7 +55,7 @@ def test_keys_create_and_serve_cli(tmp_path):
 @pytest.mark.parametrize("db_url", ["sqlite"], indirect=True)
 def test_jobs_in_flight_per_key_limit_with_fake_agent(db_url, server_factory):
     key, other = make_key(db_url, "a"), make_key(db_url, "b")
-    server = server_factory(CUDAMASTER_MAX_JOBS_IN_FLIGHT_PER_KEY="2", FAKE_AGENT_STEP_SECONDS="2")
+    server = server_factory(CUDAMASTER_SERVICE__MAX_JOBS_IN_FLIGHT_PER_KEY="2", FAKE_AGENT_STEP_SECONDS="2")
     with httpx.Client(base_url=server.url, timeout=30) as client:
         body = {"task": "vector_add", "rounds": 3}
         ids = [client.post(f"{API}/jobs", json=body, headers={"X-API-Key": key}).json()["id"] for _ in range(2)]
@@ -70,7 +70,7 @@ def test_jobs_in_flight_per_key_limit_with_fake_agent(db_url, server_factory):
 def test_sigterm_drains_to_checkpoint_and_next_start_resumes_with_fake_agent(db_url, server_factory):
     key = make_key(db_url)
     headers = {"X-API-Key": key}
-    first = server_factory(FAKE_AGENT_STEP_SECONDS="0.5", CUDAMASTER_LEASE_SECONDS="600")  # a crash would block for 10 min
+    first = server_factory(FAKE_AGENT_STEP_SECONDS="0.5", CUDAMASTER_SERVICE__LEASE_SECONDS="600")  # a crash would block for 10 min
     with httpx.Client(base_url=first.url, timeout=30) as client:
         job_id = client.post(f"{API}/jobs", json={"task": "vector_add", "rounds": 5}, headers=headers).json()["id"]
         deadline = time.monotonic() + 60
@@ -79,7 +79,7 @@ def test_sigterm_drains_to_checkpoint_and_next_start_resumes_with_fake_agent(db_
             time.sleep(0.1)
     first.stop()  # SIGTERM: drain
     assert first.proc.returncode in (0, -signal.SIGTERM)  # uvicorn re-raises SIGTERM after its clean shutdown
-    second = server_factory(FAKE_AGENT_STEP_SECONDS="0.1", CUDAMASTER_LEASE_SECONDS="600")
+    second = server_factory(FAKE_AGENT_STEP_SECONDS="0.1", CUDAMASTER_SERVICE__LEASE_SECONDS="600")
     with httpx.Client(base_url=second.url, timeout=30) as client:
         mid = client.get(f"{API}/jobs/{job_id}", headers=headers).json()
         assert mid["status"] in ("running", "finished")  # lease released at shutdown: taken at once, not after 600 s

@@ -29,7 +29,7 @@ def test_kill_9_at_random_points_loses_and_duplicates_nothing_with_fake_agent(db
     rng = random.Random(seed)
     headers = {"X-API-Key": make_key(db_url)}
     state_dir = tmp_path / "fake-agent"
-    env = {"FAKE_AGENT_STEP_SECONDS": STEP_S, "CUDAMASTER_MAX_RUNNING_JOBS": "2"}
+    env = {"FAKE_AGENT_STEP_SECONDS": STEP_S, "CUDAMASTER_SERVICE__MAX_RUNNING_JOBS": "2"}
 
     server = server_factory(**env)
     with httpx.Client(base_url=server.url, timeout=30) as client:

@@ -79,7 +79,7 @@ def test_huge_numbers_nul_characters_and_huge_bodies_are_refused_with_fake_agent
             yield b"x" * (1 << 20)
 
     r = client.post(f"{API}/jobs", content=chunks(10 << 20), headers=h | raw)  # chunked: no Content-Length
-    assert r.status_code == 413 and "CUDAMASTER_MAX_REQUEST_BYTES" in r.json()["detail"], r.text
+    assert r.status_code == 413 and "CUDAMASTER_SERVICE__MAX_REQUEST_BYTES" in r.json()["detail"], r.text
     r = client.post(f"{API}/jobs/{waiting}/answer", content=chunks(10 << 20), headers=h | raw)
     assert r.status_code == 413, r.text
     assert jobs_total(client, h) == before  # nothing above made a job

@@ -20,7 +20,7 @@ LIMIT, SUBMISSIONS = 8, 200
 def test_200_concurrent_submissions_make_exactly_the_limit_with_fake_agent(db_url, server_factory):
     key = {"X-API-Key": make_key(db_url)}
     other = {"X-API-Key": make_key(db_url, "other")}
-    server = server_factory(CUDAMASTER_MAX_JOBS_IN_FLIGHT_PER_KEY=str(LIMIT))
+    server = server_factory(CUDAMASTER_SERVICE__MAX_JOBS_IN_FLIGHT_PER_KEY=str(LIMIT))
     limits = httpx.Limits(max_connections=SUBMISSIONS, max_keepalive_connections=SUBMISSIONS)
     with httpx.Client(base_url=server.url, timeout=120, limits=limits) as client:
         def submit(_: int) -> int:
@@ -39,4 +39,4 @@ def test_200_concurrent_submissions_make_exactly_the_limit_with_fake_agent(db_ur
         assert client.post(f"{API}/jobs", json={"task": "vector_add", "manual": True}, headers=key).status_code == 429
         # Resuming the cancelled job would make 9: refused the same way.
         r = client.post(f"{API}/jobs/{page['items'][0]['id']}/resume", headers=key)
-        assert r.status_code == 429 and "CUDAMASTER_MAX_JOBS_IN_FLIGHT_PER_KEY" in r.json()["detail"]
+        assert r.status_code == 429 and "CUDAMASTER_SERVICE__MAX_JOBS_IN_FLIGHT_PER_KEY" in r.json()["detail"]

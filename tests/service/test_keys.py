@@ -71,7 +71,7 @@ def cli(*args: str, env: dict[str, str] | None = None) -> Result:
 
 def test_keys_cli_roles_teams_list_revoke(tmp_path):
     url = f"sqlite:///{tmp_path / 'keys.db'}"
-    first = cli("keys", "create", "--name", "ops", env={"CUDAMASTER_DATABASE_URL": url})
+    first = cli("keys", "create", "--name", "ops", env={"CUDAMASTER_SERVICE__DATABASE_URL": url})
     assert first.exit_code == 0, first.output
     assert "role admin" in first.stdout and "first key" in first.stdout and str(tmp_path / "keys.db") in first.stdout
     second = cli("keys", "create", "--name", "alice", "--database-url", url)  # the flag and the variable reach one database
@@ -99,11 +99,11 @@ def test_an_unknown_key_is_told_which_database_the_service_uses_with_fake_agent(
     served = db_url.replace("postgres@", "postgres:s3cret-pw@") if db_url.startswith("postgresql") else db_url
     make_key(served)
     elsewhere = make_key(f"sqlite:///{tmp_path / 'other.db'}", "made in the wrong database")
-    server = server_factory(CUDAMASTER_DATABASE_URL=served)
+    server = server_factory(CUDAMASTER_SERVICE__DATABASE_URL=served)
     r = httpx.get(f"{server.url}{API}/jobs", headers={"X-API-Key": elsewhere}, timeout=30)
     detail = r.json()["detail"]
     assert r.status_code == 403 and "not recognised" in detail
-    assert "cudamaster keys create" in detail and "--database-url" in detail and "CUDAMASTER_DATABASE_URL" in detail
+    assert "cudamaster keys create" in detail and "--database-url" in detail and "CUDAMASTER_SERVICE__DATABASE_URL" in detail
     if served.startswith("postgresql"):
         assert "s3cret-pw" not in detail and "postgres:***@127.0.0.1:5432/test" in detail
     else:

@@ -72,7 +72,7 @@ def test_sigterm_with_stream_open_stops_promptly_and_starts_no_llm_call_with_fak
     hold = tmp_path / "hold"
     hold.touch()
     state_dir = tmp_path / "fake-agent"
-    server = server_factory(FAKE_MODEL_HOLD=str(hold), CUDAMASTER_DRAIN_SECONDS="60")
+    server = server_factory(FAKE_MODEL_HOLD=str(hold), CUDAMASTER_SERVICE__DRAIN_SECONDS="60")
     client = httpx.Client(base_url=server.url, timeout=30)
     job_id = client.post(f"{API}/jobs", json={"task": "vector_add", "rounds": 3}, headers=headers).json()["id"]
     _wait_for_requests(state_dir, 1, server)

@@ -76,14 +76,14 @@ def _everything(client: httpx.Client, job_id: str, headers: dict) -> str:
 
 
 def _start(server_factory, tmp_path, llm, tmp_path_factory, root):
-    env = graph_env(tmp_path, llm, tmp_path_factory) | {"CUDAMASTER_SCRATCH_ROOT": str(root), "CUDAMASTER_API_KEY": SECRET}
+    env = graph_env(tmp_path, llm, tmp_path_factory) | {"CUDAMASTER_HARNESS__SCRATCH_ROOT": str(root), "CUDAMASTER_AGENT__API_KEY": SECRET}
     return server_factory(factory="tests.service.graph_app:create_harness_without_gpu_app", **env)
 
 
 def test_attacks_through_the_api_leave_nothing_and_leak_nothing(db_url, server_factory, tmp_path, llm, tmp_path_factory, harness_settings):
     data = tmp_path / "data"
     data.mkdir()
-    (data / "secret.env").write_text(f"CUDAMASTER_API_KEY={SECRET}\n")
+    (data / "secret.env").write_text(f"CUDAMASTER_AGENT__API_KEY={SECRET}\n")
     marker = tmp_path / "pwned"
     with scratch_root() as root, socket.create_server(("127.0.0.1", 0)) as canary:
         if not bwrap_works(harness_settings.model_copy(update={"scratch_root": root}))[0]:
@@ -111,7 +111,7 @@ def test_attacks_through_the_api_leave_nothing_and_leak_nothing(db_url, server_f
     assert not marker.exists()
     log = server.log.read_text()
     for text in (seen, prompts, log):
-        assert SECRET not in text and "CUDAMASTER_DATABASE_URL" not in text and "ENV CUDAMASTER" not in text
+        assert SECRET not in text and "CUDAMASTER_SERVICE__DATABASE_URL" not in text and "ENV CUDAMASTER" not in text
     assert job["status"] in ("no_correct_kernel", "finished", "failed"), job["message"]
     assert health["status"] == "ok" and health["sandbox"].startswith("bwrap")
 
@@ -120,7 +120,7 @@ def test_without_a_sandbox_the_service_says_so_and_refuses_kernels(db_url, serve
     llm.add(MODELS["planner"], k.plan("Grid"))
     llm.add(MODELS["coder"], k.reply(k.fast_kernel()))
     headers = {"X-API-Key": make_key(db_url)}
-    env = graph_env(tmp_path, llm, tmp_path_factory) | {"CUDAMASTER_SANDBOX_BWRAP": "/nonexistent/bwrap"}
+    env = graph_env(tmp_path, llm, tmp_path_factory) | {"CUDAMASTER_HARNESS__SANDBOX_BWRAP": "/nonexistent/bwrap"}
     server = server_factory(factory="tests.service.graph_app:create_harness_without_gpu_app", **env)
     with httpx.Client(base_url=server.url, timeout=30) as client:
         health = client.get(f"{API}/health").json()
@@ -135,7 +135,7 @@ def test_without_a_sandbox_the_service_says_so_and_refuses_kernels(db_url, serve
 def test_a_custom_baseline_including_a_server_file_gets_no_such_file(db_url, server_factory, tmp_path, llm, tmp_path_factory, harness_settings):
     data = tmp_path / "data"
     data.mkdir()
-    (data / "secret.env").write_text(f"CUDAMASTER_API_KEY={SECRET}\n")
+    (data / "secret.env").write_text(f"CUDAMASTER_AGENT__API_KEY={SECRET}\n")
     baseline = f'#include "{data / "secret.env"}"\n' + 'extern "C" void scale(const float* X, float* Y, int N) { }\n'
     with scratch_root() as root:
         if not bwrap_works(harness_settings.model_copy(update={"scratch_root": root}))[0]:

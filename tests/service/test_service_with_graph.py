@@ -6,6 +6,8 @@ compiles for real, the GPU results are FAKE (graph.testing.FakeGpuEvaluator) exc
 from __future__ import annotations
 
 import json
+import subprocess
+import sys
 import time
 
 import httpx
@@ -32,13 +34,13 @@ def llm():
 
 
 def graph_env(tmp_path, llm: ScriptedOpenAI | None, tmp_path_factory) -> dict[str, str]:
-    env = {"CUDAMASTER_STATE_DIR": str(tmp_path / "agent-state"), "CUDAMASTER_PRICES": json.dumps(PRICES),
-           "CUDAMASTER_RETRY__INITIAL_INTERVAL_S": "0.01", "CUDAMASTER_RETRY__JITTER": "false",
+    env = {"CUDAMASTER_AGENT__STATE_DIR": str(tmp_path / "agent-state"), "CUDAMASTER_AGENT__PRICES": json.dumps(PRICES),
+           "CUDAMASTER_AGENT__RETRY__INITIAL_INTERVAL_S": "0.01", "CUDAMASTER_AGENT__RETRY__JITTER": "false",
            "TEST_HARNESS_CACHE": str(tmp_path_factory.getbasetemp() / "harness-cache")}
     for role, model in MODELS.items():
-        env[f"CUDAMASTER_ROLES__{role.upper()}__MODEL"] = model
+        env[f"CUDAMASTER_AGENT__ROLES__{role.upper()}__MODEL"] = model
     if llm is not None:
-        env |= {"CUDAMASTER_BASE_URL": llm.base_url, "CUDAMASTER_API_KEY": "test-key"}
+        env |= {"CUDAMASTER_AGENT__BASE_URL": llm.base_url, "CUDAMASTER_AGENT__API_KEY": "test-key"}
     return env
 
 
@@ -94,6 +96,20 @@ def test_manual_mode_answered_over_http_with_real_graph(db_url, server_factory, 
         job = wait_status(client, f"{API}/jobs/{job_id}", headers, {"finished"}, timeout=120)
     assert asked == ["planner", "coder"]
     assert job["best_score"] == 2.2 and [c["model"] for c in job["llm_calls"]] == ["manual", "manual"]
+
+
+def test_cli_resume_finds_a_job_the_service_checkpointed_with_the_same_settings(db_url, server_factory, tmp_path, tmp_path_factory):
+    """One checkpoint store (the settings tree's checkpoint_url) for the service and `cudamaster resume`."""
+    headers = {"X-API-Key": make_key(db_url)}
+    server = start(server_factory, tmp_path, None, tmp_path_factory)  # manual mode: the job stops at the planner's question
+    with httpx.Client(base_url=server.url, timeout=30) as client:
+        r = client.post(f"{API}/jobs", json={"task": "vector_add", "rounds": 1, "debug": 0, "manual": True}, headers=headers)
+        job_id = r.json()["id"]
+        wait_status(client, f"{API}/jobs/{job_id}", headers, {"waiting_for_input"}, timeout=120)
+    cli = subprocess.run([sys.executable, "-m", "app.cli", "resume", job_id], env=server.env, cwd=tmp_path,
+                         stdin=subprocess.DEVNULL, capture_output=True, text=True, timeout=120)
+    assert cli.returncode == 0, cli.stdout + cli.stderr
+    assert "waiting_for_input" in cli.stdout and f"no job {job_id}" not in cli.stdout + cli.stderr, cli.stdout
 
 
 def test_sigkill_mid_job_then_restart_finishes_without_loss_or_duplicates(db_url, server_factory, tmp_path, llm, tmp_path_factory):

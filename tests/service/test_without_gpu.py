@@ -61,11 +61,11 @@ def test_plan_evaluation_decides_where_jobs_run():
     by_uuid = plan_evaluation(["GPU-b"], 0, False, two)
     assert by_uuid.kind == "local_gpus" and by_uuid.gpus_missing == []
     partly = plan_evaluation(["0", "3"], 0, False, two)
-    assert partly.can_run_jobs and not partly.healthy and partly.gpus_missing == ["3"] and "CUDAMASTER_GPUS" in partly.note
+    assert partly.can_run_jobs and not partly.healthy and partly.gpus_missing == ["3"] and "CUDAMASTER_SERVICE__GPUS" in partly.note
     wrong = plan_evaluation(["5"], 0, False, two)
-    assert wrong.kind == "none" and "CUDAMASTER_GPUS" in wrong.note
+    assert wrong.kind == "none" and "CUDAMASTER_SERVICE__GPUS" in wrong.note
     nothing = plan_evaluation(["0"], 0, False, none)
-    assert nothing.kind == "none" and not nothing.can_run_jobs and "CUDAMASTER_REMOTE_GPUS" in nothing.note
+    assert nothing.kind == "none" and not nothing.can_run_jobs and "CUDAMASTER_SERVICE__REMOTE_GPUS" in nothing.note
     remote = plan_evaluation(["0"], 2, False, none)
     assert remote.kind == "remote_gpus" and remote.can_run_jobs
     injected = plan_evaluation(["0"], 0, True, none)
@@ -93,7 +93,7 @@ def test_without_a_gpu_jobs_are_refused_at_submit_and_reads_work(db_url, server_
         for body in ({"task": "vector_add"}, {"custom": CUSTOM}):
             r = client.post(f"{API}/jobs", json=body, headers=key)
             assert r.status_code == 503, r.text
-            assert "GPU machine" in r.json()["detail"] and "CUDAMASTER_REMOTE_GPUS" in r.json()["detail"]
+            assert "GPU machine" in r.json()["detail"] and "CUDAMASTER_SERVICE__REMOTE_GPUS" in r.json()["detail"]
         assert client.get(f"{API}/tasks", headers=key).status_code == 200
         page = client.get(f"{API}/jobs", headers=key).json()
         assert [j["id"] for j in page["items"]] == [stored] and page["items"][0]["status"] == "queued"  # never claimed here
@@ -108,7 +108,7 @@ def test_without_a_gpu_jobs_are_refused_at_submit_and_reads_work(db_url, server_
 @pytest.mark.parametrize("db_url", ["sqlite"], indirect=True)
 def test_with_the_configured_gpus_found_health_is_ok(db_url, server_factory, tmp_path):
     server = server_factory(factory="tests.service.graph_app:create_gpu_app", PATH=fake_nvidia_smi(tmp_path, TWO_GPUS),
-                            CUDAMASTER_GPUS='["0", "1"]')
+                            CUDAMASTER_SERVICE__GPUS='["0", "1"]')
     health = httpx.get(f"{server.url}{API}/health", timeout=30).json()
     assert health["status"] == "ok" and health["evaluation"] == "local_gpus" and health["can_run_jobs"] is True
     assert health["gpus_found"] == ["0", "1"] and "NVIDIA H200" in health["gpu_note"]
@@ -137,7 +137,7 @@ def test_a_missing_postgresql_database_is_one_line_not_a_traceback():
 @pytest.mark.slow
 def test_serve_without_a_gpu_says_so_in_one_line_and_runs(tmp_path):
     port = free_port()
-    env = {**os.environ, "CUDAMASTER_DATABASE_URL": f"sqlite:///{tmp_path / 's.db'}", "PATH": fake_nvidia_smi(tmp_path, None)}
+    env = {**os.environ, "CUDAMASTER_SERVICE__DATABASE_URL": f"sqlite:///{tmp_path / 's.db'}", "PATH": fake_nvidia_smi(tmp_path, None)}
     proc = subprocess.Popen([sys.executable, "-m", "app.cli", "serve", "--port", str(port), "--log-level", "warning"], cwd=REPO,
                             env=env, stdout=subprocess.PIPE, stderr=subprocess.STDOUT, text=True)
     try:
