@@ -36,17 +36,23 @@ def check_task_name(name: str) -> str:
         return name
     known = task_names()
     if re.fullmatch(BUILTIN_TASK_PATTERN, name) is None or name not in known:
-        raise ValueError(f"unknown task {name[:80]!r}: give a benchmark task name ({', '.join(known)}; see GET /api/v1/tasks) "
-                         "or the id of a custom task your key created (ct_ and 16 hex digits)")
+        raise ValueError(
+            f"unknown task {name[:80]!r}: give a benchmark task name ({', '.join(known)}; see GET /api/v1/tasks) "
+            "or the id of a custom task your key created (ct_ and 16 hex digits)"
+        )
     return name
 
 
 def _task_name_schema() -> dict[str, Any]:
     from bench_tasks.spec import task_names
 
-    return {"anyOf": [{"type": "string", "enum": task_names(), "description": "a benchmark task (GET /api/v1/tasks)"},
-                      {"type": "string", "pattern": CUSTOM_TASK_PATTERN, "description": "a custom task your key created"}],
-            "examples": ["vector_add"]}
+    return {
+        "anyOf": [
+            {"type": "string", "enum": task_names(), "description": "a benchmark task (GET /api/v1/tasks)"},
+            {"type": "string", "pattern": CUSTOM_TASK_PATTERN, "description": "a custom task your key created"},
+        ],
+        "examples": ["vector_add"],
+    }
 
 
 TaskName = Annotated[str, AfterValidator(check_task_name), WithJsonSchema(_task_name_schema())]

@@ -14,8 +14,11 @@ from bench_tasks.sandbox_cli import app as sandbox_app
 from graph.cli import optimize, resume
 from profiling.cli import app as profile_app
 
-cli = typer.Typer(help="cudamaster: LLM agents that optimize CUDA kernels, and the benchmark that keeps them honest.",
-                  no_args_is_help=True, pretty_exceptions_enable=False)
+cli = typer.Typer(
+    help="cudamaster: LLM agents that optimize CUDA kernels, and the benchmark that keeps them honest.",
+    no_args_is_help=True,
+    pretty_exceptions_enable=False,
+)
 cli.add_typer(bench_app, name="bench", help="MSKernelBench: list tasks, check and time baselines and candidates.")
 cli.add_typer(sandbox_app, name="sandbox", help="The OS sandbox untrusted kernels run in: check what it allows and blocks.")
 cli.add_typer(profile_app, name="profile", help="Nsight Compute profiles, bottleneck classes and the metric filter.")

@@ -37,12 +37,14 @@ DELIMITER = "__"
 ENV_FILE = ".env"
 
 # CUDAMASTER_* variables that are not settings: read directly by their one user.
-NOT_SETTINGS = frozenset({
-    "CUDAMASTER_GIT_COMMIT",  # bench_tasks.provenance: the commit of a tree without .git (the device copy)
-    "CUDAMASTER_SANDBOX_CANARY",  # bench_tasks.harness.sandbox_check: a marker it plants to prove the sandbox hides it
-    "CUDAMASTER_TEST_POSTGRES",  # tests: the PostgreSQL server the tests use
-    "CUDAMASTER_FUZZ_SEED",  # tests: the OpenAPI fuzzing seed
-})
+NOT_SETTINGS = frozenset(
+    {
+        "CUDAMASTER_GIT_COMMIT",  # bench_tasks.provenance: the commit of a tree without .git (the device copy)
+        "CUDAMASTER_SANDBOX_CANARY",  # bench_tasks.harness.sandbox_check: a marker it plants to prove the sandbox hides it
+        "CUDAMASTER_TEST_POSTGRES",  # tests: the PostgreSQL server the tests use
+        "CUDAMASTER_FUZZ_SEED",  # tests: the OpenAPI fuzzing seed
+    }
+)
 
 
 class SettingsInvalid(ValueError):
@@ -50,17 +52,20 @@ class SettingsInvalid(ValueError):
 
 
 class Settings(BaseSettings):
-    model_config = SettingsConfigDict(env_prefix=PREFIX, env_nested_delimiter=DELIMITER, env_file=ENV_FILE,
-                                      extra="ignore")  # unknown names: check_names
+    model_config = SettingsConfigDict(
+        env_prefix=PREFIX, env_nested_delimiter=DELIMITER, env_file=ENV_FILE, extra="ignore"
+    )  # unknown names: check_names
 
     service: ServiceSettings = Field(default_factory=ServiceSettings)
     agent: AgentSettings = Field(default_factory=AgentSettings)
     harness: HarnessSettings = Field(default_factory=HarnessSettings)
     profiling: ProfilingSettings = Field(default_factory=ProfilingSettings)
     checkpoint_url: str | None = Field(
-        None, description="LangGraph checkpoint store of every job, used by the service and by `cudamaster optimize|resume`: "
-                          "sqlite:///PATH or postgresql://...; default: the service's database when that is PostgreSQL, "
-                          "else SQLite at <agent.state_dir>/checkpoints.db")
+        None,
+        description="LangGraph checkpoint store of every job, used by the service and by `cudamaster optimize|resume`: "
+        "sqlite:///PATH or postgresql://...; default: the service's database when that is PostgreSQL, "
+        "else SQLite at <agent.state_dir>/checkpoints.db",
+    )
 
     def checkpoint_store(self) -> str:
         """The checkpoint URL the service and the CLI both use."""
@@ -149,8 +154,11 @@ def check_names(environ: dict[str, str] | None = None, env_file: Path = Path(ENV
             hint = closest_setting(name)
             also = f" (and {len(unknown) - 1} more unknown: {', '.join(unknown[1:])})" if len(unknown) > 1 else ""
             did_you = f"; did you mean {hint}?" if hint else "; see app/config.py for the settings tree"
-            raise SettingsInvalid(f"unknown setting {name} in the {where}{did_you}{also}"
-                                  if where == "environment" else f"unknown setting {name} in {where}{did_you}{also}")
+            raise SettingsInvalid(
+                f"unknown setting {name} in the {where}{did_you}{also}"
+                if where == "environment"
+                else f"unknown setting {name} in {where}{did_you}{also}"
+            )
 
 
 def _one_line(exc: ValidationError) -> str:

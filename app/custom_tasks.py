@@ -51,8 +51,9 @@ def check_baseline_builds(task: Task, precision: str, settings: HarnessSettings)
         outcome = exc.outcome
         raise CustomTaskInvalid(f"baseline_cu: {outcome.verdict.value}: {outcome.message}", outcome.log) from None
     except harness_compile.LinkError as exc:
-        raise CustomTaskInvalid("baseline_cu does not link with the harness's driver: "
-                                f"{harness_compile._first_error(str(exc))}", str(exc)) from None
+        raise CustomTaskInvalid(
+            f"baseline_cu does not link with the harness's driver: {harness_compile._first_error(str(exc))}", str(exc)
+        ) from None
 
 
 DRAW_CHECK_COUNT = 64  # values drawn from each input's `draw` at submit
@@ -77,8 +78,10 @@ def check_draws(task: Task, precision: str) -> None:
         except Exception as exc:  # noqa: BLE001 - any failure of the draw is the submitter's to fix
             raise CustomTaskInvalid(f"args.{arg.name}.draw {arg.draw!r} cannot be drawn: {exc}") from None
         if not np.all(np.isfinite(back)) or not np.allclose(back, np.asarray(values, dtype=np.float64), rtol=1e-2, atol=0):
-            raise CustomTaskInvalid(f"args.{arg.name}.draw {arg.draw!r} gives values a {dtype} cannot hold "
-                                    f"(e.g. {np.asarray(values).reshape(-1)[0]!r}); keep its parameters finite and within range")
+            raise CustomTaskInvalid(
+                f"args.{arg.name}.draw {arg.draw!r} gives values a {dtype} cannot hold "
+                f"(e.g. {np.asarray(values).reshape(-1)[0]!r}); keep its parameters finite and within range"
+            )
 
 
 def validate(task: CustomTaskIn, precision: str, *, max_sizes: int, max_elements_per_size: int) -> None:
@@ -109,7 +112,7 @@ def validate(task: CustomTaskIn, precision: str, *, max_sizes: int, max_elements
         raise CustomTaskInvalid("precision bf16 needs at least one __nv_bfloat16 buffer in the prototype")
     for i, size in enumerate(task.sizes):
         if not size:
-            raise CustomTaskInvalid(f"sizes[{i}] is empty: give the size parameters, e.g. {{\"N\": 1024}}")
+            raise CustomTaskInvalid(f'sizes[{i}] is empty: give the size parameters, e.g. {{"N": 1024}}')
         for key, value in size.items():
             if not re.fullmatch(r"[A-Za-z_]\w{0,31}", key) or value < 0:
                 raise CustomTaskInvalid(f"sizes[{i}]: {key}={value} must be a name and a non-negative integer")
@@ -126,20 +129,29 @@ def validate(task: CustomTaskIn, precision: str, *, max_sizes: int, max_elements
             if arg.role != "scalar":
                 elements += int(value)
         if elements > max_elements_per_size:
-            raise CustomTaskInvalid(f"sizes[{i}] {size}: its buffers hold {elements} elements together; the limit is "
-                                    f"{max_elements_per_size} per size (CUDAMASTER_SERVICE__MAX_CUSTOM_ELEMENTS)")
+            raise CustomTaskInvalid(
+                f"sizes[{i}] {size}: its buffers hold {elements} elements together; the limit is "
+                f"{max_elements_per_size} per size (CUDAMASTER_SERVICE__MAX_CUSTOM_ELEMENTS)"
+            )
     if not re.search(r"\b" + re.escape(proto.name) + r"\s*\(", task.baseline_cu):
         raise CustomTaskInvalid(f"baseline_cu does not define {proto.name}(...); it must implement the prototype")
 
 
-def store(session: Session, task: CustomTaskIn, precision: str, api_key_id: str | None, *,
-          harness: HarnessSettings, commit: bool = True) -> tuple[CustomTask, Task]:
+def store(
+    session: Session, task: CustomTaskIn, precision: str, api_key_id: str | None, *, harness: HarnessSettings, commit: bool = True
+) -> tuple[CustomTask, Task]:
     """Build the harness task and check that its baseline builds first (nothing invalid is kept, nothing
     registered), register it, then store the row (`commit=False`: in the caller's transaction,
     committed with the job)."""
-    row = CustomTask(id="ct_" + secrets.token_hex(8), api_key_id=api_key_id, name=task.name, precision=precision,
-                     spec={"prototype": task.prototype, "args": {k: v.model_dump() for k, v in task.args.items()},
-                           "sizes": task.sizes}, baseline_source=task.baseline_cu, created_at=utcnow())
+    row = CustomTask(
+        id="ct_" + secrets.token_hex(8),
+        api_key_id=api_key_id,
+        name=task.name,
+        precision=precision,
+        spec={"prototype": task.prototype, "args": {k: v.model_dump() for k, v in task.args.items()}, "sizes": task.sizes},
+        baseline_source=task.baseline_cu,
+        created_at=utcnow(),
+    )
     try:
         built = to_task(row)
         validate_task(built)
@@ -156,8 +168,15 @@ def store(session: Session, task: CustomTaskIn, precision: str, api_key_id: str 
 
 def to_task(row: CustomTask) -> Task:
     spec = row.spec
-    return custom_task(row.id, row.precision, spec["prototype"], spec["args"], spec["sizes"], row.baseline_source,
-                       summary=f"custom task {row.name} (the team's own kernel; oracle: its baseline's output)")
+    return custom_task(
+        row.id,
+        row.precision,
+        spec["prototype"],
+        spec["args"],
+        spec["sizes"],
+        row.baseline_source,
+        summary=f"custom task {row.name} (the team's own kernel; oracle: its baseline's output)",
+    )
 
 
 def register(row: CustomTask) -> Task:

@@ -34,8 +34,9 @@ def detect_gpus(timeout_s: float = 20.0) -> GpuInventory:
     if smi is None:
         return GpuInventory(note="no GPU found: nvidia-smi is not installed (no NVIDIA driver on this machine)")
     try:
-        out = subprocess.run([smi, "--query-gpu=index,uuid,name", "--format=csv,noheader"], capture_output=True, text=True,
-                             timeout=timeout_s)
+        out = subprocess.run(
+            [smi, "--query-gpu=index,uuid,name", "--format=csv,noheader"], capture_output=True, text=True, timeout=timeout_s
+        )
     except (OSError, subprocess.TimeoutExpired) as exc:
         return GpuInventory(note=f"no GPU found: nvidia-smi failed ({exc})")
     rows = [[part.strip() for part in line.split(",", 2)] for line in out.stdout.splitlines() if line.strip()]
@@ -43,8 +44,12 @@ def detect_gpus(timeout_s: float = 20.0) -> GpuInventory:
     if out.returncode != 0 or not rows:
         why = " ".join((out.stdout + out.stderr).split())[:200]
         return GpuInventory(note=f"no GPU found: nvidia-smi lists none ({why or f'exit status {out.returncode}'})")
-    return GpuInventory([r[0] for r in rows], [r[1] for r in rows], [r[2] for r in rows],
-                        "found " + ", ".join(f"GPU {i} ({n})" for i, n in zip((r[0] for r in rows), (r[2] for r in rows), strict=True)))
+    return GpuInventory(
+        [r[0] for r in rows],
+        [r[1] for r in rows],
+        [r[2] for r in rows],
+        "found " + ", ".join(f"GPU {i} ({n})" for i, n in zip((r[0] for r in rows), (r[2] for r in rows), strict=True)),
+    )
 
 
 @dataclass(frozen=True)
@@ -65,9 +70,11 @@ class Evaluation:
         return self.can_run_jobs and not self.gpus_missing
 
 
-NO_GPU_ADVICE = ("run the service on a GPU machine (CUDAMASTER_SERVICE__GPUS lists its GPUs), or point it at remote GPU workers "
-                 "(CUDAMASTER_SERVICE__REMOTE_GPUS); without a GPU, listing tasks and reading stored jobs work, and "
-                 "`cudamaster bench eval TASK --candidate F --compile-only` checks that a kernel compiles")
+NO_GPU_ADVICE = (
+    "run the service on a GPU machine (CUDAMASTER_SERVICE__GPUS lists its GPUs), or point it at remote GPU workers "
+    "(CUDAMASTER_SERVICE__REMOTE_GPUS); without a GPU, listing tasks and reading stored jobs work, and "
+    "`cudamaster bench eval TASK --candidate F --compile-only` checks that a kernel compiles"
+)
 
 
 def plan_evaluation(configured: list[str], remote_gpus: int, injected: bool, inventory: GpuInventory) -> Evaluation:
@@ -88,8 +95,10 @@ def plan_evaluation(configured: list[str], remote_gpus: int, injected: bool, inv
     if remote_gpus > 0:
         return Evaluation("remote_gpus", inventory.indexes, [], f"{inventory.note}; {remote_gpus} remote GPU worker(s) run the kernels")
     if inventory.indexes:
-        note = (f"{inventory.note}, but none of the configured GPUs ({', '.join(configured)}): set CUDAMASTER_SERVICE__GPUS to "
-                f"some of {', '.join(inventory.indexes)}; jobs are refused until then")
+        note = (
+            f"{inventory.note}, but none of the configured GPUs ({', '.join(configured)}): set CUDAMASTER_SERVICE__GPUS to "
+            f"some of {', '.join(inventory.indexes)}; jobs are refused until then"
+        )
     else:
         note = f"{inventory.note}; jobs are refused: {NO_GPU_ADVICE}"
     return Evaluation("none", inventory.indexes, missing, note)

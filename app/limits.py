@@ -86,17 +86,28 @@ class BodySizeLimit:
         return size
 
     async def _refuse(self, send: Send, size: int) -> None:
-        body = json.dumps({"detail": f"request body of {size} bytes or more exceeds the limit of {self.max_bytes} bytes "
-                                     "(CUDAMASTER_SERVICE__MAX_REQUEST_BYTES); send a smaller kernel or raise the limit"}).encode()
-        await send({"type": "http.response.start", "status": 413,
-                    "headers": [(b"content-type", b"application/json"), (b"content-length", str(len(body)).encode())]})
+        body = json.dumps(
+            {
+                "detail": f"request body of {size} bytes or more exceeds the limit of {self.max_bytes} bytes "
+                "(CUDAMASTER_SERVICE__MAX_REQUEST_BYTES); send a smaller kernel or raise the limit"
+            }
+        ).encode()
+        await send(
+            {
+                "type": "http.response.start",
+                "status": 413,
+                "headers": [(b"content-type", b"application/json"), (b"content-length", str(len(body)).encode())],
+            }
+        )
         await send({"type": "http.response.body", "body": body})
 
 
 class InFlightLimit(Exception):
     def __init__(self, key_id: str, count: int, limit: int) -> None:
-        super().__init__(f"API key {key_id} already has {count} jobs queued, running or waiting; the limit is {limit} "
-                         "(CUDAMASTER_SERVICE__MAX_JOBS_IN_FLIGHT_PER_KEY): wait for one to finish or cancel one")
+        super().__init__(
+            f"API key {key_id} already has {count} jobs queued, running or waiting; the limit is {limit} "
+            "(CUDAMASTER_SERVICE__MAX_JOBS_IN_FLIGHT_PER_KEY): wait for one to finish or cancel one"
+        )
 
 
 def take_job_slot(session: Session, key_id: str, limit: int, *, adding: int = 1) -> None:

@@ -37,6 +37,8 @@ def describe_sandbox() -> str:
     from bench_tasks.harness.sandbox import describe
 
     return describe(get_settings())
+
+
 log = logging.getLogger("cudamaster.service")
 
 
@@ -92,8 +94,9 @@ def create_app(settings: Settings | ServiceSettings | None = None, *, run_job: R
             upgrade(settings.database_url)
         with sessions() as session:  # custom tasks must be loadable before their jobs resume
             custom_tasks.register_all(session)
-        evaluation = plan_evaluation(settings.gpus, settings.remote_gpus, evaluator is not None or run_job is not None,
-                                     await asyncio.to_thread(detect_gpus))
+        evaluation = plan_evaluation(
+            settings.gpus, settings.remote_gpus, evaluator is not None or run_job is not None, await asyncio.to_thread(detect_gpus)
+        )
         app.state.evaluation = evaluation
         if not evaluation.healthy:
             log.warning("%s", evaluation.note)
@@ -114,8 +117,12 @@ def create_app(settings: Settings | ServiceSettings | None = None, *, run_job: R
         app.state.runner = runner
         if evaluation.can_run_jobs:  # without a GPU, queued jobs wait for a service that has one
             await runner.start()
-        log.info("cudamaster service up: database %s, %d job slot(s), GPUs %s", settings.database_url.split("@")[-1],
-                 settings.max_running_jobs, ",".join(gpu_pool.gpus))
+        log.info(
+            "cudamaster service up: database %s, %d job slot(s), GPUs %s",
+            settings.database_url.split("@")[-1],
+            settings.max_running_jobs,
+            ",".join(gpu_pool.gpus),
+        )
         try:
             with stop_on_signals(runner.begin_stop):
                 yield
@@ -123,11 +130,23 @@ def create_app(settings: Settings | ServiceSettings | None = None, *, run_job: R
             await runner.stop()
             engine.dispose()
 
-    app = FastAPI(title="cudamaster", version="0.1.0", lifespan=lifespan,
-                  description="Submit CUDA kernel optimization jobs, follow them, and read their attempts, measurements and costs. "
-                              "Every write needs an API key (`cudamaster keys create`); reads too unless CUDAMASTER_SERVICE__OPEN_READS=true.",
-                  openapi_url=f"{API_PREFIX}/openapi.json", docs_url=f"{API_PREFIX}/docs", redoc_url=None)
-    app.state.tree, app.state.settings, app.state.engine, app.state.sessions, app.state.gpu_pool = tree, settings, engine, sessions, gpu_pool
+    app = FastAPI(
+        title="cudamaster",
+        version="0.1.0",
+        lifespan=lifespan,
+        description="Submit CUDA kernel optimization jobs, follow them, and read their attempts, measurements and costs. "
+        "Every write needs an API key (`cudamaster keys create`); reads too unless CUDAMASTER_SERVICE__OPEN_READS=true.",
+        openapi_url=f"{API_PREFIX}/openapi.json",
+        docs_url=f"{API_PREFIX}/docs",
+        redoc_url=None,
+    )
+    app.state.tree, app.state.settings, app.state.engine, app.state.sessions, app.state.gpu_pool = (
+        tree,
+        settings,
+        engine,
+        sessions,
+        gpu_pool,
+    )
     for router in (jobs.router, tasks.router, keys.router, system.router):
         app.include_router(router, prefix=API_PREFIX)
     app.add_exception_handler(RequestValidationError, errors.validation_error)

@@ -59,8 +59,9 @@ async def _in_daemon_thread(name: str, fn: Any, *args: Any) -> Any:
 
 
 class JobRunner:
-    def __init__(self, settings: ServiceSettings, sessions: sessionmaker[Session], run_job: RunJob, evaluator: Any = None, *,
-                 checkpoint_url: str):
+    def __init__(
+        self, settings: ServiceSettings, sessions: sessionmaker[Session], run_job: RunJob, evaluator: Any = None, *, checkpoint_url: str
+    ):
         self.settings = settings
         self.checkpoint_url = checkpoint_url  # the settings tree's checkpoint store (the CLI's resume reads it too)
         self.sessions = sessions
@@ -106,8 +107,11 @@ class JobRunner:
             log.info("draining %d running job(s) to a checkpoint", len(self._tasks))
             _, pending = await asyncio.wait(list(self._tasks.values()), timeout=self.settings.drain_seconds)
             if pending:
-                log.warning("%d job(s) did not reach a checkpoint within %.0fs; they resume from their last one",
-                            len(pending), self.settings.drain_seconds)
+                log.warning(
+                    "%d job(s) did not reach a checkpoint within %.0fs; they resume from their last one",
+                    len(pending),
+                    self.settings.drain_seconds,
+                )
         await asyncio.to_thread(self._with_session, leases.release_all, self.holder)
 
     # -- what the API uses ---------------------------------------------------------------------------
@@ -148,8 +152,7 @@ class JobRunner:
             try:
                 free = self.settings.max_running_jobs - len(self._tasks)
                 if free > 0:
-                    claims = await asyncio.to_thread(self._with_session, leases.claim_jobs, self.holder,
-                                                     self.settings.lease_seconds, free)
+                    claims = await asyncio.to_thread(self._with_session, leases.claim_jobs, self.holder, self.settings.lease_seconds, free)
                     for claim in claims:
                         self._stops[claim.job_id] = threading.Event()
                         if claim.cancel_requested or self.draining:
@@ -176,8 +179,11 @@ class JobRunner:
                 fields = outcome_fields(outcome)
             except Exception as exc:  # noqa: BLE001 - the job fails, the service stays up
                 log.error("job %s raised:\n%s", job_id, traceback.format_exc())
-                fields = {"status": "failed", "message": f"the agent raised {type(exc).__name__}: {exc}. Fix the cause and "
-                                                          f"POST /api/v1/jobs/{job_id}/resume to continue from the last checkpoint."}
+                fields = {
+                    "status": "failed",
+                    "message": f"the agent raised {type(exc).__name__}: {exc}. Fix the cause and "
+                    f"POST /api/v1/jobs/{job_id}/resume to continue from the last checkpoint.",
+                }
             renewer.cancel()
             await asyncio.to_thread(self._settle, job_id, fields)
         finally:
@@ -201,9 +207,17 @@ class JobRunner:
             on_event({"type": "llm_call", **call})
             return True
 
-        run = JobRun(job_id=claim.job_id, spec=claim.settings, resume=claim.resume, answer=claim.answer,
-                     evaluator=self.evaluator, checkpoint_url=self.checkpoint_url,
-                     on_event=on_event, should_stop=stop.is_set, record_llm_call=record_llm_call)
+        run = JobRun(
+            job_id=claim.job_id,
+            spec=claim.settings,
+            resume=claim.resume,
+            answer=claim.answer,
+            evaluator=self.evaluator,
+            checkpoint_url=self.checkpoint_url,
+            on_event=on_event,
+            should_stop=stop.is_set,
+            record_llm_call=record_llm_call,
+        )
         return self.run_job(run)
 
     def _settle(self, job_id: str, fields: dict[str, Any]) -> None:
@@ -215,8 +229,15 @@ class JobRunner:
             for call in fields.get("llm_calls") or []:
                 if isinstance(call, dict):
                     record_event(session, job_id, {"type": "llm_call", **call})
-            status = leases.settle(session, job_id, self.holder, str(fields.get("status")), str(fields.get("message") or ""),
-                                   draining=self.draining, question=fields.get("question"))
+            status = leases.settle(
+                session,
+                job_id,
+                self.holder,
+                str(fields.get("status")),
+                str(fields.get("message") or ""),
+                draining=self.draining,
+                question=fields.get("question"),
+            )
         log.info("job %s -> %s", job_id, status)
 
     async def _renew(self, job_id: str, stop: threading.Event) -> None:
@@ -224,8 +245,7 @@ class JobRunner:
         while True:
             await asyncio.sleep(every)
             try:
-                held, cancel = await asyncio.to_thread(self._with_session, leases.renew, job_id, self.holder,
-                                                       self.settings.lease_seconds)
+                held, cancel = await asyncio.to_thread(self._with_session, leases.renew, job_id, self.holder, self.settings.lease_seconds)
             except Exception:  # noqa: BLE001 - try again next time; the lease has slack
                 log.exception("renewing the lease of %s failed", job_id)
                 continue

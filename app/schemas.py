@@ -44,7 +44,9 @@ class JobSubmit(RequestBody):
     rounds: int = Field(3, ge=1, le=10, description="optimization rounds (R)")
     debug: int = Field(3, ge=0, le=10, description="debug steps allowed per round (D)")
     sizes: SizeSet = "paper"
-    models: dict[str, str] = Field(default_factory=dict, max_length=16, description="role (planner, coder, compiler, debugger, or * for all) -> model name")
+    models: dict[str, str] = Field(
+        default_factory=dict, max_length=16, description="role (planner, coder, compiler, debugger, or * for all) -> model name"
+    )
     manual: bool = Field(False, description="ask a human (POST /jobs/{id}/answer) at each decision")
     profile_mode: Literal["filtered", "full", "none"] = "filtered"
     choose_flags: bool | None = Field(None, description="let the compiler role choose nvcc flags; default: the service's setting")
@@ -55,15 +57,25 @@ class JobSubmit(RequestBody):
             raise ValueError("give exactly one of `task` (a benchmark task name, see GET /api/v1/tasks) or `custom` (your own kernel)")
         for k, v in self.models.items():
             if k not in ("planner", "coder", "compiler", "debugger", "*") or not re.fullmatch(MODEL_PATTERN, v):
-                raise ValueError(f"models: {k[:40]!r} -> {v[:140]!r}: roles are planner, coder, compiler, debugger or *; "
-                                 "model names 1-128 characters: letters, digits and _ . : / @ + -")
+                raise ValueError(
+                    f"models: {k[:40]!r} -> {v[:140]!r}: roles are planner, coder, compiler, debugger or *; "
+                    "model names 1-128 characters: letters, digits and _ . : / @ + -"
+                )
         return self
 
     def agent_spec(self) -> dict[str, Any]:
         """The graph.runner.JobSpec fields."""
-        return {"task": self.task, "precision": self.precision, "rounds": self.rounds, "debug": self.debug, "sizes": self.sizes,
-                "models": dict(self.models), "manual": self.manual, "profile_mode": self.profile_mode,
-                "choose_flags": self.choose_flags}
+        return {
+            "task": self.task,
+            "precision": self.precision,
+            "rounds": self.rounds,
+            "debug": self.debug,
+            "sizes": self.sizes,
+            "models": dict(self.models),
+            "manual": self.manual,
+            "profile_mode": self.profile_mode,
+            "choose_flags": self.choose_flags,
+        }
 
 
 class AnswerIn(RequestBody):
@@ -111,7 +123,8 @@ class JobOut(_Orm):
     def _totals(cls, data: Any) -> Any:
         if not isinstance(data, dict):
             data = {name: getattr(data, name) for name in cls.model_fields if name != "totals" and hasattr(data, name)} | {
-                "totals": JobTotals.model_validate(data)}
+                "totals": JobTotals.model_validate(data)
+            }
         return data
 
 
@@ -165,8 +178,9 @@ class LlmCallOut(_Orm):
     call_key: str
     status: Literal["sent", "paid", "failed", "lost_in_flight"] = Field(
         description="sent: requested, no answer yet; paid: answered (tokens as the endpoint reported them); failed: the "
-                    "endpoint answered an error; lost_in_flight: its process died before the answer (estimated input "
-                    "cost counted: a lower bound)")
+        "endpoint answered an error; lost_in_flight: its process died before the answer (estimated input "
+        "cost counted: a lower bound)"
+    )
     round: int | None
     role: str
     model: str
@@ -202,7 +216,8 @@ class HealthOut(BaseModel):
     gpus_found: list[str] = Field(description="GPU indexes nvidia-smi listed when the service started")
     evaluation: Literal["local_gpus", "remote_gpus", "injected", "none"] = Field(
         description="where kernels run: the configured local GPUs that were found, remote GPU workers, an evaluator the "
-                    "embedding code injected, or nowhere (jobs are refused with 503)")
+        "embedding code injected, or nowhere (jobs are refused with 503)"
+    )
     can_run_jobs: bool
     gpu_note: str = Field(description="one line on the GPUs: what was found, or why none and what to do")
     runner_id: str

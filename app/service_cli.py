@@ -19,8 +19,13 @@ from .settings import ServiceSettings
 
 keys_app = typer.Typer(no_args_is_help=True, help="API keys for the service: create, list, revoke.")
 
-DatabaseUrl = Annotated[str | None, typer.Option(help="the service's database (default: CUDAMASTER_SERVICE__DATABASE_URL, else SQLite "
-                                                      "under ~/.cache/cudamaster); must be the one `cudamaster serve` uses")]
+DatabaseUrl = Annotated[
+    str | None,
+    typer.Option(
+        help="the service's database (default: CUDAMASTER_SERVICE__DATABASE_URL, else SQLite "
+        "under ~/.cache/cudamaster); must be the one `cudamaster serve` uses"
+    ),
+]
 
 
 def _fail(message: str) -> NoReturn:
@@ -65,15 +70,19 @@ def open_database(url: str, *, migrate: bool = True) -> Engine:
         if migrate:
             upgrade(url)
     except (ArgumentError, NoSuchModuleError) as exc:
-        _fail(f"{where} is not a database URL this service can use ({exc}); use sqlite:///PATH or "
-              "postgresql+psycopg://USER@HOST:PORT/DATABASE")
+        _fail(
+            f"{where} is not a database URL this service can use ({exc}); use sqlite:///PATH or "
+            "postgresql+psycopg://USER@HOST:PORT/DATABASE"
+        )
     except DBAPIError as exc:
         reason = " ".join(str(exc.orig).split())[:300]
         hint = ""
         if "does not exist" in reason and "database" in reason:
             hint = f" Create it (e.g. `createdb {url.rsplit('/', 1)[-1].split('?')[0]}` on its server), or"
-        _fail(f"cannot use the database {where}: {reason}.{hint} pass --database-url (or set CUDAMASTER_SERVICE__DATABASE_URL) "
-              "to a database that exists")
+        _fail(
+            f"cannot use the database {where}: {reason}.{hint} pass --database-url (or set CUDAMASTER_SERVICE__DATABASE_URL) "
+            "to a database that exists"
+        )
     except CommandError as exc:
         _fail(f"cannot bring the database {where} to the newest schema: {exc}")
     return engine
@@ -94,8 +103,9 @@ def database_session(url: str) -> Iterator[Session]:
 def serve(
     host: Annotated[str | None, typer.Option(help="address to bind (default CUDAMASTER_SERVICE__HOST or 127.0.0.1)")] = None,
     port: Annotated[int | None, typer.Option(help="port (default CUDAMASTER_SERVICE__PORT or 8000)")] = None,
-    database_url: Annotated[str | None, typer.Option(help="SQLAlchemy URL; default SQLite under ~/.cache/cudamaster, "
-                                                          "postgresql+psycopg://... for PostgreSQL")] = None,
+    database_url: Annotated[
+        str | None, typer.Option(help="SQLAlchemy URL; default SQLite under ~/.cache/cudamaster, postgresql+psycopg://... for PostgreSQL")
+    ] = None,
     max_running_jobs: Annotated[int | None, typer.Option(help="jobs executed at once")] = None,
     log_level: Annotated[str, typer.Option(help="uvicorn log level")] = "info",
 ) -> None:
@@ -106,18 +116,28 @@ def serve(
 
     settings = _settings(host=host, port=port, database_url=database_url, max_running_jobs=max_running_jobs)
     open_database(settings.database_url, migrate=settings.auto_migrate).dispose()  # fail here in one line, not in uvicorn
-    typer.echo(f"cudamaster service on http://{settings.host}:{settings.port}/api/v1 (docs: /api/v1/docs), "
-               f"database {_shown(settings.database_url)}")
-    uvicorn.run(create_app(settings), host=settings.host, port=settings.port, log_level=log_level, timeout_graceful_shutdown=
-                int(settings.drain_seconds) + 5)
+    typer.echo(
+        f"cudamaster service on http://{settings.host}:{settings.port}/api/v1 (docs: /api/v1/docs), "
+        f"database {_shown(settings.database_url)}"
+    )
+    uvicorn.run(
+        create_app(settings),
+        host=settings.host,
+        port=settings.port,
+        log_level=log_level,
+        timeout_graceful_shutdown=int(settings.drain_seconds) + 5,
+    )
 
 
 @keys_app.command("create")
-def create(name: Annotated[str, typer.Option(help="who the key is for, e.g. a person or a service")],
-           role: Annotated[str | None, typer.Option(help="admin, member or viewer (default: member; admin for the first key "
-                                                         "of an empty database)")] = None,
-           team: Annotated[str, typer.Option(help="the key's team: its keys read the team's jobs")] = "default",
-           database_url: DatabaseUrl = None) -> None:
+def create(
+    name: Annotated[str, typer.Option(help="who the key is for, e.g. a person or a service")],
+    role: Annotated[
+        str | None, typer.Option(help="admin, member or viewer (default: member; admin for the first key of an empty database)")
+    ] = None,
+    team: Annotated[str, typer.Option(help="the key's team: its keys read the team's jobs")] = "default",
+    database_url: DatabaseUrl = None,
+) -> None:
     """Create an API key; it is printed once (last line) and stored only as a hash."""
     from .auth import KeyInvalid, create_key, key_count
 
@@ -130,8 +150,10 @@ def create(name: Annotated[str, typer.Option(help="who the key is for, e.g. a pe
         except KeyInvalid as exc:
             _fail(str(exc))
     why = " (the first key of this database is an admin unless --role says otherwise)" if first and role is None else ""
-    typer.echo(f"key id {row.id} for {name!r}: role {row.role}{why}, team {row.team}, in the database {_shown(url)}; "
-               "store it now, it is not shown again:")
+    typer.echo(
+        f"key id {row.id} for {name!r}: role {row.role}{why}, team {row.team}, in the database {_shown(url)}; "
+        "store it now, it is not shown again:"
+    )
     typer.echo(key)
 
 

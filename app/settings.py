@@ -21,8 +21,12 @@ class ServiceSettings(BaseModel):
     # Job runner
     max_running_jobs: int = Field(4, ge=1, description="jobs executed at once by this process")
     gpus: list[str] = Field(["0"], description="GPU ids; one evaluation per GPU at a time")
-    remote_gpus: int = Field(0, ge=0, description="GPU workers reachable elsewhere (filled by the remote-worker setup); "
-                                                  "with none and no local GPU, jobs are refused at submit")
+    remote_gpus: int = Field(
+        0,
+        ge=0,
+        description="GPU workers reachable elsewhere (filled by the remote-worker setup); "
+        "with none and no local GPU, jobs are refused at submit",
+    )
     lease_seconds: float = Field(60.0, gt=0, description="a runner's hold on a job; renewed every third of it")
     poll_seconds: float = Field(2.0, gt=0, description="how often the runner looks for claimable jobs")
     runner_id: str = Field(default_factory=lambda: f"{socket.gethostname()}:{os.getpid()}")

@@ -39,8 +39,9 @@ def list_tasks() -> None:
     for col in ("task", "category", "precisions", "paper sizes", "large sizes"):
         table.add_column(col)
     for task in all_tasks():
-        table.add_row(task.name, task.category, ", ".join(task.prototypes), _fmt_sizes(task.size_list("paper")),
-                      _fmt_sizes(task.size_list("large")))
+        table.add_row(
+            task.name, task.category, ", ".join(task.prototypes), _fmt_sizes(task.size_list("paper")), _fmt_sizes(task.size_list("large"))
+        )
     console.print(table)
 
 
@@ -68,10 +69,14 @@ def _print_rows(result) -> None:
         b, c = row.baseline, row.candidate
         roof = row.candidate_roofline_pct if c else row.baseline_roofline_pct
         table.add_row(
-            ",".join(f"{k}={v}" for k, v in row.params.items()), f"{row.complexity:,}",
-            f"{b.median_us:.2f} ({b.iqr_us:.2f})" if b else "-", f"{c.median_us:.2f} ({c.iqr_us:.2f})" if c else "-",
-            f"{row.speedup:.3f}" if row.speedup else "-", f"{roof:.1f}" if roof else "-",
-            f"{row.max_rel_err:.2e}" if row.max_rel_err is not None else "-", " ".join(row.flags) + ("" if row.passed else " FAILED"),
+            ",".join(f"{k}={v}" for k, v in row.params.items()),
+            f"{row.complexity:,}",
+            f"{b.median_us:.2f} ({b.iqr_us:.2f})" if b else "-",
+            f"{c.median_us:.2f} ({c.iqr_us:.2f})" if c else "-",
+            f"{row.speedup:.3f}" if row.speedup else "-",
+            f"{roof:.1f}" if roof else "-",
+            f"{row.max_rel_err:.2e}" if row.max_rel_err is not None else "-",
+            " ".join(row.flags) + ("" if row.passed else " FAILED"),
         )
     console.print(table)
     if result.message:
@@ -100,13 +105,24 @@ def run(
     task: Annotated[Optional[list[str]], typer.Option("--task", "-t", help="task name (repeatable); default: all")] = None,
     precision: Annotated[Optional[str], typer.Option("--precision", "-p", help="fp32 or bf16; default: both")] = None,
     sizes: Annotated[str, typer.Option(help="paper, large, edge or all; several separated by commas (paper,large)")] = "paper",
-    candidates: Annotated[Optional[Path], typer.Option(help="directory of candidates: <op>.cu / <op>_bf16.cu, or fp32/ and bf16/ subfolders")] = None,
-    vendor: Annotated[bool, typer.Option("--vendor", help="also measure each task's vendor reference (cuBLAS, cuSPARSE, cuFFT, cuDNN, CUB) "
-                                         "against its baseline; tasks without one get the baseline alone")] = False,
+    candidates: Annotated[
+        Optional[Path], typer.Option(help="directory of candidates: <op>.cu / <op>_bf16.cu, or fp32/ and bf16/ subfolders")
+    ] = None,
+    vendor: Annotated[
+        bool,
+        typer.Option(
+            "--vendor",
+            help="also measure each task's vendor reference (cuBLAS, cuSPARSE, cuFFT, cuDNN, CUB) "
+            "against its baseline; tasks without one get the baseline alone",
+        ),
+    ] = False,
     output: Annotated[Path, typer.Option("--output", "-o", help="where to write the JSON results")] = Path("bench-results.json"),
-    jobs: Annotated[Optional[int], typer.Option("--jobs", "-j", min=1, help="compile processes working ahead of the GPU; default: all cores")] = None,
-    append: Annotated[bool, typer.Option("--append", help="keep the results already in --output and add these (a long run split "
-                                         "into several commands)")] = False,
+    jobs: Annotated[
+        Optional[int], typer.Option("--jobs", "-j", min=1, help="compile processes working ahead of the GPU; default: all cores")
+    ] = None,
+    append: Annotated[
+        bool, typer.Option("--append", help="keep the results already in --output and add these (a long run split into several commands)")
+    ] = False,
 ) -> None:
     """Check and time the baselines (and candidates, vendor references, if asked) on the local GPU.
 
@@ -185,8 +201,15 @@ def run(
     for col in ("variant", "measured", "sizes", "verdict", "P", "sizes passed", "wall s"):
         summary.add_column(col)
     for r in results:
-        summary.add_row(f"{r.task}/{r.precision}", r.implementation, r.size_set, r.verdict.value, f"{r.score:.3f}" if r.score else "-",
-                        f"{sum(row.passed for row in r.rows)}/{len(r.rows)}", f"{r.wall_seconds:.1f}")
+        summary.add_row(
+            f"{r.task}/{r.precision}",
+            r.implementation,
+            r.size_set,
+            r.verdict.value,
+            f"{r.score:.3f}" if r.score else "-",
+            f"{sum(row.passed for row in r.rows)}/{len(r.rows)}",
+            f"{r.wall_seconds:.1f}",
+        )
     console.print(summary)
     for r in results:
         if r.verdict.value != "ok":
@@ -201,8 +224,10 @@ def run(
 def report(
     run_file: Annotated[Path, typer.Argument(help="a results file written by `cudamaster bench run`")],
     other: Annotated[Optional[Path], typer.Argument(help="a second run to compare against the first")] = None,
-    output: Annotated[Optional[Path], typer.Option("--output", "-o", help="prefix of the files written (PREFIX.md, PREFIX.html); "
-                                                    "default: next to RUN_FILE")] = None,
+    output: Annotated[
+        Optional[Path],
+        typer.Option("--output", "-o", help="prefix of the files written (PREFIX.md, PREFIX.html); default: next to RUN_FILE"),
+    ] = None,
 ) -> None:
     """Markdown and a self-contained HTML page: baseline, vendor and candidate times, speedups, roofline
     shares and P per variant and size; the share of variants reaching P >= 1, 2, 4, 8; with two runs, the change."""
@@ -222,7 +247,9 @@ def report(
 @app.command("eval")
 def eval_candidate(
     task: Annotated[str, typer.Argument(help="task name, see `cudamaster bench list`")],
-    candidate: Annotated[Path, typer.Option("--candidate", "-c", help=".cu exporting <op>_optimized, or a file with OPTIMIZED KERNEL markers")],
+    candidate: Annotated[
+        Path, typer.Option("--candidate", "-c", help=".cu exporting <op>_optimized, or a file with OPTIMIZED KERNEL markers")
+    ],
     precision: Annotated[str, typer.Option("--precision", "-p")] = "fp32",
     sizes: Annotated[str, typer.Option(help="paper, large, edge or all")] = "paper",
     compile_only: Annotated[bool, typer.Option(help="compile and check symbols only (no GPU needed)")] = False,

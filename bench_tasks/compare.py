@@ -75,8 +75,14 @@ def compare(name: str, out: np.ndarray, ref: np.ndarray, tol: Tolerance, index: 
     return Comparison(False, max_abs, max_rel, worst_out, out.size, message)
 
 
-def check_outputs(variant: Variant, got: Mapping[str, np.ndarray], ref: Mapping[str, np.ndarray], x: Mapping[str, np.ndarray],
-                  names: Mapping[str, float], sample: Mapping[str, np.ndarray] | None = None) -> list[Comparison]:
+def check_outputs(
+    variant: Variant,
+    got: Mapping[str, np.ndarray],
+    ref: Mapping[str, np.ndarray],
+    x: Mapping[str, np.ndarray],
+    names: Mapping[str, float],
+    sample: Mapping[str, np.ndarray] | None = None,
+) -> list[Comparison]:
     """One Comparison per output (or what the task's check() returns) for one call's outputs.
 
     got: the kernel's outputs in float64 (int64 for integer outputs); ref: the reference's; x: the
@@ -84,6 +90,7 @@ def check_outputs(variant: Variant, got: Mapping[str, np.ndarray], ref: Mapping[
     flat indices), got and ref hold only the sampled elements, and check() finds the indices in
     p["sample"]. Tolerances come from variant.tolerance_for(output, names).
     """
+
     def tolerance(output: str) -> Tolerance:
         return variant.tolerance_for(output, names)
 

@@ -20,8 +20,15 @@ def from_bf16_bits(bits: np.ndarray) -> np.ndarray:
     return (bits.astype(np.uint32) << 16).view(np.float32)
 
 
-STORAGE = {"float32": np.float32, "float64": np.float64, "bfloat16": np.uint16, "int32": np.int32,
-           "uint32": np.uint32, "int64": np.int64, "uint64": np.uint64}
+STORAGE = {
+    "float32": np.float32,
+    "float64": np.float64,
+    "bfloat16": np.uint16,
+    "int32": np.int32,
+    "uint32": np.uint32,
+    "int64": np.int64,
+    "uint64": np.uint64,
+}
 
 
 def to_storage(values: np.ndarray, dtype: str) -> np.ndarray:

@@ -27,9 +27,9 @@ def spmm(A: scipy.sparse.sparray | scipy.sparse.spmatrix, X: np.ndarray, K: int,
     idx = np.asarray(sample, dtype=np.int64)
     out = np.empty(idx.size, dtype=np.float64)
     for s in range(0, idx.size, _CHUNK):
-        rows, ks = idx[s:s + _CHUNK] // K, idx[s:s + _CHUNK] % K
+        rows, ks = idx[s : s + _CHUNK] // K, idx[s : s + _CHUNK] % K
         starts, lens = indptr[rows], indptr[rows + 1] - indptr[rows]
         seg = np.repeat(np.arange(rows.size, dtype=np.int64), lens)  # which sampled entry each product feeds
         pos = starts[seg] + np.arange(seg.size, dtype=np.int64) - np.repeat(np.cumsum(lens) - lens, lens)
-        out[s:s + _CHUNK] = np.bincount(seg, weights=data[pos] * X[indices[pos], ks[seg]], minlength=rows.size)
+        out[s : s + _CHUNK] = np.bincount(seg, weights=data[pos] * X[indices[pos], ks[seg]], minlength=rows.size)
     return out

@@ -73,7 +73,7 @@ def refresh_draw(variant: Variant, name: str) -> RefreshDraw | None:
     draw = parse_draw(spec, where)
     dtype = variant.param(name).dtype
     if dtype in _INTEGER and draw.kind not in ("randint", "const", "shuffle"):
-        raise TaskError(f"{where}: an integer argument is refreshed with randint(a, b), const(v) or \"keep\", not {draw.kind}")
+        raise TaskError(f'{where}: an integer argument is refreshed with randint(a, b), const(v) or "keep", not {draw.kind}')
     return draw
 
 
@@ -109,7 +109,12 @@ def philox4x32_10(ctr: tuple[np.ndarray, np.ndarray, np.ndarray, np.ndarray], ke
 def refresh_values(dtype: str, draw: RefreshDraw, key: int, call: int, stream: int, index: np.ndarray) -> np.ndarray:
     """The stored values (bf16: uint16 bits) the device writes at `index` for this call: its bit-exact twin."""
     index = np.asarray(index, dtype=np.uint64)
-    ctr = (index & _MASK, index >> np.uint64(32), np.full(index.shape, call, dtype=np.uint64), np.full(index.shape, stream, dtype=np.uint64))
+    ctr = (
+        index & _MASK,
+        index >> np.uint64(32),
+        np.full(index.shape, call, dtype=np.uint64),
+        np.full(index.shape, stream, dtype=np.uint64),
+    )
     w = philox4x32_10(ctr, key)
     if draw.kind == "uniform":
         bits = ((w[0] >> np.uint64(5)) << np.uint64(26)) | (w[1] >> np.uint64(6))
@@ -156,8 +161,15 @@ def shuffle_indices(n: int, key: int, call: int, stream: int, index: np.ndarray)
         left, right = x[todo] >> np.uint64(half), x[todo] & mask
         for rnd in range(4):
             shape = right.shape
-            w = philox4x32_10((right, np.full(shape, rnd, np.uint64), np.full(shape, call, np.uint64),
-                               np.full(shape, (stream ^ 0x80000000) & 0xFFFFFFFF, np.uint64)), key)
+            w = philox4x32_10(
+                (
+                    right,
+                    np.full(shape, rnd, np.uint64),
+                    np.full(shape, call, np.uint64),
+                    np.full(shape, (stream ^ 0x80000000) & 0xFFFFFFFF, np.uint64),
+                ),
+                key,
+            )
             f = ((w[1] << np.uint64(32)) | w[0]) & mask
             left, right = right, left ^ f
         x[todo] = (left << np.uint64(half)) | right

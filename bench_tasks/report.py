@@ -47,7 +47,7 @@ def load_run(path: Path) -> Run:
     elif isinstance(doc, dict) and "result" in doc:  # `bench eval --json`
         raw = [doc["result"]]
     else:
-        raise ReportError(f"{path}: expected a `cudamaster bench run` file with a \"results\" list")
+        raise ReportError(f'{path}: expected a `cudamaster bench run` file with a "results" list')
     try:
         results = [EvaluationResult.model_validate(r) for r in raw]
     except ValueError as exc:
@@ -237,7 +237,9 @@ def _share_cell(row: ShareRow, impl: str, t: float) -> str:
 
 
 def _provenance_line(p: dict) -> str:
-    keep = [f"{k}: {p[k]}" for k in ("git_commit", "date", "host", "gpu", "harness_version") if k in p and isinstance(p[k], (str, int, float))]
+    keep = [
+        f"{k}: {p[k]}" for k in ("git_commit", "date", "host", "gpu", "harness_version") if k in p and isinstance(p[k], (str, int, float))
+    ]
     return "; ".join(keep)
 
 
@@ -248,18 +250,53 @@ def _tables(summary: Summary) -> list[tuple[str, list[str], list[list[str]]]]:
     rows = [[r.category] + [_share_cell(r, impl, t) for impl in IMPLEMENTATIONS for t in THRESHOLDS] for r in summary.shares]
     tables.append((f"Share of variants with P ≥ 1, 2, 4, 8 ({summary.share_size_set} sizes)", head, rows))
     head = ["variant", "sizes", "category", "verdicts", "P candidate", "P vendor"]
-    rows = [[v.key, v.size_set, v.category, ", ".join(f"{k}: {val}" for k, val in v.verdicts.items()),
-             _num(v.scores.get("candidate"), "{:.3f}"), _num(v.scores.get("vendor"), "{:.3f}")] for v in summary.variants]
+    rows = [
+        [
+            v.key,
+            v.size_set,
+            v.category,
+            ", ".join(f"{k}: {val}" for k, val in v.verdicts.items()),
+            _num(v.scores.get("candidate"), "{:.3f}"),
+            _num(v.scores.get("vendor"), "{:.3f}"),
+        ]
+        for v in summary.variants
+    ]
     tables.append(("Variants", head, rows))
-    head = ["variant", "size", "baseline µs", "vendor µs", "candidate µs", "vendor speedup", "candidate speedup",
-            "candidate vs vendor", "floor µs", "baseline % roof", "vendor % roof", "candidate % roof", "checks"]
+    head = [
+        "variant",
+        "size",
+        "baseline µs",
+        "vendor µs",
+        "candidate µs",
+        "vendor speedup",
+        "candidate speedup",
+        "candidate vs vendor",
+        "floor µs",
+        "baseline % roof",
+        "vendor % roof",
+        "candidate % roof",
+        "checks",
+    ]
     rows = []
     for v in summary.variants:
         for s in v.sizes:
-            rows.append([v.key, f"{v.size_set}: {_size(s.params)}", _num(s.baseline_us), _num(s.vendor_us), _num(s.candidate_us),
-                         _num(s.vendor_speedup, "{:.2f}x"), _num(s.candidate_speedup, "{:.2f}x"), _num(s.candidate_over_vendor, "{:.2f}x"),
-                         _num(s.floor_us), _num(s.baseline_roofline_pct, "{:.1f}"), _num(s.vendor_roofline_pct, "{:.1f}"),
-                         _num(s.candidate_roofline_pct, "{:.1f}"), "passed" if s.passed else "FAILED"])
+            rows.append(
+                [
+                    v.key,
+                    f"{v.size_set}: {_size(s.params)}",
+                    _num(s.baseline_us),
+                    _num(s.vendor_us),
+                    _num(s.candidate_us),
+                    _num(s.vendor_speedup, "{:.2f}x"),
+                    _num(s.candidate_speedup, "{:.2f}x"),
+                    _num(s.candidate_over_vendor, "{:.2f}x"),
+                    _num(s.floor_us),
+                    _num(s.baseline_roofline_pct, "{:.1f}"),
+                    _num(s.vendor_roofline_pct, "{:.1f}"),
+                    _num(s.candidate_roofline_pct, "{:.1f}"),
+                    "passed" if s.passed else "FAILED",
+                ]
+            )
     tables.append(("Per variant and size (median µs per call; speedups are medians of paired baseline/implementation ratios)", head, rows))
     if summary.changes:
         head = ["variant", "implementation", "P run 1", "P run 2", "P change", "size", "µs run 1", "µs run 2", "time change"]
@@ -269,8 +306,17 @@ def _tables(summary: Summary) -> list[tuple[str, list[str], list[list[str]]]]:
             for i, (params, t1, t2) in enumerate(c.times):
                 change = f"{100 * (t2 / t1 - 1):+.1f}%" if t1 and t2 else "–"
                 p_cells = [_num(c.score_1, "{:.3f}"), _num(c.score_2, "{:.3f}"), _num(dp, "{:.3f}x")] if i == 0 else ["", "", ""]
-                rows.append([c.key if i == 0 else "", c.implementation if i == 0 else "", *p_cells,
-                             f"{c.size_set}: {_size(params)}", _num(t1), _num(t2), change])
+                rows.append(
+                    [
+                        c.key if i == 0 else "",
+                        c.implementation if i == 0 else "",
+                        *p_cells,
+                        f"{c.size_set}: {_size(params)}",
+                        _num(t1),
+                        _num(t2),
+                        change,
+                    ]
+                )
         tables.append(("Run 2 against run 1", head, rows))
     return tables
 
@@ -307,8 +353,7 @@ def _svg_shares(summary: Summary) -> str:
         return ""
     colors = {"candidate": "#2f6fde", "vendor": "#7a7f87"}
     width, height, bar = 480, 200, 36
-    parts = [f'<svg width="{width}" height="{height + 56}" role="img" '
-             'aria-label="share of variants reaching each P threshold">']
+    parts = [f'<svg width="{width}" height="{height + 56}" role="img" aria-label="share of variants reaching each P threshold">']
     for i, t in enumerate(THRESHOLDS):
         x0 = 40 + i * 110
         for j, impl in enumerate(IMPLEMENTATIONS):
@@ -317,22 +362,31 @@ def _svg_shares(summary: Summary) -> str:
                 continue
             h = s * height
             x = x0 + j * (bar + 4)
-            parts.append(f'<rect x="{x}" y="{height - h + 14:.1f}" width="{bar}" height="{h:.1f}" fill="{colors[impl]}">'
-                         f"<title>{impl} P ≥ {t:g}: {100 * s:.0f}%</title></rect>"
-                         f'<text x="{x + bar / 2}" y="{height - h + 11:.1f}" text-anchor="middle" font-size="11">{100 * s:.0f}%</text>')
+            parts.append(
+                f'<rect x="{x}" y="{height - h + 14:.1f}" width="{bar}" height="{h:.1f}" fill="{colors[impl]}">'
+                f"<title>{impl} P ≥ {t:g}: {100 * s:.0f}%</title></rect>"
+                f'<text x="{x + bar / 2}" y="{height - h + 11:.1f}" text-anchor="middle" font-size="11">{100 * s:.0f}%</text>'
+            )
         parts.append(f'<text x="{x0 + bar}" y="{height + 30}" text-anchor="middle" font-size="12">P ≥ {t:g}</text>')
     for j, impl in enumerate(IMPLEMENTATIONS):
-        parts.append(f'<rect class="legend" x="{40 + j * 220}" y="{height + 40}" width="10" height="10" fill="{colors[impl]}"/>'
-                     f'<text x="{54 + j * 220}" y="{height + 49}" font-size="12">{impl}: share of variants</text>')
+        parts.append(
+            f'<rect class="legend" x="{40 + j * 220}" y="{height + 40}" width="10" height="10" fill="{colors[impl]}"/>'
+            f'<text x="{54 + j * 220}" y="{height + 49}" font-size="12">{impl}: share of variants</text>'
+        )
     parts.append("</svg>")
     return "".join(parts)
 
 
 def to_html(summary: Summary) -> str:
     esc = html.escape
-    out = ["<!DOCTYPE html>", '<html lang="en"><head><meta charset="utf-8">', "<title>MSKernelBench report</title>",
-           f"<style>{_CSS}</style></head><body>", "<h1>MSKernelBench report</h1>",
-           "<p>Runs: " + " vs ".join(f"<code>{esc(p)}</code>" for p in summary.runs) + "</p>"]
+    out = [
+        "<!DOCTYPE html>",
+        '<html lang="en"><head><meta charset="utf-8">',
+        "<title>MSKernelBench report</title>",
+        f"<style>{_CSS}</style></head><body>",
+        "<h1>MSKernelBench report</h1>",
+        "<p>Runs: " + " vs ".join(f"<code>{esc(p)}</code>" for p in summary.runs) + "</p>",
+    ]
     prov = _provenance_line(summary.provenance)
     if prov:
         out.append(f"<p>Provenance: {esc(prov)}</p>")

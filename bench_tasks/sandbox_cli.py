@@ -18,7 +18,10 @@ console = Console()
 
 @app.command("check")
 def check(
-    gpu: Annotated[Optional[bool], typer.Option("--gpu/--no-gpu", help="also compile and run a CUDA kernel (and ncu) inside; default: when a GPU is listed")] = None,
+    gpu: Annotated[
+        Optional[bool],
+        typer.Option("--gpu/--no-gpu", help="also compile and run a CUDA kernel (and ncu) inside; default: when a GPU is listed"),
+    ] = None,
     port: Annotated[int, typer.Option(help="the service's port, which must be unreachable from inside")] = 8000,
     ncu: Annotated[str, typer.Option(help="Nsight Compute for the profiling probe")] = "ncu",
     json_out: Annotated[Optional[Path], typer.Option("--json", help="also write the probes as JSON here")] = None,

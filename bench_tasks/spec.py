@@ -355,7 +355,7 @@ def _table_or_str(value: Any, what: str) -> PerPrecision:
 def _parse_arg(arg_name: str, a: Any, where: str) -> Arg:
     what = f"{where}: args.{arg_name}"
     if not isinstance(a, dict):
-        raise TaskError(f"{what} must be a table like {{ role = \"input\", length = \"N\" }}, got {a!r}")
+        raise TaskError(f'{what} must be a table like {{ role = "input", length = "N" }}, got {a!r}')
     _unknown_keys(a, ARG_KEYS, what)
     role = _table_or_str(_require(a, "role", what), f"{what}.role")
     memory = _table_or_str(a.get("memory", "device"), f"{what}.memory")
@@ -365,8 +365,16 @@ def _parse_arg(arg_name: str, a: Any, where: str) -> Arg:
             raise TaskError(f"{what}.{key} must be a string or a number, got {a[key]!r}")
     value = a.get("value")
     length = a.get("length")
-    return Arg(arg_name, role, None if length is None else str(length), None if value is None else str(value),
-               a.get("draw"), memory, a.get("refresh"), param)
+    return Arg(
+        arg_name,
+        role,
+        None if length is None else str(length),
+        None if value is None else str(value),
+        a.get("draw"),
+        memory,
+        a.get("refresh"),
+        param,
+    )
 
 
 def _parse_tolerance_entry(t: Any, what: str) -> ToleranceSpec:
@@ -478,7 +486,7 @@ def _validate_arg(task: Task, a: Arg, where: str) -> None:
         try:
             parse_draw(a.refresh)
         except TaskError as exc:
-            raise TaskError(f"{what}.refresh: must be \"keep\", \"shuffle\" or a draw spec: {exc}") from None
+            raise TaskError(f'{what}.refresh: must be "keep", "shuffle" or a draw spec: {exc}') from None
 
 
 def validate(task: Task) -> None:
@@ -497,8 +505,10 @@ def validate(task: Task) -> None:
         names = [p.name for p in proto.params]
         as_params = sorted(a.param_name(precision) for a in task.args)
         if sorted(names) != as_params:
-            raise TaskError(f"{where}: {precision} prototype parameters {names} differ from args {as_params} "
-                            "(an argument named differently in one prototype says so with param = { <precision> = \"<name>\" })")
+            raise TaskError(
+                f"{where}: {precision} prototype parameters {names} differ from args {as_params} "
+                '(an argument named differently in one prototype says so with param = { <precision> = "<name>" })'
+            )
         variant = task.variant(precision)
         for p in proto.params:
             a = variant.arg_of(p)
@@ -518,8 +528,10 @@ def validate(task: Task) -> None:
             refresh_draw(variant, a.name)
     for out, per in task.tolerance_outputs.items():
         if out not in by_name or not any(by_name[out].is_output(p) for p in task.prototypes):
-            raise TaskError(f"{where}: [tolerance.outputs.{out}] names no output argument (outputs: "
-                            f"{', '.join(sorted({o for p in task.prototypes for o in task.variant(p).outputs()}))})")
+            raise TaskError(
+                f"{where}: [tolerance.outputs.{out}] names no output argument (outputs: "
+                f"{', '.join(sorted({o for p in task.prototypes for o in task.variant(p).outputs()}))})"
+            )
         for precision in per:
             if precision not in task.prototypes:
                 raise TaskError(f"{where}: [tolerance.outputs.{out}] has {precision!r}, which the task does not have")
@@ -559,9 +571,18 @@ def load_task(name: str) -> Task:
     return _load_builtin(name)
 
 
-def custom_task(name: str, precision: str, prototype: str, args: dict[str, dict[str, Any]], sizes: list[dict[str, int]],
-                baseline_source: str, *, complexity: str | None = None, tolerance: tuple[float, float] | None = None,
-                summary: str = "") -> Task:
+def custom_task(
+    name: str,
+    precision: str,
+    prototype: str,
+    args: dict[str, dict[str, Any]],
+    sizes: list[dict[str, int]],
+    baseline_source: str,
+    *,
+    complexity: str | None = None,
+    tolerance: tuple[float, float] | None = None,
+    summary: str = "",
+) -> Task:
     """A task from a team's own kernel: one precision, its baseline's output as the oracle.
 
     `args` maps each parameter to {role, length | value, draw?}; inputs default to uniform(-1, 1).
@@ -586,11 +607,23 @@ def custom_task(name: str, precision: str, prototype: str, args: dict[str, dict[
         raise TaskError("a custom task needs at least one output argument (role output, accumulate or inout)")
     buffers = [f"({a.length})*{proto.param(a.name).itemsize}" for a in arg_list if not a.scalar]
     atol, rtol = tolerance or ((1e-2, 1e-2) if precision == "bf16" else (1e-5, 1e-4))
-    task = Task(name=name, category="custom", summary=summary or f"custom task {proto.name}", directory=Path("."),
-                prototypes={precision: proto}, args=tuple(arg_list), sizes={"paper": tuple(dict(s) for s in sizes)},
-                derived={}, complexity=complexity or " + ".join(f"({a.length})" for a in outputs), flops="0",
-                bytes=" + ".join(buffers), tolerance={precision: ToleranceSpec(atol, rtol)},
-                notes={"oracle": "the baseline's output on the same inputs"}, baseline_text=baseline_source, oracle="baseline")
+    task = Task(
+        name=name,
+        category="custom",
+        summary=summary or f"custom task {proto.name}",
+        directory=Path("."),
+        prototypes={precision: proto},
+        args=tuple(arg_list),
+        sizes={"paper": tuple(dict(s) for s in sizes)},
+        derived={},
+        complexity=complexity or " + ".join(f"({a.length})" for a in outputs),
+        flops="0",
+        bytes=" + ".join(buffers),
+        tolerance={precision: ToleranceSpec(atol, rtol)},
+        notes={"oracle": "the baseline's output on the same inputs"},
+        baseline_text=baseline_source,
+        oracle="baseline",
+    )
     validate(task)
     return task
 

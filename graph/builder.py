@@ -50,12 +50,28 @@ def after_round(state: dict[str, Any]) -> str:
 
 def build_graph(deps: Deps, checkpointer=None):
     r = deps.settings.retry
-    llm_retry = RetryPolicy(initial_interval=r.initial_interval_s, backoff_factor=r.backoff_factor,
-                            max_interval=r.max_interval_s, max_attempts=r.max_attempts, jitter=r.jitter,
-                            retry_on=is_transient)
+    llm_retry = RetryPolicy(
+        initial_interval=r.initial_interval_s,
+        backoff_factor=r.backoff_factor,
+        max_interval=r.max_interval_s,
+        max_attempts=r.max_attempts,
+        jitter=r.jitter,
+        retry_on=is_transient,
+    )
     g = StateGraph(JobState)
-    modules = {"baseline": baseline, "plan": plan, "code": code, "flags": flags, "compile": compile, "verify": verify,
-               "debug": debug, "profile": profile, "filter": filter, "round_end": round_end, "finish": finish}
+    modules = {
+        "baseline": baseline,
+        "plan": plan,
+        "code": code,
+        "flags": flags,
+        "compile": compile,
+        "verify": verify,
+        "debug": debug,
+        "profile": profile,
+        "filter": filter,
+        "round_end": round_end,
+        "finish": finish,
+    }
     for name, module in modules.items():
         node = (lambda m: lambda state: m.run(state, deps))(module)
         # Only the LLM nodes retry, and only on transient endpoint errors; compile/verify/profile never do.

@@ -42,8 +42,10 @@ def _on_event(event: dict[str, Any]) -> None:
                 extra += f"  P={event['speedup']:.3f}"
         console.print(f"[dim]round {event['round']}[/] {event['node']}{extra}")
     elif kind == "llm_call":
-        console.print(f"[dim]    {event['role']} ({event['model']}): {event['input_tokens']} in / {event['output_tokens']} out, "
-                      f"{event['latency_s']:.1f} s, ${event['cost_usd']:.4f}[/]")
+        console.print(
+            f"[dim]    {event['role']} ({event['model']}): {event['input_tokens']} in / {event['output_tokens']} out, "
+            f"{event['latency_s']:.1f} s, ${event['cost_usd']:.4f}[/]"
+        )
     elif kind == "attempt" and event["verdict"] != "ok":
         console.print(f"    [yellow]{event['attempt_id']}: {event['verdict']}[/] {event['message'][:200]}")
 
@@ -65,12 +67,20 @@ def _report(outcome: JobOutcome) -> None:
     for col in ("round", "strategy", "verdict", "P", "tokens in/out", "cost $"):
         table.add_column(col)
     for r in outcome.rounds:
-        table.add_row(str(r["round"]), r["strategy_title"], r["verdict"], "-" if r["score"] is None else f"{r['score']:.3f}",
-                      f"{r['input_tokens']}/{r['output_tokens']}", f"{r['cost_usd']:.4f}")
+        table.add_row(
+            str(r["round"]),
+            r["strategy_title"],
+            r["verdict"],
+            "-" if r["score"] is None else f"{r['score']:.3f}",
+            f"{r['input_tokens']}/{r['output_tokens']}",
+            f"{r['cost_usd']:.4f}",
+        )
     console.print(table)
     t = outcome.totals
-    console.print(f"total: {t.get('input_tokens', 0)} input / {t.get('output_tokens', 0)} output tokens "
-                  f"({t.get('reasoning_tokens', 0)} reasoning, {t.get('cached_tokens', 0)} cached), ${t.get('cost_usd', 0):.4f}")
+    console.print(
+        f"total: {t.get('input_tokens', 0)} input / {t.get('output_tokens', 0)} output tokens "
+        f"({t.get('reasoning_tokens', 0)} reasoning, {t.get('cached_tokens', 0)} cached), ${t.get('cost_usd', 0):.4f}"
+    )
     style = {"finished": "green", "no_correct_kernel": "yellow"}.get(outcome.status, "red")
     console.print(f"[{style}]{outcome.status}[/]: {outcome.message}")
     if outcome.best:
@@ -95,16 +105,31 @@ def optimize(
     manual: Annotated[bool, typer.Option(help="answer every role yourself")] = False,
     replay: Annotated[str | None, typer.Option(help="re-run from a file of recorded responses (JSON lines)")] = None,
     profile: Annotated[str, typer.Option(help="profile the planner sees: filtered, full, none")] = "filtered",
-    choose_flags: Annotated[bool | None, typer.Option("--choose-flags/--no-choose-flags", help="let the compiler role pick nvcc flags")] = None,
-    checkpoint_url: Annotated[str | None, typer.Option(help="checkpoints: sqlite:///path or postgresql://... "
-                                                            "(default: CUDAMASTER_CHECKPOINT_URL, the service's store)")] = None,
+    choose_flags: Annotated[
+        bool | None, typer.Option("--choose-flags/--no-choose-flags", help="let the compiler role pick nvcc flags")
+    ] = None,
+    checkpoint_url: Annotated[
+        str | None,
+        typer.Option(help="checkpoints: sqlite:///path or postgresql://... (default: CUDAMASTER_CHECKPOINT_URL, the service's store)"),
+    ] = None,
     job_id: Annotated[str | None, typer.Option(help="job id (default: a new random one)")] = None,
 ) -> None:
     """Optimize one kernel: plan, code, compile, verify, profile, for R rounds."""
     try:
-        spec = JobSpec.model_validate(dict(task=task, precision=precision, rounds=rounds, debug=debug, sizes=sizes,  # pydantic checks them
-                                           models=_parse_models(model), manual=manual, replay_file=replay, profile_mode=profile,
-                                           choose_flags=choose_flags))
+        spec = JobSpec.model_validate(
+            dict(
+                task=task,
+                precision=precision,
+                rounds=rounds,
+                debug=debug,
+                sizes=sizes,  # pydantic checks them
+                models=_parse_models(model),
+                manual=manual,
+                replay_file=replay,
+                profile_mode=profile,
+                choose_flags=choose_flags,
+            )
+        )
     except ValidationError as exc:
         for err in exc.errors():
             console.print(f"[red]--{'.'.join(map(str, err['loc']))}: {err['msg']}[/]")
@@ -120,8 +145,10 @@ def optimize(
 def resume(
     job_id: Annotated[str, typer.Argument(help="the id printed by `cudamaster optimize`")],
     answer: Annotated[str | None, typer.Option(help="answer to the job's pending question (manual mode); '-' reads stdin")] = None,
-    checkpoint_url: Annotated[str | None, typer.Option(help="checkpoints: sqlite:///path or postgresql://... "
-                                                            "(default: CUDAMASTER_CHECKPOINT_URL, the service's store)")] = None,
+    checkpoint_url: Annotated[
+        str | None,
+        typer.Option(help="checkpoints: sqlite:///path or postgresql://... (default: CUDAMASTER_CHECKPOINT_URL, the service's store)"),
+    ] = None,
 ) -> None:
     """Continue a job after a crash, a stop or a question."""
     settings = load_settings().agent

@@ -47,8 +47,9 @@ class Evaluator(Protocol):
 
     def evaluate(self, task: str, precision: str, source: str | None, sizes: str, flags: list[str]) -> EvaluationResult: ...
 
-    def profile(self, task: str, precision: str, source: str | None, mode: str = "filtered",
-                rows: list[dict] | None = None) -> ProfileResult: ...
+    def profile(
+        self, task: str, precision: str, source: str | None, mode: str = "filtered", rows: list[dict] | None = None
+    ) -> ProfileResult: ...
 
 
 class LocalEvaluator:
@@ -65,8 +66,9 @@ class LocalEvaluator:
     def evaluate(self, task: str, precision: str, source: str | None, sizes: str, flags: list[str]) -> EvaluationResult:
         return evaluate(task, precision, source, sizes, settings=self.settings, extra_flags=list(flags) or None)
 
-    def profile(self, task: str, precision: str, source: str | None, mode: str = "filtered",
-                rows: list[dict] | None = None) -> ProfileResult:
+    def profile(
+        self, task: str, precision: str, source: str | None, mode: str = "filtered", rows: list[dict] | None = None
+    ) -> ProfileResult:
         if mode == "none":
             return ProfileResult("", "profiling switched off for this job")
         try:
@@ -140,8 +142,9 @@ class CachingEvaluator:
         self._save("evaluations", key, result.model_dump(mode="json"))
         return result
 
-    def profile(self, task: str, precision: str, source: str | None, mode: str = "filtered",
-                rows: list[dict] | None = None) -> ProfileResult:
+    def profile(
+        self, task: str, precision: str, source: str | None, mode: str = "filtered", rows: list[dict] | None = None
+    ) -> ProfileResult:
         key = _key("profile", task, precision, source_sha(source), mode)
         if (hit := self._load("profiles", key)) is not None:
             return ProfileResult(**hit)

@@ -46,7 +46,7 @@ def check_prototype(source: str, variant: Variant) -> PrototypeCheck:
     (missing entry, unusual spelling) is left to the compiler and the harness's link check."""
     entry = variant.candidate_entry
     expected = variant.candidate_prototype
-    m = re.search(rf'\bvoid\s+{re.escape(entry)}\s*\(([^)]*)\)', source)
+    m = re.search(rf"\bvoid\s+{re.escape(entry)}\s*\(([^)]*)\)", source)
     if not m:
         return PrototypeCheck(False)
     params = re.sub(r"\b(__restrict__|__restrict|restrict)\b", " ", m.group(1))
@@ -59,8 +59,9 @@ def check_prototype(source: str, variant: Variant) -> PrototypeCheck:
     key = lambda p: (p.ctype, p.pointer, p.const)  # noqa: E731
     if [key(p) for p in got.params] == [key(p) for p in expected.params]:
         return PrototypeCheck(False, found)
-    return PrototypeCheck(True, found, f"the reply changed the entry point's prototype: it has `{found}`, "
-                                       f"the task requires `{expected.c_declaration()}`")
+    return PrototypeCheck(
+        True, found, f"the reply changed the entry point's prototype: it has `{found}`, the task requires `{expected.c_declaration()}`"
+    )
 
 
 # nvcc flags the compiler role may choose. Anything else in its answer is dropped and noted.
@@ -69,14 +70,30 @@ _FLAG_PATTERNS = [
     r"-{1,2}maxrregcount=(?:[1-9]\d|1\d\d|2[0-4]\d|25[0-5])",
     r"-{1,2}extra-device-vectorization",
     r"-{1,2}restrict",
-    r"-ftz=(?:true|false)", r"-prec-div=(?:true|false)", r"-prec-sqrt=(?:true|false)", r"-fmad=(?:true|false)",
+    r"-ftz=(?:true|false)",
+    r"-prec-div=(?:true|false)",
+    r"-prec-sqrt=(?:true|false)",
+    r"-fmad=(?:true|false)",
     r"-lineinfo",
 ]
-_PTXAS_OPTIONS = {"-O0", "-O1", "-O2", "-O3", "-v", "--warn-on-spills", "-warn-spills", "-dlcm=ca", "-dlcm=cg",
-                  "--allow-expensive-optimizations=true", "--allow-expensive-optimizations=false"}
-FLAG_ALLOWLIST_TEXT = ("-use_fast_math, -maxrregcount=N (16..255), --extra-device-vectorization, -restrict, "
-                       "-ftz=true|false, -prec-div=true|false, -prec-sqrt=true|false, -fmad=true|false, -lineinfo, "
-                       "-Xptxas=OPT[,OPT] with OPT in " + ", ".join(sorted(_PTXAS_OPTIONS)))
+_PTXAS_OPTIONS = {
+    "-O0",
+    "-O1",
+    "-O2",
+    "-O3",
+    "-v",
+    "--warn-on-spills",
+    "-warn-spills",
+    "-dlcm=ca",
+    "-dlcm=cg",
+    "--allow-expensive-optimizations=true",
+    "--allow-expensive-optimizations=false",
+}
+FLAG_ALLOWLIST_TEXT = (
+    "-use_fast_math, -maxrregcount=N (16..255), --extra-device-vectorization, -restrict, "
+    "-ftz=true|false, -prec-div=true|false, -prec-sqrt=true|false, -fmad=true|false, -lineinfo, "
+    "-Xptxas=OPT[,OPT] with OPT in " + ", ".join(sorted(_PTXAS_OPTIONS))
+)
 
 
 def allowed_flag(flag: str) -> bool:

@@ -36,8 +36,12 @@ from pydantic import BaseModel
 from .settings import AgentSettings, JobSpec, ResolvedRole
 
 TRANSIENT_LLM_ERRORS: tuple[type[BaseException], ...] = (
-    openai.APITimeoutError, openai.APIConnectionError, openai.RateLimitError, openai.InternalServerError,
-    httpx.TimeoutException, httpx.TransportError,
+    openai.APITimeoutError,
+    openai.APIConnectionError,
+    openai.RateLimitError,
+    openai.InternalServerError,
+    httpx.TimeoutException,
+    httpx.TransportError,
 )
 
 
@@ -102,8 +106,13 @@ def cost_usd(settings: AgentSettings, model: str, input_tokens: int, output_toke
 def _chat_model(r: ResolvedRole):
     from langchain_openai import ChatOpenAI
 
-    kwargs: dict[str, Any] = dict(model=r.model, base_url=r.base_url, timeout=r.timeout_s, max_retries=0,
-                                  api_key=r.api_key.get_secret_value() if r.api_key else "unset")
+    kwargs: dict[str, Any] = dict(
+        model=r.model,
+        base_url=r.base_url,
+        timeout=r.timeout_s,
+        max_retries=0,
+        api_key=r.api_key.get_secret_value() if r.api_key else "unset",
+    )
     if r.reasoning_effort:
         kwargs["reasoning_effort"] = r.reasoning_effort
     if r.temperature is not None:
@@ -135,16 +144,24 @@ def _call_endpoint(r: ResolvedRole, system: str, user: str, schema: type[BaseMod
         raise EndpointRefused(
             f"the endpoint {r.base_url or 'api.openai.com'} refused the key for the {r.role} role "
             f"(HTTP {exc.status_code}: {_error_text(exc)}). Set CUDAMASTER_AGENT__API_KEY or "
-            f"CUDAMASTER_AGENT__ROLES__{r.role.upper()}__API_KEY, then resume the job.") from None
+            f"CUDAMASTER_AGENT__ROLES__{r.role.upper()}__API_KEY, then resume the job."
+        ) from None
     except openai.NotFoundError as exc:
-        raise LlmError(f"the endpoint has no model {r.model!r} for the {r.role} role (HTTP 404: {_error_text(exc)}); "
-                       f"set CUDAMASTER_AGENT__ROLES__{r.role.upper()}__MODEL, then resume the job.") from None
+        raise LlmError(
+            f"the endpoint has no model {r.model!r} for the {r.role} role (HTTP 404: {_error_text(exc)}); "
+            f"set CUDAMASTER_AGENT__ROLES__{r.role.upper()}__MODEL, then resume the job."
+        ) from None
     except openai.BadRequestError as exc:
-        raise LlmError(f"the endpoint rejected the {r.role} request to {r.model!r} (HTTP 400: {_error_text(exc)}); "
-                       "if it does not support the structured-output method, set "
-                       f"CUDAMASTER_AGENT__ROLES__{r.role.upper()}__STRUCTURED_OUTPUT (json_mode or none).") from None
-    content = reply.content if isinstance(reply.content, str) else "".join(
-        part.get("text", "") if isinstance(part, dict) else str(part) for part in reply.content)
+        raise LlmError(
+            f"the endpoint rejected the {r.role} request to {r.model!r} (HTTP 400: {_error_text(exc)}); "
+            "if it does not support the structured-output method, set "
+            f"CUDAMASTER_AGENT__ROLES__{r.role.upper()}__STRUCTURED_OUTPUT (json_mode or none)."
+        ) from None
+    content = (
+        reply.content
+        if isinstance(reply.content, str)
+        else "".join(part.get("text", "") if isinstance(part, dict) else str(part) for part in reply.content)
+    )
     return content, _usage(reply)
 
 
@@ -172,8 +189,9 @@ def load_replay_file(path: Path) -> list[dict[str, Any]]:
     return records
 
 
-def ask(state: dict[str, Any], role: str, system: str, user: str, settings: AgentSettings,
-        schema: type[BaseModel] | None = None) -> tuple[str, dict[str, Any]]:
+def ask(
+    state: dict[str, Any], role: str, system: str, user: str, settings: AgentSettings, schema: type[BaseModel] | None = None
+) -> tuple[str, dict[str, Any]]:
     """Ask `role`; return (response text, call record). May pause the job (manual mode)."""
     spec = JobSpec.model_validate(state["spec"])
     calls = state.get("llm_calls", [])
@@ -181,24 +199,45 @@ def ask(state: dict[str, Any], role: str, system: str, user: str, settings: Agen
     nth_for_role = sum(1 for c in calls if c["role"] == role)
     resolved = settings.role(role, spec.model_for(role))
     record: dict[str, Any] = {
-        "call_id": f"{state['job_id']}:llm{index}", "job_id": state["job_id"], "round": state.get("round", 0),
-        "debug_step": state.get("debug_step", 0), "role": role, "model": resolved.model,
-        "input_tokens": 0, "output_tokens": 0, "reasoning_tokens": 0, "cached_tokens": 0,
-        "latency_s": 0.0, "cost_usd": 0.0, "priced": True,
+        "call_id": f"{state['job_id']}:llm{index}",
+        "job_id": state["job_id"],
+        "round": state.get("round", 0),
+        "debug_step": state.get("debug_step", 0),
+        "role": role,
+        "model": resolved.model,
+        "input_tokens": 0,
+        "output_tokens": 0,
+        "reasoning_tokens": 0,
+        "cached_tokens": 0,
+        "latency_s": 0.0,
+        "cost_usd": 0.0,
+        "priced": True,
     }
     if spec.replay_file:
         recorded = [r for r in _replay_responses(spec.replay_file) if r["role"] == role]
         if nth_for_role >= len(recorded):
-            raise ReplayExhausted(f"the replay file {spec.replay_file} has {len(recorded)} {role} responses; "
-                                  f"the job asked for response {nth_for_role + 1}")
+            raise ReplayExhausted(
+                f"the replay file {spec.replay_file} has {len(recorded)} {role} responses; the job asked for response {nth_for_role + 1}"
+            )
         record.update(mode="replay", model=f"replay:{recorded[nth_for_role].get('model', resolved.model)}")
         text = str(recorded[nth_for_role]["response"])
     elif spec.manual or not resolved.has_endpoint:
-        why = "the job runs in manual mode" if spec.manual else "no LLM endpoint is configured (CUDAMASTER_AGENT__BASE_URL / CUDAMASTER_AGENT__API_KEY)"
-        answer = interrupt({
-            "type": "llm_request", "role": role, "call_id": record["call_id"], "round": record["round"],
-            "question": f"Answer as the {role} ({why}).", "system": system, "prompt": user,
-        })
+        why = (
+            "the job runs in manual mode"
+            if spec.manual
+            else "no LLM endpoint is configured (CUDAMASTER_AGENT__BASE_URL / CUDAMASTER_AGENT__API_KEY)"
+        )
+        answer = interrupt(
+            {
+                "type": "llm_request",
+                "role": role,
+                "call_id": record["call_id"],
+                "round": record["round"],
+                "question": f"Answer as the {role} ({why}).",
+                "system": system,
+                "prompt": user,
+            }
+        )
         record.update(mode="manual", model="manual")
         text = str(answer)
     else:
@@ -212,8 +251,9 @@ def ask(state: dict[str, Any], role: str, system: str, user: str, settings: Agen
             raise
         record.update(usage)
         record["latency_s"] = round(time.monotonic() - started, 3)
-        record["cost_usd"], record["priced"] = cost_usd(settings, resolved.model, usage["input_tokens"],
-                                                        usage["output_tokens"], usage["cached_tokens"])
+        record["cost_usd"], record["priced"] = cost_usd(
+            settings, resolved.model, usage["input_tokens"], usage["output_tokens"], usage["cached_tokens"]
+        )
         record["mode"] = "endpoint"
     record["response"] = text
     return text, record

@@ -30,12 +30,17 @@ def arguments_text(variant: Variant) -> str:
     task, precision = variant.task, variant.precision
     buffers = [a for a in task.args if not a.scalar]
     host = [a.name for a in buffers if a.memory_for(precision) == "host"]
-    lines = ["Every pointer is a device pointer." if not host else
-             f"{', '.join(host)} {'is a host pointer' if len(host) == 1 else 'are host pointers'} (pageable host memory; "
-             "any allocation and copy your entry point does is timed); every other pointer is a device pointer."]
-    before = {"output": "poisoned before every call (NaN; -1 for integers): write every element",
-              "accumulate": "zeroed by the harness before every call: the kernel adds into it",
-              "inout": "restored to its input values before every call"}
+    lines = [
+        "Every pointer is a device pointer."
+        if not host
+        else f"{', '.join(host)} {'is a host pointer' if len(host) == 1 else 'are host pointers'} (pageable host memory; "
+        "any allocation and copy your entry point does is timed); every other pointer is a device pointer."
+    ]
+    before = {
+        "output": "poisoned before every call (NaN; -1 for integers): write every element",
+        "accumulate": "zeroed by the harness before every call: the kernel adds into it",
+        "inout": "restored to its input values before every call",
+    }
     for a in buffers:
         role = a.role_for(precision)
         if role in before:
@@ -49,11 +54,22 @@ def system_prompt(role: str, state: dict[str, Any], settings: AgentSettings) -> 
     task = variant.task
     notes = "\n".join(f"- {k}: {v}" for k, v in task.notes.items() if k != "published_timing")
     t = settings.target
-    return render("system", role=role, task=task.name, precision=spec.precision, summary=task.summary,
-                  notes=("Notes:\n" + notes + "\n") if notes else "", prototype=variant.candidate_prototype.c_declaration(),
-                  arguments=arguments_text(variant),
-                  entry=variant.candidate_entry, gpu_name=t.name, compute_capability=t.compute_capability,
-                  sm_count=t.sm_count, l2_mib=t.l2_mib, bandwidth=t.memory_bandwidth_tbs)
+    return render(
+        "system",
+        role=role,
+        task=task.name,
+        precision=spec.precision,
+        summary=task.summary,
+        notes=("Notes:\n" + notes + "\n") if notes else "",
+        prototype=variant.candidate_prototype.c_declaration(),
+        arguments=arguments_text(variant),
+        entry=variant.candidate_entry,
+        gpu_name=t.name,
+        compute_capability=t.compute_capability,
+        sm_count=t.sm_count,
+        l2_mib=t.l2_mib,
+        bandwidth=t.memory_bandwidth_tbs,
+    )
 
 
 def results_table(evaluation: dict[str, Any] | None, candidate: bool = True) -> str:
@@ -68,8 +84,9 @@ def results_table(evaluation: dict[str, Any] | None, candidate: bool = True) -> 
         pct = row.get("candidate_roofline_pct") if candidate and cand is not None else row.get("baseline_roofline_pct")
         fmt = lambda v, f: "-" if v is None else format(v, f)  # noqa: E731
         size = ", ".join(f"{k}={v}" for k, v in row.get("params", {}).items())
-        lines.append(f"| {size} | {fmt(base, '.2f')} | {fmt(cand if cand is not None else base, '.2f')} | "
-                     f"{fmt(speed, '.2f')} | {fmt(pct, '.1f')} |")
+        lines.append(
+            f"| {size} | {fmt(base, '.2f')} | {fmt(cand if cand is not None else base, '.2f')} | {fmt(speed, '.2f')} | {fmt(pct, '.1f')} |"
+        )
     score = evaluation.get("score")
     if score is not None:
         lines.append(f"\nScore P = {score:.3f}")
@@ -83,14 +100,19 @@ def best_context(state: dict[str, Any]) -> dict[str, str]:
     """The best kernel so far (or the baseline when none is correct yet) and its results."""
     best = state.get("best")
     if best:
-        return {"best_label": f"round {best['round']}, P = {best['score']:.3f}", "best_source": best["source"],
-                "results": results_table(best.get("evaluation"))}
+        return {
+            "best_label": f"round {best['round']}, P = {best['score']:.3f}",
+            "best_source": best["source"],
+            "results": results_table(best.get("evaluation")),
+        }
     spec = JobSpec.model_validate(state["spec"])
     variant = load_task(spec.task).variant(spec.precision)
     baseline = state.get("baseline", {})
-    return {"best_label": f"the baseline; its entry point is `{variant.entry}`, yours must be `{variant.candidate_entry}`",
-            "best_source": variant.task.baseline_source(),
-            "results": results_table(baseline.get("evaluation"), candidate=False)}
+    return {
+        "best_label": f"the baseline; its entry point is `{variant.entry}`, yours must be `{variant.candidate_entry}`",
+        "best_source": variant.task.baseline_source(),
+        "results": results_table(baseline.get("evaluation"), candidate=False),
+    }
 
 
 def history_text(state: dict[str, Any]) -> str:
@@ -100,9 +122,11 @@ def history_text(state: dict[str, Any]) -> str:
     lines = []
     for r in rounds:
         score = f", P = {r['score']:.3f}" if r.get("score") is not None else ""
-        lines.append(f"- round {r['round']}: {r['strategy_title']} -> {r['verdict']}{score}"
-                     + (f" ({r['message'][:200]})" if r.get("message") and r["verdict"] != "ok" else "")
-                     + f" [{r['debug_steps']} debug step(s)]")
+        lines.append(
+            f"- round {r['round']}: {r['strategy_title']} -> {r['verdict']}{score}"
+            + (f" ({r['message'][:200]})" if r.get("message") and r["verdict"] != "ok" else "")
+            + f" [{r['debug_steps']} debug step(s)]"
+        )
     return "\n".join(lines)
 
 

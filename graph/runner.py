@@ -79,8 +79,9 @@ def make_checkpointer(url: str | None = None):
         from psycopg_pool import ConnectionPool
 
         url = url.replace("postgresql+psycopg://", "postgresql://")
-        pool = ConnectionPool(url, min_size=1, max_size=4, open=True,
-                              kwargs={"autocommit": True, "row_factory": dict_row, "prepare_threshold": 0})
+        pool = ConnectionPool(
+            url, min_size=1, max_size=4, open=True, kwargs={"autocommit": True, "row_factory": dict_row, "prepare_threshold": 0}
+        )
         saver = PostgresSaver(pool)  # type: ignore[arg-type, assignment]
         saver.setup()
         saver._cudamaster_pool = pool  # type: ignore[attr-defined]  # keep the pool alive with the saver
@@ -94,8 +95,11 @@ def new_job_id() -> str:
 
 
 def _config(job_id: str, settings: AgentSettings) -> dict[str, Any]:
-    return {"configurable": {"thread_id": job_id}, "recursion_limit": settings.recursion_limit,
-            "metadata": {"graph_version": GRAPH_VERSION}}
+    return {
+        "configurable": {"thread_id": job_id},
+        "recursion_limit": settings.recursion_limit,
+        "metadata": {"graph_version": GRAPH_VERSION},
+    }
 
 
 def _graph(job_id: str, settings: AgentSettings, checkpointer, evaluator: Evaluator | None):
@@ -134,8 +138,7 @@ def _end_status(job_id: str, snapshot, values: dict[str, Any]) -> tuple[Status, 
     """Status and message of a snapshot with nothing left in `next` (no pending question)."""
     if not _graph_ended(snapshot):
         done = ", ".join(t.name for t in snapshot.tasks)
-        return "stopped", (f"stopped after {done} finished, before its step was checkpointed; "
-                           f"resume with `cudamaster resume {job_id}`")
+        return "stopped", (f"stopped after {done} finished, before its step was checkpointed; resume with `cudamaster resume {job_id}`")
     status = values.get("status")
     if status in FINAL_STATUSES:
         return status, values.get("message", "")
@@ -161,22 +164,33 @@ def totals(llm_calls: list[dict[str, Any]]) -> dict[str, Any]:
 
 def _outcome(job_id: str, values: dict[str, Any], status: Status, message: str, question: Any = None) -> JobOutcome:
     calls = list(values.get("llm_calls", []))
-    return JobOutcome(job_id=job_id, status=status, best=values.get("best"), attempts=list(values.get("attempts", [])),
-                      llm_calls=calls, rounds=list(values.get("round_log", [])), totals=totals(calls),
-                      question=question, message=message)
+    return JobOutcome(
+        job_id=job_id,
+        status=status,
+        best=values.get("best"),
+        attempts=list(values.get("attempts", [])),
+        llm_calls=calls,
+        rounds=list(values.get("round_log", [])),
+        totals=totals(calls),
+        question=question,
+        message=message,
+    )
 
 
 def _failure_message(exc: BaseException, job_id: str, settings: AgentSettings) -> str:
     if isinstance(exc, LlmError):
         return str(exc)
     if is_transient(exc):
-        return (f"the LLM endpoint kept failing after {settings.retry.max_attempts} attempts "
-                f"({type(exc).__name__}: {exc}); resume later with `cudamaster resume {job_id}`")
+        return (
+            f"the LLM endpoint kept failing after {settings.retry.max_attempts} attempts "
+            f"({type(exc).__name__}: {exc}); resume later with `cudamaster resume {job_id}`"
+        )
     return f"{type(exc).__name__}: {exc}"
 
 
-def _run(graph, job_id: str, graph_input: Any, settings: AgentSettings, on_event: EventSink | None,
-         should_stop: Callable[[], bool] | None) -> JobOutcome:
+def _run(
+    graph, job_id: str, graph_input: Any, settings: AgentSettings, on_event: EventSink | None, should_stop: Callable[[], bool] | None
+) -> JobOutcome:
     config = _config(job_id, settings)
     current_round = (graph.get_state(config).values or {}).get("round", 0)
     control = RunControl()
@@ -190,8 +204,17 @@ def _run(graph, job_id: str, graph_input: Any, settings: AgentSettings, on_event
                 if node == "__interrupt__":
                     for intr in update:
                         value = intr.value if isinstance(intr.value, dict) else {"question": intr.value}
-                        _emit(on_event, {"type": "interrupt", "job_id": job_id, "round": current_round,
-                                         "node": value.get("role", ""), "interrupt_id": intr.id, "question": value})
+                        _emit(
+                            on_event,
+                            {
+                                "type": "interrupt",
+                                "job_id": job_id,
+                                "round": current_round,
+                                "node": value.get("role", ""),
+                                "interrupt_id": intr.id,
+                                "question": value,
+                            },
+                        )
                     continue
                 update = update or {}
                 if node != "round_end" and "round" in update:
@@ -201,8 +224,17 @@ def _run(graph, job_id: str, graph_input: Any, settings: AgentSettings, on_event
                 for c in update.get("llm_calls", []):
                     _emit(on_event, {"type": "llm_call", "node": node, **c})
                 last = (update.get("attempts") or [None])[-1]
-                _emit(on_event, {"type": "node", "job_id": job_id, "round": current_round, "node": node,
-                                 "verdict": last["verdict"] if last else None, "speedup": last["score"] if last else None})
+                _emit(
+                    on_event,
+                    {
+                        "type": "node",
+                        "job_id": job_id,
+                        "round": current_round,
+                        "node": node,
+                        "verdict": last["verdict"] if last else None,
+                        "speedup": last["score"] if last else None,
+                    },
+                )
                 if node == "round_end":
                     current_round = update.get("round", current_round)
             if should_stop is not None and not control.drain_requested and should_stop():
@@ -218,15 +250,28 @@ def _run(graph, job_id: str, graph_input: Any, settings: AgentSettings, on_event
     if status is None:
         if question is not None:
             status = "waiting_for_input"
-            message = f"waiting for an answer for the {question.get('role', '?')} role" if isinstance(question, dict) else "waiting for input"
+            message = (
+                f"waiting for an answer for the {question.get('role', '?')} role" if isinstance(question, dict) else "waiting for input"
+            )
         elif not snapshot.next:
             status, message = _end_status(job_id, snapshot, values)
         else:
             status, message = "stopped", f"stopped before {', '.join(snapshot.next)}"
     outcome = _outcome(job_id, values, status, message, question)
-    _emit(on_event, {"type": "finished", "job_id": job_id, "round": values.get("round", 0), "node": "",
-                     "status": status, "message": message, "best_attempt_id": (outcome.best or {}).get("attempt_id"),
-                     "speedup": (outcome.best or {}).get("score"), "totals": outcome.totals})
+    _emit(
+        on_event,
+        {
+            "type": "finished",
+            "job_id": job_id,
+            "round": values.get("round", 0),
+            "node": "",
+            "status": status,
+            "message": message,
+            "best_attempt_id": (outcome.best or {}).get("attempt_id"),
+            "speedup": (outcome.best or {}).get("score"),
+            "totals": outcome.totals,
+        },
+    )
     return outcome
 
 
@@ -235,9 +280,16 @@ def _refuse(job_id: str, message: str, on_event: EventSink | None) -> JobOutcome
     return JobOutcome(job_id=job_id, status="failed", message=message, totals=totals([]))
 
 
-def start_job(spec: JobSpec, *, job_id: str | None = None, checkpointer=None, evaluator: Evaluator | None = None,
-              on_event: EventSink | None = None, should_stop: Callable[[], bool] | None = None,
-              settings: AgentSettings | None = None) -> JobOutcome:
+def start_job(
+    spec: JobSpec,
+    *,
+    job_id: str | None = None,
+    checkpointer=None,
+    evaluator: Evaluator | None = None,
+    on_event: EventSink | None = None,
+    should_stop: Callable[[], bool] | None = None,
+    settings: AgentSettings | None = None,
+) -> JobOutcome:
     """Run a new job until it finishes, asks a question, is stopped or fails."""
     settings = settings or _tree().agent
     job_id = job_id or new_job_id()
@@ -259,17 +311,32 @@ def start_job(spec: JobSpec, *, job_id: str | None = None, checkpointer=None, ev
     if graph.get_state(_config(job_id, settings)).values:
         return _refuse(job_id, f"job {job_id} already exists; resume it instead", on_event)
     initial = {  # type: ignore[var-annotated]
-        "job_id": job_id, "spec": spec.model_dump(mode="json"), "graph_version": GRAPH_VERSION,
+        "job_id": job_id,
+        "spec": spec.model_dump(mode="json"),
+        "graph_version": GRAPH_VERSION,
         "choose_flags": settings.choose_flags if spec.choose_flags is None else spec.choose_flags,
-        "round": 0, "debug_step": 0, "attempts": [], "llm_calls": [], "round_log": [], "best": None,
-        "status": "running", "message": "",
+        "round": 0,
+        "debug_step": 0,
+        "attempts": [],
+        "llm_calls": [],
+        "round_log": [],
+        "best": None,
+        "status": "running",
+        "message": "",
     }
     return _run(graph, job_id, initial, settings, on_event, should_stop)
 
 
-def resume_job(job_id: str, *, checkpointer=None, evaluator: Evaluator | None = None, on_event: EventSink | None = None,
-               should_stop: Callable[[], bool] | None = None, answer: str | None = None,
-               settings: AgentSettings | None = None) -> JobOutcome:
+def resume_job(
+    job_id: str,
+    *,
+    checkpointer=None,
+    evaluator: Evaluator | None = None,
+    on_event: EventSink | None = None,
+    should_stop: Callable[[], bool] | None = None,
+    answer: str | None = None,
+    settings: AgentSettings | None = None,
+) -> JobOutcome:
     """Continue a job from its last checkpoint; `answer` answers its pending question (manual mode)."""
     settings = settings or _tree().agent
     checkpointer = checkpointer if checkpointer is not None else make_checkpointer()
@@ -280,8 +347,11 @@ def resume_job(job_id: str, *, checkpointer=None, evaluator: Evaluator | None = 
     if not values:
         return _refuse(job_id, f"no job {job_id} in this checkpoint database", on_event)
     if values.get("graph_version") != GRAPH_VERSION:
-        return _refuse(job_id, f"job {job_id} was made by graph version {values.get('graph_version')}; this is "
-                               f"version {GRAPH_VERSION} and cannot continue it", on_event)
+        return _refuse(
+            job_id,
+            f"job {job_id} was made by graph version {values.get('graph_version')}; this is version {GRAPH_VERSION} and cannot continue it",
+            on_event,
+        )
     question = _pending_interrupt(snapshot)
     if _graph_ended(snapshot):
         return _outcome(job_id, values, *_end_status(job_id, snapshot, values))
@@ -297,9 +367,15 @@ def job_state(job_id: str, checkpointer, settings: AgentSettings | None = None) 
     graph = build_graph(Deps(settings=settings, evaluator=LocalEvaluator()), checkpointer=checkpointer)
     snapshot = graph.get_state(_config(job_id, settings))
     values = dict(snapshot.values or {})
-    return {"job_id": job_id, "exists": bool(values), "values": values, "next": list(snapshot.next),
-            "interrupt": _pending_interrupt(snapshot), "error": _pending_error(snapshot),
-            "totals": totals(values.get("llm_calls", []))}
+    return {
+        "job_id": job_id,
+        "exists": bool(values),
+        "values": values,
+        "next": list(snapshot.next),
+        "interrupt": _pending_interrupt(snapshot),
+        "error": _pending_error(snapshot),
+        "totals": totals(values.get("llm_calls", [])),
+    }
 
 
 def export_responses(job_id: str, checkpointer, path: str | Path, settings: AgentSettings | None = None) -> int:

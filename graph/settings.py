@@ -29,8 +29,10 @@ class RoleSettings(BaseModel):
     api_key: SecretStr | None = None
     reasoning_effort: Literal["minimal", "low", "medium", "high"] | None = None
     structured_output: StructuredMethod | None = Field(
-        None, description="how the compiler role's JSON answer is requested; 'none' asks in the prompt only "
-                          "(DeepSeek: json_mode; deepseek-reasoner: none)")
+        None,
+        description="how the compiler role's JSON answer is requested; 'none' asks in the prompt only "
+        "(DeepSeek: json_mode; deepseek-reasoner: none)",
+    )
     temperature: float | None = None
     timeout_s: float | None = None
 

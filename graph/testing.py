@@ -23,8 +23,7 @@ from bench_tasks.harness.result import GpuInfo
 
 from .evaluator import CompileReport, LocalEvaluator, ProfileResult
 
-FAKE_GPU = GpuInfo(name="FAKE GPU (test double, no measurement)", compute_capability="9.0", sm_count=132,
-                   l2_bytes=60 * 2**20)
+FAKE_GPU = GpuInfo(name="FAKE GPU (test double, no measurement)", compute_capability="9.0", sm_count=132, l2_bytes=60 * 2**20)
 
 
 def _stats(us: float) -> TimeStats:
@@ -51,8 +50,15 @@ class FakeGpuEvaluator:
         self.evaluations.append(source)
         variant = load_task(task).variant(precision)
         sizes_list = variant.task.size_list(sizes)
-        result = EvaluationResult(task=task, precision=precision, verdict=Verdict.ok, size_set=sizes, gpu=FAKE_GPU,
-                                  baseline_only=source is None, message="FAKE GPU evaluation (test double)")
+        result = EvaluationResult(
+            task=task,
+            precision=precision,
+            verdict=Verdict.ok,
+            size_set=sizes,
+            gpu=FAKE_GPU,
+            baseline_only=source is None,
+            message="FAKE GPU evaluation (test double)",
+        )
         if source is not None:
             text = harness_source.prepare(source, self.real.settings.max_source_bytes)
             compiled = self.real.compile(task, precision, text, flags)
@@ -70,8 +76,14 @@ class FakeGpuEvaluator:
         rows = []
         for params in sizes_list:
             base_us = 10.0 + variant.task.complexity_of(params) / 1000.0
-            row = SizeRow(params=params, complexity=variant.task.complexity_of(params), passed=True,
-                          baseline=_stats(base_us), roofline_floor_us=base_us / 20.0, baseline_roofline_pct=5.0)
+            row = SizeRow(
+                params=params,
+                complexity=variant.task.complexity_of(params),
+                passed=True,
+                baseline=_stats(base_us),
+                roofline_floor_us=base_us / 20.0,
+                baseline_roofline_pct=5.0,
+            )
             if source is not None:
                 row.candidate = _stats(base_us / speedup)
                 row.speedup, row.speedup_iqr = speedup, 0.0
@@ -82,11 +94,13 @@ class FakeGpuEvaluator:
             result.score = speedup
         return result
 
-    def profile(self, task: str, precision: str, source: str | None, mode: str = "filtered",
-                rows: list[dict] | None = None) -> ProfileResult:
+    def profile(
+        self, task: str, precision: str, source: str | None, mode: str = "filtered", rows: list[dict] | None = None
+    ) -> ProfileResult:
         self.profiles.append(source)
         if mode == "none":
             return ProfileResult("", "profiling switched off for this job")
         what = "baseline" if source is None else "candidate"
-        return ProfileResult(f"FAKE PROFILE ({mode}) of the {what}: bottleneck memory-bound; dram throughput 5% of peak",
-                             "FAKE profiler (test double)")
+        return ProfileResult(
+            f"FAKE PROFILE ({mode}) of the {what}: bottleneck memory-bound; dram throughput 5% of peak", "FAKE profiler (test double)"
+        )

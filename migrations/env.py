@@ -24,8 +24,7 @@ def _url() -> str:
 
 
 def run_migrations_offline() -> None:
-    context.configure(url=_url(), target_metadata=target_metadata, literal_binds=True, include_object=include_object,
-                      render_as_batch=True)
+    context.configure(url=_url(), target_metadata=target_metadata, literal_binds=True, include_object=include_object, render_as_batch=True)
     with context.begin_transaction():
         context.run_migrations()
 
@@ -45,8 +44,9 @@ def run_migrations_online() -> None:
 
 
 def _run(connection) -> None:
-    context.configure(connection=connection, target_metadata=target_metadata, include_object=include_object,
-                      render_as_batch=True, compare_type=True)
+    context.configure(
+        connection=connection, target_metadata=target_metadata, include_object=include_object, render_as_batch=True, compare_type=True
+    )
     with context.begin_transaction():
         context.run_migrations()
 

@@ -33,8 +33,9 @@ class Bottleneck(StrEnum):
 
     @property
     def title(self) -> str:  # type: ignore[override]
-        return {"compute": "compute bound", "memory_latency": "memory latency bound",
-                "memory_bandwidth": "memory bandwidth bound"}[self.value]
+        return {"compute": "compute bound", "memory_latency": "memory latency bound", "memory_bandwidth": "memory bandwidth bound"}[
+            self.value
+        ]
 
 
 class Thresholds(BaseModel):
@@ -80,7 +81,8 @@ def throughputs(summary: Any) -> tuple[float, float, float]:
     if missing:
         raise ClassificationError(
             "the profile lacks " + ", ".join(missing) + ": collect the SpeedOfLight section "
-            "(ncu --section SpeedOfLight) and save it with --csv --page raw")
+            "(ncu --section SpeedOfLight) and save it with --csv --page raw"
+        )
     return got[SM_THROUGHPUT], got[DRAM_THROUGHPUT], got[MEMORY_THROUGHPUT_PCT]  # type: ignore[return-value]
 
 
@@ -101,15 +103,23 @@ def classify(summary: Any, rule: str = "sol", thresholds: Thresholds | None = No
     elif rule == "sol":
         low = t.sol_latency_pct
         if max(sm, memory_side) < low:
-            b, why = Bottleneck.memory_latency, (
-                f"neither the SM ({sm:.1f} %) nor the memory side ({memory_side:.1f} %) reaches {low:g} % of peak: "
-                f"the kernel waits on latency, not on a unit's throughput ({nums})")
+            b, why = (
+                Bottleneck.memory_latency,
+                (
+                    f"neither the SM ({sm:.1f} %) nor the memory side ({memory_side:.1f} %) reaches {low:g} % of peak: "
+                    f"the kernel waits on latency, not on a unit's throughput ({nums})"
+                ),
+            )
         elif memory_side >= sm:
-            b, why = Bottleneck.memory_bandwidth, (
-                f"the memory side ({memory_side:.1f} % = max of DRAM and Memory) is the busiest and above "
-                f"{low:g} % ({nums})")
+            b, why = (
+                Bottleneck.memory_bandwidth,
+                (f"the memory side ({memory_side:.1f} % = max of DRAM and Memory) is the busiest and above {low:g} % ({nums})"),
+            )
         else:
-            b, why = Bottleneck.compute, f"the SM ({sm:.1f} %) is busier than the memory side ({memory_side:.1f} %) and above {low:g} % ({nums})"
+            b, why = (
+                Bottleneck.compute,
+                f"the SM ({sm:.1f} %) is busier than the memory side ({memory_side:.1f} %) and above {low:g} % ({nums})",
+            )
     else:
         raise ClassificationError(f"unknown rule {rule!r}: choose one of {', '.join(RULES)}")
     return Classification(bottleneck=b, rule=rule, reason=why, sm_pct=sm, dram_pct=dram, memory_pct=mem)

@@ -1,10 +1,10 @@
 """`cudamaster profile`: Nsight Compute profiles, bottleneck classes and the metric filter.
 
-    cudamaster profile TASK --precision P [--candidate FILE] [--size K=V ...]   (= profile run ...)
-    cudamaster profile classify REPORT.csv [--rule sol|published]
-    cudamaster profile fit-thresholds RUN.json [--out thresholds.json]
-    cudamaster profile baselines --out RUN.json             (every baseline: the corpus)
-    cudamaster profile score-labelled CSV_DIR              (both rules on the labelled kernels)
+cudamaster profile TASK --precision P [--candidate FILE] [--size K=V ...]   (= profile run ...)
+cudamaster profile classify REPORT.csv [--rule sol|published]
+cudamaster profile fit-thresholds RUN.json [--out thresholds.json]
+cudamaster profile baselines --out RUN.json             (every baseline: the corpus)
+cudamaster profile score-labelled CSV_DIR              (both rules on the labelled kernels)
 """
 
 from __future__ import annotations
@@ -39,8 +39,12 @@ class _RunByDefault(TyperGroup):
         return super().parse_args(ctx, args)  # type: ignore[arg-type]
 
 
-app = typer.Typer(cls=_RunByDefault, no_args_is_help=True, pretty_exceptions_enable=False,
-                  help="Nsight Compute profiles, bottleneck classes and the metric filter.")
+app = typer.Typer(
+    cls=_RunByDefault,
+    no_args_is_help=True,
+    pretty_exceptions_enable=False,
+    help="Nsight Compute profiles, bottleneck classes and the metric filter.",
+)
 
 
 def _fail(message: str, code: int = 1) -> None:
@@ -80,7 +84,9 @@ def _show(report: ProfileReport, mode: str, show_tokens: bool) -> None:
         out.print(f"[dim]{n.tokens} tokens ({n.method})[/dim]")
 
 
-RuleOpt = Annotated[str, typer.Option("--rule", help=f"classification rule: {' | '.join(RULES)} (default from CUDAMASTER_PROFILING__CLASSIFIER)")]
+RuleOpt = Annotated[
+    str, typer.Option("--rule", help=f"classification rule: {' | '.join(RULES)} (default from CUDAMASTER_PROFILING__CLASSIFIER)")
+]
 ModeOpt = Annotated[str, typer.Option("--mode", help=f"metric filter: {' | '.join(MODES)}")]
 ThreshOpt = Annotated[Optional[Path], typer.Option("--thresholds", help="thresholds JSON from fit-thresholds")]
 
@@ -91,14 +97,20 @@ def _check_choice(value: str, choices: tuple[str, ...], what: str) -> None:
 
 
 @app.command("run")
-def run_cmd(task: Annotated[str, typer.Argument(help="task name (see `cudamaster bench list`)")],
-            precision: Annotated[str, typer.Option("--precision", "-p", help="fp32 | bf16")] = "fp32",
-            candidate: Annotated[Optional[Path], typer.Option("--candidate", "-c", help="candidate .cu (default: the baseline)")] = None,
-            size: Annotated[list[str], typer.Option("--size", "-s", help="size parameter NAME=VALUE (repeat); default: the largest quick paper size")] = [],  # noqa: B006
-            rule: RuleOpt = "", mode: ModeOpt = "filtered", thresholds: ThreshOpt = None,
-            save_csv: Annotated[Optional[Path], typer.Option("--save-csv", help="write ncu's raw-page CSV here")] = None,
-            save_json: Annotated[Optional[Path], typer.Option("--save-json", help="write the ProfileReport JSON here")] = None,
-            tokens: Annotated[bool, typer.Option("--tokens", help="print the filtered text's token count")] = False) -> None:
+def run_cmd(
+    task: Annotated[str, typer.Argument(help="task name (see `cudamaster bench list`)")],
+    precision: Annotated[str, typer.Option("--precision", "-p", help="fp32 | bf16")] = "fp32",
+    candidate: Annotated[Optional[Path], typer.Option("--candidate", "-c", help="candidate .cu (default: the baseline)")] = None,
+    size: Annotated[
+        list[str], typer.Option("--size", "-s", help="size parameter NAME=VALUE (repeat); default: the largest quick paper size")
+    ] = [],  # noqa: B006
+    rule: RuleOpt = "",
+    mode: ModeOpt = "filtered",
+    thresholds: ThreshOpt = None,
+    save_csv: Annotated[Optional[Path], typer.Option("--save-csv", help="write ncu's raw-page CSV here")] = None,
+    save_json: Annotated[Optional[Path], typer.Option("--save-json", help="write the ProfileReport JSON here")] = None,
+    tokens: Annotated[bool, typer.Option("--tokens", help="print the filtered text's token count")] = False,
+) -> None:
     """Profile one call of a task's baseline or a candidate with Nsight Compute and classify it."""
     from bench_tasks import TaskError
 
@@ -128,15 +140,22 @@ def run_cmd(task: Annotated[str, typer.Argument(help="task name (see `cudamaster
         save_csv.write_text(report.raw_csv)
     if save_json:
         save_json.write_text(report.model_dump_json(indent=1))
-    out.print(f"[bold]{task}/{precision}[/bold] {report.impl} at {report.params}: {len(report.kernels)} kernel(s), "
-              f"ncu {report.profile_wall_s:.1f} s, total {time.monotonic() - started:.1f} s", highlight=False)
+    out.print(
+        f"[bold]{task}/{precision}[/bold] {report.impl} at {report.params}: {len(report.kernels)} kernel(s), "
+        f"ncu {report.profile_wall_s:.1f} s, total {time.monotonic() - started:.1f} s",
+        highlight=False,
+    )
     _show(report, mode, tokens)
 
 
 @app.command("classify")
-def classify_cmd(report_csv: Annotated[Path, typer.Argument(help="CSV saved with `ncu --csv --page raw` (or --page details)")],
-                 rule: RuleOpt = "", mode: ModeOpt = "filtered", thresholds: ThreshOpt = None,
-                 tokens: Annotated[bool, typer.Option("--tokens", help="print the filtered text's token count")] = False) -> None:
+def classify_cmd(
+    report_csv: Annotated[Path, typer.Argument(help="CSV saved with `ncu --csv --page raw` (or --page details)")],
+    rule: RuleOpt = "",
+    mode: ModeOpt = "filtered",
+    thresholds: ThreshOpt = None,
+    tokens: Annotated[bool, typer.Option("--tokens", help="print the filtered text's token count")] = False,
+) -> None:
     """Classify a saved Nsight Compute CSV and print the filtered metrics."""
     from .parse import parse_report
 
@@ -157,8 +176,10 @@ def classify_cmd(report_csv: Annotated[Path, typer.Argument(help="CSV saved with
 
 
 @app.command("fit-thresholds")
-def fit_cmd(run_json: Annotated[Path, typer.Argument(help="RUN.json: a JSON list of ProfileReport dumps (`profile baselines`)")],
-            out_path: Annotated[Path, typer.Option("--out", "-o", help="where to write the thresholds and their data")] = Path("thresholds.json")) -> None:
+def fit_cmd(
+    run_json: Annotated[Path, typer.Argument(help="RUN.json: a JSON list of ProfileReport dumps (`profile baselines`)")],
+    out_path: Annotated[Path, typer.Option("--out", "-o", help="where to write the thresholds and their data")] = Path("thresholds.json"),
+) -> None:
     """Fit both rules' thresholds with Otsu's method over a corpus of profiles."""
     from .otsu import fit_thresholds, load_corpus
 
@@ -168,15 +189,20 @@ def fit_cmd(run_json: Annotated[Path, typer.Argument(help="RUN.json: a JSON list
         _fail(str(exc))
     out_path.write_text(json.dumps(fitted, indent=1))
     t = fitted["thresholds"]
-    out.print(f"published threshold {t['published_pct']:.2f} %, sol latency threshold {t['sol_latency_pct']:.2f} % "
-              f"from {fitted['count']} profiles ({len(fitted['skipped'])} skipped) -> {out_path}", highlight=False)
+    out.print(
+        f"published threshold {t['published_pct']:.2f} %, sol latency threshold {t['sol_latency_pct']:.2f} % "
+        f"from {fitted['count']} profiles ({len(fitted['skipped'])} skipped) -> {out_path}",
+        highlight=False,
+    )
 
 
 @app.command("baselines")
-def baselines_cmd(out_path: Annotated[Path, typer.Option("--out", "-o", help="RUN.json to write")] = Path("run.json"),
-                  task: Annotated[list[str], typer.Option("--task", "-t", help="only these tasks (repeat)")] = [],  # noqa: B006
-                  jobs: Annotated[int, typer.Option("--jobs", "-j", help="parallel compiles")] = 4,
-                  budget_s: Annotated[Optional[float], typer.Option("--budget-s", help="stop starting new profiles after this")] = None) -> None:
+def baselines_cmd(
+    out_path: Annotated[Path, typer.Option("--out", "-o", help="RUN.json to write")] = Path("run.json"),
+    task: Annotated[list[str], typer.Option("--task", "-t", help="only these tasks (repeat)")] = [],  # noqa: B006
+    jobs: Annotated[int, typer.Option("--jobs", "-j", help="parallel compiles")] = 4,
+    budget_s: Annotated[Optional[float], typer.Option("--budget-s", help="stop starting new profiles after this")] = None,
+) -> None:
     """Profile every task variant's baseline (default size) into RUN.json."""
     from bench_tasks import TaskError
 
@@ -204,19 +230,26 @@ def baselines_cmd(out_path: Annotated[Path, typer.Option("--out", "-o", help="RU
         c = r.classification
         pub = r.model_copy(deep=True)
         pub.reclassify("published", _thresholds(None))
-        table.add_row(f"{r.task}/{r.precision}", str(r.params), str(len(r.kernels)),
-                      *(f"{v:.1f}" for v in ((c.sm_pct, c.dram_pct, c.memory_pct) if c else (float("nan"),) * 3)),
-                      c.bottleneck.value if c else "?", pub.bottleneck.value if pub.bottleneck else "?",
-                      f"{r.profile_wall_s or 0:.1f}")
+        table.add_row(
+            f"{r.task}/{r.precision}",
+            str(r.params),
+            str(len(r.kernels)),
+            *(f"{v:.1f}" for v in ((c.sm_pct, c.dram_pct, c.memory_pct) if c else (float("nan"),) * 3)),
+            c.bottleneck.value if c else "?",
+            pub.bottleneck.value if pub.bottleneck else "?",
+            f"{r.profile_wall_s or 0:.1f}",
+        )
     out.print(table)
     if failures and not reports:
         raise typer.Exit(1)
 
 
 @app.command("score-labelled")
-def score_cmd(csv_dir: Annotated[Path, typer.Argument(help="folder with <kernel>.csv raw-page CSVs of the labelled kernels")],
-              thresholds: ThreshOpt = None,
-              save_json: Annotated[Optional[Path], typer.Option("--save-json", help="write the labelled profiles as a RUN.json list")] = None) -> None:
+def score_cmd(
+    csv_dir: Annotated[Path, typer.Argument(help="folder with <kernel>.csv raw-page CSVs of the labelled kernels")],
+    thresholds: ThreshOpt = None,
+    save_json: Annotated[Optional[Path], typer.Option("--save-json", help="write the labelled profiles as a RUN.json list")] = None,
+) -> None:
     """Score both rules on the labelled kernels (profiling/labelled/manifest.toml)."""
     from .labelled import accuracy, score_dir
 
@@ -232,9 +265,14 @@ def score_cmd(csv_dir: Annotated[Path, typer.Argument(help="folder with <kernel>
             continue
         c = s.report.classification
         mark = lambda b: (b.value if b == s.kernel.expected else f"[red]{b.value}[/red]") if b else "?"  # noqa: E731
-        table.add_row(s.kernel.name, s.kernel.precision, s.kernel.expected.value,
-                      *(f"{v:.1f}" for v in (c.sm_pct, c.dram_pct, c.memory_pct)) if c else ("?",) * 3,
-                      mark(s.predicted["published"]), mark(s.predicted["sol"]))
+        table.add_row(
+            s.kernel.name,
+            s.kernel.precision,
+            s.kernel.expected.value,
+            *(f"{v:.1f}" for v in (c.sm_pct, c.dram_pct, c.memory_pct)) if c else ("?",) * 3,
+            mark(s.predicted["published"]),
+            mark(s.predicted["sol"]),
+        )
     out.print(table)
     for rule in ("published", "sol"):
         ok, n = accuracy(scores, rule)

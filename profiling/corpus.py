@@ -26,9 +26,9 @@ class Failure:
     error: str
 
 
-def profile_baselines(tasks: list[str] | None = None, *, jobs: int = 4, budget_s: float | None = None,
-                      settings: ProfilingSettings | None = None,
-                      on_done=None) -> tuple[list[ProfileReport], list[Failure]]:
+def profile_baselines(
+    tasks: list[str] | None = None, *, jobs: int = 4, budget_s: float | None = None, settings: ProfilingSettings | None = None, on_done=None
+) -> tuple[list[ProfileReport], list[Failure]]:
     """Profile each baseline at its default size. Failures (and variants skipped once `budget_s`
     has passed) are returned, not raised; a missing ncu is raised at once."""
     from bench_tasks.harness import prepare_single_run
@@ -42,7 +42,8 @@ def profile_baselines(tasks: list[str] | None = None, *, jobs: int = 4, budget_s
     with ThreadPoolExecutor(max_workers=max(1, jobs)) as pool:
         futures: list[tuple[str, str, Future]] = [
             (t, p, pool.submit(lambda t=t, p=p: prepare_single_run(t, p, None, default_params(t, p, settings))))  # type: ignore[misc]
-            for t, p in variants]
+            for t, p in variants
+        ]
         for task, precision, fut in futures:
             if budget_s is not None and time.monotonic() - started > budget_s:
                 if not fut.cancel():  # already compiling: drop its staged run once it is ready

@@ -19,8 +19,7 @@ MODES = ("filtered", "full", "none")
 CLASS_METRICS: dict[Bottleneck, tuple[str, ...]] = {
     Bottleneck.compute: (m.SM_THROUGHPUT, m.ISSUE_SLOTS_BUSY, m.IPC_ACTIVE, m.SM_BUSY),
     Bottleneck.memory_latency: (m.L2_HIT_RATE, m.L1_HIT_RATE, m.IPC_ELAPSED, m.MEM_BUSY),
-    Bottleneck.memory_bandwidth: (m.DRAM_THROUGHPUT, m.MEMORY_THROUGHPUT_PCT, m.MAX_BANDWIDTH, m.MEM_PIPES_BUSY,
-                                  m.DRAM_BYTES_PER_S),
+    Bottleneck.memory_bandwidth: (m.DRAM_THROUGHPUT, m.MEMORY_THROUGHPUT_PCT, m.MAX_BANDWIDTH, m.MEM_PIPES_BUSY, m.DRAM_BYTES_PER_S),
 }
 
 
@@ -50,15 +49,16 @@ def _launch(report: ProfileReport) -> list[str]:
     lines = []
     ks = report.kernels
     for k in ks[:4]:
-        lines.append(f"- kernel {_short(k.name)}: grid {_dims(k.grid)}, block {_dims(k.block)}, "
-                     f"{format_value(k.metrics.get(m.REGISTERS_PER_THREAD))} registers/thread, "
-                     f"achieved occupancy {format_value(k.metrics.get(m.ACHIEVED_OCCUPANCY))}, "
-                     f"duration {format_value(k.metrics.get(m.DURATION))}")
+        lines.append(
+            f"- kernel {_short(k.name)}: grid {_dims(k.grid)}, block {_dims(k.block)}, "
+            f"{format_value(k.metrics.get(m.REGISTERS_PER_THREAD))} registers/thread, "
+            f"achieved occupancy {format_value(k.metrics.get(m.ACHIEVED_OCCUPANCY))}, "
+            f"duration {format_value(k.metrics.get(m.DURATION))}"
+        )
     if len(ks) > 4:
         lines.append(f"- ... and {len(ks) - 4} more kernels")
     if len(ks) > 1:
-        lines.append(f"- {len(ks)} kernels, total duration {format_value(s.get(m.DURATION))}; "
-                     "metrics above are duration-weighted averages")
+        lines.append(f"- {len(ks)} kernels, total duration {format_value(s.get(m.DURATION))}; metrics above are duration-weighted averages")
     return lines
 
 
@@ -70,8 +70,10 @@ def _roofline(row: SizeRow) -> str:
     parts = [f"Roofline at {row.params}:"]
     if row.roofline_floor_us is not None:
         parts.append(f"floor {row.roofline_floor_us:.2f} us (max of FLOPs/peak and bytes/bandwidth);")
-    for name, stats, pct in (("candidate", row.candidate, row.candidate_roofline_pct),
-                             ("baseline", row.baseline, row.baseline_roofline_pct)):
+    for name, stats, pct in (
+        ("candidate", row.candidate, row.candidate_roofline_pct),
+        ("baseline", row.baseline, row.baseline_roofline_pct),
+    ):
         if stats is not None:
             parts.append(f"{name} median {stats.median_us:.2f} us" + (f" = {pct:.1f} % of roofline;" if pct is not None else ";"))
     if row.speedup is not None:
@@ -108,4 +110,3 @@ def render(report: ProfileReport, mode: str = "filtered", row: SizeRow | None = 
     if row is not None:
         lines.append(_roofline(row))
     return "\n".join(lines)
-

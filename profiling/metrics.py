@@ -36,32 +36,48 @@ L2_HIT_RATE = "lts__t_sector_hit_rate.pct"
 ACHIEVED_OCCUPANCY = "sm__warps_active.avg.pct_of_peak_sustained_active"
 REGISTERS_PER_THREAD = "launch__registers_per_thread"
 
-KNOWN: dict[str, MetricInfo] = {m.raw: m for m in (
-    MetricInfo(SM_THROUGHPUT, "Compute (SM) Throughput", "SpeedOfLight",
-               "busiest SM pipeline or unit, as a share of its peak"),
-    MetricInfo(MEMORY_THROUGHPUT_PCT, "Memory Throughput (SOL %)", "SpeedOfLight",
-               "busiest memory unit (DRAM, L2, L1, shared), as a share of its peak"),
-    MetricInfo(DRAM_THROUGHPUT, "DRAM Throughput", "SpeedOfLight", "share of peak DRAM bandwidth used"),
-    MetricInfo(DURATION, "Duration", "SpeedOfLight", "kernel run time on the GPU"),
-    MetricInfo(SM_BUSY, "SM Busy", "ComputeWorkloadAnalysis", "busiest SM instruction pipeline, share of peak"),
-    MetricInfo(ISSUE_SLOTS_BUSY, "Issue Slots Busy", "ComputeWorkloadAnalysis",
-               "share of cycles the warp schedulers issued an instruction"),
-    MetricInfo(IPC_ACTIVE, "Executed Ipc Active", "ComputeWorkloadAnalysis",
-               "instructions per cycle per SM while the SM had work (max 4)"),
-    MetricInfo(IPC_ELAPSED, "Executed Ipc Elapsed", "ComputeWorkloadAnalysis",
-               "instructions per cycle per SM over the whole kernel; low with idle SMs or stalls"),
-    MetricInfo(DRAM_BYTES_PER_S, "Memory Throughput (bytes/s)", "MemoryWorkloadAnalysis", "DRAM bytes moved per second"),
-    MetricInfo(MEM_BUSY, "Mem Busy", "MemoryWorkloadAnalysis", "busiest memory unit's occupancy (L1, L2, DRAM), share of peak"),
-    MetricInfo(MAX_BANDWIDTH, "Max Bandwidth", "MemoryWorkloadAnalysis",
-               "busiest memory interface's request throughput, share of peak"),
-    MetricInfo(MEM_PIPES_BUSY, "Mem Pipes Busy", "MemoryWorkloadAnalysis",
-               "SM load/store and memory instruction pipes, share of peak"),
-    MetricInfo(L1_HIT_RATE, "L1/TEX Hit Rate", "MemoryWorkloadAnalysis", "share of L1/TEX sector requests that hit"),
-    MetricInfo(L2_HIT_RATE, "L2 Hit Rate", "MemoryWorkloadAnalysis",
-               "share of L2 sector requests that hit (cold caches: ncu flushes before each pass)"),
-    MetricInfo(ACHIEVED_OCCUPANCY, "Achieved Occupancy", "Occupancy", "average active warps as a share of the SM's maximum"),
-    MetricInfo(REGISTERS_PER_THREAD, "Registers Per Thread", "LaunchStats", "registers each thread uses; limits occupancy"),
-)}
+KNOWN: dict[str, MetricInfo] = {
+    m.raw: m
+    for m in (
+        MetricInfo(SM_THROUGHPUT, "Compute (SM) Throughput", "SpeedOfLight", "busiest SM pipeline or unit, as a share of its peak"),
+        MetricInfo(
+            MEMORY_THROUGHPUT_PCT,
+            "Memory Throughput (SOL %)",
+            "SpeedOfLight",
+            "busiest memory unit (DRAM, L2, L1, shared), as a share of its peak",
+        ),
+        MetricInfo(DRAM_THROUGHPUT, "DRAM Throughput", "SpeedOfLight", "share of peak DRAM bandwidth used"),
+        MetricInfo(DURATION, "Duration", "SpeedOfLight", "kernel run time on the GPU"),
+        MetricInfo(SM_BUSY, "SM Busy", "ComputeWorkloadAnalysis", "busiest SM instruction pipeline, share of peak"),
+        MetricInfo(
+            ISSUE_SLOTS_BUSY, "Issue Slots Busy", "ComputeWorkloadAnalysis", "share of cycles the warp schedulers issued an instruction"
+        ),
+        MetricInfo(
+            IPC_ACTIVE, "Executed Ipc Active", "ComputeWorkloadAnalysis", "instructions per cycle per SM while the SM had work (max 4)"
+        ),
+        MetricInfo(
+            IPC_ELAPSED,
+            "Executed Ipc Elapsed",
+            "ComputeWorkloadAnalysis",
+            "instructions per cycle per SM over the whole kernel; low with idle SMs or stalls",
+        ),
+        MetricInfo(DRAM_BYTES_PER_S, "Memory Throughput (bytes/s)", "MemoryWorkloadAnalysis", "DRAM bytes moved per second"),
+        MetricInfo(MEM_BUSY, "Mem Busy", "MemoryWorkloadAnalysis", "busiest memory unit's occupancy (L1, L2, DRAM), share of peak"),
+        MetricInfo(
+            MAX_BANDWIDTH, "Max Bandwidth", "MemoryWorkloadAnalysis", "busiest memory interface's request throughput, share of peak"
+        ),
+        MetricInfo(MEM_PIPES_BUSY, "Mem Pipes Busy", "MemoryWorkloadAnalysis", "SM load/store and memory instruction pipes, share of peak"),
+        MetricInfo(L1_HIT_RATE, "L1/TEX Hit Rate", "MemoryWorkloadAnalysis", "share of L1/TEX sector requests that hit"),
+        MetricInfo(
+            L2_HIT_RATE,
+            "L2 Hit Rate",
+            "MemoryWorkloadAnalysis",
+            "share of L2 sector requests that hit (cold caches: ncu flushes before each pass)",
+        ),
+        MetricInfo(ACHIEVED_OCCUPANCY, "Achieved Occupancy", "Occupancy", "average active warps as a share of the SM's maximum"),
+        MetricInfo(REGISTERS_PER_THREAD, "Registers Per Thread", "LaunchStats", "registers each thread uses; limits occupancy"),
+    )
+}
 
 # --page details labels -> raw names. "Memory Throughput" is resolved by its unit (% or bytes/s).
 DETAILS_LABELS: dict[str, str] = {

@@ -40,19 +40,23 @@ from .settings import ProfilingSettings, get_profiling_settings
 NCU_INSTALL_HINT = (
     "Install Nsight Compute (it ships with the CUDA toolkit as `ncu`, e.g. /usr/local/cuda/bin/ncu; "
     "on Debian/Ubuntu with NVIDIA's repository: apt-get install cuda-nsight-compute-13-0) and put it on PATH, "
-    "or point CUDAMASTER_PROFILING__NCU at it: export CUDAMASTER_PROFILING__NCU=/usr/local/cuda/bin/ncu")
+    "or point CUDAMASTER_PROFILING__NCU at it: export CUDAMASTER_PROFILING__NCU=/usr/local/cuda/bin/ncu"
+)
 PERMISSION_HINT = (
     "ncu may not read the GPU performance counters (ERR_NVGPUCTRPERM). Either run as root (e.g. sudo), or allow "
     "all users: load the driver with NVreg_RestrictProfilingToAdminUsers=0 (a line `options nvidia "
     "NVreg_RestrictProfilingToAdminUsers=0` in /etc/modprobe.d/, then reload the module or reboot); in a container, "
     "start it with --cap-add=SYS_ADMIN (or --privileged). See "
-    "https://developer.nvidia.com/ERR_NVGPUCTRPERM")
+    "https://developer.nvidia.com/ERR_NVGPUCTRPERM"
+)
 
 
 def resolve_ncu(settings: ProfilingSettings) -> str:
     found = shutil.which(settings.ncu)
     if found is None:
-        raise NcuNotFoundError(f"Nsight Compute not found: {settings.ncu!r} is neither an executable path nor a command on PATH. {NCU_INSTALL_HINT}")
+        raise NcuNotFoundError(
+            f"Nsight Compute not found: {settings.ncu!r} is neither an executable path nor a command on PATH. {NCU_INSTALL_HINT}"
+        )
     return found
 
 
@@ -66,11 +70,18 @@ def ncu_version(ncu: str) -> str:
     return lines[-1] if lines else "unknown"
 
 
-def ncu_command(ncu: str, target: list[str], log_file: Path, *, page: str = "raw", profile_from_start: bool = False,
-                sections: tuple[str, ...] = SECTIONS, kernel_regex: str | None = None,
-                launch_count: int | None = None) -> list[str]:
-    cmd = [ncu, "--clock-control", "none", "--profile-from-start", "on" if profile_from_start else "off",
-           "--print-units", "base"]
+def ncu_command(
+    ncu: str,
+    target: list[str],
+    log_file: Path,
+    *,
+    page: str = "raw",
+    profile_from_start: bool = False,
+    sections: tuple[str, ...] = SECTIONS,
+    kernel_regex: str | None = None,
+    launch_count: int | None = None,
+) -> list[str]:
+    cmd = [ncu, "--clock-control", "none", "--profile-from-start", "on" if profile_from_start else "off", "--print-units", "base"]
     for s in sections:
         cmd += ["--section", s]
     if kernel_regex:
@@ -80,9 +91,15 @@ def ncu_command(ncu: str, target: list[str], log_file: Path, *, page: str = "raw
     return cmd + ["--csv", "--page", page, "--log-file", str(log_file), *target]
 
 
-def run_ncu(target: list[str], *, settings: ProfilingSettings | None = None, env: dict[str, str] | None = None,
-            cwd: Path | None = None, profile_from_start: bool = False,
-            start: Callable[[list[str], tuple[str, ...]], Child] | None = None) -> tuple[str, list[str], float]:
+def run_ncu(
+    target: list[str],
+    *,
+    settings: ProfilingSettings | None = None,
+    env: dict[str, str] | None = None,
+    cwd: Path | None = None,
+    profile_from_start: bool = False,
+    start: Callable[[list[str], tuple[str, ...]], Child] | None = None,
+) -> tuple[str, list[str], float]:
     """Profile `target` (argv). Returns (raw-page CSV text, the ncu command, wall seconds).
 
     `start(prefix, tools)` runs ncu with the target inside the target's sandbox (code we did not write;
@@ -101,7 +118,8 @@ def run_ncu(target: list[str], *, settings: ProfilingSettings | None = None, env
         if rc is None:
             raise ProfilerTimeoutError(
                 f"ncu did not finish within {settings.ncu_timeout_s:.0f} s and was killed (ncu replays each kernel "
-                "once per metric pass: profile a smaller size with --size, or raise CUDAMASTER_PROFILING__NCU_TIMEOUT_S)")
+                "once per metric pass: profile a smaller size with --size, or raise CUDAMASTER_PROFILING__NCU_TIMEOUT_S)"
+            )
         wall = time.monotonic() - started
         text = log.read_text(errors="replace") if log.exists() else ""
     check_ncu_output(rc, output + "\n" + text)
@@ -117,7 +135,8 @@ def check_ncu_output(rc: int, output: str) -> None:
         raise ProfilerUnavailableError(
             f"ncu could not start its profiler on this machine ({init.removeprefix('==ERROR==').strip()}): the GPU's "
             "hardware counters cannot be read here (seen in gVisor sandboxes). Profile on a machine where ncu works, "
-            "e.g. a VM or bare metal with the NVIDIA driver, as root.")
+            "e.g. a VM or bare metal with the NVIDIA driver, as root."
+        )
     errors = [line for line in output.splitlines() if line.startswith("==ERROR==") or line.startswith("CMERR ")]
     if rc != 0 or errors:
         detail = " | ".join(errors[:5]) or output.strip()[-600:]
@@ -147,9 +166,16 @@ def thresholds_from(settings: ProfilingSettings) -> Thresholds:
     return Thresholds(published_pct=settings.published_threshold_pct, sol_latency_pct=settings.sol_latency_threshold_pct)
 
 
-def profile_kernel(task: str, precision: str, candidate_source: str | bytes | None = None,
-                   params: dict[str, int] | None = None, *, settings: ProfilingSettings | None = None,
-                   harness_settings=None, rule: str | None = None) -> ProfileReport:
+def profile_kernel(
+    task: str,
+    precision: str,
+    candidate_source: str | bytes | None = None,
+    params: dict[str, int] | None = None,
+    *,
+    settings: ProfilingSettings | None = None,
+    harness_settings=None,
+    rule: str | None = None,
+) -> ProfileReport:
     """Profile one call of the candidate (None: the baseline) of `task` at `precision` and `params`
     (default: `default_params`). Raises a ProfilerError subclass when ncu cannot produce a report,
     ValueError when the candidate does not compile, TaskError for an unknown task or precision."""
@@ -162,26 +188,51 @@ def profile_kernel(task: str, precision: str, candidate_source: str | bytes | No
     return profile_single_run(run, task, precision, settings=settings, rule=rule)
 
 
-def profile_single_run(run, task: str, precision: str, *, settings: ProfilingSettings | None = None,
-                       rule: str | None = None) -> ProfileReport:
+def profile_single_run(
+    run, task: str, precision: str, *, settings: ProfilingSettings | None = None, rule: str | None = None
+) -> ProfileReport:
     """Profile a staged `bench_tasks.harness.SingleRun` and clean it up."""
     settings = settings or get_profiling_settings()
     try:
         text, cmd, wall = run_ncu(run.argv, settings=settings, env=run.env, cwd=run.workdir, start=run.start)
     finally:
         run.cleanup()
-    return ProfileReport.from_kernels(parse_raw(text), raw_csv=text, rule=rule or settings.classifier,
-                                      thresholds=thresholds_from(settings), task=task, precision=precision,
-                                      impl=run.impl, params=run.params, ncu_version=ncu_version(cmd[0]), command=cmd,
-                                      profile_wall_s=round(wall, 3))
+    return ProfileReport.from_kernels(
+        parse_raw(text),
+        raw_csv=text,
+        rule=rule or settings.classifier,
+        thresholds=thresholds_from(settings),
+        task=task,
+        precision=precision,
+        impl=run.impl,
+        params=run.params,
+        ncu_version=ncu_version(cmd[0]),
+        command=cmd,
+        profile_wall_s=round(wall, 3),
+    )
 
 
-def profile_command(argv: list[str], *, name: str, settings: ProfilingSettings | None = None, rule: str | None = None,
-                    precision: str | None = None, cwd: Path | None = None) -> ProfileReport:
+def profile_command(
+    argv: list[str],
+    *,
+    name: str,
+    settings: ProfilingSettings | None = None,
+    rule: str | None = None,
+    precision: str | None = None,
+    cwd: Path | None = None,
+) -> ProfileReport:
     """Profile a standalone program (e.g. a labelled kernel) that brackets its launch with
     cudaProfilerStart/Stop."""
     settings = settings or get_profiling_settings()
     text, cmd, wall = run_ncu(argv, settings=settings, cwd=cwd)
-    return ProfileReport.from_kernels(parse_raw(text), raw_csv=text, rule=rule or settings.classifier,
-                                      thresholds=thresholds_from(settings), impl=name, precision=precision,
-                                      ncu_version=ncu_version(cmd[0]), command=cmd, profile_wall_s=round(wall, 3))
+    return ProfileReport.from_kernels(
+        parse_raw(text),
+        raw_csv=text,
+        rule=rule or settings.classifier,
+        thresholds=thresholds_from(settings),
+        impl=name,
+        precision=precision,
+        ncu_version=ncu_version(cmd[0]),
+        command=cmd,
+        profile_wall_s=round(wall, 3),
+    )

@@ -15,8 +15,19 @@ from .metrics import DURATION, details_raw_name
 from .report import KernelProfile, Metric
 
 # Raw-page columns that describe the launch rather than measure it.
-META_COLUMNS = ("ID", "Process ID", "Process Name", "Host Name", "Kernel Name", "Context", "Stream",
-                "Block Size", "Grid Size", "Device", "CC")
+META_COLUMNS = (
+    "ID",
+    "Process ID",
+    "Process Name",
+    "Host Name",
+    "Kernel Name",
+    "Context",
+    "Stream",
+    "Block Size",
+    "Grid Size",
+    "Device",
+    "CC",
+)
 _MISSING = {"", "n/a", "no data", "(no data)", "nan", "-"}
 _GROUPED = re.compile(r"^[-+]?\d{1,3}(,\d{3})+(\.\d*)?([eE][-+]?\d+)?$")
 _TIME_NS = {"nsecond": 1.0, "ns": 1.0, "usecond": 1e3, "us": 1e3, "msecond": 1e6, "ms": 1e6, "second": 1e9, "s": 1e9}
@@ -85,7 +96,8 @@ def _csv_rows(text: str) -> list[list[str]]:
             raise NoKernelsProfiledError("ncu profiled no kernel: " + _ncu_lines(text))
         raise ReportFormatError(
             'no CSV header row starting with "ID" found: save the report with `ncu --csv --page raw` '
-            "(or --page details), e.g. `ncu --csv --page raw --log-file report.csv ./app`")
+            "(or --page details), e.g. `ncu --csv --page raw --log-file report.csv ./app`"
+        )
     body = [line for line in lines[start:] if line.strip() and not line.startswith("==")]
     return list(csv.reader(io.StringIO("\n".join(body))))
 
@@ -103,8 +115,15 @@ def _kernel(name: str, block: str, grid: str, ident: str, metrics: dict[str, Met
     d = metrics.get(DURATION)
     duration = d.value if d is not None and d.unit == "nsecond" else None
     num = parse_number(ident)
-    return KernelProfile(name=name, block=_triple(block), grid=_triple(grid), metrics=metrics, duration_ns=duration,
-                         id=None if num is None else int(num), rules=rules or [])
+    return KernelProfile(
+        name=name,
+        block=_triple(block),
+        grid=_triple(grid),
+        metrics=metrics,
+        duration_ns=duration,
+        id=None if num is None else int(num),
+        rules=rules or [],
+    )
 
 
 def parse_raw(text: str) -> list[KernelProfile]:
@@ -120,8 +139,9 @@ def parse_raw(text: str) -> list[KernelProfile]:
     for row in rows[2:]:
         if len(row) != len(header):
             raise ReportFormatError(f"a raw-page row has {len(row)} fields, the header {len(header)}")
-        metrics = {name: _metric(name, row[i], units[i] if i < len(units) else "")
-                   for i, name in enumerate(header) if name not in META_COLUMNS}
+        metrics = {
+            name: _metric(name, row[i], units[i] if i < len(units) else "") for i, name in enumerate(header) if name not in META_COLUMNS
+        }
         get = lambda c: row[col[c]] if c in col else ""  # noqa: E731
         kernels.append(_kernel(get("Kernel Name"), get("Block Size"), get("Grid Size"), get("ID"), metrics))
     if not kernels:
@@ -155,8 +175,17 @@ def parse_details(text: str) -> list[KernelProfile]:
         section, unit = get(row, "Section Name"), get(row, "Metric Unit")
         name = details_raw_name(section, label, unit) or f"{section}/{label}"
         g["metrics"][name] = _metric(name, get(row, "Metric Value"), unit)
-    kernels = [_kernel(get(g["row"], "Kernel Name"), get(g["row"], "Block Size"), get(g["row"], "Grid Size"),
-                       get(g["row"], "ID"), g["metrics"], g["rules"]) for g in (groups[k] for k in order)]
+    kernels = [
+        _kernel(
+            get(g["row"], "Kernel Name"),
+            get(g["row"], "Block Size"),
+            get(g["row"], "Grid Size"),
+            get(g["row"], "ID"),
+            g["metrics"],
+            g["rules"],
+        )
+        for g in (groups[k] for k in order)
+    ]
     if not kernels:
         raise NoKernelsProfiledError("the details-page CSV has a header but no rows: ncu profiled no kernel")
     return kernels

@@ -90,8 +90,9 @@ class ProfileReport(BaseModel):
         return m.value if m else None
 
     @classmethod
-    def from_kernels(cls, kernels: list[KernelProfile], raw_csv: str = "", rule: str = "sol",
-                     thresholds: Thresholds | None = None, **meta) -> "ProfileReport":
+    def from_kernels(
+        cls, kernels: list[KernelProfile], raw_csv: str = "", rule: str = "sol", thresholds: Thresholds | None = None, **meta
+    ) -> "ProfileReport":
         report = cls(kernels=kernels, summary=summarize(kernels), raw_csv=raw_csv, **meta)
         report.reclassify(rule, thresholds)
         return report

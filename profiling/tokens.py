@@ -33,8 +33,9 @@ class TokenCount:
 
 
 def _cache_dir() -> Path:
-    return Path(os.environ.get("TIKTOKEN_CACHE_DIR") or os.environ.get("DATA_GYM_CACHE_DIR")
-                or Path(tempfile.gettempdir()) / "data-gym-cache")
+    return Path(
+        os.environ.get("TIKTOKEN_CACHE_DIR") or os.environ.get("DATA_GYM_CACHE_DIR") or Path(tempfile.gettempdir()) / "data-gym-cache"
+    )
 
 
 PACKAGED = Path(__file__).parent / "data" / "o200k_base.tiktoken.gz"
@@ -86,8 +87,9 @@ def count_tokens(text: str) -> TokenCount:
     enc, why = _encoding()
     if enc is not None:
         return TokenCount(len(enc.encode(text, disallowed_special=())), True, f"tiktoken {ENCODING}")
-    return TokenCount(math.ceil(len(text.encode()) / BYTES_PER_TOKEN), False,
-                      f"estimate: 1 token per {BYTES_PER_TOKEN:g} bytes, because {why}")
+    return TokenCount(
+        math.ceil(len(text.encode()) / BYTES_PER_TOKEN), False, f"estimate: 1 token per {BYTES_PER_TOKEN:g} bytes, because {why}"
+    )
 
 
 def install_encoding_file(path: Path) -> Path:

@@ -51,25 +51,81 @@ def seed(db_url: str, n_jobs: int, key_id: str) -> list[str]:
             job_id = f"job_bench{j:06d}"
             ids.append(job_id)
             now = utcnow()
-            job = Job(id=job_id, task="vector_add", precision="fp32", settings={"task": "vector_add", "rounds": 3}, status="finished",
-                      message="done", api_key_id=key_id, created_at=now, updated_at=now, started_at=now, finished_at=now,
-                      attempts_count=3, llm_calls_count=6, input_tokens=6000, output_tokens=600, reasoning_tokens=0, cached_tokens=0,
-                      cost_usd=0.06, llm_latency_s=3.0, cancel_requested=False)
+            job = Job(
+                id=job_id,
+                task="vector_add",
+                precision="fp32",
+                settings={"task": "vector_add", "rounds": 3},
+                status="finished",
+                message="done",
+                api_key_id=key_id,
+                created_at=now,
+                updated_at=now,
+                started_at=now,
+                finished_at=now,
+                attempts_count=3,
+                llm_calls_count=6,
+                input_tokens=6000,
+                output_tokens=600,
+                reasoning_tokens=0,
+                cached_tokens=0,
+                cost_usd=0.06,
+                llm_latency_s=3.0,
+                cancel_requested=False,
+            )
             session.add(job)
             for r in (1, 2, 3):
                 ev = fake_evaluation("vector_add", "fp32", r)
                 ev["rows"] = ev["rows"] + ev["rows"] + ev["rows"][:1]  # 5 sizes
-                a = Attempt(job_id=job_id, attempt_key=f"{job_id}:r{r}:d0", round=r, debug_step=0, role="coder", strategy="s",
-                            source="// kernel\n" * 40, source_sha256="0" * 64, flags=[], compile_log="", verdict="ok", message="",
-                            score=1.0 + r, evaluation=ev, created_at=now)
-                a.measurements = [Measurement(size_index=i, params=row["params"], passed=True, baseline_median_us=10.0,
-                                              baseline_iqr_us=0.1, candidate_median_us=5.0, candidate_iqr_us=0.1, speedup=2.0,
-                                              speedup_iqr=0.01, roofline_floor_us=1.0, candidate_roofline_pct=20.0)
-                                  for i, row in enumerate(ev["rows"])]
+                a = Attempt(
+                    job_id=job_id,
+                    attempt_key=f"{job_id}:r{r}:d0",
+                    round=r,
+                    debug_step=0,
+                    role="coder",
+                    strategy="s",
+                    source="// kernel\n" * 40,
+                    source_sha256="0" * 64,
+                    flags=[],
+                    compile_log="",
+                    verdict="ok",
+                    message="",
+                    score=1.0 + r,
+                    evaluation=ev,
+                    created_at=now,
+                )
+                a.measurements = [
+                    Measurement(
+                        size_index=i,
+                        params=row["params"],
+                        passed=True,
+                        baseline_median_us=10.0,
+                        baseline_iqr_us=0.1,
+                        candidate_median_us=5.0,
+                        candidate_iqr_us=0.1,
+                        speedup=2.0,
+                        speedup_iqr=0.01,
+                        roofline_floor_us=1.0,
+                        candidate_roofline_pct=20.0,
+                    )
+                    for i, row in enumerate(ev["rows"])
+                ]
                 session.add(a)
                 for c in range(2):
-                    session.add(LlmCall(job_id=job_id, call_key=f"{job_id}:llm{2 * r + c}", round=r, role="coder", model="m",
-                                        input_tokens=1000, output_tokens=100, latency_s=0.5, cost_usd=0.01, created_at=now))
+                    session.add(
+                        LlmCall(
+                            job_id=job_id,
+                            call_key=f"{job_id}:llm{2 * r + c}",
+                            round=r,
+                            role="coder",
+                            model="m",
+                            input_tokens=1000,
+                            output_tokens=100,
+                            latency_s=0.5,
+                            cost_usd=0.01,
+                            created_at=now,
+                        )
+                    )
             if j % 100 == 99:
                 session.commit()
         session.commit()
@@ -85,8 +141,12 @@ def timed(client: httpx.Client, n: int, url_of, headers) -> dict[str, float]:
         times.append((time.perf_counter() - t) * 1000)
         r.raise_for_status()
     times.sort()
-    return {"n": n, "p50_ms": round(statistics.median(times), 2), "p95_ms": round(times[int(0.95 * n) - 1], 2),
-            "max_ms": round(times[-1], 2)}
+    return {
+        "n": n,
+        "p50_ms": round(statistics.median(times), 2),
+        "p95_ms": round(times[int(0.95 * n) - 1], 2),
+        "max_ms": round(times[-1], 2),
+    }
 
 
 def main() -> None:
@@ -110,8 +170,15 @@ def main() -> None:
     seed_s = time.monotonic() - t0
     headers = {"X-API-Key": key}
 
-    server = Server(db_url, tmp, CUDAMASTER_SERVICE__MAX_RUNNING_JOBS=str(args.in_flight), CUDAMASTER_SERVICE__MAX_JOBS_IN_FLIGHT_PER_KEY="1000",
-                    CUDAMASTER_SERVICE__POLL_SECONDS="1", CUDAMASTER_SERVICE__LEASE_SECONDS="60", FAKE_AGENT_STEP_SECONDS="2").start()
+    server = Server(
+        db_url,
+        tmp,
+        CUDAMASTER_SERVICE__MAX_RUNNING_JOBS=str(args.in_flight),
+        CUDAMASTER_SERVICE__MAX_JOBS_IN_FLIGHT_PER_KEY="1000",
+        CUDAMASTER_SERVICE__POLL_SECONDS="1",
+        CUDAMASTER_SERVICE__LEASE_SECONDS="60",
+        FAKE_AGENT_STEP_SECONDS="2",
+    ).start()
     results: dict = {}
     try:
         with httpx.Client(base_url=server.url, timeout=30) as client:
@@ -119,8 +186,12 @@ def main() -> None:
                 client.get(f"{API}/jobs", headers=headers)
                 client.get(f"{API}/jobs/{ids[0]}", headers=headers)
             rng = random.Random(1)
-            results["list_page_50"] = timed(client, args.requests, lambda i: f"{API}/jobs?limit=50&offset={rng.randrange(0, args.jobs - 50)}", headers)
-            results["list_filtered"] = timed(client, args.requests, lambda i: f"{API}/jobs?status=finished&task=vector_add&limit=50", headers)
+            results["list_page_50"] = timed(
+                client, args.requests, lambda i: f"{API}/jobs?limit=50&offset={rng.randrange(0, args.jobs - 50)}", headers
+            )
+            results["list_filtered"] = timed(
+                client, args.requests, lambda i: f"{API}/jobs?status=finished&task=vector_add&limit=50", headers
+            )
             results["detail"] = timed(client, args.requests, lambda i: f"{API}/jobs/{rng.choice(ids)}", headers)
             results["health_idle"] = timed(client, args.requests, lambda i: f"{API}/health", {})
             for _ in range(args.in_flight):
@@ -142,17 +213,23 @@ def main() -> None:
         "command": "python " + " ".join(shlex.quote(a) for a in sys.argv),
         "git_commit": commit,
         "date": dt.datetime.now(dt.UTC).isoformat(timespec="seconds"),
-        "machine": {"platform": platform.platform(), "python": platform.python_version(), "cpus": os.cpu_count(),
-                    "processor": platform.processor() or platform.machine()},
+        "machine": {
+            "platform": platform.platform(),
+            "python": platform.python_version(),
+            "cpus": os.cpu_count(),
+            "processor": platform.processor() or platform.machine(),
+        },
         "database": db_url.split("://")[0],
         "stored_jobs": args.jobs,
         "seed_seconds": round(seed_s, 1),
         "agent": "FAKE agent (tests/service/fake_agent.py): no LLM, no GPU",
         "targets": {"list_and_detail_p95_ms": 50, "health_p95_ms_under_load": 20},
         "results": results,
-        "met": {"list_p95": results["list_page_50"]["p95_ms"] < 50 and results["list_filtered"]["p95_ms"] < 50,
-                "detail_p95": results["detail"]["p95_ms"] < 50,
-                "health_p95_under_load": results["health_with_jobs_in_flight"]["p95_ms"] < 20},
+        "met": {
+            "list_p95": results["list_page_50"]["p95_ms"] < 50 and results["list_filtered"]["p95_ms"] < 50,
+            "detail_p95": results["detail"]["p95_ms"] < 50,
+            "health_p95_under_load": results["health_with_jobs_in_flight"]["p95_ms"] < 20,
+        },
     }
     out = Path(args.out)
     out.parent.mkdir(parents=True, exist_ok=True)

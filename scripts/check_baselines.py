@@ -1,6 +1,6 @@
 """Check every baseline against its float64 reference on the GPU (no timing), writing JSON as it goes.
 
-    python3 scripts/check_baselines.py --sizes paper --output docs/results/baseline_checks.json [--task T ...]
+python3 scripts/check_baselines.py --sizes paper --output docs/results/baseline_checks.json [--task T ...]
 """
 
 from __future__ import annotations
@@ -26,8 +26,15 @@ def main() -> None:
         for precision in ("fp32", "bf16"):
             t0 = time.time()
             result = evaluate(task, precision, None, args.sizes, timing=False)
-            print(task, precision, result.verdict.value, f"{time.time() - t0:.1f} s", result.message[:300],
-                  [round(r.max_rel_err or 0, 6) for r in result.rows], flush=True)
+            print(
+                task,
+                precision,
+                result.verdict.value,
+                f"{time.time() - t0:.1f} s",
+                result.message[:300],
+                [round(r.max_rel_err or 0, 6) for r in result.rows],
+                flush=True,
+            )
             doc["results"].append(result.model_dump(mode="json"))
             args.output.write_text(json.dumps(doc))
 

@@ -38,22 +38,47 @@ def main() -> None:
     for r in reports:
         filtered = count_tokens(render(r, "filtered"))
         full = count_tokens(render(r, "full"))
-        tokens.append({"report": f"{r.task}/{r.precision}/{r.impl}", "params": r.params, "bottleneck": r.bottleneck.value if r.bottleneck else None,
-                       "filtered_tokens": filtered.tokens, "full_tokens": full.tokens, "ratio_pct": round(100 * filtered.tokens / full.tokens, 2),
-                       "exact": filtered.exact and full.exact})
+        tokens.append(
+            {
+                "report": f"{r.task}/{r.precision}/{r.impl}",
+                "params": r.params,
+                "bottleneck": r.bottleneck.value if r.bottleneck else None,
+                "filtered_tokens": filtered.tokens,
+                "full_tokens": full.tokens,
+                "ratio_pct": round(100 * filtered.tokens / full.tokens, 2),
+                "exact": filtered.exact and full.exact,
+            }
+        )
     doc = {
-        "provenance": {"command": args.command, "git_commit": args.commit, "date": env.get("date", ""), "gpu_and_driver": gpu_lines,
-                       "ncu": env.get("ncu", ""), "nvcc": env.get("nvcc", ""), "collected_by": "scripts/collect_profiling_results.py"},
+        "provenance": {
+            "command": args.command,
+            "git_commit": args.commit,
+            "date": env.get("date", ""),
+            "gpu_and_driver": gpu_lines,
+            "ncu": env.get("ncu", ""),
+            "nvcc": env.get("nvcc", ""),
+            "collected_by": "scripts/collect_profiling_results.py",
+        },
         "labelled_set_raw_csvs": "tests/fixtures/ncu/labelled/*.csv (the raw pages as ncu wrote them)",
         "labelled_score_text": (work / "labelled_score.txt").read_text() if (work / "labelled_score.txt").exists() else "",
-        "labelled_score_with_fitted_thresholds_text": (work / "labelled_score_fitted.txt").read_text() if (work / "labelled_score_fitted.txt").exists() else "",
-        "one_profile": json.loads((work / "one_profile.json").read_text()).get("profile_wall_s") if (work / "one_profile.json").exists() else None,
+        "labelled_score_with_fitted_thresholds_text": (work / "labelled_score_fitted.txt").read_text()
+        if (work / "labelled_score_fitted.txt").exists()
+        else "",
+        "one_profile": json.loads((work / "one_profile.json").read_text()).get("profile_wall_s")
+        if (work / "one_profile.json").exists()
+        else None,
         "one_profile_text": (work / "one_profile_warm.txt").read_text() if (work / "one_profile_warm.txt").exists() else "",
         "thresholds_fitted_on_baselines": json.loads((work / "thresholds.json").read_text()),
         "thresholds_fitted_on_labelled": json.loads((work / "thresholds_labelled.json").read_text()),
-        "baseline_classes": [{"report": f"{r.task}/{r.precision}/{r.impl}", "class": r.bottleneck.value if r.bottleneck else None} for r in reports],
-        "tokens": {"encoding": "o200k_base", "rows": tokens,
-                   "median_ratio_pct": statistics.median(t["ratio_pct"] for t in tokens) if tokens else None, "target_pct": 20},
+        "baseline_classes": [
+            {"report": f"{r.task}/{r.precision}/{r.impl}", "class": r.bottleneck.value if r.bottleneck else None} for r in reports
+        ],
+        "tokens": {
+            "encoding": "o200k_base",
+            "rows": tokens,
+            "median_ratio_pct": statistics.median(t["ratio_pct"] for t in tokens) if tokens else None,
+            "target_pct": 20,
+        },
         "summary_text": (work / "summary.txt").read_text(),
     }
     args.output.write_text(json.dumps(doc, indent=1, default=str))

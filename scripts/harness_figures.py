@@ -29,9 +29,16 @@ def wall_time_one_candidate(settings: HarnessSettings) -> dict:
     t0 = time.monotonic()
     result = evaluate("vector_add", "fp32", FAST, "paper", settings=fresh)
     wall = time.monotonic() - t0
-    return {"task": "vector_add/fp32", "candidate": "tests/bench/candidates/fast.cu", "sizes": "paper",
-            "verdict": result.verdict.value, "wall_seconds": round(wall, 2), "target_seconds": 20,
-            "met": wall <= 20, "gpu": result.gpu.model_dump() if result.gpu else None}
+    return {
+        "task": "vector_add/fp32",
+        "candidate": "tests/bench/candidates/fast.cu",
+        "sizes": "paper",
+        "verdict": result.verdict.value,
+        "wall_seconds": round(wall, 2),
+        "target_seconds": 20,
+        "met": wall <= 20,
+        "gpu": result.gpu.model_dump() if result.gpu else None,
+    }
 
 
 def speedup_spread(settings: HarnessSettings, repeats: int = 5) -> dict:
@@ -44,9 +51,17 @@ def speedup_spread(settings: HarnessSettings, repeats: int = 5) -> dict:
         base_us = [run.rows[i].baseline.median_us for run in runs]
         spread = (max(speedups) / min(speedups) - 1) * 100
         long_enough = min(min(cand_us), min(base_us)) >= 10.0
-        rows.append({"params": params, "speedups": speedups, "spread_pct": round(spread, 3),
-                     "candidate_median_us": cand_us, "baseline_median_us": base_us,
-                     "kernel_runs_10us_or_more": long_enough, "met": spread <= 2.0 if long_enough else None})
+        rows.append(
+            {
+                "params": params,
+                "speedups": speedups,
+                "spread_pct": round(spread, 3),
+                "candidate_median_us": cand_us,
+                "baseline_median_us": base_us,
+                "kernel_runs_10us_or_more": long_enough,
+                "met": spread <= 2.0 if long_enough else None,
+            }
+        )
     return {"task": "vector_add/fp32", "repeats": repeats, "target_spread_pct": 2.0, "rows": rows}
 
 
@@ -67,9 +82,20 @@ def harness_vs_ncu(settings: HarnessSettings, sizes=(262144, 4194304, 16777216, 
             measured = [r.duration_ns / 1e3 for r in reports]
             ncu_us = statistics.median(measured)
             diff = (stats.median_us / ncu_us - 1) * 100
-            rows.append({"impl": impl, "params": params, "ncu_gpu_time_us": measured, "ncu_median_us": ncu_us,
-                         "kernels": len(reports[0].kernels), "harness_median_us": stats.median_us, "harness_iqr_us": stats.iqr_us,
-                         "harness_tail_median_us": stats.tail_median_us, "difference_pct": round(diff, 3), "met": abs(diff) <= 5.0})
+            rows.append(
+                {
+                    "impl": impl,
+                    "params": params,
+                    "ncu_gpu_time_us": measured,
+                    "ncu_median_us": ncu_us,
+                    "kernels": len(reports[0].kernels),
+                    "harness_median_us": stats.median_us,
+                    "harness_iqr_us": stats.iqr_us,
+                    "harness_tail_median_us": stats.tail_median_us,
+                    "difference_pct": round(diff, 3),
+                    "met": abs(diff) <= 5.0,
+                }
+            )
     return {"task": "vector_add/fp32", "target_pct": 5.0, "rows": rows}
 
 
@@ -80,8 +106,11 @@ def main() -> None:
     args = parser.parse_args()
     settings = HarnessSettings()
     doc = {"provenance": provenance(), "figures": {}}
-    for name, fn in [("wall_time_one_candidate", wall_time_one_candidate), ("speedup_spread_5_runs", speedup_spread),
-                     ("harness_vs_ncu", harness_vs_ncu)]:
+    for name, fn in [
+        ("wall_time_one_candidate", wall_time_one_candidate),
+        ("speedup_spread_5_runs", speedup_spread),
+        ("harness_vs_ncu", harness_vs_ncu),
+    ]:
         if args.only and name not in args.only:
             continue
         t0 = time.monotonic()

@@ -18,11 +18,22 @@ def summary(xml: Path) -> dict:
     root = ET.parse(xml).getroot()
     cases = []
     for tc in root.iter("testcase"):
-        outcome = "failed" if tc.find("failure") is not None or tc.find("error") is not None else \
-            "skipped" if tc.find("skipped") is not None else "passed"
+        outcome = (
+            "failed"
+            if tc.find("failure") is not None or tc.find("error") is not None
+            else "skipped"
+            if tc.find("skipped") is not None
+            else "passed"
+        )
         node = tc.find("failure") if tc.find("failure") is not None else tc.find("skipped")
-        cases.append({"test": f"{tc.get('classname')}::{tc.get('name')}", "outcome": outcome,
-                      "seconds": float(tc.get("time", 0)), **({"message": node.get("message", "")[:300]} if node is not None else {})})
+        cases.append(
+            {
+                "test": f"{tc.get('classname')}::{tc.get('name')}",
+                "outcome": outcome,
+                "seconds": float(tc.get("time", 0)),
+                **({"message": node.get("message", "")[:300]} if node is not None else {}),
+            }
+        )
     counts = {k: sum(c["outcome"] == k for c in cases) for k in ("passed", "failed", "skipped")}
     return {"counts": counts, "tests": cases}
 
@@ -37,8 +48,10 @@ def main() -> None:
     args = ap.parse_args()
     lines = args.env.read_text().splitlines()
     gpu, driver = [s.strip() for s in lines[1].split(",")[:2]]
-    doc = {"provenance": {"commit": args.commit, "command": args.command, "gpu": gpu, "driver": driver, "date": lines[2].strip()},
-           **summary(args.xml)}
+    doc = {
+        "provenance": {"commit": args.commit, "command": args.command, "gpu": gpu, "driver": driver, "date": lines[2].strip()},
+        **summary(args.xml),
+    }
     args.output.write_text(json.dumps(doc, indent=1) + "\n")
 
 

@@ -33,8 +33,10 @@ FAST = (ROOT / "tests" / "bench" / "candidates" / "fast.cu").read_text()
 
 
 def modes(settings: HarnessSettings) -> dict[str, HarnessSettings]:
-    return {"sandboxed": settings.model_copy(update={"sandbox": "bwrap"}),
-            "unsandboxed": settings.model_copy(update={"sandbox": "none", "allow_unsandboxed": True})}
+    return {
+        "sandboxed": settings.model_copy(update={"sandbox": "bwrap"}),
+        "unsandboxed": settings.model_copy(update={"sandbox": "none", "allow_unsandboxed": True}),
+    }
 
 
 def count_starts(fn) -> tuple[int, float]:
@@ -76,9 +78,12 @@ def compile_pipeline(settings: HarnessSettings, repeats: int) -> dict:
             if mode == "sandboxed":
                 starts = n
             sb.remove_scratch(s.cache_dir)
-    return {"what": "compile_candidate + build_driver of a new vector_add candidate (baseline and driver objects cached)",
-            "sandboxed_starts": starts, "wall_s": out,
-            "median_overhead_s": round(statistics.median(out["sandboxed"]) - statistics.median(out["unsandboxed"]), 3)}
+    return {
+        "what": "compile_candidate + build_driver of a new vector_add candidate (baseline and driver objects cached)",
+        "sandboxed_starts": starts,
+        "wall_s": out,
+        "median_overhead_s": round(statistics.median(out["sandboxed"]) - statistics.median(out["unsandboxed"]), 3),
+    }
 
 
 def inside_vs_outside(settings: HarnessSettings, repeats: int, sizes: list[dict[str, int]]) -> dict:
@@ -96,21 +101,31 @@ def inside_vs_outside(settings: HarnessSettings, repeats: int, sizes: list[dict[
         row: dict = {"params": params}
         for mode, results in runs.items():
             speedups = [r.rows[i].speedup for r in results]
-            row[mode] = {"speedups": [round(x, 4) for x in speedups], "median": round(statistics.median(speedups), 4),
-                         "spread": round(max(speedups) - min(speedups), 4),
-                         "reported_iqr": [round(r.rows[i].speedup_iqr or 0.0, 4) for r in results],
-                         "candidate_median_us": [round(r.rows[i].candidate.median_us, 3) for r in results]}
+            row[mode] = {
+                "speedups": [round(x, 4) for x in speedups],
+                "median": round(statistics.median(speedups), 4),
+                "spread": round(max(speedups) - min(speedups), 4),
+                "reported_iqr": [round(r.rows[i].speedup_iqr or 0.0, 4) for r in results],
+                "candidate_median_us": [round(r.rows[i].candidate.median_us, 3) for r in results],
+            }
         diff = abs(row["sandboxed"]["median"] - row["unsandboxed"]["median"])
-        own = max(row["sandboxed"]["spread"], row["unsandboxed"]["spread"], *row["sandboxed"]["reported_iqr"],
-                  *row["unsandboxed"]["reported_iqr"])
+        own = max(
+            row["sandboxed"]["spread"], row["unsandboxed"]["spread"], *row["sandboxed"]["reported_iqr"], *row["unsandboxed"]["reported_iqr"]
+        )
         row["median_difference"] = round(diff, 4)
         row["harness_spread"] = round(own, 4)
         row["within_spread"] = diff <= own
         rows.append(row)
     gpu = runs["sandboxed"][0].gpu
-    return {"task": "vector_add/fp32", "candidate": "tests/bench/candidates/fast.cu", "repeats": repeats,
-            "gpu": gpu.model_dump() if gpu else None, "evaluate_wall_s": walls, "rows": rows,
-            "all_within_spread": all(r["within_spread"] for r in rows)}
+    return {
+        "task": "vector_add/fp32",
+        "candidate": "tests/bench/candidates/fast.cu",
+        "repeats": repeats,
+        "gpu": gpu.model_dump() if gpu else None,
+        "evaluate_wall_s": walls,
+        "rows": rows,
+        "all_within_spread": all(r["within_spread"] for r in rows),
+    }
 
 
 def main() -> None:

@@ -65,13 +65,19 @@ def compile_times(settings: HarnessSettings, tasks: list[str] | None) -> dict:
     for variant in _variants(tasks)[:2]:  # the driver as it was compiled before: the whole runtime in its translation unit
         text = driver_source(variant, False).replace('#include "cm_driver.h"', '#include "cm_runtime.cuh"')
         t0 = time.monotonic()
-        rc, _, _ = cc._nvcc_object(text + "\n// old way\n", "driver_old", ["-O2", f"-I{cc.RUNTIME_DIR}", *cc.arch_flags(settings)],
-                                   settings, "driver_old")
+        rc, _, _ = cc._nvcc_object(
+            text + "\n// old way\n", "driver_old", ["-O2", f"-I{cc.RUNTIME_DIR}", *cc.arch_flags(settings)], settings, "driver_old"
+        )
         old_way.append({"variant": variant.key, "driver_compile_s": round(time.monotonic() - t0, 2), "ok": rc == 0})
     shutil.rmtree(settings.cache_dir, ignore_errors=True)
     total = sum(r["baseline_s"] + r["driver_and_link_s"] for r in rows)
-    return {"cores": os.cpu_count(), "runtime_object_s": round(runtime_s, 2), "variants": rows,
-            "total_serial_s": round(total + runtime_s, 1), "old_way_driver": old_way}
+    return {
+        "cores": os.cpu_count(),
+        "runtime_object_s": round(runtime_s, 2),
+        "variants": rows,
+        "total_serial_s": round(total + runtime_s, 1),
+        "old_way_driver": old_way,
+    }
 
 
 def data_times(settings: HarnessSettings, tasks: list[str] | None) -> dict:
@@ -110,9 +116,18 @@ def wall_one_candidate(settings: HarnessSettings, tasks: list[str] | None) -> di
             t0 = time.monotonic()
             result = evaluate(task, "fp32", source, "paper", settings=fresh)
             wall = time.monotonic() - t0
-            rows.append({"variant": f"{task}/fp32", "cache": cache_state, "verdict": result.verdict.value, "wall_s": round(wall, 2),
-                         "met": wall <= 20.0, "stages": result.stages, "gpu": result.gpu.model_dump() if result.gpu else None,
-                         "timed_checks": sum(c.stage == "timed_call" for r in result.rows for c in r.checks)})
+            rows.append(
+                {
+                    "variant": f"{task}/fp32",
+                    "cache": cache_state,
+                    "verdict": result.verdict.value,
+                    "wall_s": round(wall, 2),
+                    "met": wall <= 20.0,
+                    "stages": result.stages,
+                    "gpu": result.gpu.model_dump() if result.gpu else None,
+                    "timed_checks": sum(c.stage == "timed_call" for r in result.rows for c in r.checks),
+                }
+            )
         shutil.rmtree(fresh.cache_dir, ignore_errors=True)
     return {"target_s": 20.0, "rows": rows}
 
@@ -128,8 +143,15 @@ def spread(settings: HarnessSettings, tasks: list[str] | None, repeats: int = 5)
             times = [min(run.rows[i].candidate.median_us, run.rows[i].baseline.median_us) for run in runs]
             pct = (max(speedups) / min(speedups) - 1) * 100
             long_enough = min(times) >= 10.0
-            rows.append({"params": params, "speedups": speedups, "spread_pct": round(pct, 3), "min_median_us": round(min(times), 2),
-                         "met": pct <= 1.0 if long_enough else None})
+            rows.append(
+                {
+                    "params": params,
+                    "speedups": speedups,
+                    "spread_pct": round(pct, 3),
+                    "min_median_us": round(min(times), 2),
+                    "met": pct <= 1.0 if long_enough else None,
+                }
+            )
         out.append({"variant": f"{task}/fp32", "verdicts": [r.verdict.value for r in runs], "rows": rows})
     return {"repeats": repeats, "target_pct": 1.0, "pairs": "baseline against itself", "tasks": out}
 
@@ -151,11 +173,18 @@ def suite(settings: HarnessSettings, tasks: list[str] | None) -> dict:
         for k, v in r.get("stages", {}).items():
             stage_totals[k] = round(stage_totals.get(k, 0.0) + v, 2)
     shutil.rmtree(cache, ignore_errors=True)
-    return {"command": " ".join(command[1:]), "exit_code": proc.returncode, "variants": len(results), "wall_s": round(wall, 1),
-            "target_s": 300.0, "met": wall <= 300.0 and proc.returncode == 0,
-            "not_ok": [f"{r['task']}/{r['precision']}: {r['message'][:200]}" for r in results if r["verdict"] != "ok"],
-            "per_variant_wall_s": {f"{r['task']}/{r['precision']}": r["wall_seconds"] for r in results},
-            "stage_totals_s": stage_totals, "stderr_tail": proc.stderr[-2000:]}
+    return {
+        "command": " ".join(command[1:]),
+        "exit_code": proc.returncode,
+        "variants": len(results),
+        "wall_s": round(wall, 1),
+        "target_s": 300.0,
+        "met": wall <= 300.0 and proc.returncode == 0,
+        "not_ok": [f"{r['task']}/{r['precision']}: {r['message'][:200]}" for r in results if r["verdict"] != "ok"],
+        "per_variant_wall_s": {f"{r['task']}/{r['precision']}": r["wall_seconds"] for r in results},
+        "stage_totals_s": stage_totals,
+        "stderr_tail": proc.stderr[-2000:],
+    }
 
 
 STEPS = {"compile": compile_times, "data": data_times, "wall": wall_one_candidate, "spread": spread, "suite": suite}

@@ -49,14 +49,17 @@ def test_dotenv_file_is_read(tmp_path):
     assert load_settings().harness.nvcc_arch == "sm_100"
 
 
-@pytest.mark.parametrize(("name", "meant"), [
-    ("CUDAMASTER_DATABASE_URL", "CUDAMASTER_SERVICE__DATABASE_URL"),  # a flat name from before the tree
-    ("CUDAMASTER_SANDBOX_BWRAP", "CUDAMASTER_HARNESS__SANDBOX_BWRAP"),
-    ("CUDAMASTER_ROLES__CODER__MODEL", "CUDAMASTER_AGENT__ROLES__CODER__MODEL"),
-    ("CUDAMASTER_SERVICE__DATABSE_URL", "CUDAMASTER_SERVICE__DATABASE_URL"),  # misspelt
-    ("CUDAMASTER_HARNES__NVCC", "CUDAMASTER_HARNESS__NVCC"),
-    ("CUDAMASTER_AGENT__ROLES__CODR__MODEL", "CUDAMASTER_AGENT__ROLES__CODER__MODEL"),
-])
+@pytest.mark.parametrize(
+    ("name", "meant"),
+    [
+        ("CUDAMASTER_DATABASE_URL", "CUDAMASTER_SERVICE__DATABASE_URL"),  # a flat name from before the tree
+        ("CUDAMASTER_SANDBOX_BWRAP", "CUDAMASTER_HARNESS__SANDBOX_BWRAP"),
+        ("CUDAMASTER_ROLES__CODER__MODEL", "CUDAMASTER_AGENT__ROLES__CODER__MODEL"),
+        ("CUDAMASTER_SERVICE__DATABSE_URL", "CUDAMASTER_SERVICE__DATABASE_URL"),  # misspelt
+        ("CUDAMASTER_HARNES__NVCC", "CUDAMASTER_HARNESS__NVCC"),
+        ("CUDAMASTER_AGENT__ROLES__CODR__MODEL", "CUDAMASTER_AGENT__ROLES__CODER__MODEL"),
+    ],
+)
 def test_unknown_variable_is_refused_naming_the_closest_setting(monkeypatch, name, meant):
     monkeypatch.setenv(name, "x")
     with pytest.raises(SettingsInvalid) as err:
@@ -87,8 +90,14 @@ def test_prices_keys_are_free_but_their_fields_are_not_checked_away(monkeypatch)
 
 def _cli(*args: str, env: dict[str, str], cwd: Path) -> subprocess.CompletedProcess:
     clean = {k: v for k, v in os.environ.items() if not k.upper().startswith("CUDAMASTER_")}
-    return subprocess.run([sys.executable, "-m", "app.cli", *args], env={**clean, "PYTHONPATH": str(REPO), **env},
-                          cwd=cwd, capture_output=True, text=True, timeout=120)
+    return subprocess.run(
+        [sys.executable, "-m", "app.cli", *args],
+        env={**clean, "PYTHONPATH": str(REPO), **env},
+        cwd=cwd,
+        capture_output=True,
+        text=True,
+        timeout=120,
+    )
 
 
 @pytest.mark.parametrize("command", [["resume", "nojob"], ["keys", "list"], ["serve"], ["profile", "classify", "x.csv"]])
@@ -101,9 +110,11 @@ def test_cli_refuses_an_old_variable_in_one_line(tmp_path, command):
 
 
 def test_bench_and_profiling_import_without_the_service():
-    code = ("import sys, bench_tasks.harness, bench_tasks.cli, profiling.ncu, profiling.cli; "
-            "bad = sorted(m for m in sys.modules if m == 'app' or m.startswith('app.') or m.split('.')[0] in ('fastapi', 'sqlalchemy')); "
-            "assert not bad, bad")
+    code = (
+        "import sys, bench_tasks.harness, bench_tasks.cli, profiling.ncu, profiling.cli; "
+        "bad = sorted(m for m in sys.modules if m == 'app' or m.startswith('app.') or m.split('.')[0] in ('fastapi', 'sqlalchemy')); "
+        "assert not bad, bad"
+    )
     r = subprocess.run([sys.executable, "-c", code], cwd=REPO, capture_output=True, text=True, timeout=120)
     assert r.returncode == 0, r.stderr
 

@@ -55,9 +55,11 @@ def shown_database(url: str) -> str:
 
 def _unknown_key_hint(settings: ServiceSettings) -> str:
     where = shown_database(settings.database_url)
-    return (f" This service reads its keys from the database {where}: create a key there with "
-            f"`cudamaster keys create --name NAME --database-url '{where}'` (or give `keys create` the same "
-            "CUDAMASTER_SERVICE__DATABASE_URL as the service).")
+    return (
+        f" This service reads its keys from the database {where}: create a key there with "
+        f"`cudamaster keys create --name NAME --database-url '{where}'` (or give `keys create` the same "
+        "CUDAMASTER_SERVICE__DATABASE_URL as the service)."
+    )
 
 
 def _caller(request: Request, bearer: HTTPAuthorizationCredentials | None, header: str | None, *, write: bool) -> Caller:
@@ -66,8 +68,12 @@ def _caller(request: Request, bearer: HTTPAuthorizationCredentials | None, heade
     if not key:
         if not write and settings.open_reads:
             return Caller.anonymous()
-        raise HTTPException(401, "this request needs an API key: send `Authorization: Bearer <key>` or `X-API-Key: <key>` "
-                                 "(create one with `cudamaster keys create --name TEAM`)", headers={"WWW-Authenticate": "Bearer"})
+        raise HTTPException(
+            401,
+            "this request needs an API key: send `Authorization: Bearer <key>` or `X-API-Key: <key>` "
+            "(create one with `cudamaster keys create --name TEAM`)",
+            headers={"WWW-Authenticate": "Bearer"},
+        )
     # A short session of its own: the check must not keep a connection (or a transaction) open for
     # the length of a long response such as an event stream.
     with request.app.state.sessions() as session:
@@ -77,22 +83,31 @@ def _caller(request: Request, bearer: HTTPAuthorizationCredentials | None, heade
             raise HTTPException(403, str(exc) + (_unknown_key_hint(settings) if exc.unknown else "")) from None
 
 
-def reader(request: Request, bearer: Annotated[HTTPAuthorizationCredentials | None, Depends(_bearer)],
-           header: Annotated[str | None, Depends(_header)]) -> Caller:
+def reader(
+    request: Request,
+    bearer: Annotated[HTTPAuthorizationCredentials | None, Depends(_bearer)],
+    header: Annotated[str | None, Depends(_header)],
+) -> Caller:
     """Any valid key (or nobody, when CUDAMASTER_SERVICE__OPEN_READS=true): reads what its team may read."""
     return _caller(request, bearer, header, write=False)
 
 
-def key_holder(request: Request, bearer: Annotated[HTTPAuthorizationCredentials | None, Depends(_bearer)],
-               header: Annotated[str | None, Depends(_header)]) -> Caller:
+def key_holder(
+    request: Request,
+    bearer: Annotated[HTTPAuthorizationCredentials | None, Depends(_bearer)],
+    header: Annotated[str | None, Depends(_header)],
+) -> Caller:
     """Any valid key; what it may do is checked against the job it acts on."""
     return _caller(request, bearer, header, write=True)
 
 
 def submitter(caller: Annotated[Caller, Depends(key_holder)]) -> Caller:
     if not permissions.can_submit(caller):
-        raise HTTPException(403, f"{caller.label} is a {caller.role}: it reads its team's jobs but cannot submit or act on "
-                                 "any; ask an admin for a member key (`cudamaster keys create --role member`)")
+        raise HTTPException(
+            403,
+            f"{caller.label} is a {caller.role}: it reads its team's jobs but cannot submit or act on "
+            "any; ask an admin for a member key (`cudamaster keys create --role member`)",
+        )
     return caller
 
 
@@ -123,8 +138,9 @@ def readable_job(session: Session, caller: Caller, job_id: str, *, detail: bool 
 def actionable_job(session: Session, caller: Caller, job_id: str, verb: str) -> Job:
     job = readable_job(session, caller, job_id)
     if not permissions.can_act(caller, job):
-        raise HTTPException(403, f"{caller.label} cannot {verb} job {job.id}: only the key that submitted it "
-                                 f"({job.api_key_id}) or an admin can")
+        raise HTTPException(
+            403, f"{caller.label} cannot {verb} job {job.id}: only the key that submitted it ({job.api_key_id}) or an admin can"
+        )
     return job
 
 

@@ -44,14 +44,15 @@ def _task_of(session: SessionDep, caller: Caller, body: JobSubmit, settings: Ser
     assert caller.key_id is not None
     if body.custom is not None:
         try:
-            custom_tasks.validate(body.custom, body.precision, max_sizes=settings.max_custom_sizes,
-                                  max_elements_per_size=settings.max_custom_elements)
-            return custom_tasks.store(session, body.custom, body.precision, caller.key_id, harness=get_settings(),
-                                      commit=False)[1]
+            custom_tasks.validate(
+                body.custom, body.precision, max_sizes=settings.max_custom_sizes, max_elements_per_size=settings.max_custom_elements
+            )
+            return custom_tasks.store(session, body.custom, body.precision, caller.key_id, harness=get_settings(), commit=False)[1]
         except custom_tasks.CustomTaskInvalid as exc:
             if exc.log is not None:  # the baseline does not build: its compile log (the tail, where the errors are) goes back
-                raise unprocessable(("body", "custom", "baseline_cu"), f"custom task: {exc}",
-                                    ctx={"compile_log": exc.log[-COMPILE_LOG_CHARS:]}) from None
+                raise unprocessable(
+                    ("body", "custom", "baseline_cu"), f"custom task: {exc}", ctx={"compile_log": exc.log[-COMPILE_LOG_CHARS:]}
+                ) from None
             raise unprocessable(("body", "custom"), f"custom task: {exc}") from None
         except SandboxUnavailable as exc:
             raise HTTPException(503, f"cannot check the custom task's baseline here: {exc}") from None
@@ -60,8 +61,11 @@ def _task_of(session: SessionDep, caller: Caller, body: JobSubmit, settings: Ser
         if is_custom_task_id(body.task):
             row = session.get(CustomTask, body.task)
             if row is None or not permissions.can_use_custom_task(caller, row):  # the same answer: ids do not leak
-                raise HTTPException(404, f"no custom task {body.task} created by {caller.label}: a custom task is private "
-                                         "to the key that submitted it; send `custom` to submit your own")
+                raise HTTPException(
+                    404,
+                    f"no custom task {body.task} created by {caller.label}: a custom task is private "
+                    "to the key that submitted it; send `custom` to submit your own",
+                )
             task = custom_tasks.register(row)  # stored by another replica, or before a restart: loadable here too
         else:
             task = load_task(body.task)
@@ -71,10 +75,10 @@ def _task_of(session: SessionDep, caller: Caller, body: JobSubmit, settings: Ser
     return task
 
 
-@router.post("", status_code=201, response_model=JobOut, summary="Submit a job",
-             responses=responses(400, 401, 403, 404, 413, 429, 503))
-def submit_job(body: JobSubmit, request: Request, session: SessionDep, caller: Submitter, settings: SettingsDep,
-               runner: RunnerDep) -> JobOut:
+@router.post("", status_code=201, response_model=JobOut, summary="Submit a job", responses=responses(400, 401, 403, 404, 413, 429, 503))
+def submit_job(
+    body: JobSubmit, request: Request, session: SessionDep, caller: Submitter, settings: SettingsDep, runner: RunnerDep
+) -> JobOut:
     """Queue an optimization job on a benchmark task, on a `custom` task (the team's own kernel, whose
     oracle is its baseline's output), or again on a custom task this key created (`"task": "ct_…"`); it
     starts when a slot is free. Needs a member or admin key."""
@@ -82,49 +86,74 @@ def submit_job(body: JobSubmit, request: Request, session: SessionDep, caller: S
     if body.custom is not None:
         size = len(body.custom.baseline_cu.encode())
         if size > settings.max_source_bytes:
-            raise HTTPException(413, f"custom.baseline_cu is {size} bytes; the limit is {settings.max_source_bytes} "
-                                     "(CUDAMASTER_SERVICE__MAX_SOURCE_BYTES)")
+            raise HTTPException(
+                413, f"custom.baseline_cu is {size} bytes; the limit is {settings.max_source_bytes} (CUDAMASTER_SERVICE__MAX_SOURCE_BYTES)"
+            )
     task = _task_of(session, caller, body, settings)
     assert caller.key_id is not None
     try:  # the key's lock, held until the commit below: the count and the insert are one step
         take_job_slot(session, caller.key_id, settings.max_jobs_in_flight_per_key)
     except InFlightLimit as exc:
         raise HTTPException(429, str(exc)) from None
-    job = store.create_job(session, task=task.name, precision=body.precision, settings=body.agent_spec() | {"task": task.name},
-                           api_key_id=caller.key_id, team=caller.team, commit=False)
+    job = store.create_job(
+        session,
+        task=task.name,
+        precision=body.precision,
+        settings=body.agent_spec() | {"task": task.name},
+        api_key_id=caller.key_id,
+        team=caller.team,
+        commit=False,
+    )
     session.commit()
     runner.wake()
     return JobOut.model_validate(job)
 
 
 @router.get("", response_model=JobPage, summary="List the jobs this key may read, newest first", responses=responses(401, 403))
-def list_jobs(session: SessionDep, caller: Reader, settings: SettingsDep,
-              status: Annotated[JobStatus | None, Query()] = None,
-              task: Annotated[str | None, Query(max_length=64, pattern=TASK_PATTERN)] = None,
-              limit: Annotated[int, Query(ge=1, le=INT32_MAX, description="page size (at most CUDAMASTER_SERVICE__MAX_PAGE_SIZE)")] = 50,
-              offset: Annotated[int, Query(ge=0, le=MAX_OFFSET)] = 0) -> JobPage:
+def list_jobs(
+    session: SessionDep,
+    caller: Reader,
+    settings: SettingsDep,
+    status: Annotated[JobStatus | None, Query()] = None,
+    task: Annotated[str | None, Query(max_length=64, pattern=TASK_PATTERN)] = None,
+    limit: Annotated[int, Query(ge=1, le=INT32_MAX, description="page size (at most CUDAMASTER_SERVICE__MAX_PAGE_SIZE)")] = 50,
+    offset: Annotated[int, Query(ge=0, le=MAX_OFFSET)] = 0,
+) -> JobPage:
     """A key lists its team's jobs; an admin lists every team's."""
     if limit > settings.max_page_size:
-        raise unprocessable(("query", "limit"), f"limit {limit} is over the page size limit {settings.max_page_size} "
-                                                "(CUDAMASTER_SERVICE__MAX_PAGE_SIZE); page with offset", limit)
+        raise unprocessable(
+            ("query", "limit"),
+            f"limit {limit} is over the page size limit {settings.max_page_size} (CUDAMASTER_SERVICE__MAX_PAGE_SIZE); page with offset",
+            limit,
+        )
     team = None if permissions.is_admin(caller) else caller.team
     rows, total = store.list_jobs(session, status=status, task=task, limit=limit, offset=offset, team=team)
-    return JobPage(items=[JobOut.model_validate(j) for j in rows], total=total, limit=limit, offset=offset,
-                   next_offset=offset + limit if offset + limit < total else None)
+    return JobPage(
+        items=[JobOut.model_validate(j) for j in rows],
+        total=total,
+        limit=limit,
+        offset=offset,
+        next_offset=offset + limit if offset + limit < total else None,
+    )
 
 
-@router.get("/{job_id}", response_model=JobDetail, summary="One job with its attempts, measurements, profiles and LLM calls",
-            responses=_READ)
+@router.get(
+    "/{job_id}", response_model=JobDetail, summary="One job with its attempts, measurements, profiles and LLM calls", responses=_READ
+)
 def get_job(job_id: JobId, session: SessionDep, caller: Reader) -> JobDetail:
     job = readable_job(session, caller, job_id, detail=True)
-    return JobDetail.model_validate(
-        {**JobOut.model_validate(job).model_dump(), "attempts": job.attempts, "llm_calls": job.llm_calls})
+    return JobDetail.model_validate({**JobOut.model_validate(job).model_dump(), "attempts": job.attempts, "llm_calls": job.llm_calls})
 
 
-@router.get("/{job_id}/attempts/{attempt_id}/source", response_class=PlainTextResponse, summary="An attempt's CUDA source",
-            responses=_SOURCE | _READ)
-def attempt_source(job_id: JobId, attempt_id: Annotated[int, Path(ge=1, le=INT32_MAX)], session: SessionDep,
-                   caller: Reader) -> PlainTextResponse:
+@router.get(
+    "/{job_id}/attempts/{attempt_id}/source",
+    response_class=PlainTextResponse,
+    summary="An attempt's CUDA source",
+    responses=_SOURCE | _READ,
+)
+def attempt_source(
+    job_id: JobId, attempt_id: Annotated[int, Path(ge=1, le=INT32_MAX)], session: SessionDep, caller: Reader
+) -> PlainTextResponse:
     job = readable_job(session, caller, job_id)
     attempt = store.get_attempt(session, job.id, attempt_id)
     if attempt is None:
@@ -132,8 +161,7 @@ def attempt_source(job_id: JobId, attempt_id: Annotated[int, Path(ge=1, le=INT32
     return PlainTextResponse(attempt.source, media_type="text/x-cuda; charset=utf-8")
 
 
-@router.post("/{job_id}/cancel", response_model=JobOut, summary="Cancel a job (a running one stops at its next step)",
-             responses=_ACT)
+@router.post("/{job_id}/cancel", response_model=JobOut, summary="Cancel a job (a running one stops at its next step)", responses=_ACT)
 def cancel_job(job_id: JobId, session: SessionDep, caller: KeyHolder, runner: RunnerDep) -> JobOut:
     """The job's own key or an admin."""
     job = actionable_job(session, caller, job_id, "cancel")
@@ -145,10 +173,13 @@ def cancel_job(job_id: JobId, session: SessionDep, caller: KeyHolder, runner: Ru
     return JobOut.model_validate(job)
 
 
-@router.post("/{job_id}/resume", response_model=JobOut, summary="Resume a cancelled or failed job from its last checkpoint",
-             responses=_ACT | responses(429, 503))
-def resume_job(job_id: JobId, request: Request, session: SessionDep, caller: KeyHolder, settings: SettingsDep,
-               runner: RunnerDep) -> JobOut:
+@router.post(
+    "/{job_id}/resume",
+    response_model=JobOut,
+    summary="Resume a cancelled or failed job from its last checkpoint",
+    responses=_ACT | responses(429, 503),
+)
+def resume_job(job_id: JobId, request: Request, session: SessionDep, caller: KeyHolder, settings: SettingsDep, runner: RunnerDep) -> JobOut:
     """The job's own key or an admin. The job counts against its key's in-flight limit again."""
     job = actionable_job(session, caller, job_id, "resume")
     require_gpus(request)
@@ -166,10 +197,13 @@ def resume_job(job_id: JobId, request: Request, session: SessionDep, caller: Key
     return JobOut.model_validate(job)
 
 
-@router.post("/{job_id}/answer", response_model=JobOut, summary="Answer the question a manual-mode job is waiting on",
-             responses=_ACT | responses(400, 413, 503))
-def answer_job(job_id: JobId, body: AnswerIn, request: Request, session: SessionDep, caller: KeyHolder,
-               runner: RunnerDep) -> JobOut:
+@router.post(
+    "/{job_id}/answer",
+    response_model=JobOut,
+    summary="Answer the question a manual-mode job is waiting on",
+    responses=_ACT | responses(400, 413, 503),
+)
+def answer_job(job_id: JobId, body: AnswerIn, request: Request, session: SessionDep, caller: KeyHolder, runner: RunnerDep) -> JobOut:
     """The job's own key or an admin."""
     job = actionable_job(session, caller, job_id, "answer")
     require_gpus(request)
@@ -197,9 +231,10 @@ def _snapshot(request: Request, job_id: str, after: int) -> tuple[str | None, li
         return status, [(e.id, e.type, e.payload) for e in store.events_after(session, job_id, after)]
 
 
-def _start_after(last_event_id: Annotated[str | None, Header(max_length=10, pattern=r"^[0-9]{1,10}$")] = None,
-                 after: Annotated[int, Query(ge=0, le=INT32_MAX, description="send events with id greater than this")] = 0
-                 ) -> int:
+def _start_after(
+    last_event_id: Annotated[str | None, Header(max_length=10, pattern=r"^[0-9]{1,10}$")] = None,
+    after: Annotated[int, Query(ge=0, le=INT32_MAX, description="send events with id greater than this")] = 0,
+) -> int:
     # A dependency, not the stream's body: an error raised once the stream has started cannot be a 422.
     if last_event_id is None:
         return after
@@ -208,18 +243,25 @@ def _start_after(last_event_id: Annotated[str | None, Header(max_length=10, patt
     return max(after, int(last_event_id))
 
 
-@router.get("/{job_id}/events", response_class=EventSourceResponse, summary="Stream a job's events (server-sent events)",
-            responses=_READ,
-            description="Replays the stored events after `Last-Event-ID` (or `after`), then streams new ones. Event names are "
-                        "the agent's event types (node, attempt, llm_call, interrupt, finished); a final `end` event carries "
-                        "the job's status when it stops running (finished, failed, cancelled, or waiting_for_input).")
-async def job_events(job_id: JobId, request: Request, _job: Annotated[None, Depends(_readable)],
-                     after: Annotated[int, Depends(_start_after)]) -> AsyncIterator[ServerSentEvent]:
+@router.get(
+    "/{job_id}/events",
+    response_class=EventSourceResponse,
+    summary="Stream a job's events (server-sent events)",
+    responses=_READ,
+    description="Replays the stored events after `Last-Event-ID` (or `after`), then streams new ones. Event names are "
+    "the agent's event types (node, attempt, llm_call, interrupt, finished); a final `end` event carries "
+    "the job's status when it stops running (finished, failed, cancelled, or waiting_for_input).",
+)
+async def job_events(
+    job_id: JobId, request: Request, _job: Annotated[None, Depends(_readable)], after: Annotated[int, Depends(_start_after)]
+) -> AsyncIterator[ServerSentEvent]:
     runner = request.app.state.runner
     while True:
         if runner.draining:  # the service is stopping: close the stream (the client reconnects with Last-Event-ID)
-            yield ServerSentEvent(data={"job_id": job_id, "message": "the service is stopping; reconnect with Last-Event-ID "
-                                                                   "to continue from here"}, event="service_stopping")
+            yield ServerSentEvent(
+                data={"job_id": job_id, "message": "the service is stopping; reconnect with Last-Event-ID to continue from here"},
+                event="service_stopping",
+            )
             return
         changed = runner.change_event(job_id)
         status, events = await asyncio.to_thread(_snapshot, request, job_id, after)

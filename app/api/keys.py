@@ -26,8 +26,9 @@ Role = Literal["admin", "member", "viewer"]
 class KeyCreate(RequestBody):
     model_config = ConfigDict(extra="forbid")
     name: str = Field(min_length=1, max_length=128, pattern=r"^[^\x00-\x1f]+$", description="who the key is for")
-    role: Role = Field("member", description="admin: everything, every team; member: its team's jobs, acts on its own; "
-                                             "viewer: reads its team's jobs")
+    role: Role = Field(
+        "member", description="admin: everything, every team; member: its team's jobs, acts on its own; viewer: reads its team's jobs"
+    )
     team: str = Field(DEFAULT_TEAM, max_length=64, pattern=TEAM_PATTERN, description="keys of a team read the team's jobs")
 
 
@@ -70,15 +71,22 @@ def create_key(body: KeyCreate, session: SessionDep, _admin: Admin) -> KeyCreate
     return KeyCreated.model_validate({**KeyOut.model_validate(row).model_dump(), "key": key})
 
 
-@router.post("/{key_id}/revoke", response_model=KeyOut, summary="Revoke a key (admin): it gets 403 from now on",
-             responses=responses(401, 403, 404, 409))
+@router.post(
+    "/{key_id}/revoke",
+    response_model=KeyOut,
+    summary="Revoke a key (admin): it gets 403 from now on",
+    responses=responses(401, 403, 404, 409),
+)
 def revoke_key(key_id: KeyId, session: SessionDep, _admin: Admin) -> KeyOut:
     row = session.get(ApiKey, key_id) if re.fullmatch(KEY_ID_PATTERN, key_id) else None
     if row is None:
         raise HTTPException(404, f"no key {key_id[:32]!r}; GET /api/v1/keys lists them")
     if row.role == ADMIN and row.revoked_at is None and auth.active_admins(session) <= 1:
-        raise HTTPException(409, f"key {row.id} is the last active admin key: create another admin first "
-                                 "(POST /api/v1/keys with role admin), or revoke it with `cudamaster keys revoke`")
+        raise HTTPException(
+            409,
+            f"key {row.id} is the last active admin key: create another admin first "
+            "(POST /api/v1/keys with role admin), or revoke it with `cudamaster keys revoke`",
+        )
     auth.revoke_key(session, key_id)
     session.refresh(row)
     return KeyOut.model_validate(row)

@@ -30,8 +30,18 @@ async def health(request: Request) -> HealthOut:
     database = await asyncio.to_thread(_ping, request)
     evaluation: Evaluation = state.evaluation
     ok = database == "ok" and evaluation.healthy
-    return HealthOut(status="ok" if ok else "degraded", database=database, running_jobs=len(state.runner.running()),
-                     max_running_jobs=state.settings.max_running_jobs, gpus=state.gpu_pool.gpus, busy_gpus=state.gpu_pool.busy(),
-                     gpus_found=evaluation.gpus_found, evaluation=evaluation.kind, can_run_jobs=evaluation.can_run_jobs,
-                     gpu_note=evaluation.note, runner_id=state.runner.holder, draining=state.runner.draining,
-                     sandbox=getattr(state, "sandbox", ""))
+    return HealthOut(
+        status="ok" if ok else "degraded",
+        database=database,
+        running_jobs=len(state.runner.running()),
+        max_running_jobs=state.settings.max_running_jobs,
+        gpus=state.gpu_pool.gpus,
+        busy_gpus=state.gpu_pool.busy(),
+        gpus_found=evaluation.gpus_found,
+        evaluation=evaluation.kind,
+        can_run_jobs=evaluation.can_run_jobs,
+        gpu_note=evaluation.note,
+        runner_id=state.runner.holder,
+        draining=state.runner.draining,
+        sandbox=getattr(state, "sandbox", ""),
+    )

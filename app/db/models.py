@@ -92,7 +92,8 @@ class Job(Base):
 
     # The best attempt so far (highest score among correct ones).
     best_attempt_id: Mapped[int | None] = mapped_column(
-        ForeignKey("attempts.id", ondelete="SET NULL", use_alter=True, name="fk_jobs_best_attempt_id_attempts"))
+        ForeignKey("attempts.id", ondelete="SET NULL", use_alter=True, name="fk_jobs_best_attempt_id_attempts")
+    )
     best_score: Mapped[float | None] = mapped_column(Float)
 
     # One runner holds a running job; the holder renews the lease while it works.
@@ -102,10 +103,16 @@ class Job(Base):
     question: Mapped[dict[str, Any] | None]  # what a manual-mode job is waiting for
     pending_answer: Mapped[str | None] = mapped_column(Text)  # answer handed to the agent on its next run
 
-    attempts: Mapped[list["Attempt"]] = relationship(back_populates="job", foreign_keys="Attempt.job_id",
-                                                     order_by="[Attempt.round, Attempt.debug_step, Attempt.id]", cascade="all, delete-orphan", passive_deletes=True)
-    llm_calls: Mapped[list["LlmCall"]] = relationship(back_populates="job", order_by="LlmCall.id",
-                                                      cascade="all, delete-orphan", passive_deletes=True)
+    attempts: Mapped[list["Attempt"]] = relationship(
+        back_populates="job",
+        foreign_keys="Attempt.job_id",
+        order_by="[Attempt.round, Attempt.debug_step, Attempt.id]",
+        cascade="all, delete-orphan",
+        passive_deletes=True,
+    )
+    llm_calls: Mapped[list["LlmCall"]] = relationship(
+        back_populates="job", order_by="LlmCall.id", cascade="all, delete-orphan", passive_deletes=True
+    )
 
 
 class Attempt(Base):
@@ -130,8 +137,9 @@ class Attempt(Base):
     created_at: Mapped[datetime] = mapped_column(default=utcnow)
 
     job: Mapped[Job] = relationship(back_populates="attempts", foreign_keys=[job_id])
-    measurements: Mapped[list["Measurement"]] = relationship(back_populates="attempt", order_by="Measurement.size_index",
-                                                             cascade="all, delete-orphan", passive_deletes=True)
+    measurements: Mapped[list["Measurement"]] = relationship(
+        back_populates="attempt", order_by="Measurement.size_index", cascade="all, delete-orphan", passive_deletes=True
+    )
     profile: Mapped["Profile | None"] = relationship(back_populates="attempt", cascade="all, delete-orphan", passive_deletes=True)
 
 

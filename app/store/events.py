@@ -68,8 +68,12 @@ def record_event(session: Session, job_id: str, event: dict[str, Any]) -> bool:
         job = session.get(Job, job_id)
         if job is not None:
             job.question = _summary(event)
-    new = insert_ignore(session, JobEvent, {"job_id": job_id, "type": str(kind)[:32], "dedupe_key": event_key(event),
-                                            "payload": _summary(event), "created_at": utcnow()}, ["job_id", "dedupe_key"])
+    new = insert_ignore(
+        session,
+        JobEvent,
+        {"job_id": job_id, "type": str(kind)[:32], "dedupe_key": event_key(event), "payload": _summary(event), "created_at": utcnow()},
+        ["job_id", "dedupe_key"],
+    )
     if kind in ("attempt", "llm_call"):
         refresh_totals(session, job_id)
     session.commit()
@@ -91,36 +95,69 @@ def store_attempt(session: Session, job_id: str, a: dict[str, Any]) -> Attempt:
         evaluation = evaluation.model_dump(mode="json")
     source = a.get("source") or ""
     verdict = a.get("verdict") or (evaluation or {}).get("verdict") or ""
-    insert_ignore(session, Attempt, {
-        "job_id": job_id, "attempt_key": key[:160], "round": int(a.get("round") or 0), "debug_step": int(a.get("debug_step") or 0),
-        "role": str(a.get("role") or "")[:32], "strategy": str(a.get("strategy") or ""), "source": source,
-        "source_sha256": hashlib.sha256(source.encode()).hexdigest() if source else "",
-        "flags": list(a.get("flags") or []), "compile_log": str(a.get("compile_log") or ""), "verdict": str(verdict)[:32],
-        "message": str(a.get("message") or ""), "score": _num((evaluation or {}).get("score")), "evaluation": evaluation,
-        "created_at": utcnow(),
-    }, ["job_id", "attempt_key"])
+    insert_ignore(
+        session,
+        Attempt,
+        {
+            "job_id": job_id,
+            "attempt_key": key[:160],
+            "round": int(a.get("round") or 0),
+            "debug_step": int(a.get("debug_step") or 0),
+            "role": str(a.get("role") or "")[:32],
+            "strategy": str(a.get("strategy") or ""),
+            "source": source,
+            "source_sha256": hashlib.sha256(source.encode()).hexdigest() if source else "",
+            "flags": list(a.get("flags") or []),
+            "compile_log": str(a.get("compile_log") or ""),
+            "verdict": str(verdict)[:32],
+            "message": str(a.get("message") or ""),
+            "score": _num((evaluation or {}).get("score")),
+            "evaluation": evaluation,
+            "created_at": utcnow(),
+        },
+        ["job_id", "attempt_key"],
+    )
     attempt = _attempt_by_key(session, job_id, key[:160])
     assert attempt is not None
     for i, row in enumerate((evaluation or {}).get("rows") or []):
         base, cand = row.get("baseline") or {}, row.get("candidate") or {}
-        insert_ignore(session, Measurement, {
-            "attempt_id": attempt.id, "size_index": i, "params": row.get("params") or {}, "passed": bool(row.get("passed")),
-            "baseline_median_us": _num(base.get("median_us")), "baseline_iqr_us": _num(base.get("iqr_us")),
-            "candidate_median_us": _num(cand.get("median_us")), "candidate_iqr_us": _num(cand.get("iqr_us")),
-            "speedup": _num(row.get("speedup")), "speedup_iqr": _num(row.get("speedup_iqr")),
-            "roofline_floor_us": _num(row.get("roofline_floor_us")), "candidate_roofline_pct": _num(row.get("candidate_roofline_pct")),
-        }, ["attempt_id", "size_index"])
+        insert_ignore(
+            session,
+            Measurement,
+            {
+                "attempt_id": attempt.id,
+                "size_index": i,
+                "params": row.get("params") or {},
+                "passed": bool(row.get("passed")),
+                "baseline_median_us": _num(base.get("median_us")),
+                "baseline_iqr_us": _num(base.get("iqr_us")),
+                "candidate_median_us": _num(cand.get("median_us")),
+                "candidate_iqr_us": _num(cand.get("iqr_us")),
+                "speedup": _num(row.get("speedup")),
+                "speedup_iqr": _num(row.get("speedup_iqr")),
+                "roofline_floor_us": _num(row.get("roofline_floor_us")),
+                "candidate_roofline_pct": _num(row.get("candidate_roofline_pct")),
+            },
+            ["attempt_id", "size_index"],
+        )
     if a.get("profile"):
         _store_profile(session, attempt, a["profile"])
     return attempt
 
 
 def _store_profile(session: Session, attempt: Attempt, p: dict[str, Any]) -> None:
-    insert_ignore(session, Profile, {
-        "attempt_id": attempt.id, "bottleneck_class": str(p.get("bottleneck_class") or p.get("class") or "")[:64],
-        "metrics": json.loads(json.dumps(p.get("metrics") or {}, default=str)), "text": str(p.get("text") or p.get("filtered") or ""),
-        "created_at": utcnow(),
-    }, ["attempt_id"])
+    insert_ignore(
+        session,
+        Profile,
+        {
+            "attempt_id": attempt.id,
+            "bottleneck_class": str(p.get("bottleneck_class") or p.get("class") or "")[:64],
+            "metrics": json.loads(json.dumps(p.get("metrics") or {}, default=str)),
+            "text": str(p.get("text") or p.get("filtered") or ""),
+            "created_at": utcnow(),
+        },
+        ["attempt_id"],
+    )
 
 
 def llm_call_key(c: dict[str, Any]) -> str:
@@ -138,11 +175,19 @@ def store_llm_call(session: Session, job_id: str, c: dict[str, Any]) -> None:
     `failed` replaces only a `sent` row."""
     status = str(c.get("status") or LLM_PAID)
     values = {
-        "job_id": job_id, "call_key": llm_call_key(c), "status": status, "round": c.get("round"),
-        "role": str(c.get("role") or "")[:32], "model": str(c.get("model") or "")[:128],
-        "input_tokens": int(c.get("input_tokens") or 0), "output_tokens": int(c.get("output_tokens") or 0),
-        "reasoning_tokens": int(c.get("reasoning_tokens") or 0), "cached_tokens": int(c.get("cached_tokens") or 0),
-        "latency_s": float(c.get("latency_s") or 0.0), "cost_usd": float(c.get("cost_usd") or 0.0), "created_at": utcnow(),
+        "job_id": job_id,
+        "call_key": llm_call_key(c),
+        "status": status,
+        "round": c.get("round"),
+        "role": str(c.get("role") or "")[:32],
+        "model": str(c.get("model") or "")[:128],
+        "input_tokens": int(c.get("input_tokens") or 0),
+        "output_tokens": int(c.get("output_tokens") or 0),
+        "reasoning_tokens": int(c.get("reasoning_tokens") or 0),
+        "cached_tokens": int(c.get("cached_tokens") or 0),
+        "latency_s": float(c.get("latency_s") or 0.0),
+        "cost_usd": float(c.get("cost_usd") or 0.0),
+        "created_at": utcnow(),
     }
     conflict = ["job_id", "call_key"]
     if status == LLM_SENT:
@@ -157,8 +202,7 @@ def store_llm_call(session: Session, job_id: str, c: dict[str, Any]) -> None:
 def mark_lost_in_flight(session: Session, job_id: str) -> int:
     """Calls still `sent` when no process runs the job any more (its holder died, or its run ended):
     lost in flight. Their estimated cost stays counted. Returns how many; the caller commits."""
-    result = session.execute(update(LlmCall).where(LlmCall.job_id == job_id, LlmCall.status == LLM_SENT)
-                             .values(status=LLM_LOST))
+    result = session.execute(update(LlmCall).where(LlmCall.job_id == job_id, LlmCall.status == LLM_SENT).values(status=LLM_LOST))
     return result.rowcount or 0
 
 
@@ -167,15 +211,24 @@ def refresh_totals(session: Session, job_id: str) -> None:
     if job is None:
         return
     n, i, o, r, c, cost, lat = session.execute(
-        select(func.count(LlmCall.id), func.coalesce(func.sum(LlmCall.input_tokens), 0), func.coalesce(func.sum(LlmCall.output_tokens), 0),
-               func.coalesce(func.sum(LlmCall.reasoning_tokens), 0), func.coalesce(func.sum(LlmCall.cached_tokens), 0),
-               func.coalesce(func.sum(LlmCall.cost_usd), 0.0), func.coalesce(func.sum(LlmCall.latency_s), 0.0))
-        .where(LlmCall.job_id == job_id)).one()
+        select(
+            func.count(LlmCall.id),
+            func.coalesce(func.sum(LlmCall.input_tokens), 0),
+            func.coalesce(func.sum(LlmCall.output_tokens), 0),
+            func.coalesce(func.sum(LlmCall.reasoning_tokens), 0),
+            func.coalesce(func.sum(LlmCall.cached_tokens), 0),
+            func.coalesce(func.sum(LlmCall.cost_usd), 0.0),
+            func.coalesce(func.sum(LlmCall.latency_s), 0.0),
+        ).where(LlmCall.job_id == job_id)
+    ).one()
     job.llm_calls_count, job.input_tokens, job.output_tokens, job.reasoning_tokens, job.cached_tokens = n, i, o, r, c
     job.cost_usd, job.llm_latency_s = float(cost), float(lat)
     job.attempts_count = session.scalar(select(func.count(Attempt.id)).where(Attempt.job_id == job_id)) or 0
-    best = session.execute(select(Attempt.id, Attempt.score).where(Attempt.job_id == job_id, Attempt.verdict == "ok",
-                                                                   Attempt.score.is_not(None))
-                           .order_by(Attempt.score.desc(), Attempt.id).limit(1)).first()
+    best = session.execute(
+        select(Attempt.id, Attempt.score)
+        .where(Attempt.job_id == job_id, Attempt.verdict == "ok", Attempt.score.is_not(None))
+        .order_by(Attempt.score.desc(), Attempt.id)
+        .limit(1)
+    ).first()
     job.best_attempt_id, job.best_score = (best[0], best[1]) if best else (None, None)
     job.updated_at = utcnow()

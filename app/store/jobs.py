@@ -20,13 +20,39 @@ def new_job_id() -> str:
     return "job_" + secrets.token_hex(8)
 
 
-def create_job(session: Session, *, task: str, precision: str, settings: dict[str, Any], api_key_id: str | None,
-               team: str = DEFAULT_TEAM, commit: bool = True) -> Job:
+def create_job(
+    session: Session,
+    *,
+    task: str,
+    precision: str,
+    settings: dict[str, Any],
+    api_key_id: str | None,
+    team: str = DEFAULT_TEAM,
+    commit: bool = True,
+) -> Job:
     """`commit=False` leaves the commit to the caller (the per-key limit holds its lock until then)."""
     now = utcnow()
-    job = Job(id=new_job_id(), task=task, precision=precision, settings=settings, status=QUEUED, message="queued",
-              api_key_id=api_key_id, team=team, created_at=now, updated_at=now, attempts_count=0, llm_calls_count=0, input_tokens=0,
-              output_tokens=0, reasoning_tokens=0, cached_tokens=0, cost_usd=0.0, llm_latency_s=0.0, cancel_requested=False)
+    job = Job(
+        id=new_job_id(),
+        task=task,
+        precision=precision,
+        settings=settings,
+        status=QUEUED,
+        message="queued",
+        api_key_id=api_key_id,
+        team=team,
+        created_at=now,
+        updated_at=now,
+        attempts_count=0,
+        llm_calls_count=0,
+        input_tokens=0,
+        output_tokens=0,
+        reasoning_tokens=0,
+        cached_tokens=0,
+        cost_usd=0.0,
+        llm_latency_s=0.0,
+        cancel_requested=False,
+    )
     session.add(job)
     if commit:
         session.commit()
@@ -37,8 +63,9 @@ def in_flight_count(session: Session, api_key_id: str | None) -> int:
     return session.scalar(select(func.count(Job.id)).where(Job.api_key_id == api_key_id, Job.status.in_(ACTIVE_STATUSES))) or 0
 
 
-def list_jobs(session: Session, *, status: str | None, task: str | None, limit: int, offset: int,
-              team: str | None = None) -> tuple[list[Job], int]:
+def list_jobs(
+    session: Session, *, status: str | None, task: str | None, limit: int, offset: int, team: str | None = None
+) -> tuple[list[Job], int]:
     """`team`: only that team's jobs (None: every team's)."""
     query = select(Job)
     count = select(func.count(Job.id))
@@ -55,10 +82,15 @@ def list_jobs(session: Session, *, status: str | None, task: str | None, limit: 
 def get_job(session: Session, job_id: str, *, detail: bool = False) -> Job | None:
     if not detail:
         return session.get(Job, job_id)
-    query = select(Job).where(Job.id == job_id).options(
-        selectinload(Job.attempts).selectinload(Attempt.measurements),
-        selectinload(Job.attempts).selectinload(Attempt.profile),
-        selectinload(Job.llm_calls))
+    query = (
+        select(Job)
+        .where(Job.id == job_id)
+        .options(
+            selectinload(Job.attempts).selectinload(Attempt.measurements),
+            selectinload(Job.attempts).selectinload(Attempt.profile),
+            selectinload(Job.llm_calls),
+        )
+    )
     return session.scalar(query)
 
 
@@ -67,8 +99,7 @@ def get_attempt(session: Session, job_id: str, attempt_id: int) -> Attempt | Non
 
 
 def events_after(session: Session, job_id: str, after: int, limit: int = 500) -> list[JobEvent]:
-    return list(session.scalars(select(JobEvent).where(JobEvent.job_id == job_id, JobEvent.id > after)
-                                .order_by(JobEvent.id).limit(limit)))
+    return list(session.scalars(select(JobEvent).where(JobEvent.job_id == job_id, JobEvent.id > after).order_by(JobEvent.id).limit(limit)))
 
 
 def lock_job(session: Session, job_id: str) -> Job | None:
@@ -110,7 +141,7 @@ def request_cancel(session: Session, job: Job) -> Job:
 
 def request_resume(session: Session, job: Job) -> Job:
     if job.status == WAITING:
-        raise JobStateError(f"job {job.id} is waiting for an answer: POST /api/v1/jobs/{job.id}/answer with {{\"answer\": ...}}")
+        raise JobStateError(f'job {job.id} is waiting for an answer: POST /api/v1/jobs/{job.id}/answer with {{"answer": ...}}')
     if job.status not in (CANCELLED, FAILED):
         raise JobStateError(f"job {job.id} is {job.status}; only cancelled or failed jobs can be resumed")
     job.status, job.message, job.finished_at, job.cancel_requested = QUEUED, "queued to resume from its last checkpoint", None, False

@@ -32,12 +32,16 @@ def _free(now):
 def claim_jobs(session: Session, holder: str, lease_s: float, limit: int) -> list[Claim]:
     """Take up to `limit` queued jobs, or running jobs whose holder's lease ran out (oldest first)."""
     now = utcnow()
-    candidates = session.scalars(select(Job.id).where(Job.status.in_((QUEUED, RUNNING)), _free(now))
-                                 .order_by(Job.created_at).limit(limit)).all()
+    candidates = session.scalars(
+        select(Job.id).where(Job.status.in_((QUEUED, RUNNING)), _free(now)).order_by(Job.created_at).limit(limit)
+    ).all()
     claims = []
     for job_id in candidates:
-        result = session.execute(update(Job).where(Job.id == job_id, Job.status.in_((QUEUED, RUNNING)), _free(now))
-                                 .values(lease_holder=holder, lease_expires_at=now + timedelta(seconds=lease_s)))
+        result = session.execute(
+            update(Job)
+            .where(Job.id == job_id, Job.status.in_((QUEUED, RUNNING)), _free(now))
+            .values(lease_holder=holder, lease_expires_at=now + timedelta(seconds=lease_s))
+        )
         if result.rowcount != 1:  # type: ignore[attr-defined]
             session.rollback()
             continue  # another runner was faster, or the job was cancelled meanwhile
@@ -58,8 +62,9 @@ def claim_jobs(session: Session, holder: str, lease_s: float, limit: int) -> lis
 def renew(session: Session, job_id: str, holder: str, lease_s: float) -> tuple[bool, bool]:
     """Extend the lease; returns (still held, cancel requested)."""
     now = utcnow()
-    result = session.execute(update(Job).where(Job.id == job_id, Job.lease_holder == holder)
-                             .values(lease_expires_at=now + timedelta(seconds=lease_s)))
+    result = session.execute(
+        update(Job).where(Job.id == job_id, Job.lease_holder == holder).values(lease_expires_at=now + timedelta(seconds=lease_s))
+    )
     session.commit()
     if result.rowcount != 1:  # type: ignore[attr-defined]
         return False, False
@@ -69,8 +74,9 @@ def renew(session: Session, job_id: str, holder: str, lease_s: float) -> tuple[b
 OUTCOME_STATUS = {"finished": FINISHED, "no_correct_kernel": NO_CORRECT, "waiting_for_input": WAITING, "failed": FAILED}
 
 
-def settle(session: Session, job_id: str, holder: str, outcome_status: str, message: str, *, draining: bool,
-           question: Any = None) -> str | None:
+def settle(
+    session: Session, job_id: str, holder: str, outcome_status: str, message: str, *, draining: bool, question: Any = None
+) -> str | None:
     """Record how a run ended and release the lease. Returns the job's new status (None if the lease was lost)."""
     job = lock_job(session, job_id)  # a cancel stored meanwhile is seen here, or waits for this settle
     if job is None or job.lease_holder != holder:

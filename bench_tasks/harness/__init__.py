@@ -7,7 +7,21 @@ from .result import EvaluationResult, SizeRow, TimeStats, Verdict
 from .settings import HarnessSettings, get_settings
 
 __all__ = [
-    "CandidateError", "CompileOutcome", "EvaluationResult", "HarnessSettings", "NoGpuError", "SingleRun",
-    "SizeRow", "TaskError", "TimeStats", "Verdict", "compile_candidate", "evaluate", "get_settings",
-    "gpu_status", "prepare_single_run", "require_gpu", "VendorUnavailable",
+    "CandidateError",
+    "CompileOutcome",
+    "EvaluationResult",
+    "HarnessSettings",
+    "NoGpuError",
+    "SingleRun",
+    "SizeRow",
+    "TaskError",
+    "TimeStats",
+    "Verdict",
+    "compile_candidate",
+    "evaluate",
+    "get_settings",
+    "gpu_status",
+    "prepare_single_run",
+    "require_gpu",
+    "VendorUnavailable",
 ]

@@ -99,8 +99,13 @@ def read_output(variant: Variant, case: Case, path: Path, name: str) -> np.ndarr
     return _read(path, variant, name, count)
 
 
-def compare_outputs(variant: Variant, case: Case, got: dict[str, tuple[np.ndarray, int]], want: dict[str, np.ndarray],
-                    seen: Callable[[], dict[str, np.ndarray]]) -> list[Comparison]:
+def compare_outputs(
+    variant: Variant,
+    case: Case,
+    got: dict[str, tuple[np.ndarray, int]],
+    want: dict[str, np.ndarray],
+    seen: Callable[[], dict[str, np.ndarray]],
+) -> list[Comparison]:
     """Each output (stored values; non-finite elements outside what was saved) against float64 `want`:
     per-output tolerances at the size, or the task's check(); `seen()` gives the float64 inputs the
     call saw (read only when the task defines a check())."""
@@ -112,15 +117,27 @@ def compare_outputs(variant: Variant, case: Case, got: dict[str, tuple[np.ndarra
     if case.sample is not None and all(c.passed for c in cmps):  # sampled: every element must have been written
         for name, (raw, unwritten_elsewhere) in got.items():
             if unwritten_elsewhere:
-                cmps.append(Comparison.failure(f"{name}: {unwritten_elsewhere} elements are NaN (left unwritten, or NaN written)", raw.size))
+                cmps.append(
+                    Comparison.failure(f"{name}: {unwritten_elsewhere} elements are NaN (left unwritten, or NaN written)", raw.size)
+                )
     return cmps
 
 
 def as_check(cmps: list[Comparison], impl: str, seed: int, stage: str, call: int | None = None) -> Check:
     failing = [c for c in cmps if not c.passed]
     worst = failing[0] if failing else max(cmps, key=lambda c: c.max_abs_err)
-    return Check(impl=impl, seed=seed, stage=stage, call=call, passed=worst.passed, max_abs_err=worst.max_abs_err,
-                 max_rel_err=worst.max_rel_err, worst_index=worst.worst_index, checked_elements=worst.checked, message=worst.message)
+    return Check(
+        impl=impl,
+        seed=seed,
+        stage=stage,
+        call=call,
+        passed=worst.passed,
+        max_abs_err=worst.max_abs_err,
+        max_rel_err=worst.max_rel_err,
+        worst_index=worst.worst_index,
+        checked_elements=worst.checked,
+        message=worst.message,
+    )
 
 
 def timed_inputs(variant: Variant, case: Case, outdir: Path, pair: int, kept_from: Path) -> dict[str, np.ndarray]:
@@ -134,8 +151,16 @@ def timed_inputs(variant: Variant, case: Case, outdir: Path, pair: int, kept_fro
     return stored
 
 
-def generator_mismatch(variant: Variant, case: Case, stored: dict[str, np.ndarray], key: int, pair: int,
-                       rng: np.random.Generator, kept_from: Path, spots: int = 64) -> str:
+def generator_mismatch(
+    variant: Variant,
+    case: Case,
+    stored: dict[str, np.ndarray],
+    key: int,
+    pair: int,
+    rng: np.random.Generator,
+    kept_from: Path,
+    spots: int = 64,
+) -> str:
     """'' when the saved redrawn inputs hold what the generator draws (checked on a random sample of
     elements with the numpy twin; a shuffled input against the dataset's values in `kept_from`), else
     what differs."""
@@ -153,6 +178,8 @@ def generator_mismatch(variant: Variant, case: Case, stored: dict[str, np.ndarra
             want = refresh_values(variant.param(name).dtype, draw, key, pair + 1, stream, idx)
         if not np.array_equal(values[idx], want):
             bad = int(idx[np.argmax(values[idx] != want)])
-            return (f"input {name} of timed call {pair} differs from the generator's draw at index {bad} "
-                    "(memory corrupted between calls, or a harness bug)")
+            return (
+                f"input {name} of timed call {pair} differs from the generator's draw at index {bad} "
+                "(memory corrupted between calls, or a harness bug)"
+            )
     return ""

@@ -15,14 +15,23 @@ from typing import Any
 
 
 class Child:
-    def __init__(self, argv: list[str], *, env: dict[str, str] | None = None, cwd: Path | None = None,
-                 merge_stderr: bool = True, **popen: Any):
+    def __init__(
+        self, argv: list[str], *, env: dict[str, str] | None = None, cwd: Path | None = None, merge_stderr: bool = True, **popen: Any
+    ):
         """`merge_stderr=False` keeps stderr apart (in `stderr` after `wait`); `popen` goes to Popen
         (user, group, extra_groups, pass_fds)."""
         self.stderr = ""
-        self.proc = subprocess.Popen(argv, cwd=cwd, env=env, stdout=subprocess.PIPE,
-                                     stderr=subprocess.STDOUT if merge_stderr else subprocess.PIPE,
-                                     start_new_session=True, text=True, errors="replace", **popen)
+        self.proc = subprocess.Popen(
+            argv,
+            cwd=cwd,
+            env=env,
+            stdout=subprocess.PIPE,
+            stderr=subprocess.STDOUT if merge_stderr else subprocess.PIPE,
+            start_new_session=True,
+            text=True,
+            errors="replace",
+            **popen,
+        )
 
     def kill(self) -> None:
         """Kill the whole group now (the caller failed while the child ran)."""

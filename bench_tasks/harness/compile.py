@@ -38,17 +38,56 @@ PROTO_MARK = "cudamaster: expected prototype"
 # Undefined symbols a candidate object may import. Everything else is rejected, by name.
 _ALLOWED_EXACT = {
     # C++ runtime support
-    "__cxa_atexit", "__dso_handle", "__gxx_personality_v0", "_Unwind_Resume", "__stack_chk_fail",
-    "__cxa_guard_acquire", "__cxa_guard_release", "__cxa_guard_abort", "__cxa_begin_catch",
-    "__cxa_end_catch", "__cxa_rethrow", "__cxa_allocate_exception", "__cxa_throw", "__cxa_free_exception",
-    "__cxa_pure_virtual", "_ZSt9terminatev", "_ZSt17__throw_bad_allocv", "_ZSt20__throw_length_errorPKc",
-    "_ZSt28__throw_bad_array_new_lengthv", "_ZSt19__throw_logic_errorPKc", "_ZSt24__throw_out_of_range_fmtPKcz",
-    "_ZSt20__throw_out_of_rangePKc", "_Znwm", "_Znam", "_ZdlPv", "_ZdaPv", "_ZdlPvm", "_ZdaPvm",
-    "_ZNSt8ios_base4InitC1Ev", "_ZNSt8ios_base4InitD1Ev", "__tls_get_addr",
+    "__cxa_atexit",
+    "__dso_handle",
+    "__gxx_personality_v0",
+    "_Unwind_Resume",
+    "__stack_chk_fail",
+    "__cxa_guard_acquire",
+    "__cxa_guard_release",
+    "__cxa_guard_abort",
+    "__cxa_begin_catch",
+    "__cxa_end_catch",
+    "__cxa_rethrow",
+    "__cxa_allocate_exception",
+    "__cxa_throw",
+    "__cxa_free_exception",
+    "__cxa_pure_virtual",
+    "_ZSt9terminatev",
+    "_ZSt17__throw_bad_allocv",
+    "_ZSt20__throw_length_errorPKc",
+    "_ZSt28__throw_bad_array_new_lengthv",
+    "_ZSt19__throw_logic_errorPKc",
+    "_ZSt24__throw_out_of_range_fmtPKcz",
+    "_ZSt20__throw_out_of_rangePKc",
+    "_Znwm",
+    "_Znam",
+    "_ZdlPv",
+    "_ZdaPv",
+    "_ZdlPvm",
+    "_ZdaPvm",
+    "_ZNSt8ios_base4InitC1Ev",
+    "_ZNSt8ios_base4InitD1Ev",
+    "__tls_get_addr",
     # host memory and plain output
-    "malloc", "calloc", "realloc", "free", "posix_memalign", "aligned_alloc",
-    "memcpy", "memmove", "memset", "memcmp", "strlen", "printf", "puts", "putchar", "abort",
-    "__assert_fail", "qsort", "atexit",
+    "malloc",
+    "calloc",
+    "realloc",
+    "free",
+    "posix_memalign",
+    "aligned_alloc",
+    "memcpy",
+    "memmove",
+    "memset",
+    "memcmp",
+    "strlen",
+    "printf",
+    "puts",
+    "putchar",
+    "abort",
+    "__assert_fail",
+    "qsort",
+    "atexit",
 }
 _MATH = (
     "sqrt cbrt exp exp2 expm1 log log2 log10 log1p pow fabs floor ceil round trunc fmod fmin fmax "
@@ -59,9 +98,18 @@ _ALLOWED_EXACT |= set(_MATH) | {m + "f" for m in _MATH} | {"__" + m + "_finite" 
 _ALLOWED_PREFIXES = ("cuda", "__cuda", "_ZN4dim3", "__nv_", "_GLOBAL_OFFSET_TABLE_")
 # Runtime calls that could break the harness or reach beyond kernels and memory.
 _DENIED = {
-    "cudaDeviceReset", "cudaGetDriverEntryPoint", "cudaGetDriverEntryPointByVersion", "cudaSetDeviceFlags",
-    "cudaProfilerStart", "cudaProfilerStop", "cudaIpcOpenMemHandle", "cudaIpcGetMemHandle",
-    "cudaLaunchHostFunc", "cudaStreamAddCallback", "cudaHostRegister", "cudaImportExternalMemory",
+    "cudaDeviceReset",
+    "cudaGetDriverEntryPoint",
+    "cudaGetDriverEntryPointByVersion",
+    "cudaSetDeviceFlags",
+    "cudaProfilerStart",
+    "cudaProfilerStop",
+    "cudaIpcOpenMemHandle",
+    "cudaIpcGetMemHandle",
+    "cudaLaunchHostFunc",
+    "cudaStreamAddCallback",
+    "cudaHostRegister",
+    "cudaImportExternalMemory",
 }
 _VENDOR_PREFIXES = ("cublas", "cudnn", "cusparse", "cufft", "curand", "cusolver", "nccl", "cutlass", "cub")
 
@@ -132,8 +180,15 @@ def _nvcc(settings: HarnessSettings) -> str:
     return shutil.which(settings.nvcc) or settings.nvcc
 
 
-def _nvcc_object(source_text: str, name: str, flags: list[str], settings: HarnessSettings, kind: str,
-                 includes: tuple[Path, ...] = (), suffix: str = ".cu") -> tuple[int | None, str, Path]:
+def _nvcc_object(
+    source_text: str,
+    name: str,
+    flags: list[str],
+    settings: HarnessSettings,
+    kind: str,
+    includes: tuple[Path, ...] = (),
+    suffix: str = ".cu",
+) -> tuple[int | None, str, Path]:
     """Compile in the sandbox, in a scratch directory (`includes` copied there, found with -I.); cache the object."""
     box = sandbox_for(settings)  # refuses here when no sandbox can be set up, cached object or not
     # The sandbox's kind is in the key: an object built without it (opt-out) is never reused with it.
@@ -149,8 +204,12 @@ def _nvcc_object(source_text: str, name: str, flags: list[str], settings: Harnes
             src.write_text(source_text)
             inputs = [src, *(stage(f, tmp) for f in includes)]
             inc = [f"-I{tmp}"] if includes else []
-            rc, log = box.run([_nvcc(settings), *flags, *inc, "-std=c++17", "-c", str(src), "-o", str(tmp / obj.name)],
-                              scratch=tmp, read_only=inputs, timeout=settings.compile_timeout_s)
+            rc, log = box.run(
+                [_nvcc(settings), *flags, *inc, "-std=c++17", "-c", str(src), "-o", str(tmp / obj.name)],
+                scratch=tmp,
+                read_only=inputs,
+                timeout=settings.compile_timeout_s,
+            )
             if rc == 0 and not (tmp / obj.name).is_file():
                 rc, log = 1, log + "\nnvcc wrote no object file"
             (work / "log.txt").write_text(log)
@@ -180,8 +239,10 @@ def check_size(path: Path, what: str, settings: HarnessSettings) -> None:
     """Raise ObjectTooLarge when a file built from code we did not write passes `max_object_bytes`."""
     size = path.stat().st_size
     if size > settings.max_object_bytes:
-        raise ObjectTooLarge(f"the {what} is {size} bytes; the limit is {settings.max_object_bytes} "
-                             "(CUDAMASTER_HARNESS__MAX_OBJECT_BYTES): large constant tables belong in device memory filled at run time")
+        raise ObjectTooLarge(
+            f"the {what} is {size} bytes; the limit is {settings.max_object_bytes} "
+            "(CUDAMASTER_HARNESS__MAX_OBJECT_BYTES): large constant tables belong in device memory filled at run time"
+        )
 
 
 @dataclass
@@ -191,8 +252,9 @@ class _Listing:
     disassembly: str  # objdump -d of the host code
 
 
-_LISTING_SCRIPT = ('nm -u "$1" > undefined.txt && nm -g --defined-only "$1" > defined.txt && '
-                   'objdump -d --no-show-raw-insn "$1" > disassembly.txt')
+_LISTING_SCRIPT = (
+    'nm -u "$1" > undefined.txt && nm -g --defined-only "$1" > defined.txt && objdump -d --no-show-raw-insn "$1" > disassembly.txt'
+)
 
 
 def _listing(obj: Path, settings: HarnessSettings) -> _Listing:
@@ -202,8 +264,9 @@ def _listing(obj: Path, settings: HarnessSettings) -> _Listing:
         return _Listing(**json.loads(cached.read_text()))
     with scratch(settings, "cm-inspect-") as tmp:
         staged = stage(obj, tmp)
-        rc, out = sandbox_for(settings).run(["/bin/sh", "-c", _LISTING_SCRIPT, "sh", str(staged)], scratch=tmp,
-                                            read_only=[staged], timeout=settings.compile_timeout_s)
+        rc, out = sandbox_for(settings).run(
+            ["/bin/sh", "-c", _LISTING_SCRIPT, "sh", str(staged)], scratch=tmp, read_only=[staged], timeout=settings.compile_timeout_s
+        )
         if rc != 0:
             raise RuntimeError(f"listing the symbols of {obj.name} failed (exit {rc}): {out.strip()[-500:]}")
         listing = _Listing(*((tmp / f"{part}.txt").read_text(errors="replace") for part in ("defined", "undefined", "disassembly")))
@@ -279,15 +342,19 @@ def _compile_untrusted(variant: Variant, source: str, entry: str, settings: Harn
     defined = {name for kind, name in _symbols(_listing(obj, settings).defined)}
     if entry not in defined:
         cxx = [d for d, raw in zip(_demangle(sorted(defined), settings), sorted(defined)) if d.startswith(entry + "(")]
-        hint = " It is defined with C++ linkage: declare it extern \"C\"." if cxx else ""
+        hint = ' It is defined with C++ linkage: declare it extern "C".' if cxx else ""
         return CompileOutcome(Verdict.link_error, f"missing entry point {entry}.{hint} Expected: {expected}", log, obj, flags)
     bad = forbidden_imports(obj, settings)
     if bad:
         vendor = [b for b in bad if b.lower().startswith(_VENDOR_PREFIXES)]
         why = "vendor libraries are not allowed in candidates" if vendor else "host code may only launch kernels and manage device memory"
-        return CompileOutcome(Verdict.rejected, f"forbidden symbol {bad[0]} ({why}); all: {', '.join(sorted(set(bad))[:10])}", log, obj, flags)
+        return CompileOutcome(
+            Verdict.rejected, f"forbidden symbol {bad[0]} ({why}); all: {', '.join(sorted(set(bad))[:10])}", log, obj, flags
+        )
     if raw_syscalls(obj, settings):
-        return CompileOutcome(Verdict.rejected, "host code issues system calls directly (syscall instruction); not allowed", log, obj, flags)
+        return CompileOutcome(
+            Verdict.rejected, "host code issues system calls directly (syscall instruction); not allowed", log, obj, flags
+        )
     return CompileOutcome(None, "", log, _localized(obj, entry, settings), flags)
 
 
@@ -305,8 +372,12 @@ def _localized(obj: Path, keep: str, settings: HarnessSettings) -> Path:
     if not out.exists():  # built aside and published atomically: the pipeline may localise one object twice at once
         with scratch(settings, "cm-objcopy-") as tmp:
             staged = stage(obj, tmp)
-            rc, log = sandbox_for(settings).run(["objcopy", f"--keep-global-symbol={keep}", *renames, str(staged), str(tmp / out.name)],
-                                                scratch=tmp, read_only=[staged], timeout=settings.compile_timeout_s)
+            rc, log = sandbox_for(settings).run(
+                ["objcopy", f"--keep-global-symbol={keep}", *renames, str(staged), str(tmp / out.name)],
+                scratch=tmp,
+                read_only=[staged],
+                timeout=settings.compile_timeout_s,
+            )
             if rc != 0 or not (tmp / out.name).is_file():
                 raise RuntimeError(f"objcopy of {obj.name} failed (exit {rc}): {log.strip()[-500:]}")
             _publish(tmp / out.name, out)
@@ -353,23 +424,42 @@ def compile_runtime(settings: HarnessSettings) -> Path:
     """The harness runtime (runtime/cm_runtime.cuh) as one object, compiled once per content and flags."""
     text = "".join((RUNTIME_DIR / f).read_text() for f in ("cm_runtime.cuh", *RUNTIME_HEADERS))
     source = (RUNTIME_DIR / "cm_runtime.cu").read_text() + f"// runtime {_hash(text)}\n"
-    rc, log, obj = _nvcc_object(source, "cm_runtime", ["-O2", *arch_flags(settings)], settings, "runtime",
-                                includes=tuple(RUNTIME_DIR / f for f in ("cm_runtime.cuh", *RUNTIME_HEADERS)))
+    rc, log, obj = _nvcc_object(
+        source,
+        "cm_runtime",
+        ["-O2", *arch_flags(settings)],
+        settings,
+        "runtime",
+        includes=tuple(RUNTIME_DIR / f for f in ("cm_runtime.cuh", *RUNTIME_HEADERS)),
+    )
     if rc != 0:
         raise RuntimeError(f"the harness runtime failed to compile (a harness bug):\n{log}")
     return obj
 
 
-def build_driver(variant: Variant, driver_source: str, baseline_obj: Path, candidate_obj: Path | None, settings: HarnessSettings,
-                 link_flags: list[str] | None = None) -> Path:
+def build_driver(
+    variant: Variant,
+    driver_source: str,
+    baseline_obj: Path,
+    candidate_obj: Path | None,
+    settings: HarnessSettings,
+    link_flags: list[str] | None = None,
+) -> Path:
     """Compile the generated driver (host C++ against cm_driver.h) and link it with the runtime, baseline
     (and candidate) objects (both steps in the sandbox).
 
     `link_flags`: extra linker arguments (a vendor reference's libraries and rpath); never for a candidate."""
     runtime_obj = compile_runtime(settings)
     headers = "".join((RUNTIME_DIR / f).read_text() for f in RUNTIME_HEADERS)
-    rc, log, drv_obj = _nvcc_object(driver_source + "\n// headers " + _hash(headers), "driver", ["-O2"], settings, "driver",
-                                    includes=tuple(RUNTIME_DIR / f for f in RUNTIME_HEADERS), suffix=".cpp")
+    rc, log, drv_obj = _nvcc_object(
+        driver_source + "\n// headers " + _hash(headers),
+        "driver",
+        ["-O2"],
+        settings,
+        "driver",
+        includes=tuple(RUNTIME_DIR / f for f in RUNTIME_HEADERS),
+        suffix=".cpp",
+    )
     if rc != 0:
         raise RuntimeError(f"generated driver for {variant.key} failed to compile (a harness bug):\n{log}")
     objs = [drv_obj, runtime_obj, baseline_obj] + ([candidate_obj] if candidate_obj else [])
@@ -381,9 +471,12 @@ def build_driver(variant: Variant, driver_source: str, baseline_obj: Path, candi
         else:
             with scratch(settings, "cm-link-") as tmp:
                 staged = [stage(o, tmp, f"{i}_{o.name}") for i, o in enumerate(objs)]
-                rc, log = sandbox_for(settings).run([_nvcc(settings), *arch_flags(settings), "-o", str(tmp / "driver"), *map(str, staged),
-                                                     *(link_flags or [])],
-                                                    scratch=tmp, read_only=staged, timeout=settings.compile_timeout_s)
+                rc, log = sandbox_for(settings).run(
+                    [_nvcc(settings), *arch_flags(settings), "-o", str(tmp / "driver"), *map(str, staged), *(link_flags or [])],
+                    scratch=tmp,
+                    read_only=staged,
+                    timeout=settings.compile_timeout_s,
+                )
                 if rc != 0 or not (tmp / "driver").is_file():
                     raise LinkError(log)
                 try:

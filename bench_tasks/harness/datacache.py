@@ -161,8 +161,12 @@ class DataCache:
         """Remove least recently used entries until the cache fits its bound; returns bytes removed."""
         if not self.enabled or not self.root.exists():
             return 0
-        return lru.prune(lru.entries(self.root, "ready"), self.limit, _GRACE_S,
-                         also_remove=lambda d: shutil.rmtree(self.refs / d.name, ignore_errors=True))
+        return lru.prune(
+            lru.entries(self.root, "ready"),
+            self.limit,
+            _GRACE_S,
+            also_remove=lambda d: shutil.rmtree(self.refs / d.name, ignore_errors=True),
+        )
 
 
 def _touch(directory: Path) -> None:

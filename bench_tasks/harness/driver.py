@@ -10,8 +10,7 @@ from __future__ import annotations
 
 from bench_tasks.spec import Variant
 
-KIND = {"float32": "F32", "bfloat16": "BF16", "int32": "I32", "float64": "F64", "int64": "I64",
-        "uint32": "U32", "uint64": "U64"}
+KIND = {"float32": "F32", "bfloat16": "BF16", "int32": "I32", "float64": "F64", "int64": "I64", "uint32": "U32", "uint64": "U64"}
 ACCESSOR = {"F32": "f32", "BF16": "bf16", "I32": "i32", "F64": "f64", "I64": "i64", "U32": "u32", "U64": "u64"}
 ROLE = {"input": 0, "output": 1, "accumulate": 2, "inout": 3, "scalar": 4}  # cm::Role
 MEMORY = {"device": 0, "host": 1}  # cm::Memory: where a buffer lives (the plan's `buffer` lines say, per precision)

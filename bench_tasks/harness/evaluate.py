@@ -61,6 +61,7 @@ from .settings import HarnessSettings, get_settings
 
 _EXIT_VERDICT = {3: Verdict.runtime_error, 4: Verdict.runtime_error, 5: Verdict.wrong_answer}
 
+
 def gpu_status(settings: HarnessSettings | None = None) -> tuple[bool, str]:
     """(is a GPU visible, what was found or why not)."""
     smi = shutil.which("nvidia-smi")
@@ -144,13 +145,37 @@ class Stages:
             return {k: round(v, 3) for k, v in self.seconds.items()}
 
 
-def _plan(variant: Variant, cases: list[Case], workdir: Path, settings: HarnessSettings, *, mode: str = "full",
-          impl: str = "candidate", timing: bool = True, refresh_key: int = 0, dump_baseline: bool = False) -> Plan:
+def _plan(
+    variant: Variant,
+    cases: list[Case],
+    workdir: Path,
+    settings: HarnessSettings,
+    *,
+    mode: str = "full",
+    impl: str = "candidate",
+    timing: bool = True,
+    refresh_key: int = 0,
+    dump_baseline: bool = False,
+) -> Plan:
     task = variant.task
-    plan = Plan(results=workdir / "results.txt", outdir=workdir / "out", mode=mode, impl=impl,
-                timing=TimingPlan(settings.min_pairs, settings.max_pairs, settings.min_seconds_per_size, settings.max_seconds_per_size,
-                                  settings.target_rse, settings.warmup_calls, settings.warmup_seconds),
-                refresh_key=refresh_key, dump_baseline=dump_baseline, wait_seconds=settings.run_timeout_s)
+    plan = Plan(
+        results=workdir / "results.txt",
+        outdir=workdir / "out",
+        mode=mode,
+        impl=impl,
+        timing=TimingPlan(
+            settings.min_pairs,
+            settings.max_pairs,
+            settings.min_seconds_per_size,
+            settings.max_seconds_per_size,
+            settings.target_rse,
+            settings.warmup_calls,
+            settings.warmup_seconds,
+        ),
+        refresh_key=refresh_key,
+        dump_baseline=dump_baseline,
+        wait_seconds=settings.run_timeout_s,
+    )
     for case in cases:
         lengths = task.lengths(case.params, variant.precision)
         scalars = task.scalar_values(case.params, variant.precision)
@@ -161,8 +186,13 @@ def _plan(variant: Variant, cases: list[Case], workdir: Path, settings: HarnessS
                 cp.scalars.append((i, float(scalars[arg.name])))
                 continue
             draw = refresh_draw(variant, arg.name)
-            buf = BufferPlan(i, lengths[arg.name], ROLE[arg.role_for(variant.precision)], MEMORY[arg.memory_for(variant.precision)],
-                             None if draw is None else (draw.code, draw.p0, draw.p1))
+            buf = BufferPlan(
+                i,
+                lengths[arg.name],
+                ROLE[arg.role_for(variant.precision)],
+                MEMORY[arg.memory_for(variant.precision)],
+                None if draw is None else (draw.code, draw.p0, draw.p1),
+            )
             if case.sample and arg.name in case.sample:
                 buf.sample = (case.sample[arg.name].size, workdir / f"c{case.index}_sample_{arg.name}.bin")
             cp.buffers.append(buf)
@@ -182,9 +212,15 @@ def _stats(samples: list[Sample], late_us: np.ndarray | None = None) -> TimeStat
     late = np.zeros(len(s)) if late_us is None else late_us
     v = _call_times(samples, late_us)
     q1, q3 = np.percentile(v, [25, 75])
-    return TimeStats(median_us=float(np.median(v)), iqr_us=float(q3 - q1), min_us=float(v.min()), samples=len(v),
-                     wall_median_us=float(np.median(s[:, 1])), tail_median_us=float(np.median(s[:, 2])),
-                     late_work_us=float(np.median(late)))
+    return TimeStats(
+        median_us=float(np.median(v)),
+        iqr_us=float(q3 - q1),
+        min_us=float(v.min()),
+        samples=len(v),
+        wall_median_us=float(np.median(s[:, 1])),
+        tail_median_us=float(np.median(s[:, 2])),
+        late_work_us=float(np.median(late)),
+    )
 
 
 def late_work(candidate: list[Sample], baseline: list[Sample], settings: HarnessSettings) -> np.ndarray | None:
@@ -205,7 +241,10 @@ def late_work(candidate: list[Sample], baseline: list[Sample], settings: Harness
 
 def _driver_error(rc: int | None, output: str, settings: HarnessSettings) -> tuple[Verdict, str]:
     if rc is None:
-        return Verdict.timeout, f"the run did not finish within {settings.run_timeout_s:.0f} s and was killed (a hang or a far too slow kernel)"
+        return (
+            Verdict.timeout,
+            f"the run did not finish within {settings.run_timeout_s:.0f} s and was killed (a hang or a far too slow kernel)",
+        )
     err = next((line for line in output.splitlines() if line.startswith("CMERR ")), "")
     if err:
         _, kind, *rest = err.split(" ", 2)
@@ -220,10 +259,19 @@ def _driver_error(rc: int | None, output: str, settings: HarnessSettings) -> tup
     return Verdict.runtime_error, f"the process exited with status {rc}: {output.strip()[-300:]}"
 
 
-def evaluate(task: str | Task, precision: str, candidate_source: str | bytes | None = None, sizes: str | list[dict[str, int]] = "paper",
-             *, settings: HarnessSettings | None = None, extra_flags: list[str] | None = None,
-             seeds: list[int] | None = None, timing: bool = True, keep_workdir: bool = False,
-             implementation: str = "candidate") -> EvaluationResult:
+def evaluate(
+    task: str | Task,
+    precision: str,
+    candidate_source: str | bytes | None = None,
+    sizes: str | list[dict[str, int]] = "paper",
+    *,
+    settings: HarnessSettings | None = None,
+    extra_flags: list[str] | None = None,
+    seeds: list[int] | None = None,
+    timing: bool = True,
+    keep_workdir: bool = False,
+    implementation: str = "candidate",
+) -> EvaluationResult:
     """Check and time `candidate_source` (None: the baseline alone) for one task variant.
 
     `implementation="vendor"` measures the task's vendor reference (bench_tasks/vendor) in the candidate's
@@ -252,14 +300,20 @@ def evaluate(task: str | Task, precision: str, candidate_source: str | bytes | N
         text = src.prepare(candidate_source, settings.max_source_bytes) if candidate_source is not None else None
     else:
         raise ValueError(f"implementation must be 'candidate' or 'vendor', not {implementation!r}")
-    result = EvaluationResult(task=variant.task.name, precision=precision, verdict=Verdict.ok, size_set=size_set,
-                              compile_flags=vendor_build.outcome.flags if vendor_build else cc.candidate_flags(settings, extra_flags),
-                              nvcc_version=cc.nvcc_version(settings.nvcc),
-                              seeds=seeds + [fresh_seed], baseline_only=text is None,
-                              implementation="baseline" if text is None else implementation,
-                              vendor_libraries=list(vendor_build.reference.libraries) if vendor_build else [],
-                              source_sha256=hashlib.sha256(text.encode()).hexdigest() if text else "",
-                              refreshed_inputs=refreshed_args(variant) if timing else [])
+    result = EvaluationResult(
+        task=variant.task.name,
+        precision=precision,
+        verdict=Verdict.ok,
+        size_set=size_set,
+        compile_flags=vendor_build.outcome.flags if vendor_build else cc.candidate_flags(settings, extra_flags),
+        nvcc_version=cc.nvcc_version(settings.nvcc),
+        seeds=seeds + [fresh_seed],
+        baseline_only=text is None,
+        implementation="baseline" if text is None else implementation,
+        vendor_libraries=list(vendor_build.reference.libraries) if vendor_build else [],
+        source_sha256=hashlib.sha256(text.encode()).hexdigest() if text else "",
+        refreshed_inputs=refreshed_args(variant) if timing else [],
+    )
     stages = Stages()
 
     def finish(verdict: Verdict, message: str = "", log: str = "") -> EvaluationResult:
@@ -286,8 +340,9 @@ def evaluate(task: str | Task, precision: str, candidate_source: str | bytes | N
         DataCache(settings).prune()
 
 
-def _build(variant: Variant, text: str | None, settings: HarnessSettings, extra_flags: list[str] | None,
-           vendor_build: VendorBuild | None = None) -> Path | tuple[Verdict, str, str]:
+def _build(
+    variant: Variant, text: str | None, settings: HarnessSettings, extra_flags: list[str] | None, vendor_build: VendorBuild | None = None
+) -> Path | tuple[Verdict, str, str]:
     """The driver executable, or (verdict, message, log) when the candidate does not build."""
     cand_obj = None
     if text is not None:
@@ -300,14 +355,27 @@ def _build(variant: Variant, text: str | None, settings: HarnessSettings, extra_
     except cc.BaselineError as exc:
         return exc.outcome.verdict, str(exc), exc.outcome.log  # type: ignore[return-value]
     try:
-        return cc.build_driver(variant, driver_source(variant, cand_obj is not None), base_obj, cand_obj, settings,
-                               link_flags=vendor_build.link_flags if vendor_build else None)
+        return cc.build_driver(
+            variant,
+            driver_source(variant, cand_obj is not None),
+            base_obj,
+            cand_obj,
+            settings,
+            link_flags=vendor_build.link_flags if vendor_build else None,
+        )
     except cc.LinkError as exc:
         return Verdict.link_error, "linking the candidate with the harness failed: " + cc._first_error(str(exc)), str(exc)
 
 
-def _cases(variant: Variant, size_list: list[dict[str, int]], seeds: list[int], fresh_seed: int, inputs_dir: Path,
-           settings: HarnessSettings, timing: bool) -> list[Case]:
+def _cases(
+    variant: Variant,
+    size_list: list[dict[str, int]],
+    seeds: list[int],
+    fresh_seed: int,
+    inputs_dir: Path,
+    settings: HarnessSettings,
+    timing: bool,
+) -> list[Case]:
     """Every size with its datasets (cached check seeds, a fresh one here) and its secret choices:
     the output sample and the timed pairs to check, from the operating system's entropy."""
     cache = DataCache(settings)
@@ -326,8 +394,7 @@ def _cases(variant: Variant, size_list: list[dict[str, int]], seeds: list[int], 
     return cases
 
 
-def _start_driver(exe: Path, workdir: Path, inputs_dir: Path, cases: list[Case], variant: Variant,
-                  settings: HarnessSettings) -> Child:
+def _start_driver(exe: Path, workdir: Path, inputs_dir: Path, cases: list[Case], variant: Variant, settings: HarnessSettings) -> Child:
     """The driver in the sandbox: `workdir` is its scratch directory (the staged driver and plan read-only in it);
     the datasets (drawn into `inputs_dir` while it runs, or in the data cache) are visible read-only. It may add
     its outputs (each stage of each dataset and every checked timed call's inputs and outputs, with room to
@@ -341,13 +408,29 @@ def _start_driver(exe: Path, workdir: Path, inputs_dir: Path, cases: list[Case],
         out_bytes = sum(size[o] for o in outputs(variant))
         expected += 4 * out_bytes * len(case.datasets) + 2 * len(case.check_pairs) * sum(size.values())
     cached = sorted({directory for case in cases for _, _, directory in case.datasets if directory.is_relative_to(cache_root)})
-    return sandbox_for(settings).start([str(driver), str(workdir / "plan.txt")], scratch=workdir,
-                                       read_only=[driver, workdir / "plan.txt"], shared=[inputs_dir, *cached], gpu=True,
-                                       quota_bytes=expected + settings.sandbox_scratch_bytes)
+    return sandbox_for(settings).start(
+        [str(driver), str(workdir / "plan.txt")],
+        scratch=workdir,
+        read_only=[driver, workdir / "plan.txt"],
+        shared=[inputs_dir, *cached],
+        gpu=True,
+        quota_bytes=expected + settings.sandbox_scratch_bytes,
+    )
 
 
-def _run(variant: Variant, exe: Path, result: EvaluationResult, size_list: list[dict[str, int]], seeds: list[int], fresh_seed: int,
-         workdir: Path, inputs_dir: Path, settings: HarnessSettings, stages: Stages, timing: bool) -> tuple[Verdict, str, str]:
+def _run(
+    variant: Variant,
+    exe: Path,
+    result: EvaluationResult,
+    size_list: list[dict[str, int]],
+    seeds: list[int],
+    fresh_seed: int,
+    workdir: Path,
+    inputs_dir: Path,
+    settings: HarnessSettings,
+    stages: Stages,
+    timing: bool,
+) -> tuple[Verdict, str, str]:
     """Draw the data, run the driver, and check its outputs as it writes them; the verdict."""
     task = variant.task
     oracle = task.oracle == "baseline"
@@ -365,6 +448,7 @@ def _run(variant: Variant, exe: Path, result: EvaluationResult, size_list: list[
     faults: list[str] = []
     results = Results()
     try:
+
         def draw(case: Case, d: int) -> Path:
             seed, purpose, directory = case.datasets[d]
             with stages("inputs"):
@@ -402,8 +486,10 @@ def _run(variant: Variant, exe: Path, result: EvaluationResult, size_list: list[
             case = cases[ci]
             seed = case.datasets[ds][0]
             if oracle:
-                want = {n: data.to_float64(saved(case, f"c{ci}_d{ds}_baseline_first_{n}.bin", n)[0], variant.param(n).dtype)
-                        for n in outputs(variant)}
+                want = {
+                    n: data.to_float64(saved(case, f"c{ci}_d{ds}_baseline_first_{n}.bin", n)[0], variant.param(n).dtype)
+                    for n in outputs(variant)
+                }
             else:
                 want = references[(ci, ds)].result()
             with stages("output_checks"):
@@ -421,8 +507,10 @@ def _run(variant: Variant, exe: Path, result: EvaluationResult, size_list: list[
                 faults.append(f"size {case.params}: {wrong}")
                 return []
             if oracle:
-                want = {n: data.to_float64(saved(case, f"c{ci}_t{pair}_baseline_{n}.bin", n)[0], variant.param(n).dtype)
-                        for n in outputs(variant)}
+                want = {
+                    n: data.to_float64(saved(case, f"c{ci}_t{pair}_baseline_{n}.bin", n)[0], variant.param(n).dtype)
+                    for n in outputs(variant)
+                }
             else:
                 with stages("references"):
                     want = reference(variant, case, stored)
@@ -496,8 +584,17 @@ def _run(variant: Variant, exe: Path, result: EvaluationResult, size_list: list[
         results.gpu.driver_version = nvidia_driver_version() or results.gpu.driver_version
     result.gpu = results.gpu
     result.refresh_key = f"{refresh_key:016x}"
-    result.rows = [_row(variant, case, [c for ci, _, c in sorted(checks, key=lambda k: k[1]) if ci == case.index],
-                        results.times.get(case.index, {}), settings, bool(result.refreshed_inputs)) for case in cases]
+    result.rows = [
+        _row(
+            variant,
+            case,
+            [c for ci, _, c in sorted(checks, key=lambda k: k[1]) if ci == case.index],
+            results.times.get(case.index, {}),
+            settings,
+            bool(result.refreshed_inputs),
+        )
+        for case in cases
+    ]
     if rc != 0 or not results.done:
         verdict, message = _driver_error(rc, output, settings)
         if verdict in (Verdict.runtime_error, Verdict.timeout):
@@ -527,8 +624,9 @@ class _Tail:
         return chunk.decode("utf-8", errors="replace")
 
 
-def _row(variant: Variant, case: Case, checks: list[Check], t: dict[str, list[Sample]], settings: HarnessSettings,
-         refreshed: bool = True) -> SizeRow:
+def _row(
+    variant: Variant, case: Case, checks: list[Check], t: dict[str, list[Sample]], settings: HarnessSettings, refreshed: bool = True
+) -> SizeRow:
     task = variant.task
     row = SizeRow(params=case.params, complexity=task.complexity_of(case.params), passed=all(c.passed for c in checks), checks=checks)
     mine = [c for c in checks if c.impl == "candidate"] or checks
@@ -569,14 +667,18 @@ def _verdict(variant: Variant, result: EvaluationResult, settings: HarnessSettin
         for check in row.checks:
             if check.impl == who and not check.passed:
                 if check.stage == "timed_call":
-                    return Verdict.wrong_answer, (f"size {row.params}, timed call {check.call} (inputs redrawn on the device, "
-                                                  f"a call chosen at random and checked): {check.message}")
+                    return Verdict.wrong_answer, (
+                        f"size {row.params}, timed call {check.call} (inputs redrawn on the device, "
+                        f"a call chosen at random and checked): {check.message}"
+                    )
                 return Verdict.wrong_answer, f"size {row.params}, seed {check.seed}, {check.stage} run: {check.message}"
     for row in result.rows:
         stats = row.baseline if result.baseline_only else row.candidate
         if stats is not None and row.roofline_floor_us and stats.median_us < 0.9 * row.roofline_floor_us:
-            return Verdict.rejected, (f"size {row.params}: {stats.median_us:.2f} us is below the roofline floor of "
-                                      f"{row.roofline_floor_us:.2f} us; the work cannot have been done")
+            return Verdict.rejected, (
+                f"size {row.params}: {stats.median_us:.2f} us is below the roofline floor of "
+                f"{row.roofline_floor_us:.2f} us; the work cannot have been done"
+            )
     if not result.baseline_only:
         total = sum(r.complexity for r in result.rows if r.speedup is not None)
         if total:
@@ -602,15 +704,24 @@ class SingleRun:
 
     def start(self, prefix: list[str], tools: tuple[str, ...] = ()) -> Child:
         """Start `prefix + argv` (e.g. ncu ...) in the evaluation's sandbox, with `workdir` as its scratch directory."""
-        return sandbox_for(self.settings or get_settings()).start([*prefix, *self.argv], scratch=self.workdir,
-                                                                  read_only=self.read_only, gpu=True, tools=tools)
+        return sandbox_for(self.settings or get_settings()).start(
+            [*prefix, *self.argv], scratch=self.workdir, read_only=self.read_only, gpu=True, tools=tools
+        )
 
     def cleanup(self) -> None:
         remove_scratch(self.workdir)
 
 
-def prepare_single_run(task: str | Task, precision: str, candidate_source: str | bytes | None, params: dict[str, int],
-                       *, settings: HarnessSettings | None = None, extra_flags: list[str] | None = None, seed: int = 1) -> SingleRun:
+def prepare_single_run(
+    task: str | Task,
+    precision: str,
+    candidate_source: str | bytes | None,
+    params: dict[str, int],
+    *,
+    settings: HarnessSettings | None = None,
+    extra_flags: list[str] | None = None,
+    seed: int = 1,
+) -> SingleRun:
     """Compile and stage one call of the candidate (or, with None, the baseline) at `params`.
 
     Raises ValueError with the compile verdict's message when the candidate does not build.
@@ -632,5 +743,12 @@ def prepare_single_run(task: str | Task, precision: str, candidate_source: str |
     plan = workdir / "plan.txt"
     plan.write_text(_plan(variant, [case], workdir, settings, mode="once", impl=impl, timing=False).to_text())
     driver = sb.stage(exe, workdir, "driver")
-    return SingleRun([str(driver), str(plan)], workdir, _child_env(settings), dict(params), impl,
-                     read_only=[driver, plan, workdir / "c0"], settings=settings)
+    return SingleRun(
+        [str(driver), str(plan)],
+        workdir,
+        _child_env(settings),
+        dict(params),
+        impl,
+        read_only=[driver, plan, workdir / "c0"],
+        settings=settings,
+    )

@@ -74,14 +74,22 @@ def prefetch_data(variant: Variant, sizes: str | list[dict[str, int]], settings:
         for seed in settings.seeds:
             directory = cache.dataset(variant, params, seed, settings.cache_dir / "unused")
             if full and cache.reference(variant, params, seed) is None:
-                cache.store_reference(variant, params, seed,
-                                      reference(variant, Case(0, params, []), read_inputs(variant, directory, params)))
+                cache.store_reference(
+                    variant, params, seed, reference(variant, Case(0, params, []), read_inputs(variant, directory, params))
+                )
 
 
-def run_pipeline(jobs: list[Job], sizes: str | list[dict[str, int]], settings: HarnessSettings, *, compile_workers: int | None = None, lookahead: int = 2,
-                 on_start: Callable[[Job, int], None] | None = None,
-                 on_result: Callable[[Job, EvaluationResult | CandidateError | VendorUnavailable], None] | None = None,
-                 timing: bool = True) -> list[EvaluationResult]:
+def run_pipeline(
+    jobs: list[Job],
+    sizes: str | list[dict[str, int]],
+    settings: HarnessSettings,
+    *,
+    compile_workers: int | None = None,
+    lookahead: int = 2,
+    on_start: Callable[[Job, int], None] | None = None,
+    on_result: Callable[[Job, EvaluationResult | CandidateError | VendorUnavailable], None] | None = None,
+    timing: bool = True,
+) -> list[EvaluationResult]:
     """Evaluate `jobs` in order on the GPU, compiling and drawing data ahead; returns the results."""
     workers = compile_workers or os.cpu_count() or 1
     results: list[EvaluationResult] = []
@@ -111,8 +119,9 @@ def run_pipeline(jobs: list[Job], sizes: str | list[dict[str, int]], settings: H
             if k in data:
                 data[k].result()
             try:
-                result = evaluate(job.task, job.precision, job.source, sizes, settings=settings, timing=timing,
-                                  implementation=job.implementation)
+                result = evaluate(
+                    job.task, job.precision, job.source, sizes, settings=settings, timing=timing, implementation=job.implementation
+                )
             except (CandidateError, VendorUnavailable) as exc:
                 if on_result is not None:
                     on_result(job, exc)

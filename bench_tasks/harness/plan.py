@@ -73,10 +73,17 @@ class Plan:
 
     def to_text(self) -> str:
         t = self.timing
-        lines = [f"mode {self.mode}", f"impl {self.impl}", f"results {_token(self.results)}", f"outdir {_token(self.outdir)}",
-                 f"timing {t.min_pairs} {t.max_pairs} {t.min_seconds!r} {t.max_seconds!r} {t.target_rse!r} {t.warmup_calls} {t.warmup_seconds!r}",
-                 f"refresh_key {self.refresh_key & 0xFFFFFFFF} {(self.refresh_key >> 32) & 0xFFFFFFFF}",
-                 f"check_last {int(self.check_last)}", f"dump_baseline {int(self.dump_baseline)}", f"wait_seconds {self.wait_seconds!r}"]
+        lines = [
+            f"mode {self.mode}",
+            f"impl {self.impl}",
+            f"results {_token(self.results)}",
+            f"outdir {_token(self.outdir)}",
+            f"timing {t.min_pairs} {t.max_pairs} {t.min_seconds!r} {t.max_seconds!r} {t.target_rse!r} {t.warmup_calls} {t.warmup_seconds!r}",
+            f"refresh_key {self.refresh_key & 0xFFFFFFFF} {(self.refresh_key >> 32) & 0xFFFFFFFF}",
+            f"check_last {int(self.check_last)}",
+            f"dump_baseline {int(self.dump_baseline)}",
+            f"wait_seconds {self.wait_seconds!r}",
+        ]
         for case in self.cases:
             lines.append(f"case {case.index}")
             for b in case.buffers:
@@ -104,7 +111,7 @@ class Plan:
             nonlocal pos
             if pos + n > len(tokens):
                 raise ValueError(f"plan ends early after {tokens[pos - 1] if pos else 'nothing'}")
-            out = tokens[pos:pos + n]
+            out = tokens[pos : pos + n]
             pos += n
             return out
 
@@ -227,9 +234,16 @@ class Results:
         kind = parts[0]
         if kind == "device" and len(parts) >= 8:
             drv, rt = int(parts[6]), int(parts[7])
-            self.gpu = GpuInfo(name=parts[1].replace("_", " "), compute_capability=parts[2], sm_count=int(parts[3]),
-                               l2_bytes=int(parts[4]), memory_bytes=int(parts[5]), driver_version=f"CUDA {drv // 1000}.{drv % 1000 // 10}",
-                               cuda_driver_api=f"{drv // 1000}.{drv % 1000 // 10}", runtime_version=f"{rt // 1000}.{rt % 1000 // 10}")
+            self.gpu = GpuInfo(
+                name=parts[1].replace("_", " "),
+                compute_capability=parts[2],
+                sm_count=int(parts[3]),
+                l2_bytes=int(parts[4]),
+                memory_bytes=int(parts[5]),
+                driver_version=f"CUDA {drv // 1000}.{drv % 1000 // 10}",
+                cuda_driver_api=f"{drv // 1000}.{drv % 1000 // 10}",
+                runtime_version=f"{rt // 1000}.{rt % 1000 // 10}",
+            )
         elif kind == "output":
             entry = (int(parts[1]), int(parts[2]), parts[3], parts[4])
             self.outputs.append(entry)

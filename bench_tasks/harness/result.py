@@ -34,8 +34,11 @@ class TimeStats(BaseModel):
     min_us: float
     samples: int
     wall_median_us: float = Field(description="host wall-clock median of the same calls (hidden-work cross-check)")
-    tail_median_us: float = Field(0.0, description="median time from the end event to a second event recorded after a "
-                                  "device-wide synchronise (fixed synchronise cost; more means work ran past the end event)")
+    tail_median_us: float = Field(
+        0.0,
+        description="median time from the end event to a second event recorded after a "
+        "device-wide synchronise (fixed synchronise cost; more means work ran past the end event)",
+    )
     late_work_us: float = Field(0.0, description="median work found running past the end event, already added to these times")
 
 
@@ -98,11 +101,16 @@ class EvaluationResult(BaseModel):
     seeds: list[int] = []
     source_sha256: str = ""
     baseline_only: bool = False
-    implementation: str = Field("candidate", description="what was measured against the baseline: candidate (a submitted kernel), "
-                                "vendor (the task's vendor reference) or baseline (nothing: the baseline alone)")
+    implementation: str = Field(
+        "candidate",
+        description="what was measured against the baseline: candidate (a submitted kernel), "
+        "vendor (the task's vendor reference) or baseline (nothing: the baseline alone)",
+    )
     vendor_libraries: list[str] = Field(default_factory=list, description="the libraries a vendor reference links (cublas, cusparse, ...)")
     wall_seconds: float = 0.0
-    stages: dict[str, float] = Field(default_factory=dict, description="busy seconds per stage (they overlap); see docs/evaluation-result.md")
+    stages: dict[str, float] = Field(
+        default_factory=dict, description="busy seconds per stage (they overlap); see docs/evaluation-result.md"
+    )
     refreshed_inputs: list[str] = Field(default_factory=list, description="inputs redrawn on the device before every timed pair")
     refresh_key: str = Field("", description="the secret key of the redraws (hex), recorded once the run is over")
     log: str = ""  # compile log or driver stderr tail

@@ -50,11 +50,13 @@ INSTALL_HINT = (
     "Install bubblewrap (Debian/Ubuntu: `apt-get install bubblewrap`; Fedora: `dnf install bubblewrap`), or point "
     "CUDAMASTER_HARNESS__SANDBOX_BWRAP at a bwrap binary (without a package manager: `apt-get download bubblewrap` elsewhere, "
     "then `dpkg -x bubblewrap_*.deb DIR` and use DIR/usr/bin/bwrap). For single-user local use only, untrusted kernels "
-    "may run without a sandbox: CUDAMASTER_HARNESS__ALLOW_UNSANDBOXED=true.")
+    "may run without a sandbox: CUDAMASTER_HARNESS__ALLOW_UNSANDBOXED=true."
+)
 USERNS_HINT = (
     "bubblewrap needs unprivileged user namespaces: `sysctl kernel.unprivileged_userns_clone=1` (Debian), "
     "`sysctl kernel.apparmor_restrict_unprivileged_userns=0` (Ubuntu 24.04), user.max_user_namespaces > 0; in Docker, "
-    "run with `--security-opt seccomp=unconfined --security-opt apparmor=unconfined`.")
+    "run with `--security-opt seccomp=unconfined --security-opt apparmor=unconfined`."
+)
 POLL_S = 0.05  # the scratch quota watchdog's period
 _SYSTEM_DIRS = ("/bin", "/sbin", "/lib", "/lib32", "/lib64", "/libx32")
 _ETC_FILES = ("/etc/ld.so.cache", "/etc/alternatives")
@@ -95,8 +97,9 @@ def toolkit_root(nvcc: str) -> Path | None:
 def driver_library_dirs() -> tuple[Path, ...]:
     """Directories holding the GPU driver's user-space libraries (libcuda, libnvidia-ml)."""
     found: list[Path] = []
-    candidates = [Path(d) / name for d in os.environ.get("LD_LIBRARY_PATH", "").split(":") if d
-                  for name in ("libcuda.so.1", "libnvidia-ml.so.1")]
+    candidates = [
+        Path(d) / name for d in os.environ.get("LD_LIBRARY_PATH", "").split(":") if d for name in ("libcuda.so.1", "libnvidia-ml.so.1")
+    ]
     ldconfig = shutil.which("ldconfig") or next((p for p in ("/sbin/ldconfig", "/usr/sbin/ldconfig") if os.path.exists(p)), None)
     if ldconfig:
         try:
@@ -125,8 +128,9 @@ def gpu_devices() -> tuple[GpuDevice, ...]:
     if smi is None:
         return ()
     try:
-        out = subprocess.run([smi, "--query-gpu=index,uuid,minor_number", "--format=csv,noheader"],
-                             capture_output=True, text=True, timeout=30)
+        out = subprocess.run(
+            [smi, "--query-gpu=index,uuid,minor_number", "--format=csv,noheader"], capture_output=True, text=True, timeout=30
+        )
     except (OSError, subprocess.TimeoutExpired):
         return ()
     devices = []
@@ -158,9 +162,11 @@ def gpu_binding(spec: str | None) -> tuple[list[str], str]:
             nodes.append(f"/dev/nvidia{entry}")
             names.append(str(len(names)))
         else:
-            raise SandboxUnavailable(f"cannot map GPU {entry!r} to a device node (nvidia-smi lists "
-                                     f"{', '.join(d.index + ' ' + d.uuid for d in table) or 'no GPU'}); set CUDAMASTER_HARNESS__GPU "
-                                     "to an nvidia-smi index or a GPU UUID")
+            raise SandboxUnavailable(
+                f"cannot map GPU {entry!r} to a device node (nvidia-smi lists "
+                f"{', '.join(d.index + ' ' + d.uuid for d in table) or 'no GPU'}); set CUDAMASTER_HARNESS__GPU "
+                "to an nvidia-smi index or a GPU UUID"
+            )
     nodes = [n for n in nodes if os.path.exists(n)]
     shared = [n for n in _GPU_SHARED_NODES if os.path.exists(n)]
     if os.path.isdir("/dev/nvidia-caps"):
@@ -273,8 +279,20 @@ class SandboxedChild(Child):
     `CMERR sandbox <what was stopped>` when the sandbox stopped the step (disk quota, file size or CPU limit).
     """
 
-    def __init__(self, argv: list[str], *, env: dict[str, str], scratch: Path, skip: set[Path], quota_bytes: int,
-                 max_files: int, limits: dict[str, int], bwrap: bool, info_r: int | None = None, **popen: Any):
+    def __init__(
+        self,
+        argv: list[str],
+        *,
+        env: dict[str, str],
+        scratch: Path,
+        skip: set[Path],
+        quota_bytes: int,
+        max_files: int,
+        limits: dict[str, int],
+        bwrap: bool,
+        info_r: int | None = None,
+        **popen: Any,
+    ):
         """`info_r`: the read end of bwrap's --info-fd pipe (its first process's PID); `popen` goes to Child."""
         self.scratch, self.skip, self.quota_bytes, self.max_files, self.limits = scratch, skip, quota_bytes, max_files, limits
         self.bwrap, self.violation, self.inner_pid = bwrap, None, None
@@ -299,8 +317,10 @@ class SandboxedChild(Child):
         while self.proc.poll() is None:
             used, files = _walk(self.scratch, self.skip, self.base_files + self.max_files)
             if used - self.base_bytes > self.quota_bytes:
-                self.violation = (f"the process wrote more than {self.quota_bytes / 2**20:.0f} MiB to its scratch directory "  # type: ignore[assignment]
-                                  "and was stopped (sandbox disk limit)")
+                self.violation = (
+                    f"the process wrote more than {self.quota_bytes / 2**20:.0f} MiB to its scratch directory "  # type: ignore[assignment]
+                    "and was stopped (sandbox disk limit)"
+                )
             elif files - self.base_files > self.max_files:
                 self.violation = f"the process created more than {self.max_files} files and was stopped (sandbox file count limit)"  # type: ignore[assignment]
             if self.violation:
@@ -328,8 +348,10 @@ class SandboxedChild(Child):
         if self.bwrap and rc is not None and 128 < rc <= 128 + 64:
             rc = -(rc - 128)
         if self.violation is None and rc == -signal.SIGXFSZ:
-            self.violation = (f"the process wrote a file larger than {self.limits['fsize'] / 2**20:.0f} MiB and was stopped "  # type: ignore[assignment]
-                              "(sandbox file size limit)")
+            self.violation = (
+                f"the process wrote a file larger than {self.limits['fsize'] / 2**20:.0f} MiB and was stopped "  # type: ignore[assignment]
+                "(sandbox file size limit)"
+            )
         elif self.violation is None and rc == -signal.SIGXCPU:
             self.violation = f"the process used more than {self.limits['cpu']} s of CPU time and was stopped (sandbox CPU limit)"  # type: ignore[assignment]
         if self.violation:
@@ -363,14 +385,19 @@ class Sandbox:
         if self.kind == "none":
             return f"none: untrusted kernels run WITHOUT a sandbox ({self.note})"
         who = f"uid {self.run_as}" if self.run_as is not None else f"the service's uid {os.geteuid()} mapped to {s.sandbox_uid}"
-        spaces = ("own user, PID, IPC and UTS namespaces" if self.mode == "userns" else
-                  "own PID, IPC and UTS namespaces (set up by root: unprivileged user namespaces are unavailable here; "
-                  "the process limit counts all sandboxes together)")
-        return (f"bwrap {'.'.join(map(str, self.version))} ({self.bwrap}): no network; {spaces}; "
-                f"read-only {', '.join(str(p) for p in self.visible)}; one writable scratch directory; cleared environment; "
-                f"runs as {who} without capabilities; limits: {s.sandbox_max_processes} processes, {s.sandbox_max_open_files} open "
-                f"files, {s.sandbox_max_file_bytes >> 20} MiB per file, {s.sandbox_max_cpu_s} s CPU, scratch quota, "
-                f"{s.sandbox_tmp_bytes >> 20} MiB /tmp; only the evaluation's GPU")
+        spaces = (
+            "own user, PID, IPC and UTS namespaces"
+            if self.mode == "userns"
+            else "own PID, IPC and UTS namespaces (set up by root: unprivileged user namespaces are unavailable here; "
+            "the process limit counts all sandboxes together)"
+        )
+        return (
+            f"bwrap {'.'.join(map(str, self.version))} ({self.bwrap}): no network; {spaces}; "
+            f"read-only {', '.join(str(p) for p in self.visible)}; one writable scratch directory; cleared environment; "
+            f"runs as {who} without capabilities; limits: {s.sandbox_max_processes} processes, {s.sandbox_max_open_files} open "
+            f"files, {s.sandbox_max_file_bytes >> 20} MiB per file, {s.sandbox_max_cpu_s} s CPU, scratch quota, "
+            f"{s.sandbox_tmp_bytes >> 20} MiB /tmp; only the evaluation's GPU"
+        )
 
     # -- building blocks
     def _limits(self) -> dict[str, int]:
@@ -380,8 +407,12 @@ class Sandbox:
             hard = resource.getrlimit(kind)[1]
             return want if hard == resource.RLIM_INFINITY else min(want, hard)
 
-        return {"nproc": cap(resource.RLIMIT_NPROC, s.sandbox_max_processes), "nofile": cap(resource.RLIMIT_NOFILE, s.sandbox_max_open_files),
-                "fsize": cap(resource.RLIMIT_FSIZE, s.sandbox_max_file_bytes), "cpu": cap(resource.RLIMIT_CPU, s.sandbox_max_cpu_s)}
+        return {
+            "nproc": cap(resource.RLIMIT_NPROC, s.sandbox_max_processes),
+            "nofile": cap(resource.RLIMIT_NOFILE, s.sandbox_max_open_files),
+            "fsize": cap(resource.RLIMIT_FSIZE, s.sandbox_max_file_bytes),
+            "cpu": cap(resource.RLIMIT_CPU, s.sandbox_max_cpu_s),
+        }
 
     def _inside(self, path: Path) -> bool:
         return any(path == root or root in path.parents for root in self.visible)
@@ -401,21 +432,46 @@ class Sandbox:
             env["CUDA_VISIBLE_DEVICES"] = cuda_visible
         return env
 
-    def command(self, argv: list[str], scratch: Path, read_only: Iterable[Path] = (), gpu: bool = False,
-                tools: Iterable[str] = (), info_fd: int | None = None) -> tuple[list[str], dict[str, str]]:
+    def command(
+        self,
+        argv: list[str],
+        scratch: Path,
+        read_only: Iterable[Path] = (),
+        gpu: bool = False,
+        tools: Iterable[str] = (),
+        info_fd: int | None = None,
+    ) -> tuple[list[str], dict[str, str]]:
         """(the full command line, the environment inside) for `argv` in this sandbox."""
         s = self.settings
         nodes, cuda_visible = gpu_binding(s.gpu) if gpu else ([], "")
         env = self.environment(cuda_visible if gpu else None)
         uid = str(s.sandbox_uid)
         if self.mode == "userns":  # bwrap unprivileged (as uid 65534 when the service is root: see start())
-            args = [self.bwrap, "--unshare-all", "--unshare-user", *(["--disable-userns"] if self.version >= (0, 8) else []),
-                    "--cap-drop", "ALL", "--uid", uid, "--gid", uid]
+            args = [
+                self.bwrap,
+                "--unshare-all",
+                "--unshare-user",
+                *(["--disable-userns"] if self.version >= (0, 8) else []),
+                "--cap-drop",
+                "ALL",
+                "--uid",
+                uid,
+                "--gid",
+                uid,
+            ]
             drop: list[str] = []
         else:  # "root": bwrap set up by root without a user namespace; setpriv drops to the uid inside
             args = [self.bwrap, "--unshare-ipc", "--unshare-pid", "--unshare-net", "--unshare-uts", "--unshare-cgroup-try"]
-            drop = [self.setpriv, f"--reuid={uid}", f"--regid={uid}", "--clear-groups", "--inh-caps=-all", "--bounding-set=-all",
-                    "--no-new-privs", "--"]
+            drop = [
+                self.setpriv,
+                f"--reuid={uid}",
+                f"--regid={uid}",
+                "--clear-groups",
+                "--inh-caps=-all",
+                "--bounding-set=-all",
+                "--no-new-privs",
+                "--",
+            ]
         args += ["--as-pid-1", "--die-with-parent", "--new-session", "--hostname", "sandbox", "--clearenv"]
         for k, v in env.items():
             args += ["--setenv", k, v]
@@ -444,15 +500,32 @@ class Sandbox:
         if info_fd is not None:
             args += ["--info-fd", str(info_fd)]
         lim = self._limits()
-        inner = [*drop, self.prlimit, f"--nproc={lim['nproc']}", f"--nofile={lim['nofile']}", f"--fsize={lim['fsize']}",
-                 f"--cpu={lim['cpu']}:{lim['cpu'] + 5}", "--core=0", "--"]
+        inner = [
+            *drop,
+            self.prlimit,
+            f"--nproc={lim['nproc']}",
+            f"--nofile={lim['nofile']}",
+            f"--fsize={lim['fsize']}",
+            f"--cpu={lim['cpu']}:{lim['cpu'] + 5}",
+            "--core=0",
+            "--",
+        ]
         if self.choom:
             inner += [self.choom, "-n", "1000", "--"]
         return args + ["--", *inner, *argv], env
 
-    def start(self, argv: list[str], *, scratch: Path, read_only: Iterable[Path] = (), shared: Iterable[Path] = (),
-              gpu: bool = False, quota_bytes: int | None = None, tools: Iterable[str] = (),
-              merge_stderr: bool = True) -> SandboxedChild:
+    def start(
+        self,
+        argv: list[str],
+        *,
+        scratch: Path,
+        read_only: Iterable[Path] = (),
+        shared: Iterable[Path] = (),
+        gpu: bool = False,
+        quota_bytes: int | None = None,
+        tools: Iterable[str] = (),
+        merge_stderr: bool = True,
+    ) -> SandboxedChild:
         """Start `argv` with `scratch` as its working and only writable directory.
 
         `read_only`: paths inside the scratch directory the step may read but not change (its inputs);
@@ -470,8 +543,9 @@ class Sandbox:
                 raise ValueError(f"read-only input {p} is not inside the scratch directory {scratch}: stage() it first")
         quota = quota_bytes if quota_bytes is not None else s.sandbox_scratch_bytes
         limits = self._limits()
-        common = dict(scratch=scratch, skip=set(ro), quota_bytes=quota, max_files=s.sandbox_max_files, limits=limits,
-                      merge_stderr=merge_stderr)
+        common = dict(
+            scratch=scratch, skip=set(ro), quota_bytes=quota, max_files=s.sandbox_max_files, limits=limits, merge_stderr=merge_stderr
+        )
         if self.kind == "none":
             env = {k: v for k, v in os.environ.items() if not k.startswith("CUDAMASTER_")}
             if gpu and s.gpu is not None:
@@ -520,8 +594,16 @@ def _system_view(settings: HarnessSettings) -> tuple[list[Path], list[str]]:
 
 
 def _key(settings: HarnessSettings) -> tuple:
-    return (settings.sandbox, settings.sandbox_bwrap, settings.allow_unsandboxed, settings.sandbox_uid, settings.nvcc,
-            tuple(settings.sandbox_ro_paths), settings.scratch_root, os.geteuid())
+    return (
+        settings.sandbox,
+        settings.sandbox_bwrap,
+        settings.allow_unsandboxed,
+        settings.sandbox_uid,
+        settings.nvcc,
+        tuple(settings.sandbox_ro_paths),
+        settings.scratch_root,
+        os.geteuid(),
+    )
 
 
 _built: dict[tuple, Sandbox | SandboxUnavailable] = {}
@@ -554,8 +636,10 @@ def describe(settings: HarnessSettings) -> str:
 def _build(settings: HarnessSettings) -> Sandbox:
     if settings.sandbox == "none":
         if not settings.allow_unsandboxed:
-            raise SandboxUnavailable("CUDAMASTER_HARNESS__SANDBOX=none runs untrusted kernels without a sandbox; that also needs "
-                                     "CUDAMASTER_HARNESS__ALLOW_UNSANDBOXED=true (single-user local use only)")
+            raise SandboxUnavailable(
+                "CUDAMASTER_HARNESS__SANDBOX=none runs untrusted kernels without a sandbox; that also needs "
+                "CUDAMASTER_HARNESS__ALLOW_UNSANDBOXED=true (single-user local use only)"
+            )
         return Sandbox("none", settings, note="CUDAMASTER_HARNESS__SANDBOX=none with CUDAMASTER_HARNESS__ALLOW_UNSANDBOXED=true")
     try:
         return _build_bwrap(settings)
@@ -569,15 +653,19 @@ def _build_bwrap(settings: HarnessSettings, modes: tuple[str, ...] = ("userns", 
     """The first mode whose self-test passes: "userns" (preferred), else, as root, "root"."""
     bwrap = shutil.which(settings.sandbox_bwrap)
     if bwrap is None:
-        raise SandboxUnavailable(f"bubblewrap not found ({settings.sandbox_bwrap!r} is neither a path nor a command on PATH), so "
-                                 f"untrusted kernels cannot be compiled or run. {INSTALL_HINT}")
+        raise SandboxUnavailable(
+            f"bubblewrap not found ({settings.sandbox_bwrap!r} is neither a path nor a command on PATH), so "
+            f"untrusted kernels cannot be compiled or run. {INSTALL_HINT}"
+        )
     prlimit, setpriv = shutil.which("prlimit") or "", shutil.which("setpriv") or ""
     if not prlimit or not os.path.realpath(prlimit).startswith("/usr/"):
-        raise SandboxUnavailable("prlimit (util-linux) not found under /usr: the sandbox sets its resource limits with it; "
-                                 "install util-linux")
+        raise SandboxUnavailable(
+            "prlimit (util-linux) not found under /usr: the sandbox sets its resource limits with it; install util-linux"
+        )
     if os.geteuid() == 0 and not setpriv:
-        raise SandboxUnavailable("setpriv (util-linux) not found: as root, the sandbox drops to an unprivileged uid with it; "
-                                 "install util-linux")
+        raise SandboxUnavailable(
+            "setpriv (util-linux) not found: as root, the sandbox drops to an unprivileged uid with it; install util-linux"
+        )
     try:
         version = _bwrap_version(bwrap)
     except (OSError, subprocess.TimeoutExpired) as exc:
@@ -586,17 +674,30 @@ def _build_bwrap(settings: HarnessSettings, modes: tuple[str, ...] = ("userns", 
     choom = shutil.which("choom") or ""
     failures = []
     for mode in modes if os.geteuid() == 0 else ("userns",):
-        box = Sandbox("bwrap", settings, mode=mode, bwrap=bwrap, version=version, run_as=settings.sandbox_uid if os.geteuid() == 0 else None,
-                      visible=visible, system_args=system_args, prlimit=prlimit, setpriv=setpriv,
-                      choom=choom if choom and os.path.realpath(choom).startswith("/usr/") else "")
+        box = Sandbox(
+            "bwrap",
+            settings,
+            mode=mode,
+            bwrap=bwrap,
+            version=version,
+            run_as=settings.sandbox_uid if os.geteuid() == 0 else None,
+            visible=visible,
+            system_args=system_args,
+            prlimit=prlimit,
+            setpriv=setpriv,
+            choom=choom if choom and os.path.realpath(choom).startswith("/usr/") else "",
+        )
         failure = _self_test(box)
         if failure is None:
             return box
         failures.append(f"[{mode}] {failure}")
     out = " ".join(failures)
     hint = USERNS_HINT if re.search(r"user namespace|uid map|setting up uid|Operation not permitted|No permissions", out) else ""
-    where = ("" if settings.scratch_root is None else
-             f" The scratch root {settings.scratch_root} must be traversable by uid {settings.sandbox_uid}.")
+    where = (
+        ""
+        if settings.scratch_root is None
+        else f" The scratch root {settings.scratch_root} must be traversable by uid {settings.sandbox_uid}."
+    )
     raise SandboxUnavailable(f"bubblewrap at {bwrap} failed its self-test: {out}. {hint}{where} {INSTALL_HINT}")
 
 

@@ -88,8 +88,15 @@ def run_checks(settings: HarnessSettings, *, service_port: int = 8000, gpu: bool
     if box.kind != "bwrap":
         return probes
     cost = setup_cost_ms(box, settings)
-    probes.append(Probe("set-up cost", True, f"{cost['setup_ms']:.1f} ms per sandboxed start (median of /bin/true: "
-                                             f"{cost['sandboxed_ms']:.1f} ms sandboxed, {cost['direct_ms']:.1f} ms direct)", required=False))
+    probes.append(
+        Probe(
+            "set-up cost",
+            True,
+            f"{cost['setup_ms']:.1f} ms per sandboxed start (median of /bin/true: "
+            f"{cost['sandboxed_ms']:.1f} ms sandboxed, {cost['direct_ms']:.1f} ms direct)",
+            required=False,
+        )
+    )
     canary = "cm-canary-" + os.urandom(8).hex()
     os.environ["CUDAMASTER_SANDBOX_CANARY"] = canary
     decoy = sb.make_scratch(settings, "cm-decoy-")
@@ -97,36 +104,77 @@ def run_checks(settings: HarnessSettings, *, service_port: int = 8000, gpu: bool
     os.chmod(decoy, 0o755)
     try:
         with sb.scratch(settings, "cm-check-") as tmp:
-            rc, out = _sh(box, tmp, "id -u; grep -E '^(NoNewPrivs|CapEff):' /proc/self/status | tr '\\n' ' '; echo; ls /proc | grep -c '^[0-9]'")
+            rc, out = _sh(
+                box, tmp, "id -u; grep -E '^(NoNewPrivs|CapEff):' /proc/self/status | tr '\\n' ' '; echo; ls /proc | grep -c '^[0-9]'"
+            )
             lines = out.splitlines()
-            probes.append(Probe("identity", rc == 0 and len(lines) >= 3 and lines[0] != "0" and "NoNewPrivs:\t1" in lines[1]
-                                and "CapEff:\t0000000000000000" in lines[1],
-                                f"uid {lines[0] if lines else '?'} inside; {' '.join(lines[1].split()) if len(lines) > 1 else out.strip()}"))
-            probes.append(Probe("pid namespace", rc == 0 and len(lines) >= 3 and lines[2].isdigit() and int(lines[2]) < 10,
-                                f"{lines[2] if len(lines) > 2 else '?'} processes visible inside (the host has {len([p for p in os.listdir('/proc') if p.isdigit()])})"))
+            probes.append(
+                Probe(
+                    "identity",
+                    rc == 0
+                    and len(lines) >= 3
+                    and lines[0] != "0"
+                    and "NoNewPrivs:\t1" in lines[1]
+                    and "CapEff:\t0000000000000000" in lines[1],
+                    f"uid {lines[0] if lines else '?'} inside; {' '.join(lines[1].split()) if len(lines) > 1 else out.strip()}",
+                )
+            )
+            probes.append(
+                Probe(
+                    "pid namespace",
+                    rc == 0 and len(lines) >= 3 and lines[2].isdigit() and int(lines[2]) < 10,
+                    f"{lines[2] if len(lines) > 2 else '?'} processes visible inside (the host has {len([p for p in os.listdir('/proc') if p.isdigit()])})",
+                )
+            )
             rc, out = _sh(box, tmp, "env")
-            probes.append(Probe("environment", canary not in out and "CUDAMASTER" not in out,
-                                "inside: " + ", ".join(sorted(line.split("=", 1)[0] for line in out.splitlines() if "=" in line))))
-            script = (f"cat /proc/net/dev; for p in 5432 {service_port}; do "
-                      "if command -v bash >/dev/null; then bash -c \"echo > /dev/tcp/127.0.0.1/$p\" 2>/dev/null && echo CONNECTED $p || echo BLOCKED $p; fi; done")
+            probes.append(
+                Probe(
+                    "environment",
+                    canary not in out and "CUDAMASTER" not in out,
+                    "inside: " + ", ".join(sorted(line.split("=", 1)[0] for line in out.splitlines() if "=" in line)),
+                )
+            )
+            script = (
+                f"cat /proc/net/dev; for p in 5432 {service_port}; do "
+                'if command -v bash >/dev/null; then bash -c "echo > /dev/tcp/127.0.0.1/$p" 2>/dev/null && echo CONNECTED $p || echo BLOCKED $p; fi; done'
+            )
             rc, out = _sh(box, tmp, script)
             ifaces = re.findall(r"^\s*([\w.-]+):\s+\d", out, re.M)
-            probes.append(Probe("network", ifaces == ["lo"] and "CONNECTED" not in out,
-                                f"interfaces {ifaces}; " + "; ".join(line for line in out.splitlines() if line.startswith(("CONNECTED", "BLOCKED")))))
+            probes.append(
+                Probe(
+                    "network",
+                    ifaces == ["lo"] and "CONNECTED" not in out,
+                    f"interfaces {ifaces}; " + "; ".join(line for line in out.splitlines() if line.startswith(("CONNECTED", "BLOCKED"))),
+                )
+            )
             hidden = [settings.cache_dir, Path.home(), Path.cwd(), Path("/etc/passwd"), Path("/root"), decoy / "secret.txt"]
             rc, out = _sh(box, tmp, "; ".join(f"test -e '{p}' && echo VISIBLE '{p}'" for p in hidden) + "; true")
             seen = [line.removeprefix("VISIBLE ") for line in out.splitlines() if line.startswith("VISIBLE")]
-            probes.append(Probe("hidden paths", rc == 0 and not seen,
-                                f"visible: {seen}" if seen else f"not there: {', '.join(map(str, hidden))}"))
-            rc, out = _sh(box, tmp, "echo x > ok && echo WROTE scratch; for p in /usr/x /x /etc/x; do touch $p 2>/dev/null && echo WROTE $p; done; true")
+            probes.append(
+                Probe("hidden paths", rc == 0 and not seen, f"visible: {seen}" if seen else f"not there: {', '.join(map(str, hidden))}")
+            )
+            rc, out = _sh(
+                box,
+                tmp,
+                "echo x > ok && echo WROTE scratch; for p in /usr/x /x /etc/x; do touch $p 2>/dev/null && echo WROTE $p; done; true",
+            )
             wrote = [line.removeprefix("WROTE ") for line in out.splitlines() if line.startswith("WROTE")]
             probes.append(Probe("writable", wrote == ["scratch"], f"writable: {wrote}"))
             rc, out = _sh(box, tmp, "prlimit --noheadings --output RESOURCE,SOFT")
             limits = dict(line.split() for line in out.splitlines() if len(line.split()) == 2)
-            probes.append(Probe("limits", all(k in limits for k in ("NPROC", "NOFILE", "FSIZE", "CPU")),
-                                ", ".join(f"{k} {limits.get(k)}" for k in ("NPROC", "NOFILE", "FSIZE", "CPU", "CORE"))))
-            rc, out = box.run(["/bin/sh", "-c", "dd if=/dev/zero of=fill bs=1M count=256 2>/dev/null; sleep 5"],
-                              scratch=tmp, timeout=60, quota_bytes=16 << 20)
+            probes.append(
+                Probe(
+                    "limits",
+                    all(k in limits for k in ("NPROC", "NOFILE", "FSIZE", "CPU")),
+                    ", ".join(f"{k} {limits.get(k)}" for k in ("NPROC", "NOFILE", "FSIZE", "CPU", "CORE")),
+                )
+            )
+            rc, out = box.run(
+                ["/bin/sh", "-c", "dd if=/dev/zero of=fill bs=1M count=256 2>/dev/null; sleep 5"],
+                scratch=tmp,
+                timeout=60,
+                quota_bytes=16 << 20,
+            )
             probes.append(Probe("disk quota", out.startswith("CMERR sandbox"), out.splitlines()[0] if out else f"exit {rc}"))
             want_gpu = gpu if gpu is not None else bool(sb.gpu_devices())
             if want_gpu:
@@ -148,20 +196,40 @@ def _gpu_probes(box: sb.Sandbox, settings: HarnessSettings, tmp: Path, ncu: str)
         return probes
     nodes, visible = sb.gpu_binding(settings.gpu)
     rc, out = box.run([str(tmp / "tiny")], scratch=tmp, timeout=120, gpu=True)
-    probes.append(Probe("gpu", rc == 0 and "CUDAOK" in out, f"{out.strip()[-300:]} (bound {' '.join(nodes)}; CUDA_VISIBLE_DEVICES={visible})"))
+    probes.append(
+        Probe("gpu", rc == 0 and "CUDAOK" in out, f"{out.strip()[-300:]} (bound {' '.join(nodes)}; CUDA_VISIBLE_DEVICES={visible})")
+    )
     ncu_path = shutil.which(ncu)
     if ncu_path is None:
         probes.append(Probe("ncu", False, f"{ncu} not found", required=False))
         return probes
-    rc, out = box.run([ncu_path, "--clock-control", "none", "--metrics", "gpu__time_duration.sum", "--csv", str(tmp / "tiny")],
-                      scratch=tmp, timeout=300, gpu=True, tools=(ncu_path,))
+    rc, out = box.run(
+        [ncu_path, "--clock-control", "none", "--metrics", "gpu__time_duration.sum", "--csv", str(tmp / "tiny")],
+        scratch=tmp,
+        timeout=300,
+        gpu=True,
+        tools=(ncu_path,),
+    )
     params = Path("/proc/driver/nvidia/params")
     admin = next((line for line in params.read_text().splitlines() if "RmProfilingAdminOnly" in line), "") if params.exists() else ""
     ok = rc == 0 and "gpu__time_duration" in out
-    why = "" if ok else (" (ERR_NVGPUCTRPERM: counters are for admins only; profiling untrusted kernels needs "
-                         "NVreg_RestrictProfilingToAdminUsers=0)" if "ERR_NVGPUCTRPERM" in out else "")
-    probes.append(Probe("ncu", ok, f"{'profiled the kernel inside' if ok else out.strip()[-300:]}{why}; driver {admin.strip() or 'params unknown'}",
-                        required=False))
+    why = (
+        ""
+        if ok
+        else (
+            " (ERR_NVGPUCTRPERM: counters are for admins only; profiling untrusted kernels needs NVreg_RestrictProfilingToAdminUsers=0)"
+            if "ERR_NVGPUCTRPERM" in out
+            else ""
+        )
+    )
+    probes.append(
+        Probe(
+            "ncu",
+            ok,
+            f"{'profiled the kernel inside' if ok else out.strip()[-300:]}{why}; driver {admin.strip() or 'params unknown'}",
+            required=False,
+        )
+    )
     return probes
 
 

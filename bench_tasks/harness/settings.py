@@ -14,35 +14,55 @@ class HarnessSettings(BaseModel):
     nvcc_flags: list[str] = ["-O3"]
     cache_dir: Path = Path.home() / ".cache" / "cudamaster"
     gpu: str | None = Field(None, description="CUDA_VISIBLE_DEVICES for evaluations; None keeps the environment's")
-    vendor_paths: list[Path] = Field([], description="where to look first for vendor libraries (cuBLAS, cuSPARSE, cuFFT, cuDNN): "
-                                     "roots with include/ and lib/, or those directories (CUDAMASTER_HARNESS__VENDOR_PATHS, a JSON list)")
+    vendor_paths: list[Path] = Field(
+        [],
+        description="where to look first for vendor libraries (cuBLAS, cuSPARSE, cuFFT, cuDNN): "
+        "roots with include/ and lib/, or those directories (CUDAMASTER_HARNESS__VENDOR_PATHS, a JSON list)",
+    )
 
     # The OS sandbox for every compile, link, binutils pass, run and profile of code we did not write
     # (see sandbox.py and the README). Running without one needs allow_unsandboxed=true.
     sandbox: Literal["auto", "bwrap", "none"] = Field(
-        "auto", description="auto: bubblewrap if it works, else refuse (unless allow_unsandboxed); bwrap: bubblewrap or refuse; "
-                            "none: no sandbox (needs allow_unsandboxed)")
+        "auto",
+        description="auto: bubblewrap if it works, else refuse (unless allow_unsandboxed); bwrap: bubblewrap or refuse; "
+        "none: no sandbox (needs allow_unsandboxed)",
+    )
     sandbox_bwrap: str = Field("bwrap", description="bubblewrap: a command on PATH or a path (CUDAMASTER_HARNESS__SANDBOX_BWRAP)")
-    allow_unsandboxed: bool = Field(False, description="single-user local use only: run untrusted kernels without a sandbox "
-                                                       "when none can be set up (CUDAMASTER_HARNESS__ALLOW_UNSANDBOXED)")
+    allow_unsandboxed: bool = Field(
+        False,
+        description="single-user local use only: run untrusted kernels without a sandbox "
+        "when none can be set up (CUDAMASTER_HARNESS__ALLOW_UNSANDBOXED)",
+    )
     sandbox_uid: int = Field(65534, ge=1, description="when the service runs as root, the sandbox runs as this uid and gid")
     sandbox_max_processes: int = Field(512, ge=16, description="RLIMIT_NPROC inside one sandbox (threads count)")
     sandbox_max_open_files: int = Field(1024, ge=64)
     sandbox_max_file_bytes: int = Field(16 << 30, ge=1 << 20, description="RLIMIT_FSIZE: the largest file a sandboxed process may write")
     sandbox_max_cpu_s: int = Field(900, ge=10, description="RLIMIT_CPU per sandboxed process (the wall-clock limits still apply)")
-    sandbox_scratch_bytes: int = Field(2 << 30, ge=1 << 20, description="what one compile or link may add to its scratch directory; "
-                                                                      "a run may add its expected outputs plus this")
+    sandbox_scratch_bytes: int = Field(
+        2 << 30,
+        ge=1 << 20,
+        description="what one compile or link may add to its scratch directory; a run may add its expected outputs plus this",
+    )
     sandbox_max_files: int = Field(10000, ge=100, description="files and directories one sandboxed step may create")
     sandbox_tmp_bytes: int = Field(512 << 20, ge=1 << 20, description="size of the sandbox's private /tmp and /dev/shm (memory)")
     sandbox_ro_paths: list[Path] = Field([], description="extra read-only paths (a toolkit or GPU driver outside /usr)")
-    scratch_root: Path | None = Field(None, description="where scratch directories are made (default: the system temp directory); "
-                                                        "the sandbox user must be able to traverse it")
+    scratch_root: Path | None = Field(
+        None,
+        description="where scratch directories are made (default: the system temp directory); the sandbox user must be able to traverse it",
+    )
 
     compile_timeout_s: float = 120.0
-    max_object_bytes: int = Field(64 << 20, ge=1 << 16, description="largest object file or linked driver built from code we did "
-                                                                   "not write (a candidate, a custom baseline); larger is rejected")
-    compile_cache_max_bytes: int = Field(8 << 30, ge=0, description="compiled objects and drivers kept under cache_dir "
-                                                                          "(objects/, drivers/); least recently used removed first")
+    max_object_bytes: int = Field(
+        64 << 20,
+        ge=1 << 16,
+        description="largest object file or linked driver built from code we did "
+        "not write (a candidate, a custom baseline); larger is rejected",
+    )
+    compile_cache_max_bytes: int = Field(
+        8 << 30,
+        ge=0,
+        description="compiled objects and drivers kept under cache_dir (objects/, drivers/); least recently used removed first",
+    )
     run_timeout_s: float = 300.0
     max_source_bytes: int = 256 * 1024
 

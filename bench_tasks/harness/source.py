@@ -29,7 +29,9 @@ def decode(source: str | bytes, limit: int) -> str:
         except UnicodeDecodeError as exc:
             raise CandidateError(f"candidate source is not UTF-8 (byte {exc.start}); save it as UTF-8 text") from None
     if len(source.encode("utf-8")) > limit:
-        raise CandidateError(f"candidate source is {len(source.encode())} bytes; the limit is {limit} (CUDAMASTER_HARNESS__MAX_SOURCE_BYTES)")
+        raise CandidateError(
+            f"candidate source is {len(source.encode())} bytes; the limit is {limit} (CUDAMASTER_HARNESS__MAX_SOURCE_BYTES)"
+        )
     if not source.strip():
         raise CandidateError("candidate source is empty; give a .cu that defines the _optimized entry point")
     if "\x00" in source:
@@ -52,7 +54,7 @@ def extract(source: str) -> str:
     block = source[start:end]
     if not block.strip():
         raise CandidateError("the block between the OPTIMIZED KERNEL markers is empty")
-    return PRELUDE + "#line 1 \"candidate_block.cu\"\n" + block
+    return PRELUDE + '#line 1 "candidate_block.cu"\n' + block
 
 
 def prepare(source: str | bytes, limit: int) -> str:

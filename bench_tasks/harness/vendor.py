@@ -58,8 +58,10 @@ class VendorReference:
 @cache
 def _registry() -> tuple[dict[str, VendorReference], dict[str, str]]:
     data = tomllib.loads(REGISTRY.read_text())
-    refs = {name: VendorReference(name, tuple(entry["libraries"]), entry["timed"], VENDOR_DIR / f"{name}.cu")
-            for name, entry in data.get("reference", {}).items()}
+    refs = {
+        name: VendorReference(name, tuple(entry["libraries"]), entry["timed"], VENDOR_DIR / f"{name}.cu")
+        for name, entry in data.get("reference", {}).items()
+    }
     none = {name: entry["reason"] for name, entry in data.get("none", {}).items()}
     return refs, none
 
@@ -129,8 +131,10 @@ LIBRARIES: dict[str, LibrarySpec] = {
     "cudnn": LibrarySpec("cudnn", ("cudnn.h",), ("cudnn",)),
     "cub": LibrarySpec("cub", (), ()),  # CCCL: headers only, part of the CUDA toolkit nvcc uses
 }
-PIP_HINT = ("pip install nvidia-cublas nvidia-cusparse nvidia-cufft nvidia-cudnn-cu13 (headers and libraries), or point "
-            "CUDAMASTER_HARNESS__VENDOR_PATHS (a JSON list) at directories that hold include/ and lib/")
+PIP_HINT = (
+    "pip install nvidia-cublas nvidia-cusparse nvidia-cufft nvidia-cudnn-cu13 (headers and libraries), or point "
+    "CUDAMASTER_HARNESS__VENDOR_PATHS (a JSON list) at directories that hold include/ and lib/"
+)
 
 
 @dataclass(frozen=True)
@@ -182,8 +186,13 @@ def search_roots(settings: HarnessSettings) -> list[_Root]:
         target = top / "targets" / f"{platform.machine()}-linux"
         roots.append(_Root("toolkit", (target / "include", top / "include"), (target / "lib", top / "lib64", top / "lib")))
     triple = f"{platform.machine()}-linux-gnu"
-    roots.append(_Root("system", (Path("/usr/include") / triple, Path("/usr/include"), Path("/usr/local/include")),
-                       (Path("/usr/lib") / triple, Path("/usr/lib64"), Path("/usr/lib"), Path("/usr/local/lib"))))
+    roots.append(
+        _Root(
+            "system",
+            (Path("/usr/include") / triple, Path("/usr/include"), Path("/usr/local/include")),
+            (Path("/usr/lib") / triple, Path("/usr/lib64"), Path("/usr/lib"), Path("/usr/local/lib")),
+        )
+    )
     for sp in _site_dirs():
         for pkg in sorted((sp / "nvidia").glob("*")) if (sp / "nvidia").is_dir() else []:
             roots.append(_Root("wheel", (pkg / "include",), (pkg / "lib",)))
@@ -309,11 +318,23 @@ def compile_vendor(variant: Variant, settings: HarnessSettings) -> VendorBuild:
     text = source + cc._proto_check_lines(variant, entry)
     rc, log, obj = cc._nvcc_object(text, "vendor", flags, settings, "vendor")
     if rc is None:
-        return VendorBuild(CompileOutcome(Verdict.timeout, f"nvcc did not finish the vendor reference within {settings.compile_timeout_s:.0f} s",
-                                          log, flags=flags), link, source, ref)
+        return VendorBuild(
+            CompileOutcome(
+                Verdict.timeout, f"nvcc did not finish the vendor reference within {settings.compile_timeout_s:.0f} s", log, flags=flags
+            ),
+            link,
+            source,
+            ref,
+        )
     if rc != 0:
-        return VendorBuild(CompileOutcome(Verdict.compile_error, f"the vendor reference {ref.path.name} does not compile: "
-                                          + cc._first_error(log), log, flags=flags), link, source, ref)
+        return VendorBuild(
+            CompileOutcome(
+                Verdict.compile_error, f"the vendor reference {ref.path.name} does not compile: " + cc._first_error(log), log, flags=flags
+            ),
+            link,
+            source,
+            ref,
+        )
     return VendorBuild(CompileOutcome(None, "", log, _renamed(obj, entry, variant.candidate_entry), flags), link, source, ref)
 
 

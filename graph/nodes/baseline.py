@@ -20,8 +20,10 @@ def run(state: dict[str, Any], deps: Deps) -> dict[str, Any]:
     spec = spec_of(state)
     evaluation = deps.evaluator.evaluate(spec.task, spec.precision, None, spec.sizes, [])
     if not evaluation.ok:
-        raise BaselineFailed(f"baseline: {evaluation.verdict.value}: {evaluation.message} (the task's baseline must build "
-                             "and run correctly before any candidate can be judged against it; fix the baseline and submit again)")
+        raise BaselineFailed(
+            f"baseline: {evaluation.verdict.value}: {evaluation.message} (the task's baseline must build "
+            "and run correctly before any candidate can be judged against it; fix the baseline and submit again)"
+        )
     if spec.profile_mode == "none":
         profile = ProfileResult("", "profiling switched off for this job")
     else:

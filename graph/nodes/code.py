@@ -11,8 +11,8 @@ from ..kernel_text import extract_code
 
 def run(state: dict[str, Any], deps: Deps) -> dict[str, Any]:
     variant = variant_of(state)
-    user = prompting.render("coder", strategy=state.get("strategy", ""), **prompting.best_context(state),
-                            prototype=variant.candidate_prototype.c_declaration())
+    user = prompting.render(
+        "coder", strategy=state.get("strategy", ""), **prompting.best_context(state), prototype=variant.candidate_prototype.c_declaration()
+    )
     text, record = llm.ask(state, "coder", prompting.system_prompt("coder", state, deps.settings), user, deps.settings)
-    return {"source": extract_code(text, variant.candidate_entry), "reply": text, "flags": [], "compiled": False,
-            "llm_calls": [record]}
+    return {"source": extract_code(text, variant.candidate_entry), "reply": text, "flags": [], "compiled": False, "llm_calls": [record]}

@@ -11,8 +11,12 @@ def run(state: dict[str, Any], deps: Deps) -> dict[str, Any]:
     best = state.get("best")
     tried = len(state.get("attempts", []))
     if best:
-        return {"status": "finished", "message": f"best kernel: round {best['round']} ({best['attempt_id']}), "
-                                                 f"P = {best['score']:.3f}, after {tried} attempt(s)"}
+        return {
+            "status": "finished",
+            "message": f"best kernel: round {best['round']} ({best['attempt_id']}), P = {best['score']:.3f}, after {tried} attempt(s)",
+        }
     verdicts = sorted({a["verdict"] for a in state.get("attempts", [])})
-    return {"status": "no_correct_kernel",
-            "message": f"no correct kernel in {tried} attempt(s) (verdicts: {', '.join(verdicts) or 'none'})"}
+    return {
+        "status": "no_correct_kernel",
+        "message": f"no correct kernel in {tried} attempt(s) (verdicts: {', '.join(verdicts) or 'none'})",
+    }

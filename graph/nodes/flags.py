@@ -17,10 +17,12 @@ class FlagChoice(BaseModel):
 
 
 def run(state: dict[str, Any], deps: Deps) -> dict[str, Any]:
-    user = prompting.render("compiler", strategy=state.get("strategy", ""), source=state.get("source") or "(no code)",
-                            allowlist=prompting.flag_allowlist())
-    text, record = llm.ask(state, "compiler", prompting.system_prompt("compiler", state, deps.settings), user,
-                           deps.settings, schema=FlagChoice)
+    user = prompting.render(
+        "compiler", strategy=state.get("strategy", ""), source=state.get("source") or "(no code)", allowlist=prompting.flag_allowlist()
+    )
+    text, record = llm.ask(
+        state, "compiler", prompting.system_prompt("compiler", state, deps.settings), user, deps.settings, schema=FlagChoice
+    )
     allowed, dropped = parse_flags(text)
     record["note"] = f"dropped flags not on the allowlist: {' '.join(dropped)}" if dropped else ""
     return {"flags": allowed, "llm_calls": [record]}

@@ -11,9 +11,15 @@ from ..deps import Deps, spec_of
 def run(state: dict[str, Any], deps: Deps) -> dict[str, Any]:
     spec = spec_of(state)
     profile = state.get("profile") or {}
-    user = prompting.render("planner", **prompting.best_context(state), profile=profile.get("text") or "(no profile)",
-                            profile_note=profile.get("note") or "", history=prompting.history_text(state),
-                            round=state["round"], rounds=spec.rounds)
+    user = prompting.render(
+        "planner",
+        **prompting.best_context(state),
+        profile=profile.get("text") or "(no profile)",
+        profile_note=profile.get("note") or "",
+        history=prompting.history_text(state),
+        round=state["round"],
+        rounds=spec.rounds,
+    )
     text, record = llm.ask(state, "planner", prompting.system_prompt("planner", state, deps.settings), user, deps.settings)
     strategy = text.strip() or "(the planner gave no strategy: make the kernel faster while keeping it correct)"
     return {"strategy": strategy, "debug_step": 0, "failure": None, "current_profile": None, "llm_calls": [record]}

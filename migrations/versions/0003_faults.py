@@ -14,17 +14,17 @@ from collections.abc import Sequence
 import sqlalchemy as sa
 from alembic import op
 
-revision: str = '0003_faults'
-down_revision: str | Sequence[str] | None = '0002_keys'
+revision: str = "0003_faults"
+down_revision: str | Sequence[str] | None = "0002_keys"
 branch_labels: str | Sequence[str] | None = None
 depends_on: str | Sequence[str] | None = None
 
 
 def upgrade() -> None:
-    with op.batch_alter_table('llm_calls', schema=None) as batch_op:
-        batch_op.add_column(sa.Column('status', sa.String(length=16), server_default='paid', nullable=False))
+    with op.batch_alter_table("llm_calls", schema=None) as batch_op:
+        batch_op.add_column(sa.Column("status", sa.String(length=16), server_default="paid", nullable=False))
 
 
 def downgrade() -> None:
-    with op.batch_alter_table('llm_calls', schema=None) as batch_op:
-        batch_op.drop_column('status')
+    with op.batch_alter_table("llm_calls", schema=None) as batch_op:
+        batch_op.drop_column("status")

@@ -33,8 +33,7 @@ class LabelledKernel:
 
 def load_manifest(path: Path = MANIFEST) -> list[LabelledKernel]:
     data = tomllib.loads(Path(path).read_text())
-    return [LabelledKernel(k["name"], Bottleneck(k["expected"]), k["precision"], k["command"], k.get("why", ""))
-            for k in data["kernel"]]
+    return [LabelledKernel(k["name"], Bottleneck(k["expected"]), k["precision"], k["command"], k.get("why", "")) for k in data["kernel"]]
 
 
 def build(out_dir: Path, nvcc: str = "nvcc", timeout_s: float = 300.0) -> Path:
@@ -57,8 +56,12 @@ class Score:
     error: str = ""
 
 
-def score_dir(csv_dir: Path, manifest: list[LabelledKernel] | None = None, thresholds: Thresholds | None = None,
-              rules: tuple[str, ...] = ("published", "sol")) -> list[Score]:
+def score_dir(
+    csv_dir: Path,
+    manifest: list[LabelledKernel] | None = None,
+    thresholds: Thresholds | None = None,
+    rules: tuple[str, ...] = ("published", "sol"),
+) -> list[Score]:
     """Classify each `<csv_dir>/<kernel name>.csv` (raw page) by each rule; kernels without a CSV
     are reported with an error."""
     scores = []

@@ -49,13 +49,20 @@ def main() -> int:
             while not (directory / "ready").exists():
                 time.sleep(0.001)
             lengths = variant.task.lengths(size, precision)
-            return {n: np.fromfile(directory / f"{n}.bin", dtype=data.STORAGE[params_dtype(variant, n)], count=lengths[n])
-                    for n, b in buffers.items() if b.role in (0, 3)}
+            return {
+                n: np.fromfile(directory / f"{n}.bin", dtype=data.STORAGE[params_dtype(variant, n)], count=lengths[n])
+                for n, b in buffers.items()
+                if b.role in (0, 3)
+            }
 
         def kernel(stored: dict[str, np.ndarray]) -> dict[str, np.ndarray]:
             names = data.reference_names(variant, size)
             ref = variant.task.reference_module.reference(data.float64_inputs(variant, stored), names, precision, None)
-            return {n: data.to_storage(np.asarray(ref[n]).reshape(-1), params_dtype(variant, n)) for n, b in buffers.items() if b.role in (1, 2, 3)}
+            return {
+                n: data.to_storage(np.asarray(ref[n]).reshape(-1), params_dtype(variant, n))
+                for n, b in buffers.items()
+                if b.role in (1, 2, 3)
+            }
 
         def save(outs: dict[str, np.ndarray], stem: str) -> None:
             for n, values in outs.items():
@@ -87,8 +94,11 @@ def main() -> int:
                     if b.draw is not None:
                         draw = RefreshDraw(DRAW_KINDS[b.draw[0]], b.draw[1], b.draw[2])
                         everywhere, stream = np.arange(b.count, dtype=np.uint64), (cp.index << 8) | b.arg
-                        stored[n] = (shuffled_values(first[n], plan.refresh_key, pair + 1, stream, everywhere) if draw.kind == "shuffle"
-                                     else refresh_values(params_dtype(variant, n), draw, plan.refresh_key, pair + 1, stream, everywhere))
+                        stored[n] = (
+                            shuffled_values(first[n], plan.refresh_key, pair + 1, stream, everywhere)
+                            if draw.kind == "shuffle"
+                            else refresh_values(params_dtype(variant, n), draw, plan.refresh_key, pair + 1, stream, everywhere)
+                        )
                 if checked:
                     for n, b in buffers.items():
                         if b.draw is not None:

@@ -54,8 +54,15 @@ def scratch_root() -> Iterator[Path]:
 
 
 def settings_with(base: HarnessSettings, root: Path, **update: object) -> HarnessSettings:
-    return base.model_copy(update={"scratch_root": root, "run_timeout_s": 30.0, "sandbox_scratch_bytes": 64 << 20,
-                                   "sandbox_max_file_bytes": 32 << 20, **update})
+    return base.model_copy(
+        update={
+            "scratch_root": root,
+            "run_timeout_s": 30.0,
+            "sandbox_scratch_bytes": 64 << 20,
+            "sandbox_max_file_bytes": 32 << 20,
+            **update,
+        }
+    )
 
 
 def evaluate_without_gpu(source: str, settings: HarnessSettings, monkeypatch) -> tuple[EvaluationResult, Path]:

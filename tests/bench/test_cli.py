@@ -26,8 +26,9 @@ def test_eval_compile_only_reports_verdicts(tmp_path, monkeypatch):
     ok = runner.invoke(cli, ["bench", "eval", "vector_add", "-c", str(CANDIDATES / "fast.cu"), "--compile-only"])
     assert ok.exit_code == 0 and ok.stdout.startswith("ok")
     assert "sandbox: bwrap" in " ".join(ok.stderr.split()) or "sandbox: none" in ok.stderr  # which sandbox compiled it
-    bad = runner.invoke(cli, ["bench", "eval", "vector_add", "-c", str(CANDIDATES / "system_call.cu"), "--compile-only"],
-                        env={"COLUMNS": "200"})
+    bad = runner.invoke(
+        cli, ["bench", "eval", "vector_add", "-c", str(CANDIDATES / "system_call.cu"), "--compile-only"], env={"COLUMNS": "200"}
+    )
     assert bad.exit_code == 1 and "rejected" in bad.output and "system" in bad.output
 
 

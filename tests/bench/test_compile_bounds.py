@@ -16,7 +16,7 @@ from tests.conftest import requires_nvcc
 CANDIDATES = Path(__file__).parent / "candidates"
 VARIANT = load_task("vector_add").variant("fp32")
 # A host table of 256 KiB in the object's read-only data.
-BLOB = "\nextern \"C\" const unsigned char cm_table[1 << 18] = {1};\n"
+BLOB = '\nextern "C" const unsigned char cm_table[1 << 18] = {1};\n'
 
 
 def _candidate(tag: str, extra: str = "") -> str:

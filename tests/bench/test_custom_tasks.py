@@ -13,8 +13,12 @@ from bench_tasks.spec import TaskError, custom_task, register_task
 from tests.conftest import gpu_present, requires_nvcc
 
 PROTO = 'extern "C" void scale(const float* X, float* Y, float a, int N)'
-ARGS = {"X": {"role": "input", "length": "N"}, "Y": {"role": "output", "length": "N"},
-        "a": {"role": "scalar", "value": "0.5"}, "N": {"role": "scalar", "value": "N"}}
+ARGS = {
+    "X": {"role": "input", "length": "N"},
+    "Y": {"role": "output", "length": "N"},
+    "a": {"role": "scalar", "value": "0.5"},
+    "N": {"role": "scalar", "value": "N"},
+}
 BASELINE = """
 __global__ void scale_kernel(const float* X, float* Y, float a, int N) {
   int i = blockIdx.x * blockDim.x + threadIdx.x;
@@ -59,8 +63,9 @@ def test_custom_tasks_without_an_output_or_with_a_bad_role_are_refused():
 def test_a_custom_baseline_is_compiled_with_the_candidate_checks(harness_settings):
     variant = _task().variant("fp32")
     obj = cc.compile_baseline(variant, harness_settings)
-    assert cc.build_driver(variant, driver_source(variant, True), obj,
-                           cc.compile_candidate(variant, CANDIDATE, harness_settings).object_path, harness_settings).exists()
+    assert cc.build_driver(
+        variant, driver_source(variant, True), obj, cc.compile_candidate(variant, CANDIDATE, harness_settings).object_path, harness_settings
+    ).exists()
     evil = _task("ct_test_evil", BASELINE.replace("cudaDeviceSynchronize();", 'cudaDeviceSynchronize(); system("id");'))
     result = evaluate(evil, "fp32", CANDIDATE, settings=harness_settings)
     assert result.verdict == Verdict.rejected

@@ -21,7 +21,7 @@ FAKE = Path(__file__).parent / "fake_driver.py"
 def fake_driver(monkeypatch, tmp_path):
     """evaluate() runs the fake driver instead of compiling one; returns a function setting its mode."""
     exe = tmp_path / "fake-driver"
-    exe.write_text(f"#!/bin/sh\nexec {sys.executable} {FAKE} \"$@\"\n")
+    exe.write_text(f'#!/bin/sh\nexec {sys.executable} {FAKE} "$@"\n')
     exe.chmod(0o755)
     monkeypatch.setattr(EV, "_build", lambda *a, **k: exe)
     monkeypatch.setattr(EV, "require_gpu", lambda settings: None)
@@ -37,8 +37,15 @@ def fake_driver(monkeypatch, tmp_path):
 
 def _settings(tmp_path, **kw) -> HarnessSettings:
     # The fake driver is a Python script of ours: it runs unsandboxed (the sandbox is tested in test_sandbox.py).
-    return HarnessSettings(cache_dir=tmp_path / "cache", scratch_root=tmp_path / "scratch", min_pairs=6, data_workers=2,
-                           sandbox="none", allow_unsandboxed=True, **kw)
+    return HarnessSettings(
+        cache_dir=tmp_path / "cache",
+        scratch_root=tmp_path / "scratch",
+        min_pairs=6,
+        data_workers=2,
+        sandbox="none",
+        allow_unsandboxed=True,
+        **kw,
+    )
 
 
 SIZES = [{"N": 1000}, {"N": 4099}]
@@ -106,8 +113,7 @@ def test_check_datasets_and_full_references_are_cached_for_the_next_evaluation_w
     entries = sorted(cache.root.iterdir())
     assert len(entries) == 2 * 3  # two sizes, seeds 1-3 (the fresh seed is never cached)
     # the references apart from the datasets (a sandboxed driver sees its datasets, never the answers)
-    assert all((e / "ready").exists() and not (e / "ref_C.npy").exists() and (cache.refs / e.name / "ref_C.npy").exists()
-               for e in entries)
+    assert all((e / "ready").exists() and not (e / "ref_C.npy").exists() and (cache.refs / e.name / "ref_C.npy").exists() for e in entries)
     again = evaluate("vector_add", "fp32", "// fake", SIZES, settings=settings)
     assert again.verdict == Verdict.ok
     assert sorted(cache.root.iterdir()) == entries
@@ -122,7 +128,11 @@ def test_the_pipeline_compiles_and_draws_ahead_and_keeps_every_check_with_a_fake
     settings = _settings(tmp_path)
     cache = DataCache(settings)
     variant_of = {"vector_add/fp32": "vector_add/fp32", "vector_add/bf16": "vector_add/bf16"}
-    jobs = [pipeline.Job("vector_add", "fp32", "// a"), pipeline.Job("vector_add", "bf16", "// b"), pipeline.Job("vector_add", "fp32", "// c")]
+    jobs = [
+        pipeline.Job("vector_add", "fp32", "// a"),
+        pipeline.Job("vector_add", "bf16", "// b"),
+        pipeline.Job("vector_add", "fp32", "// c"),
+    ]
 
     def started(job, compiled):
         from bench_tasks import load_task
@@ -158,8 +168,9 @@ def test_bench_run_is_one_command_with_a_progress_bar_and_stage_seconds_with_a_f
     fake_driver("vector_add/fp32", sizes)
     out_file = tmp_path / "run.json"
     try:
-        out = CliRunner().invoke(cli, ["bench", "run", "-t", "vector_add", "-p", "fp32", "--jobs", "2", "-o", str(out_file)],
-                                 env={"COLUMNS": "200"})
+        out = CliRunner().invoke(
+            cli, ["bench", "run", "-t", "vector_add", "-p", "fp32", "--jobs", "2", "-o", str(out_file)], env={"COLUMNS": "200"}
+        )
     finally:
         reset_settings()
     assert out.exit_code == 0, out.output

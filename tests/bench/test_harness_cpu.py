@@ -141,8 +141,16 @@ def test_candidate_streams_are_created_through_the_blocking_wrappers(harness_set
 
 
 ADVERSARIES = {  # tests/bench/test_harness_gpu.py runs them; here: they build, so the GPU time is not wasted on a typo
-    "matrix_mul": ["mm_honest_tiled.cu", "mm_replay_on_match.cu", "mm_replay_sticky.cu", "mm_replay_sticky_padded.cu",
-                   "mm_pointer_cache.cu", "mm_rotation_cache.cu", "mm_skip_every_other.cu", "mm_lazy_late.cu"],
+    "matrix_mul": [
+        "mm_honest_tiled.cu",
+        "mm_replay_on_match.cu",
+        "mm_replay_sticky.cu",
+        "mm_replay_sticky_padded.cu",
+        "mm_pointer_cache.cu",
+        "mm_rotation_cache.cu",
+        "mm_skip_every_other.cu",
+        "mm_lazy_late.cu",
+    ],
     "spmv_csr": ["spmv_structure_cache.cu"],
 }
 
@@ -157,6 +165,7 @@ def test_the_timed_call_adversaries_compile_pass_the_symbol_checks_and_link(task
     outcome = _compile(name, harness_settings, task=task)
     assert outcome.ok, outcome.message
     variant = load_task(task).variant("fp32")
-    exe = cc.build_driver(variant, driver_source(variant, True), cc.compile_baseline(variant, harness_settings), outcome.object_path,
-                          harness_settings)
+    exe = cc.build_driver(
+        variant, driver_source(variant, True), cc.compile_baseline(variant, harness_settings), outcome.object_path, harness_settings
+    )
     assert exe.exists()

@@ -67,9 +67,14 @@ def test_adversarial_candidates_get_the_right_verdict(name, verdict, words, harn
     assert words in result.message
 
 
-@pytest.mark.parametrize("name, stage, timing", [("every_other_call.cu", "second run", True),
-                                                 ("honest_then_idle.cu", "timed call", True),
-                                                 ("honest_then_idle.cu", "after_timing run", False)])
+@pytest.mark.parametrize(
+    "name, stage, timing",
+    [
+        ("every_other_call.cu", "second run", True),
+        ("honest_then_idle.cu", "timed call", True),
+        ("honest_then_idle.cu", "after_timing run", False),
+    ],
+)
 def test_call_count_tricks_are_caught_by_the_second_run_the_timed_calls_and_the_recheck(name, stage, timing, harness_settings):
     result = _eval(name, harness_settings, sizes=[{"N": 65537}], timing=timing)
     assert result.verdict == Verdict.wrong_answer, result.message
@@ -156,8 +161,12 @@ def test_the_device_draws_are_the_numpy_twins_bit_for_bit(harness_settings, monk
     root = Path(tempfile.mkdtemp(prefix="cm-draws-"))
     root.chmod(0o755)
     harness_settings = harness_settings.model_copy(update={"scratch_root": root})
-    for task, precision, size in (("vector_add", "bf16", {"N": 300001}), ("stencil_2d", "fp32", {"nx": 1000, "ny": 999}),
-                                  ("spmv_csr", "fp32", {"rows": 3000, "cols": 2048}), ("cross_entropy_loss", "bf16", {"C": 100003})):
+    for task, precision, size in (
+        ("vector_add", "bf16", {"N": 300001}),
+        ("stencil_2d", "fp32", {"nx": 1000, "ny": 999}),
+        ("spmv_csr", "fp32", {"rows": 3000, "cols": 2048}),
+        ("cross_entropy_loss", "bf16", {"C": 100003}),
+    ):
         variant = load_task(task).variant(precision)
         result = evaluate(task, precision, None, [size], settings=harness_settings, keep_workdir=True)
         assert result.verdict == Verdict.ok, result.message
@@ -172,8 +181,10 @@ def test_the_device_draws_are_the_numpy_twins_bit_for_bit(harness_settings, monk
             stream, everywhere = stream_id(0, names.index(name)), np.arange(lengths[name])
             draw = refresh_draw(variant, name)
             if draw.kind == "shuffle":  # the dataset's own values (seed 1), permuted
-                original = np.fromfile(DataCache(harness_settings).entry(variant, size, 1) / f"{name}.bin",
-                                       dtype={"float32": np.float32, "bfloat16": np.uint16}[dtype])
+                original = np.fromfile(
+                    DataCache(harness_settings).entry(variant, size, 1) / f"{name}.bin",
+                    dtype={"float32": np.float32, "bfloat16": np.uint16}[dtype],
+                )
                 got, want = np.fromfile(path, dtype=original.dtype), shuffled_values(original, key, pair + 1, stream, everywhere)
             else:
                 want = refresh_values(dtype, draw, key, pair + 1, stream, everywhere)
@@ -220,8 +231,12 @@ def test_the_issue_fingerprint_replay_finds_no_timed_call_to_replay(harness_sett
 
 
 INOUT_PROTO = 'extern "C" void ct_axpy_inplace(const float* X, float* Y, float a, int N)'
-INOUT_ARGS = {"X": {"role": "input", "length": "N"}, "Y": {"role": "inout", "length": "N"},
-              "a": {"role": "scalar", "value": "0.5"}, "N": {"role": "scalar", "value": "N"}}
+INOUT_ARGS = {
+    "X": {"role": "input", "length": "N"},
+    "Y": {"role": "inout", "length": "N"},
+    "a": {"role": "scalar", "value": "0.5"},
+    "N": {"role": "scalar", "value": "N"},
+}
 INOUT_BASELINE = """
 __global__ void axpy(const float* X, float* Y, float a, int N) {
   int i = blockIdx.x * blockDim.x + threadIdx.x;
@@ -239,7 +254,8 @@ INOUT_REPLAY = INOUT_BASELINE.replace("ct_axpy_inplace(", "ct_axpy_inplace_optim
     "  if (!saved) cudaMalloc(&saved, sizeof(float) * N);\n"
     "  if (++calls > 7) { cudaMemcpy(Y, saved, sizeof(float) * N, cudaMemcpyDeviceToDevice); return; }\n"
     "  axpy<<<(N + 127) / 128, 128>>>(X, Y, a, N);\n"
-    "  cudaMemcpy(saved, Y, sizeof(float) * N, cudaMemcpyDeviceToDevice);")
+    "  cudaMemcpy(saved, Y, sizeof(float) * N, cudaMemcpyDeviceToDevice);",
+)
 
 
 def test_inout_data_is_redrawn_and_checked_in_timed_calls_of_a_custom_task(harness_settings):

@@ -52,17 +52,33 @@ def test_the_numpy_philox_gives_the_published_known_answers(ctr, key, want):
 def host_generator(tmp_path_factory) -> Path:
     exe = tmp_path_factory.mktemp("refresh") / "refresh_host"
     nvcc = os.environ.get("CUDAMASTER_HARNESS__NVCC", "nvcc")
-    subprocess.run([nvcc, "-std=c++17", "-O2", "-gencode=arch=compute_90,code=sm_90", f"-I{RUNTIME_DIR}", str(HOST_TEST), "-o", str(exe)],
-                   check=True, capture_output=True, timeout=300)
+    subprocess.run(
+        [nvcc, "-std=c++17", "-O2", "-gencode=arch=compute_90,code=sm_90", f"-I{RUNTIME_DIR}", str(HOST_TEST), "-o", str(exe)],
+        check=True,
+        capture_output=True,
+        timeout=300,
+    )
     return exe
 
 
 # (storage type, draw): every draw the tasks use, on every storage type it can fill.
 DRAWS = [
-    ("float32", "uniform(-1, 1)"), ("float32", "uniform(0.5, 2)"), ("float32", "normal(0, 1)"), ("float32", "normal(3.5, 0.25)"),
-    ("float32", "randint(-5, 7)"), ("float32", "const(0.3)"), ("bfloat16", "uniform(-1, 1)"), ("bfloat16", "normal(0, 2)"),
-    ("bfloat16", "const(1.5)"), ("float64", "uniform(-3, 1e-3)"), ("float64", "normal(-1, 7)"), ("int32", "randint(0, 2048)"),
-    ("int32", "randint(-1000000, 1000000)"), ("int32", "const(4)"), ("int64", "randint(0, 4294967296)"), ("uint32", "randint(0, 100)"),
+    ("float32", "uniform(-1, 1)"),
+    ("float32", "uniform(0.5, 2)"),
+    ("float32", "normal(0, 1)"),
+    ("float32", "normal(3.5, 0.25)"),
+    ("float32", "randint(-5, 7)"),
+    ("float32", "const(0.3)"),
+    ("bfloat16", "uniform(-1, 1)"),
+    ("bfloat16", "normal(0, 2)"),
+    ("bfloat16", "const(1.5)"),
+    ("float64", "uniform(-3, 1e-3)"),
+    ("float64", "normal(-1, 7)"),
+    ("int32", "randint(0, 2048)"),
+    ("int32", "randint(-1000000, 1000000)"),
+    ("int32", "const(4)"),
+    ("int64", "randint(0, 4294967296)"),
+    ("uint32", "randint(0, 100)"),
     ("uint64", "randint(3, 9)"),
 ]
 
@@ -141,8 +157,11 @@ def test_calls_streams_and_keys_give_independent_values():
     index = np.arange(4096, dtype=np.uint64)
     draw = parse_draw("uniform(-1, 1)")
     base = refresh_values("float32", draw, 7, 1, 0, index)
-    for other in (refresh_values("float32", draw, 7, 2, 0, index), refresh_values("float32", draw, 7, 1, 1, index),
-                  refresh_values("float32", draw, 8, 1, 0, index)):
+    for other in (
+        refresh_values("float32", draw, 7, 2, 0, index),
+        refresh_values("float32", draw, 7, 1, 1, index),
+        refresh_values("float32", draw, 8, 1, 0, index),
+    ):
         assert np.mean(base == other) < 0.01
         assert abs(np.corrcoef(base, other)[0, 1]) < 0.06
     assert np.array_equal(base, refresh_values("float32", draw, 7, 1, 0, index))  # a pure function of its counter
@@ -164,8 +183,14 @@ def test_no_task_has_every_input_kept():
 
 @pytest.mark.parametrize(
     "spec, words",
-    [("uniform(1)", "takes 2 parameter"), ("gauss(0, 1)", "unknown draw"), ("randint(0.5, 3)", "integer bounds"),
-     ("const(1, 2)", "takes 1 parameter"), ("uniform(a, b)", "must be numbers"), ("uniform", "cannot parse")],
+    [
+        ("uniform(1)", "takes 2 parameter"),
+        ("gauss(0, 1)", "unknown draw"),
+        ("randint(0.5, 3)", "integer bounds"),
+        ("const(1, 2)", "takes 1 parameter"),
+        ("uniform(a, b)", "must be numbers"),
+        ("uniform", "cannot parse"),
+    ],
 )
 def test_bad_draws_are_clear_errors(spec, words):
     with pytest.raises(TaskError, match=words):
@@ -185,10 +210,12 @@ def _toml_with(tmp_path, x_line: str, where: str = "one") -> Path:
 
 @pytest.mark.parametrize(
     "line, words",
-    [('A = { role = "input", length = "N", draw = "uniform(-1, 1)", refresh = "sometimes" }', "must be \"keep\", \"shuffle\" or a draw"),
-     ('A = { role = "input", length = "N", draw = "uniform(-1, 1)", refresh = "uniform(1)" }', "takes 2 parameter"),
-     ('A = { role = "output", length = "N", refresh = "keep" }', "apply to inputs"),
-     ('A = { role = "input", length = "N", draw = "uniform(-1, 1)", refresh = "randint(0.5, 2)" }', "integer bounds")],
+    [
+        ('A = { role = "input", length = "N", draw = "uniform(-1, 1)", refresh = "sometimes" }', 'must be "keep", "shuffle" or a draw'),
+        ('A = { role = "input", length = "N", draw = "uniform(-1, 1)", refresh = "uniform(1)" }', "takes 2 parameter"),
+        ('A = { role = "output", length = "N", refresh = "keep" }', "apply to inputs"),
+        ('A = { role = "input", length = "N", draw = "uniform(-1, 1)", refresh = "randint(0.5, 2)" }', "integer bounds"),
+    ],
 )
 def test_a_bad_refresh_in_a_task_file_names_the_argument(tmp_path, line, words):
     with pytest.raises(TaskError, match=words):

@@ -20,31 +20,52 @@ def _stats(us: float) -> TimeStats:
     return TimeStats(median_us=us, iqr_us=0.1, min_us=us, samples=10, wall_median_us=us + 5)
 
 
-def _row(n: int, floor: float, baseline: float | None, other: float | None = None, speedup: float | None = None,
-         passed: bool = True) -> SizeRow:
-    return SizeRow(params={"N": n}, complexity=n, passed=passed, baseline=_stats(baseline) if baseline else None,
-                   candidate=_stats(other) if other else None, speedup=speedup, roofline_floor_us=floor)
+def _row(
+    n: int, floor: float, baseline: float | None, other: float | None = None, speedup: float | None = None, passed: bool = True
+) -> SizeRow:
+    return SizeRow(
+        params={"N": n},
+        complexity=n,
+        passed=passed,
+        baseline=_stats(baseline) if baseline else None,
+        candidate=_stats(other) if other else None,
+        speedup=speedup,
+        roofline_floor_us=floor,
+    )
 
 
-def _result(task: str, precision: str, implementation: str, rows: list[SizeRow], score: float | None,
-            verdict: Verdict = Verdict.ok) -> dict:
-    r = EvaluationResult(task=task, precision=precision, verdict=verdict, rows=rows, score=score, size_set="paper",
-                         baseline_only=implementation == "baseline", implementation=implementation,
-                         vendor_libraries=["cublas"] if implementation == "vendor" else [])
+def _result(
+    task: str, precision: str, implementation: str, rows: list[SizeRow], score: float | None, verdict: Verdict = Verdict.ok
+) -> dict:
+    r = EvaluationResult(
+        task=task,
+        precision=precision,
+        verdict=verdict,
+        rows=rows,
+        score=score,
+        size_set="paper",
+        baseline_only=implementation == "baseline",
+        implementation=implementation,
+        vendor_libraries=["cublas"] if implementation == "vendor" else [],
+    )
     return r.model_dump(mode="json")
 
 
 def _run_one() -> dict:
-    return {"provenance": {"git_commit": "abc1234", "date": "2026-12-02", "host": "h200"}, "size_set": "paper", "results": [
-        _result("vector_add", "fp32", "candidate", [_row(1024, 1.0, 10.0, 4.0, 2.5), _row(4096, 2.0, 20.0, 5.0, 4.0)], 3.0),
-        _result("vector_add", "fp32", "vendor", [_row(1024, 1.0, 11.0, 2.0, 5.5), _row(4096, 2.0, 21.0, 4.0, 5.25)], 5.0),
-        _result("matrix_mul", "fp32", "candidate", [_row(64, 3.0, 30.0, 40.0, 0.75, passed=False)], None, Verdict.wrong_answer),
-        _result("matrix_mul", "fp32", "vendor", [_row(64, 3.0, 30.0, 20.0, 1.5)], 1.5),
-        _result("softmax", "fp32", "baseline", [_row(256, 0.5, 8.0)], None),
-        _result("softmax", "fp32", "vendor", [_row(256, 0.5, 9.0, 1.0, 9.0)], 9.0),
-        _result("softmax", "fp32", "candidate", [_row(256, 0.5, 8.5, 8.5, 1.0)], 1.0),
-        _result("RELU", "bf16", "baseline", [_row(1024, 0.2, 5.0)], None),
-    ]}
+    return {
+        "provenance": {"git_commit": "abc1234", "date": "2026-12-02", "host": "h200"},
+        "size_set": "paper",
+        "results": [
+            _result("vector_add", "fp32", "candidate", [_row(1024, 1.0, 10.0, 4.0, 2.5), _row(4096, 2.0, 20.0, 5.0, 4.0)], 3.0),
+            _result("vector_add", "fp32", "vendor", [_row(1024, 1.0, 11.0, 2.0, 5.5), _row(4096, 2.0, 21.0, 4.0, 5.25)], 5.0),
+            _result("matrix_mul", "fp32", "candidate", [_row(64, 3.0, 30.0, 40.0, 0.75, passed=False)], None, Verdict.wrong_answer),
+            _result("matrix_mul", "fp32", "vendor", [_row(64, 3.0, 30.0, 20.0, 1.5)], 1.5),
+            _result("softmax", "fp32", "baseline", [_row(256, 0.5, 8.0)], None),
+            _result("softmax", "fp32", "vendor", [_row(256, 0.5, 9.0, 1.0, 9.0)], 9.0),
+            _result("softmax", "fp32", "candidate", [_row(256, 0.5, 8.5, 8.5, 1.0)], 1.0),
+            _result("RELU", "bf16", "baseline", [_row(1024, 0.2, 5.0)], None),
+        ],
+    }
 
 
 def _run_two() -> dict:

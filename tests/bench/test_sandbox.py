@@ -121,9 +121,13 @@ def test_the_environment_inside_holds_only_what_cuda_needs(box, root, monkeypatc
 
 def test_it_runs_unprivileged_without_new_privileges_in_its_own_namespaces(box, root):
     with sb.scratch(box.settings, "cm-t-") as scratch:
-        rc, out = sh(box, scratch, "id -u; grep -E '^(NoNewPrivs|CapEff|CapBnd):' /proc/self/status; ls /proc | grep -c '^[0-9]'; "
-                                   "hostname; cat /proc/self/oom_score_adj; unshare --user true 2>/dev/null && echo NESTED-USERNS; "
-                                   "prlimit --noheadings --output RESOURCE,SOFT")
+        rc, out = sh(
+            box,
+            scratch,
+            "id -u; grep -E '^(NoNewPrivs|CapEff|CapBnd):' /proc/self/status; ls /proc | grep -c '^[0-9]'; "
+            "hostname; cat /proc/self/oom_score_adj; unshare --user true 2>/dev/null && echo NESTED-USERNS; "
+            "prlimit --noheadings --output RESOURCE,SOFT",
+        )
     assert rc == 0, out
     lines = out.splitlines()
     assert lines[0] == str(box.settings.sandbox_uid) and lines[0] != "0"
@@ -162,9 +166,13 @@ def test_only_the_evaluations_gpu_is_bound_and_named_by_uuid_with_a_fake_gpu_tab
 def test_no_network_neither_the_database_nor_the_service(box, root):
     with socket.create_server(("127.0.0.1", 0)) as service, sb.scratch(box.settings, "cm-t-") as scratch:
         port = service.getsockname()[1]
-        rc, out = sh(box, scratch, f"cat /proc/net/dev; for p in 5432 {port}; do "
-                                   f"bash -c \"echo x > /dev/tcp/127.0.0.1/$p\" && echo CONNECTED $p || echo REFUSED $p; done; "
-                                   "bash -c 'echo x > /dev/tcp/1.1.1.1/53' && echo CONNECTED outside || echo REFUSED outside")
+        rc, out = sh(
+            box,
+            scratch,
+            f"cat /proc/net/dev; for p in 5432 {port}; do "
+            f'bash -c "echo x > /dev/tcp/127.0.0.1/$p" && echo CONNECTED $p || echo REFUSED $p; done; '
+            "bash -c 'echo x > /dev/tcp/1.1.1.1/53' && echo CONNECTED outside || echo REFUSED outside",
+        )
         assert not select.select([service], [], [], 0.5)[0], "the service's port received a connection"
     assert rc == 0, out
     assert "CONNECTED" not in out and out.count("REFUSED") == 3
@@ -177,9 +185,21 @@ def test_the_filesystem_view_hides_the_service_and_other_evaluations(box, root, 
     other.mkdir()
     (other / "inputs.bin").write_text(SECRET)
     os.chmod(other, 0o755)
-    hidden = [data_dir / "secret.env", data_dir, harness_settings.cache_dir, REPO / "pyproject.toml", Path.home(),
-              other / "inputs.bin", Path("/etc/passwd"), Path("/etc/hostname"), Path("/root"), Path("/var/lib/postgresql"),
-              Path("/run"), Path("/srv"), Path("/work")]
+    hidden = [
+        data_dir / "secret.env",
+        data_dir,
+        harness_settings.cache_dir,
+        REPO / "pyproject.toml",
+        Path.home(),
+        other / "inputs.bin",
+        Path("/etc/passwd"),
+        Path("/etc/hostname"),
+        Path("/root"),
+        Path("/var/lib/postgresql"),
+        Path("/run"),
+        Path("/srv"),
+        Path("/work"),
+    ]
     with sb.scratch(box.settings, "cm-t-") as scratch:
         script = "; ".join(f"test -e '{p}' && echo VISIBLE {p}" for p in hidden)
         rc, out = sh(box, scratch, script + "; ls -a ..; nvcc --version | tail -1; test -x /usr/bin/g++ && echo GXX; true")
@@ -196,10 +216,12 @@ def test_only_the_scratch_directory_is_writable_and_inputs_are_read_only(box, ro
         inputs = scratch / "inputs"
         inputs.mkdir()
         (inputs / "a.bin").write_text("input")
-        script = (f"echo ok > out.txt; echo x > inputs/a.bin || echo RO-INPUT; rm -f inputs/a.bin || echo RO-RM; "
-                  f"touch '{marker}' || echo NO-MARKER; touch /usr/x || echo RO-USR; touch /x || echo RO-ROOT; "
-                  f"touch ../x; touch /dev/x || echo RO-DEV; echo t > /tmp/t && echo TMP-OK; "
-                  f"echo s > /dev/shm/s && echo SHM-OK")
+        script = (
+            f"echo ok > out.txt; echo x > inputs/a.bin || echo RO-INPUT; rm -f inputs/a.bin || echo RO-RM; "
+            f"touch '{marker}' || echo NO-MARKER; touch /usr/x || echo RO-USR; touch /x || echo RO-ROOT; "
+            f"touch ../x; touch /dev/x || echo RO-DEV; echo t > /tmp/t && echo TMP-OK; "
+            f"echo s > /dev/shm/s && echo SHM-OK"
+        )
         rc, out = sh(box, scratch, script, read_only=[inputs])
         assert (scratch / "out.txt").read_text() == "ok\n"
         assert (inputs / "a.bin").read_text() == "input"
@@ -222,8 +244,12 @@ def test_the_private_tmp_is_bounded(box, root):
 
 def test_filling_the_scratch_directory_stops_the_step_with_a_clear_message(box, root):
     with sb.scratch(box.settings, "cm-t-") as scratch:
-        rc, out = box.run(["/bin/sh", "-c", "i=0; while true; do dd if=/dev/zero of=f$i bs=1M count=16 2>/dev/null; i=$((i+1)); done"],
-                          scratch=scratch, timeout=120, quota_bytes=64 << 20)
+        rc, out = box.run(
+            ["/bin/sh", "-c", "i=0; while true; do dd if=/dev/zero of=f$i bs=1M count=16 2>/dev/null; i=$((i+1)); done"],
+            scratch=scratch,
+            timeout=120,
+            quota_bytes=64 << 20,
+        )
         used = sum(f.stat().st_blocks * 512 for f in scratch.iterdir())
     assert rc is not None and rc < 0
     assert out.startswith("CMERR sandbox the process wrote more than 64 MiB to its scratch directory")
@@ -268,14 +294,37 @@ def _compiles(source: str, settings: HarnessSettings):
     return compile_candidate(load_task("vector_add").variant("fp32"), src.prepare(source, settings.max_source_bytes), settings)
 
 
-@pytest.mark.parametrize("name", ["hidden_syscall.cu", "puts_offset.cu", "env_dump.cu", "connect.cu", "write_outside.cu",
-                                  "fork_bomb.cu", "disk_fill.cu", "signal_parent.cu", "other_scratch.cu"])
+@pytest.mark.parametrize(
+    "name",
+    [
+        "hidden_syscall.cu",
+        "puts_offset.cu",
+        "env_dump.cu",
+        "connect.cu",
+        "write_outside.cu",
+        "fork_bomb.cu",
+        "disk_fill.cu",
+        "signal_parent.cu",
+        "other_scratch.cu",
+    ],
+)
 @pytest.mark.slow
 @requires_nvcc
 def test_host_code_attacks_pass_the_static_checks_so_the_sandbox_must_stop_them(name, box, settings, tmp_path):
     """The static checks are the first line only: none of these is caught by them."""
-    source = attack_source(name, MARKER=tmp_path / "m", HOST_TMP_MARKER="/tmp/m", SYSTEM_MINUS_PUTS=0, SECRET="/x", PORT=1,
-                           REPO=REPO, CACHE="/c", LIMIT_MIB=1, PARENT_PID=1, OTHER="/o")
+    source = attack_source(
+        name,
+        MARKER=tmp_path / "m",
+        HOST_TMP_MARKER="/tmp/m",
+        SYSTEM_MINUS_PUTS=0,
+        SECRET="/x",
+        PORT=1,
+        REPO=REPO,
+        CACHE="/c",
+        LIMIT_MIB=1,
+        PARENT_PID=1,
+        OTHER="/o",
+    )
     outcome = _compiles(source, settings)
     assert outcome.ok, (outcome.verdict, outcome.message)
 
@@ -284,7 +333,9 @@ def test_host_code_attacks_pass_the_static_checks_so_the_sandbox_must_stop_them(
 @requires_nvcc
 def test_hidden_syscall_from_a_constructor_creates_nothing_on_the_host(box, settings, tmp_path, monkeypatch):
     marker, host_tmp = tmp_path / "pwned", Path(f"/tmp/cudamaster-pwned-{uuid.uuid4().hex}")
-    result, workdir = evaluate_without_gpu(attack_source("hidden_syscall.cu", MARKER=marker, HOST_TMP_MARKER=host_tmp), settings, monkeypatch)
+    result, workdir = evaluate_without_gpu(
+        attack_source("hidden_syscall.cu", MARKER=marker, HOST_TMP_MARKER=host_tmp), settings, monkeypatch
+    )
     report = attack_lines(result.log)
     assert report["create-marker"] == -2  # ENOENT: the caller's directory does not exist in the sandbox
     assert report["create-host-tmp"] >= 0  # the sandbox's own /tmp: private, gone with it
@@ -297,8 +348,7 @@ def test_hidden_syscall_from_a_constructor_creates_nothing_on_the_host(box, sett
 def test_libc_reached_through_puts_plus_an_offset_runs_a_shell_that_can_do_nothing(box, settings, tmp_path, data_dir, monkeypatch):
     monkeypatch.setenv("CUDAMASTER_AGENT__API_KEY", SECRET)
     marker = tmp_path / "pwned"
-    source = attack_source("puts_offset.cu", SYSTEM_MINUS_PUTS=libc_offset("puts", "system"), MARKER=marker,
-                           SECRET=data_dir / "secret.env")
+    source = attack_source("puts_offset.cu", SYSTEM_MINUS_PUTS=libc_offset("puts", "system"), MARKER=marker, SECRET=data_dir / "secret.env")
     result, _ = evaluate_without_gpu(source, settings, monkeypatch)
     assert f"ATTACK shell as {settings.sandbox_uid}" in result.log or "ATTACK shell as 65534" in result.log, result.log[-2000:]
     assert "ATTACK shell done" in result.log  # the shell ran, inside the sandbox
@@ -498,8 +548,9 @@ def test_gpu_attacks_do_no_harm(box, settings, tmp_path, data_dir, monkeypatch, 
     result, workdir = evaluate_with_gpu(attack_source("disk_fill.cu", LIMIT_MIB=4096), settings)
     assert result.verdict == Verdict.runtime_error and "sandbox disk limit" in result.message
     assert only_workdir(settings) == workdir
-    after = evaluate("vector_add", "fp32", (Path(__file__).parent / "candidates" / "fast.cu").read_text(), [{"N": 4096}],
-                     settings=settings, timing=False)
+    after = evaluate(
+        "vector_add", "fp32", (Path(__file__).parent / "candidates" / "fast.cu").read_text(), [{"N": 4096}], settings=settings, timing=False
+    )
     assert after.verdict == Verdict.ok, "the GPU must be usable after the attacks"
 
 
@@ -512,10 +563,14 @@ def test_the_root_fallback_holds_the_same_line(box, root, data_dir, monkeypatch)
     assert fallback.mode == "root" and "set up by root" in fallback.describe()
     with socket.create_server(("127.0.0.1", 0)) as service, sb.scratch(box.settings, "cm-t-") as scratch:
         port = service.getsockname()[1]
-        rc, out = sh(fallback, scratch, f"id -u; grep -E '^(NoNewPrivs|CapEff|CapBnd):' /proc/self/status; env; "
-                                        f"test -e '{data_dir}' && echo VISIBLE; touch /usr/x 2>/dev/null && echo WROTE; "
-                                        f"bash -c 'echo > /dev/tcp/127.0.0.1/{port}' 2>/dev/null && echo CONNECTED; "
-                                        "for i in $(seq 600); do sleep 30 & done 2>&1 | grep -c -m1 'fork' ; kill $(jobs -p) 2>/dev/null; true")
+        rc, out = sh(
+            fallback,
+            scratch,
+            f"id -u; grep -E '^(NoNewPrivs|CapEff|CapBnd):' /proc/self/status; env; "
+            f"test -e '{data_dir}' && echo VISIBLE; touch /usr/x 2>/dev/null && echo WROTE; "
+            f"bash -c 'echo > /dev/tcp/127.0.0.1/{port}' 2>/dev/null && echo CONNECTED; "
+            "for i in $(seq 600); do sleep 30 & done 2>&1 | grep -c -m1 'fork' ; kill $(jobs -p) 2>/dev/null; true",
+        )
         assert not select.select([service], [], [], 0.5)[0]
         child = fallback.start(["/bin/sh", "-c", "sleep 303 & sleep 304"], scratch=scratch)
         assert child.wait(timeout=1.0)[0] is None and not processes_mentioning("sleep 30")

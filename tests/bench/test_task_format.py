@@ -51,6 +51,7 @@ def _case(task, precision, params, seed=1):
 
 # -- roles, memory, refresh ----------------------------------------------------------------------
 
+
 def test_per_precision_roles_and_memory(task):
     y, h, x = task.arg("y"), task.arg("h"), task.arg("x")
     assert y.role_for("fp32") == "accumulate" and y.role_for("bf16") == "output"
@@ -81,10 +82,18 @@ def test_refresh_is_parsed_from_the_toml(task):
 
 
 def test_custom_tasks_keep_plain_string_roles():
-    task = custom_task("ct_fmt", "fp32", 'extern "C" void ct_fmt(const float* X, float* Y, int N)',
-                       {"X": {"role": "input", "length": "N", "value": None, "draw": None},
-                        "Y": {"role": "output", "length": "N", "value": None, "draw": "uniform(0, 1)"},  # ignored: not an input
-                        "N": {"role": "scalar", "length": None, "value": "N", "draw": None}}, [{"N": 8}], "")
+    task = custom_task(
+        "ct_fmt",
+        "fp32",
+        'extern "C" void ct_fmt(const float* X, float* Y, int N)',
+        {
+            "X": {"role": "input", "length": "N", "value": None, "draw": None},
+            "Y": {"role": "output", "length": "N", "value": None, "draw": "uniform(0, 1)"},  # ignored: not an input
+            "N": {"role": "scalar", "length": None, "value": "N", "draw": None},
+        },
+        [{"N": 8}],
+        "",
+    )
     variant = task.variant("fp32")
     assert variant.outputs() == ["Y"] and task.arg("X").role == "input"
     assert task.arg("X").refresh_for() == "uniform(-1, 1)" and task.arg("Y").draw is None
@@ -92,6 +101,7 @@ def test_custom_tasks_keep_plain_string_roles():
 
 
 # -- derive() ------------------------------------------------------------------------------------
+
 
 def test_derive_adds_names_that_depend_on_the_size_only(task):
     names = task.names({"n": 1000}, "fp32")
@@ -108,15 +118,18 @@ def test_derive_adds_names_that_depend_on_the_size_only(task):
         assert 1 <= task.names({"n": n}, "fp32")["m"] <= min(n, 4)
 
 
-@pytest.mark.parametrize("body, match", [
-    ("return {'m': int(np.random.randint(1, 1000000))}", "second call"),  # global random state: not deterministic
-    ("return {'n': 2}", "already a size parameter"),
-    ("return {'m': 1.5}", "not an integer"),
-    ("return [1]", "expected a dict"),
-])
+@pytest.mark.parametrize(
+    "body, match",
+    [
+        ("return {'m': int(np.random.randint(1, 1000000))}", "second call"),  # global random state: not deterministic
+        ("return {'n': 2}", "already a size parameter"),
+        ("return {'m': 1.5}", "not an integer"),
+        ("return [1]", "expected a dict"),
+    ],
+)
 def test_a_bad_derive_is_a_task_error(tmp_path, body, match):
     ref = (FIXTURE / "reference.py").read_text()
-    start = ref.index("    n = int(names[\"n\"])\n    return {\"m\"")
+    start = ref.index('    n = int(names["n"])\n    return {"m"')
     end = ref.index("\n\n\ndef generate")
     path = _copy_fixture(tmp_path, reference=ref[:start] + "    " + body + ref[end:])
     with pytest.raises(TaskError, match=match):
@@ -124,6 +137,7 @@ def test_a_bad_derive_is_a_task_error(tmp_path, body, match):
 
 
 # -- tolerance -----------------------------------------------------------------------------------
+
 
 def test_tolerance_for_resolves_expressions_per_size_and_per_output(task):
     fp32, bf16 = task.variant("fp32"), task.variant("bf16")
@@ -148,31 +162,59 @@ def test_scale_max_abs_multiplies_atol_by_the_largest_reference_magnitude():
 
 # -- strict validation ---------------------------------------------------------------------------
 
-@pytest.mark.parametrize("edit, match", [
-    (('x = { role = "input", length = "n"', 'x = { role = "input", lenght = "n"'), r"args.x: unknown key 'lenght' \(did you mean 'length'\?\)"),
-    (('s = { role = "output"', 's = { rol = "output", role = "output"'), r"args.s: unknown key 'rol'"),
-    (('memory = { fp32 = "host", bf16 = "device" }, refresh', 'memroy = "host", refresh'), r"unknown key 'memroy'"),
-    (('fp32 = { atol = 1e-6, rtol = 1e-6 }', 'fp32 = { atol = 1e-6, rtol = 1e-6, sacle = "max_abs" }'), r"\[tolerance\] fp32: unknown key 'sacle'"),
-    (('fp32 = { atol = "1e-7*n/m"', 'fp32 = { atoll = "1e-7*n/m", atol = "1e-7*n/m"'), r"tolerance.outputs.s\] fp32: unknown key 'atoll'"),
-    (("[tolerance.outputs.s]", "[tolerance.outputs.z]"), r"tolerance.outputs.z\] names no output"),
-    (("[tolerance.outputs.s]", "[tolerance.output.s]"), r"\[tolerance\]: unknown key 'output' \(did you mean 'outputs'\?\)"),
-    (('scale = "max_abs" }\nbf16', 'scale = "max" }\nbf16'), r"scale 'max' is not one of max_abs"),
-    (('atol = "1e-7*n/m"', 'atol = "1e-7*n/q"'), r"unknown name 'q'"),
-    (('atol = "1e-7*n/m"', 'atol = "-1e-7*n/m"'), r"must be finite and >= 0"),
-    (('refresh = "uniform(-2, 2)"', 'refresh = "kep"'), r"args.h.refresh: must be \"keep\", \"shuffle\" or a draw spec"),
-    (('refresh = "uniform(-2, 2)"', 'refresh = "uniform(-2)"'), r"uniform takes 2 parameter"),
-    (('draw = "uniform(-1, 1)"', 'draw = "uniform(-1, 1"'), r"cannot parse draw"),
-    (('s = { role = "output", length = "m"', 's = { role = "output", length = "m", refresh = "keep"'), r"args.s: .*apply to inputs"),
-    (('role = { fp32 = "accumulate", bf16 = "output" }', 'role = { fp32 = "accumulate" }'), r"args.y.role has no entry for precision bf16"),
-    (('role = { fp32 = "accumulate", bf16 = "output" }', 'role = { fp32 = "accumulate", fp16 = "output" }'), r"unknown precision 'fp16'"),
-    (('role = { fp32 = "accumulate", bf16 = "output" }', 'role = { fp32 = "accumulate", bf16 = "outptu" }'), r"'outptu' \(bf16\) is not one of"),
-    (('memory = { fp32 = "host", bf16 = "device" } }', 'memory = "hots" }'), r"args.y.memory 'hots' \(fp32\) is not one of device, host"),
-    (('m = { role = "scalar", value = "m" }', 'm = { role = "scalar", value = "m", memory = "host" }'), r"memory` applies to buffers only"),
-    (('[cost]\ncomplexity', '[cost]\ncomplexty = "n"\ncomplexity'), r"\[cost\]: unknown key 'complexty'"),
-    (("[notes]", "[note]"), r"unknown key 'note' \(did you mean 'notes'\?\)"),
-    (('param = { bf16 = "sums" }', 'param = { bf16 = "sum" }'), r"bf16 prototype parameters .* differ from args"),
-    (('param = { bf16 = "sums" }', 'param = { bf32 = "sums" }'), r"args.s.param: unknown precision 'bf32'"),
-])
+
+@pytest.mark.parametrize(
+    "edit, match",
+    [
+        (
+            ('x = { role = "input", length = "n"', 'x = { role = "input", lenght = "n"'),
+            r"args.x: unknown key 'lenght' \(did you mean 'length'\?\)",
+        ),
+        (('s = { role = "output"', 's = { rol = "output", role = "output"'), r"args.s: unknown key 'rol'"),
+        (('memory = { fp32 = "host", bf16 = "device" }, refresh', 'memroy = "host", refresh'), r"unknown key 'memroy'"),
+        (
+            ("fp32 = { atol = 1e-6, rtol = 1e-6 }", 'fp32 = { atol = 1e-6, rtol = 1e-6, sacle = "max_abs" }'),
+            r"\[tolerance\] fp32: unknown key 'sacle'",
+        ),
+        (
+            ('fp32 = { atol = "1e-7*n/m"', 'fp32 = { atoll = "1e-7*n/m", atol = "1e-7*n/m"'),
+            r"tolerance.outputs.s\] fp32: unknown key 'atoll'",
+        ),
+        (("[tolerance.outputs.s]", "[tolerance.outputs.z]"), r"tolerance.outputs.z\] names no output"),
+        (("[tolerance.outputs.s]", "[tolerance.output.s]"), r"\[tolerance\]: unknown key 'output' \(did you mean 'outputs'\?\)"),
+        (('scale = "max_abs" }\nbf16', 'scale = "max" }\nbf16'), r"scale 'max' is not one of max_abs"),
+        (('atol = "1e-7*n/m"', 'atol = "1e-7*n/q"'), r"unknown name 'q'"),
+        (('atol = "1e-7*n/m"', 'atol = "-1e-7*n/m"'), r"must be finite and >= 0"),
+        (('refresh = "uniform(-2, 2)"', 'refresh = "kep"'), r"args.h.refresh: must be \"keep\", \"shuffle\" or a draw spec"),
+        (('refresh = "uniform(-2, 2)"', 'refresh = "uniform(-2)"'), r"uniform takes 2 parameter"),
+        (('draw = "uniform(-1, 1)"', 'draw = "uniform(-1, 1"'), r"cannot parse draw"),
+        (('s = { role = "output", length = "m"', 's = { role = "output", length = "m", refresh = "keep"'), r"args.s: .*apply to inputs"),
+        (
+            ('role = { fp32 = "accumulate", bf16 = "output" }', 'role = { fp32 = "accumulate" }'),
+            r"args.y.role has no entry for precision bf16",
+        ),
+        (
+            ('role = { fp32 = "accumulate", bf16 = "output" }', 'role = { fp32 = "accumulate", fp16 = "output" }'),
+            r"unknown precision 'fp16'",
+        ),
+        (
+            ('role = { fp32 = "accumulate", bf16 = "output" }', 'role = { fp32 = "accumulate", bf16 = "outptu" }'),
+            r"'outptu' \(bf16\) is not one of",
+        ),
+        (
+            ('memory = { fp32 = "host", bf16 = "device" } }', 'memory = "hots" }'),
+            r"args.y.memory 'hots' \(fp32\) is not one of device, host",
+        ),
+        (
+            ('m = { role = "scalar", value = "m" }', 'm = { role = "scalar", value = "m", memory = "host" }'),
+            r"memory` applies to buffers only",
+        ),
+        (("[cost]\ncomplexity", '[cost]\ncomplexty = "n"\ncomplexity'), r"\[cost\]: unknown key 'complexty'"),
+        (("[notes]", "[note]"), r"unknown key 'note' \(did you mean 'notes'\?\)"),
+        (('param = { bf16 = "sums" }', 'param = { bf16 = "sum" }'), r"bf16 prototype parameters .* differ from args"),
+        (('param = { bf16 = "sums" }', 'param = { bf32 = "sums" }'), r"args.s.param: unknown precision 'bf32'"),
+    ],
+)
 def test_misspelled_or_invalid_keys_are_task_errors_naming_them(tmp_path, edit, match):
     with pytest.raises(TaskError, match=match):
         load_task_file(_copy_fixture(tmp_path, edit))
@@ -183,6 +225,7 @@ def test_the_fixture_itself_loads_from_a_copy(tmp_path):
 
 
 # -- check() -------------------------------------------------------------------------------------
+
 
 @pytest.mark.parametrize("precision", ["fp32", "bf16"])
 @pytest.mark.parametrize("seed", [1, 2, 3])
@@ -228,8 +271,10 @@ def test_output_checks_use_the_check_hook_and_still_find_unwritten_elements_outs
         return original(got, ref_, x_, p, precision, tolerance)
 
     def saved(y, unwritten_y=0):  # what the driver saves at a sampled size: the sample, and a count of the rest
-        return {name: (data.to_storage(values, variant.param(name).dtype)[sample[name]], unwritten_y if name == "y" else 0)
-                for name, values in (("y", y), ("s", ref["s"]), ("idx", ref["idx"]))}
+        return {
+            name: (data.to_storage(values, variant.param(name).dtype)[sample[name]], unwritten_y if name == "y" else 0)
+            for name, values in (("y", y), ("s", ref["s"]), ("idx", ref["idx"]))
+        }
 
     module.check = spy
     try:
@@ -250,6 +295,7 @@ def _settings():
 
 # -- host buffers: plan, driver, runtime ---------------------------------------------------------
 
+
 def test_plan_lines_carry_role_and_memory_per_precision(task, tmp_path):
     params = {"n": 1000}
     lines = {}
@@ -259,10 +305,28 @@ def test_plan_lines_carry_role_and_memory_per_precision(task, tmp_path):
         lines[precision] = [line for line in text.splitlines() if line.split()[0] in ("buffer", "scalar", "refresh")]
     # buffer ARG COUNT ROLE MEMORY; roles 0 input 1 output 2 accumulate; memory 0 device 1 host;
     # refresh ARG DRAW P0 P1 (1 = uniform) for the inputs redrawn between timed calls
-    assert lines["fp32"] == ["buffer 2 1000 0 0", "refresh 2 1 -1.0 1.0", "buffer 3 1000 0 1", "refresh 3 1 -2.0 2.0",
-                             "buffer 4 1000 2 1", "buffer 5 3 1 0", "buffer 6 1 1 0", "scalar 0 1000.0", "scalar 1 3.0"]
-    assert lines["bf16"] == ["buffer 2 1000 0 0", "refresh 2 1 -1.0 1.0", "buffer 3 1000 0 0", "refresh 3 1 -2.0 2.0",
-                             "buffer 4 1000 1 0", "buffer 5 3 1 0", "buffer 6 1 1 0", "scalar 0 1000.0", "scalar 1 3.0"]
+    assert lines["fp32"] == [
+        "buffer 2 1000 0 0",
+        "refresh 2 1 -1.0 1.0",
+        "buffer 3 1000 0 1",
+        "refresh 3 1 -2.0 2.0",
+        "buffer 4 1000 2 1",
+        "buffer 5 3 1 0",
+        "buffer 6 1 1 0",
+        "scalar 0 1000.0",
+        "scalar 1 3.0",
+    ]
+    assert lines["bf16"] == [
+        "buffer 2 1000 0 0",
+        "refresh 2 1 -1.0 1.0",
+        "buffer 3 1000 0 0",
+        "refresh 3 1 -2.0 2.0",
+        "buffer 4 1000 1 0",
+        "buffer 5 3 1 0",
+        "buffer 6 1 1 0",
+        "scalar 0 1000.0",
+        "scalar 1 3.0",
+    ]
 
 
 @requires_nvcc
@@ -278,14 +342,14 @@ def test_a_host_memory_driver_compiles(task, precision, harness_settings):
 
 HOST_CHEATS = {
     # writes one float past the end of the host output y
-    "past_end": ("cudaMemcpy(y, dy, bytes, cudaMemcpyDeviceToHost);",
-                 "cudaMemcpy(y, dy, bytes, cudaMemcpyDeviceToHost); y[n] = 1.0f;"),
+    "past_end": ("cudaMemcpy(y, dy, bytes, cudaMemcpyDeviceToHost);", "cudaMemcpy(y, dy, bytes, cudaMemcpyDeviceToHost); y[n] = 1.0f;"),
     # scribbles on the host input h after using it
-    "input": ("cudaMemcpy(y, dy, bytes, cudaMemcpyDeviceToHost);",
-              "cudaMemcpy(y, dy, bytes, cudaMemcpyDeviceToHost); ((float*)h)[0] += 1.0f;"),
+    "input": (
+        "cudaMemcpy(y, dy, bytes, cudaMemcpyDeviceToHost);",
+        "cudaMemcpy(y, dy, bytes, cudaMemcpyDeviceToHost); ((float*)h)[0] += 1.0f;",
+    ),
     # leaves y's last element as the harness zeroed it (y is an accumulator in FP32)
-    "unwritten": ("cudaMemcpy(y, dy, bytes, cudaMemcpyDeviceToHost);",
-                  "cudaMemcpy(y, dy, bytes - sizeof(float), cudaMemcpyDeviceToHost);"),
+    "unwritten": ("cudaMemcpy(y, dy, bytes, cudaMemcpyDeviceToHost);", "cudaMemcpy(y, dy, bytes - sizeof(float), cudaMemcpyDeviceToHost);"),
 }
 
 
@@ -305,11 +369,14 @@ def test_fixture_baseline_passes_with_host_buffers_on_the_gpu(task, precision, h
 
 
 @pytest.mark.gpu
-@pytest.mark.parametrize("name, verdict, words", [
-    ("past_end", Verdict.runtime_error, "past the end of argument y"),
-    ("input", Verdict.wrong_answer, "modified input argument h"),
-    ("unwritten", Verdict.wrong_answer, "y:"),
-])
+@pytest.mark.parametrize(
+    "name, verdict, words",
+    [
+        ("past_end", Verdict.runtime_error, "past the end of argument y"),
+        ("input", Verdict.wrong_answer, "modified input argument h"),
+        ("unwritten", Verdict.wrong_answer, "y:"),
+    ],
+)
 def test_host_buffer_cheats_are_caught_on_the_gpu(task, name, verdict, words, harness_settings):
     result = evaluate(task, "fp32", _candidate(name), [{"n": 1000}], settings=harness_settings, timing=False)
     assert result.verdict == verdict, result.message

@@ -17,8 +17,21 @@ def test_every_builtin_name_loads():  # published names keep their capitals (FFT
     assert [load_task(n).name for n in names] == names
 
 
-@pytest.mark.parametrize("name", ["../tasks/vector_add", "./vector_add", "vector_add/", "tasks/vector_add", "vector_add/../vector_add",
-                                  str(TASKS_DIR / "vector_add"), "Vector_Add", "vector_add\x00", "", "a" * 65])
+@pytest.mark.parametrize(
+    "name",
+    [
+        "../tasks/vector_add",
+        "./vector_add",
+        "vector_add/",
+        "tasks/vector_add",
+        "vector_add/../vector_add",
+        str(TASKS_DIR / "vector_add"),
+        "Vector_Add",
+        "vector_add\x00",
+        "",
+        "a" * 65,
+    ],
+)
 def test_paths_and_odd_names_are_unknown_tasks(name):
     with pytest.raises(TaskError, match="unknown task .*known tasks: .*vector_add"):
         load_task(name)
@@ -28,8 +41,10 @@ def test_a_folder_elsewhere_with_a_task_toml_is_never_read(tmp_path):
     folder = tmp_path / "evil"
     shutil.copytree(TASKS_DIR / "vector_add", folder)
     marker = tmp_path / "imported"
-    (folder / "reference.py").write_text(f"open({str(marker)!r}, 'w').write('reference.py was imported')\n"
-                                         "def reference(*args, **kwargs):\n    raise AssertionError('not ours')\n")
+    (folder / "reference.py").write_text(
+        f"open({str(marker)!r}, 'w').write('reference.py was imported')\n"
+        "def reference(*args, **kwargs):\n    raise AssertionError('not ours')\n"
+    )
     for name in (str(folder), str(folder) + "/", f"../../../../../../../..{folder}"):
         with pytest.raises(TaskError, match="unknown task"):
             load_task(name).reference_module  # noqa: B018 - the import is what must not happen

@@ -22,6 +22,7 @@ def _ref(task: str, x: dict, names: dict, precision: str = "fp32", sample=None) 
 
 # -- dot_product ---------------------------------------------------------------------------------
 
+
 def test_dot_product_by_hand():
     # 1*4 + 2*(-5) + 3*6 = 12
     out = _ref("dot_product", {"X": [1.0, 2.0, 3.0], "Y": [4.0, -5.0, 6.0]}, {"N": 3})
@@ -38,6 +39,7 @@ def test_dot_product_loss_is_a_float_accumulator_in_both_precisions():
 
 
 # -- matrix_mul ----------------------------------------------------------------------------------
+
 
 def test_matrix_mul_by_hand():
     # A (2x3) = [[1,2,3],[4,5,6]], B (3x2) = [[7,8],[9,10],[11,12]]
@@ -67,6 +69,7 @@ def test_matrix_mul_sampled_equals_full(M, N, K):
 
 # -- spmv_csr ------------------------------------------------------------------------------------
 
+
 def test_spmv_csr_by_hand():
     # 4 x 4, x = [1, 2, 3, 4]
     # row 0: (col 3, -0.5), (col 1, 2.0)  -> -2 + 4 = 2     (unsorted columns)
@@ -85,8 +88,17 @@ def test_spmv_csr_by_hand():
 
 def test_spmv_csr_nnz_formula_matches_the_published_numbers():
     task = load_task("spmv_csr")
-    published = {256: 5242, 1024: 20971, 2048: 41943, 4096: 83886, 8192: 167772, 16384: 335544,
-                 32768: 671088, 65536: 1342177, 262144: 5368709}
+    published = {
+        256: 5242,
+        1024: 20971,
+        2048: 41943,
+        4096: 83886,
+        8192: 167772,
+        16384: 335544,
+        32768: 671088,
+        65536: 1342177,
+        262144: 5368709,
+    }
     for rows, nnz in published.items():
         assert task.names({"rows": rows, "cols": 2048}, "fp32")["nnz"] == nnz
     for params in task.size_list("paper"):
@@ -98,8 +110,16 @@ def test_spmv_csr_nnz_formula_matches_the_published_numbers():
     assert task.names({"rows": 1, "cols": 1}, "fp32")["nnz"] == 1
 
 
-@pytest.mark.parametrize("params", [{"rows": 1024, "cols": 2048}, {"rows": 1000, "cols": 2048}, {"rows": 31, "cols": 2048},
-                                    {"rows": 33, "cols": 7}, {"rows": 1, "cols": 1}])
+@pytest.mark.parametrize(
+    "params",
+    [
+        {"rows": 1024, "cols": 2048},
+        {"rows": 1000, "cols": 2048},
+        {"rows": 31, "cols": 2048},
+        {"rows": 33, "cols": 7},
+        {"rows": 1, "cols": 1},
+    ],
+)
 @pytest.mark.parametrize("precision", ["fp32", "bf16"])
 def test_spmv_csr_generator_invariants(params, precision):
     variant = load_task("spmv_csr").variant(precision)
@@ -125,7 +145,7 @@ def test_spmv_csr_generator_invariants(params, precision):
         row_of = np.repeat(np.arange(rows), counts)
         pairs = row_of * cols + col
         assert np.unique(pairs).size < nnz
-        assert any(np.any(np.diff(col[off[r]:off[r + 1]]) < 0) for r in range(rows))
+        assert any(np.any(np.diff(col[off[r] : off[r + 1]]) < 0) for r in range(rows))
 
 
 def test_spmv_csr_generator_is_uniform_over_columns():
@@ -148,6 +168,7 @@ def test_spmv_csr_reference_matches_scipy_on_generated_data():
 
 
 # -- rms_norm ------------------------------------------------------------------------------------
+
 
 def test_rms_norm_by_hand():
     # x = [3, 4]: sum x^2 = 25, / N = 12.5, rms = sqrt(12.5 + 1e-5)
@@ -172,6 +193,7 @@ def test_rms_norm_epsilon_matches_the_task():
 
 
 # -- stencil_2d ----------------------------------------------------------------------------------
+
 
 def test_stencil_2d_by_hand():
     # 4 x 4 zeros with u[1,1] = 1 and the boundary cell u[0,2] = 2 (layout u[i*ny + j], r = 0.25):
@@ -221,6 +243,7 @@ def test_stencil_2d_r_matches_the_task():
 
 
 # -- all five: shapes on real draws ----------------------------------------------------------------
+
 
 @pytest.mark.parametrize("name", MY_TASKS)
 @pytest.mark.parametrize("precision", ["fp32", "bf16"])

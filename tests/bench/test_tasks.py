@@ -102,7 +102,7 @@ def test_tolerance_accepts_the_rounded_reference_and_rejects_cheats(name, precis
         else:  # a scalar (a reduction, often invariant under a shuffle): the same computation skipping 1 % of the work
             first = next(k for k in x if variant.param(k).dtype in ("float32", "bfloat16"))
             skipped = np.array(x[first], dtype=np.float64)
-            skipped[-max(1, skipped.size // 100):] = 0.0
+            skipped[-max(1, skipped.size // 100) :] = 0.0
             partial = np.asarray(variant.task.reference_module.reference(dict(x, **{first: skipped}), names, precision, None)[out])
             assert not passes(out, partial.reshape(-1)), f"{out}: a result that skips 1 % of {first} must fail"
 

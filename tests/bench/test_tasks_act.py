@@ -28,34 +28,62 @@ SEEDS = (1, 2, 3)
 
 # The prototypes as published (shared/spec/mskernelbench-tasks.md §3.26-3.40), verbatim.
 PUBLISHED = {
-    "RELU": ('extern "C" void RELU(float* output, const float* input, int N)',
-             'extern "C" void RELU_bf16(__nv_bfloat16* output, const __nv_bfloat16* input, int N)'),
-    "leaky_RELU": ('extern "C" void leaky_RELU(float* output, const float* input, const int N, float alpha = 0.01)',
-                   'extern "C" void leaky_RELU_bf16(__nv_bfloat16* output, const __nv_bfloat16* input, const int N, float alpha = 0.01)'),
-    "elu": ('extern "C" void elu(float* output, const float* input, const int N, float alpha = 1.0)',
-            'extern "C" void elu_bf16(__nv_bfloat16* out, const __nv_bfloat16* input, const int N, float alpha = 1.0)'),
-    "selu": ('extern "C" void selu(float* output, const float* input, const int N, float alpha = 1.67, float lambda = 1.0)',
-             'extern "C" void selu_bf16(__nv_bfloat16* output, const __nv_bfloat16* input, const int N, float alpha = 1.67, float lambda = 1.0)'),
-    "gelu": ('extern "C" void gelu(float* output, const float* input, const int N)',
-             'extern "C" void gelu_bf16(__nv_bfloat16* out, const __nv_bfloat16* input, const int N)'),
-    "sigmoid": ('extern "C" void sigmoid(float* out, const float* input, const int N)',
-                'extern "C" void sigmoid_bf16(__nv_bfloat16* out, const __nv_bfloat16* input, const int N)'),
-    "row_tanh": ('extern "C" void row_tanh(float* out, const float* input, const int N)',
-                 'extern "C" void row_tanh_bf16(__nv_bfloat16* out, const __nv_bfloat16* input, const int N)'),
-    "SwiGLU": ('extern "C" void SwiGLU(float* output, const float* gate_input, const float* value_input, float beta, int N)',
-               'extern "C" void SwiGLU_bf16(__nv_bfloat16* output, const __nv_bfloat16* gate_input, const __nv_bfloat16* value_input, float beta, int N)'),
-    "softmax": ('extern "C" void softmax(float* out, const float* input, int N, int C)',
-                'extern "C" void softmax_bf16(__nv_bfloat16* out, const __nv_bfloat16* input, int N, int C)'),
-    "layer_norm": ('extern "C" void layer_norm(float* output, const float* input, const float* weight, const float* bias, const float epsilon, const int N)',
-                   'extern "C" void layer_norm_bf16(__nv_bfloat16* output, const __nv_bfloat16* input, const __nv_bfloat16* weight, const __nv_bfloat16* bias, const float epsilon, const int N)'),
-    "batch_norm": ('extern "C" void batch_norm(float* output, const float* input, const float* gamma, const float* beta, const float epsilon, const int N, const int C)',
-                   'extern "C" void batch_norm_bf16(__nv_bfloat16* output, const __nv_bfloat16* input, const __nv_bfloat16* gamma, const __nv_bfloat16* beta, const float epsilon, const int N, const int C)'),
-    "MSE_loss": ('extern "C" void MSE_loss(float* loss, const float* X, const float* Y, int N)',
-                 'extern "C" void MSE_loss_bf16(float* loss, const __nv_bfloat16* X, const __nv_bfloat16* Y, const int N)'),
-    "cross_entropy_loss": ('extern "C" void cross_entropy_loss(float* loss, const float* X, const float* Y, const int C)',
-                           'extern "C" void cross_entropy_loss_bf16(float* loss, const __nv_bfloat16* X, const __nv_bfloat16* Y, const int C)'),
-    "hinge_loss": ('extern "C" void hinge_loss(float* loss, const float* predictions, const int* targets, int N)',
-                   'extern "C" void hinge_loss_bf16(__nv_bfloat16* loss, const __nv_bfloat16* predictions, const int* targets, int N)'),
+    "RELU": (
+        'extern "C" void RELU(float* output, const float* input, int N)',
+        'extern "C" void RELU_bf16(__nv_bfloat16* output, const __nv_bfloat16* input, int N)',
+    ),
+    "leaky_RELU": (
+        'extern "C" void leaky_RELU(float* output, const float* input, const int N, float alpha = 0.01)',
+        'extern "C" void leaky_RELU_bf16(__nv_bfloat16* output, const __nv_bfloat16* input, const int N, float alpha = 0.01)',
+    ),
+    "elu": (
+        'extern "C" void elu(float* output, const float* input, const int N, float alpha = 1.0)',
+        'extern "C" void elu_bf16(__nv_bfloat16* out, const __nv_bfloat16* input, const int N, float alpha = 1.0)',
+    ),
+    "selu": (
+        'extern "C" void selu(float* output, const float* input, const int N, float alpha = 1.67, float lambda = 1.0)',
+        'extern "C" void selu_bf16(__nv_bfloat16* output, const __nv_bfloat16* input, const int N, float alpha = 1.67, float lambda = 1.0)',
+    ),
+    "gelu": (
+        'extern "C" void gelu(float* output, const float* input, const int N)',
+        'extern "C" void gelu_bf16(__nv_bfloat16* out, const __nv_bfloat16* input, const int N)',
+    ),
+    "sigmoid": (
+        'extern "C" void sigmoid(float* out, const float* input, const int N)',
+        'extern "C" void sigmoid_bf16(__nv_bfloat16* out, const __nv_bfloat16* input, const int N)',
+    ),
+    "row_tanh": (
+        'extern "C" void row_tanh(float* out, const float* input, const int N)',
+        'extern "C" void row_tanh_bf16(__nv_bfloat16* out, const __nv_bfloat16* input, const int N)',
+    ),
+    "SwiGLU": (
+        'extern "C" void SwiGLU(float* output, const float* gate_input, const float* value_input, float beta, int N)',
+        'extern "C" void SwiGLU_bf16(__nv_bfloat16* output, const __nv_bfloat16* gate_input, const __nv_bfloat16* value_input, float beta, int N)',
+    ),
+    "softmax": (
+        'extern "C" void softmax(float* out, const float* input, int N, int C)',
+        'extern "C" void softmax_bf16(__nv_bfloat16* out, const __nv_bfloat16* input, int N, int C)',
+    ),
+    "layer_norm": (
+        'extern "C" void layer_norm(float* output, const float* input, const float* weight, const float* bias, const float epsilon, const int N)',
+        'extern "C" void layer_norm_bf16(__nv_bfloat16* output, const __nv_bfloat16* input, const __nv_bfloat16* weight, const __nv_bfloat16* bias, const float epsilon, const int N)',
+    ),
+    "batch_norm": (
+        'extern "C" void batch_norm(float* output, const float* input, const float* gamma, const float* beta, const float epsilon, const int N, const int C)',
+        'extern "C" void batch_norm_bf16(__nv_bfloat16* output, const __nv_bfloat16* input, const __nv_bfloat16* gamma, const __nv_bfloat16* beta, const float epsilon, const int N, const int C)',
+    ),
+    "MSE_loss": (
+        'extern "C" void MSE_loss(float* loss, const float* X, const float* Y, int N)',
+        'extern "C" void MSE_loss_bf16(float* loss, const __nv_bfloat16* X, const __nv_bfloat16* Y, const int N)',
+    ),
+    "cross_entropy_loss": (
+        'extern "C" void cross_entropy_loss(float* loss, const float* X, const float* Y, const int C)',
+        'extern "C" void cross_entropy_loss_bf16(float* loss, const __nv_bfloat16* X, const __nv_bfloat16* Y, const int C)',
+    ),
+    "hinge_loss": (
+        'extern "C" void hinge_loss(float* loss, const float* predictions, const int* targets, int N)',
+        'extern "C" void hinge_loss_bf16(__nv_bfloat16* loss, const __nv_bfloat16* predictions, const int* targets, int N)',
+    ),
 }
 # These two BF16 prototypes name their output `out` where the FP32 one says `output`: the argument is
 # `output` (data, reference, tolerance) with param = { bf16 = "out" }.
@@ -64,6 +92,7 @@ DEFAULTS = {"leaky_RELU": {"alpha": 0.01}, "elu": {"alpha": 1.0}, "selu": {"alph
 
 
 # -- helpers ---------------------------------------------------------------------------------------
+
 
 def _ref(task: str, x: dict, names: dict, precision: str = "fp32", sample: dict | None = None) -> dict[str, np.ndarray]:
     x = {k: np.asarray(v, dtype=np.int64 if np.asarray(v).dtype.kind in "iu" else np.float64) for k, v in x.items()}
@@ -79,8 +108,10 @@ def _case(task: str, precision: str, params: dict, seed: int) -> tuple[Variant, 
 
 
 def _passes(variant: Variant, got: dict[str, np.ndarray], x: dict, names: dict) -> bool:
-    ref = {k: np.asarray(v, dtype=np.float64).reshape(-1)
-           for k, v in variant.task.reference_module.reference(x, names, variant.precision, None).items()}
+    ref = {
+        k: np.asarray(v, dtype=np.float64).reshape(-1)
+        for k, v in variant.task.reference_module.reference(x, names, variant.precision, None).items()
+    }
     got = {k: np.asarray(v, dtype=np.float64).reshape(-1) for k, v in got.items()}
     return all(c.passed for c in check_outputs(variant, got, ref, x, names))
 
@@ -119,6 +150,7 @@ def _rtol(task: str, precision: str, params: dict, output: str) -> float:
 
 
 # -- prototypes and default arguments ----------------------------------------------------------------
+
 
 def test_all_fourteen_tasks_are_present():
     from bench_tasks import task_names
@@ -227,6 +259,7 @@ def test_a_kernel_with_another_type_is_refused_by_the_prototype_check(harness_se
 
 # -- activations: by hand and against Python's math module ----------------------------------------------
 
+
 def test_relu_by_hand():
     out = _ref("RELU", {"input": [-1.0, -0.0, 0.0, 2.5, 1e-30]}, {"N": 5})["output"]
     assert out.tolist() == [0.0, 0.0, 0.0, 2.5, 1e-30]
@@ -257,13 +290,16 @@ def test_gelu_is_the_erf_form():
     assert out[2] == 0.0
 
 
-@pytest.mark.parametrize("name, fn", [
-    ("gelu", lambda v: 0.5 * v * (1.0 + math.erf(v / math.sqrt(2.0)))),
-    ("sigmoid", lambda v: 1.0 / (1.0 + math.exp(-v))),
-    ("row_tanh", math.tanh),
-    ("elu", lambda v: math.expm1(v) if v < 0 else v),
-    ("leaky_RELU", lambda v: 0.01 * v if v < 0 else v),
-])
+@pytest.mark.parametrize(
+    "name, fn",
+    [
+        ("gelu", lambda v: 0.5 * v * (1.0 + math.erf(v / math.sqrt(2.0)))),
+        ("sigmoid", lambda v: 1.0 / (1.0 + math.exp(-v))),
+        ("row_tanh", math.tanh),
+        ("elu", lambda v: math.expm1(v) if v < 0 else v),
+        ("leaky_RELU", lambda v: 0.01 * v if v < 0 else v),
+    ],
+)
 def test_elementwise_references_match_a_loop_over_the_math_module(name, fn):
     v = np.random.default_rng(5).uniform(-3, 3, 257)
     names = {"N": v.size, "alpha": 1.0 if name == "elu" else 0.01}
@@ -285,8 +321,9 @@ def test_swiglu_by_hand_gate_and_value_are_not_swapped():
     assert out[0] == pytest.approx(5.284782467867294, rel=1e-15)
     assert out[1] == pytest.approx(3.0 / (1 + math.exp(-3.0)) * 2.0, rel=1e-15)  # swapped operands would give out[0]
     # beta scales the gate inside the sigmoid only: g = 1, v = 1, beta = 2 -> 1 / (1 + e^-2)
-    assert _ref("SwiGLU", {"gate_input": [1.0], "value_input": [1.0]}, {"N": 1, "beta": 2.0})["output"][0] == \
-        pytest.approx(1.0 / (1.0 + math.exp(-2.0)), rel=1e-15)
+    assert _ref("SwiGLU", {"gate_input": [1.0], "value_input": [1.0]}, {"N": 1, "beta": 2.0})["output"][0] == pytest.approx(
+        1.0 / (1.0 + math.exp(-2.0)), rel=1e-15
+    )
 
 
 # What each activation's baseline computes in FP32 (numpy float32; CUDA's expf/erff/tanhf are within
@@ -355,6 +392,7 @@ def test_an_approximate_tanh_fails_fp32():
 
 # -- softmax -----------------------------------------------------------------------------------------
 
+
 def test_softmax_by_hand_row_major_over_c():
     # N = 2 rows of C = 3: [0, ln 2, ln 3] -> [1, 2, 3] / 6; [5, 5, 5] -> 1/3 each.
     x = {"input": [0.0, math.log(2.0), math.log(3.0), 5.0, 5.0, 5.0]}
@@ -371,7 +409,7 @@ def test_softmax_matches_a_loop():
     v = rng.uniform(-1, 1, n * c)
     expected = []
     for r in range(n):
-        row = [math.exp(t) for t in v[r * c:(r + 1) * c]]
+        row = [math.exp(t) for t in v[r * c : (r + 1) * c]]
         expected += [e / math.fsum(row) for e in row]
     np.testing.assert_allclose(_ref("softmax", {"input": v}, {"N": n, "C": c})["out"], expected, rtol=1e-14)
 
@@ -412,6 +450,7 @@ def test_softmax_over_the_wrong_axis_fails(precision):
 
 
 # -- layer_norm --------------------------------------------------------------------------------------
+
 
 def test_layer_norm_by_hand():
     # x = [1, 2, 3, 4]: mu = 2.5, var = (2.25 + 0.25 + 0.25 + 2.25) / 4 = 1.25 (population), eps = 1e-5
@@ -459,6 +498,7 @@ def test_layer_norm_without_the_mean_or_with_the_unbiased_variance_fails():
 
 
 # -- batch_norm --------------------------------------------------------------------------------------
+
 
 def test_batch_norm_by_hand_layout_is_n_by_c():
     # N = 2 samples x C = 3 features, x[n*C + c]: rows [1, 2, 3] and [3, 6, 3].
@@ -552,6 +592,7 @@ def test_batch_norm_unbiased_variance_or_transposed_layout_fails(params):
 
 
 # -- MSE_loss and cross_entropy_loss: reductions ------------------------------------------------------
+
 
 def test_mse_by_hand():
     # d = [1, 2, 2]: (1 + 4 + 4) / 3 = 3
@@ -717,6 +758,7 @@ def test_reduction_tolerances_follow_the_summation_bound_and_stay_far_below_one_
 
 # -- hinge_loss --------------------------------------------------------------------------------------
 
+
 def test_hinge_loss_by_hand():
     # pred [0.5, -0.5, 2, -2, 0.3], targets [1, 1, 0, 0, 2]: y = [1, 1, -1, -1, -1] (only target 1 is +1)
     # loss = max(0, 1 - y p) = [0.5, 1.5, 3, 0, 1.3]
@@ -759,6 +801,7 @@ def test_hinge_loss_computed_for_element_zero_or_the_first_1024_only_fails(preci
 
 
 # -- sizes -------------------------------------------------------------------------------------------
+
 
 @pytest.mark.parametrize("name", MY_TASKS)
 def test_sizes_fit_the_device_and_edges_are_awkward(name):

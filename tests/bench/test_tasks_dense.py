@@ -50,12 +50,12 @@ def _sequential_fp32_dots(a: np.ndarray, b: np.ndarray, chunk: int = 512) -> np.
     exact in float64, the sum rounded to float32 after every step. Rows are done `chunk` at a time."""
     out = np.empty(a.shape[0], dtype=np.float32)
     for r0 in range(0, a.shape[0], chunk):
-        at = np.ascontiguousarray(_f32(a[r0:r0 + chunk]).T).astype(np.float64)  # K x rows
-        bt = np.asarray(b, dtype=np.float64) if b.ndim == 1 else np.ascontiguousarray(_f32(b[r0:r0 + chunk]).T).astype(np.float64)
+        at = np.ascontiguousarray(_f32(a[r0 : r0 + chunk]).T).astype(np.float64)  # K x rows
+        bt = np.asarray(b, dtype=np.float64) if b.ndim == 1 else np.ascontiguousarray(_f32(b[r0 : r0 + chunk]).T).astype(np.float64)
         s = np.zeros(at.shape[1], dtype=np.float32)
         for k in range(at.shape[0]):
             s = (s + at[k] * bt[k]).astype(np.float32)
-        out[r0:r0 + chunk] = s
+        out[r0 : r0 + chunk] = s
     return out
 
 
@@ -77,6 +77,7 @@ def _stored(values: np.ndarray, precision: str) -> np.ndarray:
 
 
 # -- matrix_copy ---------------------------------------------------------------------------------
+
 
 def test_matrix_copy_by_hand() -> None:
     out = _ref("matrix_copy", {"A": [1.5, -2.0, 0.25, 7.0, -0.0, 3.0]}, {"M": 2, "N": 3})
@@ -106,6 +107,7 @@ def test_matrix_copy_is_exact_and_a_partial_copy_fails(precision: str) -> None:
 
 
 # -- matrix_scalar_mul ---------------------------------------------------------------------------
+
 
 def test_matrix_scalar_mul_by_hand() -> None:
     # 2 x 2 times -0.5: [[2, -4], [0.5, 1]] -> [[-1, 2], [-0.25, -0.5]]
@@ -144,6 +146,7 @@ def test_matrix_scalar_mul_sampled_equals_full(M: int, N: int) -> None:
 
 # -- matrix_transpose ----------------------------------------------------------------------------
 
+
 def test_matrix_transpose_by_hand() -> None:
     # A (2x3) = [[1,2,3],[4,5,6]] -> B (3x2) = [[1,4],[2,5],[3,6]]
     out = _ref("matrix_transpose", {"A": [1, 2, 3, 4, 5, 6]}, {"M": 2, "N": 3})
@@ -173,6 +176,7 @@ def test_matrix_transpose_sampled_equals_full(M: int, N: int) -> None:
 
 
 # -- matrix_vector_mul ---------------------------------------------------------------------------
+
 
 def test_matrix_vector_mul_by_hand() -> None:
     # A (2x3) = [[1,2,3],[4,5,6]], x = [1, 0, -1] -> y = [1-3, 4-6] = [-2, -2]
@@ -207,6 +211,7 @@ def test_matrix_vector_mul_emulated_baseline_passes_at_the_largest_paper_n(preci
 
 # -- square_matrix_mul ---------------------------------------------------------------------------
 
+
 def test_square_matrix_mul_by_hand_and_order() -> None:
     # A = [[1,2],[3,4]], B = [[0,1],[1,0]]: A @ B = [[2,1],[4,3]] (columns swapped), B @ A = [[3,4],[1,2]]
     out = _ref("square_matrix_mul", {"A": [1, 2, 3, 4], "B": [0, 1, 1, 0]}, {"M": 2})
@@ -238,6 +243,7 @@ def test_square_matrix_mul_tolerance_covers_the_emulated_baseline(precision: str
 
 # -- high_order_contraction ----------------------------------------------------------------------
 
+
 def _hoc_names(a: int, b: int, c: int, x: int, y: int) -> dict[str, int]:
     return {"a_dim": a, "b_dim": b, "c_dim": c, "x_dim": x, "y_dim": y}
 
@@ -262,8 +268,12 @@ def test_high_order_contraction_equals_a_naive_loop_and_the_sampled_path() -> No
     A, B = rng.uniform(-1, 1, na * nx * nb * ny), rng.uniform(-1, 1, nx * nc * ny)
     names = _hoc_names(na, nb, nc, nx, ny)
     full = _ref("high_order_contraction", {"A": A, "B": B}, names)["C"]
-    naive = [sum(A[((a * nx + x) * nb + b) * ny + y] * B[(x * nc + c) * ny + y] for x in range(nx) for y in range(ny))
-             for a in range(na) for b in range(nb) for c in range(nc)]
+    naive = [
+        sum(A[((a * nx + x) * nb + b) * ny + y] * B[(x * nc + c) * ny + y] for x in range(nx) for y in range(ny))
+        for a in range(na)
+        for b in range(nb)
+        for c in range(nc)
+    ]
     assert np.allclose(full, naive, rtol=1e-13, atol=1e-13)
     idx = _sample(full.size, rng, 25)
     sampled = _ref("high_order_contraction", {"A": A, "B": B}, names, sample={"C": idx})["C"]
@@ -282,6 +292,7 @@ def test_high_order_contraction_tolerance_covers_the_emulated_baseline(precision
 
 
 # -- conv_1d -------------------------------------------------------------------------------------
+
 
 def test_conv_1d_by_hand_is_a_cross_correlation_without_flip() -> None:
     # input [1, 2, 3], kernel [1, 10]: [1*1 + 2*10, 2*1 + 3*10] = [21, 32] (a flipped kernel gives [12, 23])
@@ -316,6 +327,7 @@ def test_conv_1d_tolerance_covers_the_emulated_baseline(precision: str, taps: in
 
 # -- conv_2d -------------------------------------------------------------------------------------
 
+
 def _conv2d_names(rows: int, cols: int, kr: int, kc: int) -> dict[str, int]:
     return {"input_rows": rows, "input_cols": cols, "kernel_rows": kr, "kernel_cols": kc}
 
@@ -329,7 +341,11 @@ def test_conv_2d_by_hand_is_a_cross_correlation_without_flip() -> None:
     # a non-square input and kernel, row-major: input 2x3 [[1,2,3],[4,5,6]], kernel 1x2 [1,-1] -> [[-1,-1],[-1,-1]]
     # kernel 2x1 [[1],[2]] -> [1+8, 2+10, 3+12] = [9, 12, 15]
     assert _ref("conv_2d", {"input": [1, 2, 3, 4, 5, 6], "kernel": [1, -1]}, _conv2d_names(2, 3, 1, 2))["output"].tolist() == [-1.0] * 4
-    assert _ref("conv_2d", {"input": [1, 2, 3, 4, 5, 6], "kernel": [1, 2]}, _conv2d_names(2, 3, 2, 1))["output"].tolist() == [9.0, 12.0, 15.0]
+    assert _ref("conv_2d", {"input": [1, 2, 3, 4, 5, 6], "kernel": [1, 2]}, _conv2d_names(2, 3, 2, 1))["output"].tolist() == [
+        9.0,
+        12.0,
+        15.0,
+    ]
 
 
 @pytest.mark.parametrize("rows, cols, kr, kc", [(9, 13, 3, 5), (20, 4, 1, 4), (16, 16, 16, 16), (40, 70, 8, 3)])
@@ -359,6 +375,7 @@ def test_conv_2d_tolerance_covers_the_emulated_baseline(precision: str) -> None:
 
 # -- max_pooling_2d ------------------------------------------------------------------------------
 
+
 def _pool_names(n: int, c: int, h: int, w: int, k: int, s: int, p: int) -> dict[str, int]:
     return {"N": n, "C": c, "H": h, "W": w, "kernel_size": k, "stride": s, "padding": p}
 
@@ -387,8 +404,9 @@ def test_max_pooling_2d_layout_is_nchw_planes_pooled_separately() -> None:
     assert _ref("max_pooling_2d", x, _pool_names(2, 1, 2, 4, 2, 2, 0))["output"].tolist() == [9.0, 5.0, 8.0, 7.0]
 
 
-@pytest.mark.parametrize("n, c, h, w, k, s, p", [(2, 3, 9, 11, 3, 2, 1), (1, 1, 10, 10, 2, 3, 0), (1, 2, 7, 5, 4, 1, 3),
-                                                 (3, 1, 13, 6, 5, 2, 2)])
+@pytest.mark.parametrize(
+    "n, c, h, w, k, s, p", [(2, 3, 9, 11, 3, 2, 1), (1, 1, 10, 10, 2, 3, 0), (1, 2, 7, 5, 4, 1, 3), (3, 1, 13, 6, 5, 2, 2)]
+)
 def test_max_pooling_2d_equals_a_naive_loop_and_the_sampled_path(n: int, c: int, h: int, w: int, k: int, s: int, p: int) -> None:
     rng = np.random.default_rng(h * w + k)
     names = _pool_names(n, c, h, w, k, s, p)
@@ -396,8 +414,12 @@ def test_max_pooling_2d_equals_a_naive_loop_and_the_sampled_path(n: int, c: int,
     full = _ref("max_pooling_2d", x, names)["output"]
     oh, ow = (h + 2 * p - k) // s + 1, (w + 2 * p - k) // s + 1
     img = x["input"].reshape(n * c, h, w)
-    naive = [max(img[pl, r, q] for r in range(i * s - p, i * s - p + k) for q in range(j * s - p, j * s - p + k) if 0 <= r < h and 0 <= q < w)
-             for pl in range(n * c) for i in range(oh) for j in range(ow)]
+    naive = [
+        max(img[pl, r, q] for r in range(i * s - p, i * s - p + k) for q in range(j * s - p, j * s - p + k) if 0 <= r < h and 0 <= q < w)
+        for pl in range(n * c)
+        for i in range(oh)
+        for j in range(ow)
+    ]
     assert full.size == load_task("max_pooling_2d").lengths(names, "fp32")["output"]
     assert full.tolist() == naive
     idx = _sample(full.size, rng, 60)
@@ -414,6 +436,7 @@ def test_max_pooling_2d_sizes_have_no_empty_window() -> None:
 
 
 # -- reverse_array -------------------------------------------------------------------------------
+
 
 def test_reverse_array_by_hand() -> None:
     assert _ref("reverse_array", {"input": [1, 2, 3]}, {"N": 3})["output"].tolist() == [3.0, 2.0, 1.0]
@@ -436,7 +459,7 @@ def test_reverse_array_emulated_baseline_pairs_cover_every_element(N: int) -> No
     assert compare("output", out, ref, tol).passed
     if N > 1:
         half = out.copy()
-        half[N // 2 + N % 2:] = np.nan  # only the first half written
+        half[N // 2 + N % 2 :] = np.nan  # only the first half written
         assert not compare("output", half, ref, tol).passed
         assert not compare("output", v, ref, tol).passed, "the input unchanged is not reversed"
 
@@ -450,6 +473,7 @@ def test_reverse_array_sampled_equals_full() -> None:
 
 
 # -- sorting -------------------------------------------------------------------------------------
+
 
 def _baseline_merge_sort(values: np.ndarray) -> np.ndarray:
     """The baseline's algorithm in Python: bottom-up merges with the double pass and the skip."""
@@ -495,7 +519,7 @@ def test_sorting_emulated_baseline_passes_and_wrong_sorts_fail(precision: str, N
         assert np.unique(ref).size < ref.size, "bf16 inputs have ties"
     assert not compare("data", ref[::-1], ref, tol).passed, "descending"
     assert not compare("data", x["data"], ref, tol).passed, "unsorted"
-    halves = np.concatenate([np.sort(x["data"][: N // 2]), np.sort(x["data"][N // 2:])])  # last merge missing
+    halves = np.concatenate([np.sort(x["data"][: N // 2]), np.sort(x["data"][N // 2 :])])  # last merge missing
     assert not compare("data", halves, ref, tol).passed
     dup = ref.copy()
     dup[-1] = dup[-2]  # sorted but not a permutation of the input (the largest value lost)
@@ -553,6 +577,7 @@ def test_prefix_sum_emulated_baseline_passes_and_a_shifted_scan_fails(precision:
 
 
 # -- matrix_power --------------------------------------------------------------------------------
+
 
 def _bf16(values: np.ndarray) -> np.ndarray:
     return data.to_float64(data.to_bf16_bits(_f32(values)), "bfloat16").reshape(np.shape(values))
@@ -628,6 +653,7 @@ def test_matrix_power_edge_sizes_pass_the_emulated_bf16_baseline_on_many_seeds(p
 
 # -- top_k ---------------------------------------------------------------------------------------
 
+
 def _top_k_check(got_values: np.ndarray, got_indices: np.ndarray, x: dict, names: dict, precision: str = "fp32") -> list:
     variant = load_task("top_k").variant(precision)
     ref = _ref("top_k", x, names, precision)
@@ -673,8 +699,11 @@ def test_top_k_accepts_every_valid_tie_choice_and_rejects_invalid_indices() -> N
 
 
 @pytest.mark.parametrize("precision", ["fp32", "bf16"])
-@pytest.mark.parametrize("params", [{"N": 1, "k": 1}, {"N": 3, "k": 3}, {"N": 257, "k": 32}, {"N": 1000, "k": 999}, {"N": 4096, "k": 128}],
-                         ids=lambda s: f"N{s['N']}k{s['k']}")
+@pytest.mark.parametrize(
+    "params",
+    [{"N": 1, "k": 1}, {"N": 3, "k": 3}, {"N": 257, "k": 32}, {"N": 1000, "k": 999}, {"N": 4096, "k": 128}],
+    ids=lambda s: f"N{s['N']}k{s['k']}",
+)
 def test_top_k_emulated_baseline_and_tie_permutations_pass_corruptions_fail(precision: str, params: dict) -> None:
     x, names = _inputs("top_k", precision, params, seed=params["N"])
     ref = _ref("top_k", x, names, precision)

@@ -44,6 +44,7 @@ def _sample(n: int, k: int, seed: int) -> np.ndarray:
 
 # -- silu_and_mul --------------------------------------------------------------------------------------
 
+
 def _silu(v: float) -> float:
     return v / (1.0 + math.exp(-v))
 
@@ -79,6 +80,7 @@ def test_silu_and_mul_has_no_overflow_for_large_negative_inputs():
 
 
 # -- rope ----------------------------------------------------------------------------------------------
+
 
 def test_rope_by_hand_interleaved_pairs_and_row_positions():
     # M = 2, D = 4, base 10000: theta_0 = 1, theta_1 = 10000^(-2/4) = 0.01.
@@ -135,6 +137,7 @@ def test_rope_fp32_tolerance_covers_the_fp32_angle_error_with_margin(M, D):
 
 
 # -- stencil_3d ----------------------------------------------------------------------------------------
+
 
 def _stencil_3d(u: np.ndarray, dims: tuple[int, int, int], sample: dict | None = None) -> np.ndarray:
     nx, ny, nz = dims
@@ -216,12 +219,14 @@ def test_stencil_3d_check_covers_the_boundary(precision):
 
 # -- shared: bf16 rounding for emulations of the BF16 baselines ----------------------------------------
 
+
 def _bf16(a: np.ndarray) -> np.ndarray:
     """Round float32 values to bf16 (nearest even), back in float32: what __float2bfloat16 stores."""
     return data.from_bf16_bits(data.to_bf16_bits(np.asarray(a, dtype=np.float32)))
 
 
 # -- softmax_attention ---------------------------------------------------------------------------------
+
 
 def _attention_names(q: int, kv: int, dqk: int, dv: int) -> dict:
     return {"q_seq_len": q, "kv_seq_len": kv, "dim_qk": dqk, "dim_v": dv}
@@ -263,8 +268,9 @@ def test_softmax_attention_sampled_equals_full():
     x = {"Q": rng.uniform(-1, 1, q * dqk), "K": rng.uniform(-1, 1, kv * dqk), "V": rng.uniform(-1, 1, kv * dv)}
     names = _attention_names(q, kv, dqk, dv)
     idx = _sample(q * dv, 60, 10)
-    np.testing.assert_allclose(_ref("softmax_attention", x, names, sample={"Y": idx})["Y"],
-                               _ref("softmax_attention", x, names)["Y"][idx], rtol=1e-13, atol=1e-15)
+    np.testing.assert_allclose(
+        _ref("softmax_attention", x, names, sample={"Y": idx})["Y"], _ref("softmax_attention", x, names)["Y"][idx], rtol=1e-13, atol=1e-15
+    )
 
 
 def _softmax_attention_bf16_baseline(x: dict, q: int, kv: int, dqk: int, dv: int) -> np.ndarray:
@@ -326,9 +332,7 @@ def test_triangle_attention_by_hand():
     #   i = 1: scores [0, ln 3] -> weights [1/4, 3/4] -> 2.5 + 15 = 17.5.
     #   i = 2: key 1 masked (1.0); scores of keys 0, 2: [0, ln 2] -> weights [1/3, 2/3] -> 10/3 + 20.
     # The upper triangle holds 1.0 (masked), as published.
-    mask = [0.0, 1.0, 1.0,
-            0.0, 0.0, 1.0,
-            0.0, 1.0, 0.0]
+    mask = [0.0, 1.0, 1.0, 0.0, 0.0, 1.0, 0.0, 1.0, 0.0]
     x = {"query": [5.0, math.log(3), math.log(2) / 2], "key": [0.0, 1.0, 2.0], "value": [10.0, 20.0, 30.0], "attention_mask": mask}
     np.testing.assert_allclose(_tri(x, 1, 1, 3, 1), [10.0, 17.5, 10 / 3 + 20], rtol=1e-14)
 
@@ -339,11 +343,10 @@ def test_triangle_attention_by_hand_per_feature_scale_threshold_and_fully_masked
     #   d = 0: q = 2, k = [0, ln 4] -> scores [0, ln 4] -> weights [1/5, 4/5], v = [1, 6] -> 0.2 + 4.8 = 5;
     #   d = 1: q = 0 -> equal weights -> mean of v = (3 + 5)/2 = 4;
     #   d = 2, 3: k equal for both keys -> equal weights -> means (0 + 2)/2 = 1 and (-1 - 3)/2 = -2.
-    mask = [_HALF_UP, 1.0,
-            0.5, 0.0]
-    q = [9.0, 9.0, 9.0, 9.0,  2.0, 0.0, 7.0, -3.0]
-    k = [0.0, 1.0, 0.3, 0.3,  math.log(4), 2.0, 0.3, 0.3]
-    v = [1.0, 3.0, 0.0, -1.0,  6.0, 5.0, 2.0, -3.0]
+    mask = [_HALF_UP, 1.0, 0.5, 0.0]
+    q = [9.0, 9.0, 9.0, 9.0, 2.0, 0.0, 7.0, -3.0]
+    k = [0.0, 1.0, 0.3, 0.3, math.log(4), 2.0, 0.3, 0.3]
+    v = [1.0, 3.0, 0.0, -1.0, 6.0, 5.0, 2.0, -3.0]
     x = {"query": q, "key": k, "value": v, "attention_mask": mask}
     np.testing.assert_allclose(_tri(x, 1, 1, 2, 4), [0, 0, 0, 0, 5.0, 4.0, 1.0, -2.0], rtol=1e-14, atol=1e-15)
 
@@ -384,8 +387,9 @@ def test_triangle_attention_sampled_equals_full():
     np.testing.assert_allclose(_tri(x, B, H, S, D, sample={"output": idx}), _tri(x, B, H, S, D)[idx], rtol=1e-14, atol=1e-16)
 
 
-@pytest.mark.parametrize("params", [{"B": 1, "H": 1, "S": 1, "D": 1}, {"B": 4, "H": 8, "S": 32, "D": 128},
-                                    {"B": 2, "H": 16, "S": 256, "D": 256}])
+@pytest.mark.parametrize(
+    "params", [{"B": 1, "H": 1, "S": 1, "D": 1}, {"B": 4, "H": 8, "S": 32, "D": 128}, {"B": 2, "H": 16, "S": 256, "D": 256}]
+)
 def test_triangle_attention_mask_generator_invariants(params):
     B, S = params["B"], params["S"]
     x, _ = _dataset("triangle_attention", "bf16", params, 3)
@@ -490,8 +494,12 @@ def test_merge_attn_states_infinite_lse_is_an_empty_state():
 def test_merge_attn_states_matches_a_loop_with_head_major_lse():
     T, H, S = 3, 4, 5
     rng = np.random.default_rng(17)
-    x = {"V_a": rng.uniform(-1, 1, T * H * S), "V_b": rng.uniform(-1, 1, T * H * S),
-         "lse_a": rng.choice([-math.inf, math.inf, -3.0, 0.5, 7.0], H * T), "lse_b": rng.normal(0, 4, H * T)}
+    x = {
+        "V_a": rng.uniform(-1, 1, T * H * S),
+        "V_b": rng.uniform(-1, 1, T * H * S),
+        "lse_a": rng.choice([-math.inf, math.inf, -3.0, 0.5, 7.0], H * T),
+        "lse_b": rng.normal(0, 4, H * T),
+    }
     x["lse_b"][[1, 6]] = [math.inf, -math.inf]
     v, lse = _merge_loop(x, T, H, S)
     out = _ref("merge_attn_states", x, _merge_names(T, H, S))
@@ -537,6 +545,7 @@ def _merge_case(precision: str, seed: int = 1) -> tuple:
 
     def passes(got: dict) -> bool:
         return all(c.passed for c in check_outputs(variant, got, ref, x, names))
+
     return x, names, ref, rounded, passes
 
 
@@ -565,6 +574,7 @@ def test_merge_attn_states_check_rejects_wrong_infinity_handling(precision):
 
 
 # -- FFT -----------------------------------------------------------------------------------------------
+
 
 def _fft(re, im, precision: str = "fp32") -> tuple[np.ndarray, np.ndarray]:
     out = _ref("FFT", {"input_real": re, "input_img": im}, {"N": len(re)}, precision)
@@ -742,7 +752,7 @@ def _mc_skipping(y: np.ndarray, a: float, b: float, keep: np.ndarray) -> float:
 def _skips(n: int, rng: np.random.Generator) -> dict[str, np.ndarray]:
     k = math.ceil(0.01 * n)
     first, last, rand = np.ones(n, bool), np.ones(n, bool), np.ones(n, bool)
-    first[:k], last[n - k:] = False, False
+    first[:k], last[n - k :] = False, False
     rand[rng.choice(n, k, replace=False)] = False
     return {"first 1 %": first, "last 1 %": last, "random 1 %": rand}
 
@@ -780,7 +790,7 @@ def test_monte_carlo_int_emulated_baselines_pass_with_margin(N):
         partials = np.zeros(threads, dtype=f32)
         y = x["y_samples"].astype(f32)
         for start in range(0, N, threads):
-            chunk = y[start:start + threads]
+            chunk = y[start : start + threads]
             partials[: chunk.size] += chunk
         total = _atomic_float_sum(partials, rng)
         got = _stored(float((b - a) * (total / f32(N))), "bf16")
@@ -868,8 +878,17 @@ def test_simpson_int_emulated_baselines_pass_with_margin(N):
 
 # -- all nine: shapes at the edge sizes, sampling thresholds -------------------------------------------
 
-MY_TASKS = ("silu_and_mul", "rope", "merge_attn_states", "softmax_attention", "triangle_attention", "FFT", "stencil_3d",
-            "monte_carlo_int", "simpson_int")
+MY_TASKS = (
+    "silu_and_mul",
+    "rope",
+    "merge_attn_states",
+    "softmax_attention",
+    "triangle_attention",
+    "FFT",
+    "stencil_3d",
+    "monte_carlo_int",
+    "simpson_int",
+)
 
 
 @pytest.mark.parametrize("name", MY_TASKS)

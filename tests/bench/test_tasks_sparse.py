@@ -56,12 +56,12 @@ def _generated(task: str, precision: str, params: dict, seed: int):
 
 # -- by hand -------------------------------------------------------------------------------------
 
+
 def test_spmv_coo_by_hand():
     # 3 x 4, x = [1, 2, 3, 4]; entries (row, col, value), unsorted, (2, 0) twice:
     # (0, 3, -0.5) (1, 1, 2.0) (2, 0, 1.5) (2, 2, 1.0) (2, 0, 0.5)
     # y0 = -0.5*4 = -2;  y1 = 2*2 = 4;  y2 = 1.5*1 + 1*3 + 0.5*1 = 5
-    x = {"row_indices": [0, 1, 2, 2, 2], "col_indices": [3, 1, 0, 2, 0], "values": [-0.5, 2.0, 1.5, 1.0, 0.5],
-         "x": [1.0, 2.0, 3.0, 4.0]}
+    x = {"row_indices": [0, 1, 2, 2, 2], "col_indices": [3, 1, 0, 2, 0], "values": [-0.5, 2.0, 1.5, 1.0, 0.5], "x": [1.0, 2.0, 3.0, 4.0]}
     assert _ref("spmv_coo", x, {"rows": 3, "cols": 4, "nnz": 5})["y"].tolist() == [-2.0, 4.0, 5.0]
 
 
@@ -79,8 +79,7 @@ def test_spmv_ell_by_hand_skips_padding_by_its_column():
     # row 1: (col 1, -1.0) pad pad                  -> -2
     # row 2: (col 1, 0.5) (col 1, 0.5) (col 0, 4.0) -> 1 + 1 + 4 = 6   (duplicate column summed)
     # a padding slot is col -1; it is skipped whatever its value (the published kernels test col == -1)
-    x = {"col_ids": [2, 0, -1, 1, -1, -1, 1, 1, 0], "values": [1.0, 2.0, 0.0, -1.0, 9.0, 0.0, 0.5, 0.5, 4.0],
-         "x": [1.0, 2.0, 3.0]}
+    x = {"col_ids": [2, 0, -1, 1, -1, -1, 1, 1, 0], "values": [1.0, 2.0, 0.0, -1.0, 9.0, 0.0, 0.5, 0.5, 4.0], "x": [1.0, 2.0, 3.0]}
     assert _ref("spmv_ell", x, {"rows": 3, "cols": 3, "max_nnz_per_row": 3})["y"].tolist() == [5.0, -2.0, 6.0]
 
 
@@ -91,20 +90,29 @@ def test_spmm_layout_by_hand(task):
     # Y = A X = [[1*1 + 2*5, 1*2 + 2*6], [3*3, 3*4]] = [[11, 14], [9, 12]] -> row-major [11, 14, 9, 12]
     X = [1.0, 2.0, 3.0, 4.0, 5.0, 6.0]
     formats = {
-        "spmm_csr": ({"row_offsets": [0, 3, 4], "col_indices": [2, 0, 2, 1], "values": [1.5, 1.0, 0.5, 3.0]},
-                     {"rows": 2, "cols": 3, "nnz": 4}),
-        "spmm_coo": ({"row_indices": [1, 0, 0, 0], "col_indices": [1, 2, 0, 2], "values": [3.0, 0.5, 1.0, 1.5]},
-                     {"rows": 2, "cols": 3, "nnz": 4}),
-        "spmm_csc": ({"col_offsets": [0, 1, 2, 4], "row_indices": [0, 1, 0, 0], "values": [1.0, 3.0, 1.5, 0.5]},
-                     {"rows": 2, "columns": 3, "nnz": 4}),
-        "spmm_ell": ({"col_ids": [2, 0, 2, 1, -1, -1], "values": [1.5, 1.0, 0.5, 3.0, 0.0, 0.0]},
-                     {"rows": 2, "cols": 3, "max_nnz_per_row": 3}),
+        "spmm_csr": (
+            {"row_offsets": [0, 3, 4], "col_indices": [2, 0, 2, 1], "values": [1.5, 1.0, 0.5, 3.0]},
+            {"rows": 2, "cols": 3, "nnz": 4},
+        ),
+        "spmm_coo": (
+            {"row_indices": [1, 0, 0, 0], "col_indices": [1, 2, 0, 2], "values": [3.0, 0.5, 1.0, 1.5]},
+            {"rows": 2, "cols": 3, "nnz": 4},
+        ),
+        "spmm_csc": (
+            {"col_offsets": [0, 1, 2, 4], "row_indices": [0, 1, 0, 0], "values": [1.0, 3.0, 1.5, 0.5]},
+            {"rows": 2, "columns": 3, "nnz": 4},
+        ),
+        "spmm_ell": (
+            {"col_ids": [2, 0, 2, 1, -1, -1], "values": [1.5, 1.0, 0.5, 3.0, 0.0, 0.0]},
+            {"rows": 2, "cols": 3, "max_nnz_per_row": 3},
+        ),
     }
     x, p = formats[task]
     assert _ref(task, {**x, "X": X}, {**p, "K": 2})["Y"].tolist() == [11.0, 14.0, 9.0, 12.0]
 
 
 # -- against a dense product built independently -------------------------------------------------
+
 
 @pytest.mark.parametrize("task", TASKS)
 @pytest.mark.parametrize("precision", ["fp32", "bf16"])
@@ -126,9 +134,11 @@ def test_reference_equals_a_dense_product_on_generated_data(task, precision, see
 
 # -- sampled == full -----------------------------------------------------------------------------
 
+
 @pytest.mark.parametrize("task", SPMM)
-@pytest.mark.parametrize("params", [{"rows": 300, "cols": 500, "K": 37}, {"rows": 64, "cols": 3000, "K": 1},
-                                    {"rows": 1000, "cols": 40, "K": 129}])
+@pytest.mark.parametrize(
+    "params", [{"rows": 300, "cols": 500, "K": 37}, {"rows": 64, "cols": 3000, "K": 1}, {"rows": 1000, "cols": 40, "K": 129}]
+)
 def test_spmm_sampled_equals_full(task, params):
     params = dict(params)
     if task == "spmm_csc":
@@ -154,6 +164,7 @@ def test_the_largest_paper_spmm_sizes_are_sampled(task, harness_settings):
 
 # -- generators ----------------------------------------------------------------------------------
 
+
 def test_regular_counts_spread_the_remainder_over_the_first_rows():
     assert gen_sparse.regular_counts(4, 10).tolist() == [3, 3, 2, 2]
     assert gen_sparse.regular_counts(3, 3).tolist() == [1, 1, 1]
@@ -162,11 +173,14 @@ def test_regular_counts_spread_the_remainder_over_the_first_rows():
         gen_sparse.regular_counts(0, 5)
 
 
-@pytest.mark.parametrize("task, major, minor, offsets, indices", [
-    ("spmm_csr", "rows", "cols", "row_offsets", "col_indices"),
-    ("spmv_csc", "columns", "rows", "col_offsets", "row_indices"),
-    ("spmm_csc", "columns", "rows", "col_offsets", "row_indices"),
-])
+@pytest.mark.parametrize(
+    "task, major, minor, offsets, indices",
+    [
+        ("spmm_csr", "rows", "cols", "row_offsets", "col_indices"),
+        ("spmv_csc", "columns", "rows", "col_offsets", "row_indices"),
+        ("spmm_csc", "columns", "rows", "col_offsets", "row_indices"),
+    ],
+)
 def test_compressed_generators_are_regular_with_duplicates_and_unsorted(task, major, minor, offsets, indices):
     params = load_task(task).size_list("paper")[0]
     variant, stored, x, p = _generated(task, "bf16", params, seed=3)
@@ -180,7 +194,7 @@ def test_compressed_generators_are_regular_with_duplicates_and_unsorted(task, ma
     assert idx.min() >= 0 and idx.max() < n_minor
     owner = np.repeat(np.arange(n_major), counts)
     assert np.unique(owner * n_minor + idx).size < nnz, "with replacement: some duplicates"
-    assert any(np.any(np.diff(idx[off[r]:off[r + 1]]) < 0) for r in range(n_major)), "unsorted"
+    assert any(np.any(np.diff(idx[off[r] : off[r + 1]]) < 0) for r in range(n_major)), "unsorted"
     values = x["values"]
     assert np.all(np.abs(values) <= 1.0) and np.count_nonzero(values) > 0.99 * nnz
 
@@ -250,6 +264,7 @@ def test_generated_columns_are_uniform():
 
 # -- the published numbers -----------------------------------------------------------------------
 
+
 @pytest.mark.parametrize("task", TASKS)
 def test_nnz_is_the_published_formula_on_the_paper_sizes(task):
     t = load_task(task)
@@ -271,7 +286,7 @@ def test_complexity_is_computed_in_64_bits():
 @pytest.mark.parametrize("task", TASKS)
 def test_prototypes_are_the_published_ones_exactly(task):
     text = SPEC.read_text()
-    section = text[text.index(f"`{task}` — sparse"):]
+    section = text[text.index(f"`{task}` — sparse") :]
     section = section[: section.index("\n### ")]
     published = dict(re.findall(r"- (FP32|BF16): `(extern \"C\"[^`]*)`", section))
     t = load_task(task)
@@ -281,8 +296,19 @@ def test_prototypes_are_the_published_ones_exactly(task):
 
 # -- roles and traps -----------------------------------------------------------------------------
 
-@pytest.mark.parametrize("task, accumulates", [("spmv_coo", True), ("spmv_csc", True), ("spmm_coo", True), ("spmm_csc", True),
-                                               ("spmv_ell", False), ("spmm_csr", False), ("spmm_ell", False)])
+
+@pytest.mark.parametrize(
+    "task, accumulates",
+    [
+        ("spmv_coo", True),
+        ("spmv_csc", True),
+        ("spmm_coo", True),
+        ("spmm_csc", True),
+        ("spmv_ell", False),
+        ("spmm_csr", False),
+        ("spmm_ell", False),
+    ],
+)
 def test_fp32_atomic_outputs_are_zeroed_and_bf16_outputs_poisoned(task, accumulates):
     t = load_task(task)
     out = t.variant("fp32").outputs()[0]

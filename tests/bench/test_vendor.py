@@ -44,8 +44,17 @@ def test_reference_defines_both_published_entries(name):
     for precision, variant in ((p, TASKS[name].variant(p)) for p in TASKS[name].prototypes):
         entry = vd.vendor_entry(variant)
         assert re.search(rf'extern "C" void {re.escape(entry)}\(', source), f"{name}/{precision}: defines {entry}"
-    uses = {lib for lib, pattern in (("cublas", r"\bcublas\w*\("), ("cusparse", r"\bcusparse\w*\("), ("cufft", r"\bcufft\w*\("),
-                                     ("cudnn", r"\bcudnn\w*\("), ("cub", r"\bcub::")) if re.search(pattern, source)}
+    uses = {
+        lib
+        for lib, pattern in (
+            ("cublas", r"\bcublas\w*\("),
+            ("cusparse", r"\bcusparse\w*\("),
+            ("cufft", r"\bcufft\w*\("),
+            ("cudnn", r"\bcudnn\w*\("),
+            ("cub", r"\bcub::"),
+        )
+        if re.search(pattern, source)
+    }
     listed = set(REFS[name].libraries)
     assert uses - {"cub"} == listed - {"cub"}, f"{name}: vendor.toml lists exactly the libraries the file links"
     assert "cub" not in listed or "cub" in uses, f"{name}: lists CUB but does not use it"
@@ -89,7 +98,9 @@ def test_locator_names_where_it_looked_and_how_to_fix(tmp_path):
     s = HarnessSettings(vendor_paths=[root])
     if vd.available("cufft", HarnessSettings()):
         pytest.skip("cuFFT is installed on this machine")
-    with pytest.raises(VendorUnavailable, match=r"cufft: headers cufft.h, cufftXt.h not found .*vendor_paths.*CUDAMASTER_HARNESS__VENDOR_PATHS"):
+    with pytest.raises(
+        VendorUnavailable, match=r"cufft: headers cufft.h, cufftXt.h not found .*vendor_paths.*CUDAMASTER_HARNESS__VENDOR_PATHS"
+    ):
         vd.locate("cufft", s)
 
 
@@ -97,7 +108,7 @@ def test_evaluate_refuses_what_it_cannot_measure():
     with pytest.raises(VendorUnavailable, match="RELU has no vendor reference: elementwise"):
         evaluate("RELU", "fp32", implementation="vendor")
     with pytest.raises(ValueError, match="pass no candidate source"):
-        evaluate("vector_add", "fp32", "extern \"C\" void vector_add_optimized() {}", implementation="vendor")
+        evaluate("vector_add", "fp32", 'extern "C" void vector_add_optimized() {}', implementation="vendor")
     with pytest.raises(ValueError, match="implementation must be"):
         evaluate("vector_add", "fp32", implementation="cublas")
 
@@ -134,8 +145,10 @@ def test_reference_compiles_against_the_published_prototypes(name, settings):
 def test_reference_skipped_without_its_libraries(name):
     s = HarnessSettings()
     missing = [lib for lib in REFS[name].libraries if not vd.available(lib, s)]
-    pytest.skip(f"{name}: {', '.join(missing)} not installed here (CI does not download the 1.3 GB of vendor wheels: "
-                "pip install nvidia-cublas nvidia-cusparse nvidia-cufft nvidia-cudnn-cu13, or set CUDAMASTER_HARNESS__VENDOR_PATHS)")
+    pytest.skip(
+        f"{name}: {', '.join(missing)} not installed here (CI does not download the 1.3 GB of vendor wheels: "
+        "pip install nvidia-cublas nvidia-cusparse nvidia-cufft nvidia-cudnn-cu13, or set CUDAMASTER_HARNESS__VENDOR_PATHS)"
+    )
 
 
 @requires_nvcc
@@ -157,8 +170,14 @@ def test_reference_links_into_a_driver_that_exports_only_the_candidate_entry(set
     defined = subprocess.run(["nm", "-g", "--defined-only", str(built.outcome.object_path)], capture_output=True, text=True).stdout
     names = {line.split()[-1] for line in defined.splitlines() if line.split()[-2] in "TDBRW"}
     assert names == {"reverse_array_bf16_optimized"}
-    exe = cc.build_driver(variant, driver_source(variant, True), cc.compile_baseline(variant, settings), built.outcome.object_path,
-                          settings, link_flags=built.link_flags)
+    exe = cc.build_driver(
+        variant,
+        driver_source(variant, True),
+        cc.compile_baseline(variant, settings),
+        built.outcome.object_path,
+        settings,
+        link_flags=built.link_flags,
+    )
     assert exe.is_file()
 
 
@@ -172,7 +191,8 @@ def test_library_reference_links_with_an_rpath(settings):
     variant = load_task("matrix_mul").variant("fp32")
     built = vd.compile_vendor(variant, s)
     assert built.outcome.ok, built.outcome.message
-    exe = cc.build_driver(variant, driver_source(variant, True), cc.compile_baseline(variant, s), built.outcome.object_path, s,
-                          link_flags=built.link_flags)
+    exe = cc.build_driver(
+        variant, driver_source(variant, True), cc.compile_baseline(variant, s), built.outcome.object_path, s, link_flags=built.link_flags
+    )
     dynamic = subprocess.run(["readelf", "-d", str(exe)], capture_output=True, text=True).stdout
     assert "libcublas.so" in dynamic and "RPATH" in dynamic and str(vd.locate("cublas", s).lib_files[0].parent) in dynamic

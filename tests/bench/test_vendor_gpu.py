@@ -68,7 +68,12 @@ def test_bench_run_vendor_and_report_end_to_end(tmp_path, vendor_settings, monke
     assert json.loads(out.read_text())["size_set"] == "paper,edge"
     results = json.loads(out.read_text())["results"]
     got = sorted((r["task"], r["implementation"], r["size_set"]) for r in results)
-    assert got == [("RELU", "baseline", "edge"), ("RELU", "baseline", "paper"), ("vector_add", "vendor", "edge"), ("vector_add", "vendor", "paper")]
+    assert got == [
+        ("RELU", "baseline", "edge"),
+        ("RELU", "baseline", "paper"),
+        ("vector_add", "vendor", "edge"),
+        ("vector_add", "vendor", "paper"),
+    ]
     res = runner.invoke(app, ["report", str(out)])
     assert res.exit_code == 0, res.output
     assert "vector_add/fp32" in out.with_name("run.report.md").read_text()

@@ -15,9 +15,19 @@ def _stats(us: float) -> TimeStats:
 
 
 def _row(n: int, base: float, cand: float, floor: float, passed: bool = True) -> SizeRow:
-    checks = [Check(impl="candidate", seed=1, stage="first", passed=passed, message="" if passed else "C: 3 of 10 checked elements outside")]
-    return SizeRow(params={"N": n}, complexity=n, passed=passed, checks=checks, baseline=_stats(base), candidate=_stats(cand),
-                   speedup=base / cand, roofline_floor_us=floor)
+    checks = [
+        Check(impl="candidate", seed=1, stage="first", passed=passed, message="" if passed else "C: 3 of 10 checked elements outside")
+    ]
+    return SizeRow(
+        params={"N": n},
+        complexity=n,
+        passed=passed,
+        checks=checks,
+        baseline=_stats(base),
+        candidate=_stats(cand),
+        speedup=base / cand,
+        roofline_floor_us=floor,
+    )
 
 
 def _result(*rows: SizeRow) -> EvaluationResult:
@@ -96,7 +106,9 @@ def test_the_data_cache_is_bounded_and_drops_the_least_recently_used(tmp_path):
     from bench_tasks.harness.datacache import DataCache
 
     variant = load_task("vector_add").variant("fp32")
-    cache = DataCache(HarnessSettings(cache_dir=tmp_path, scratch_root=tmp_path / "scratch", data_cache_bytes=3 * 2 * 4 * 1000))  # room for 3 of 4 datasets
+    cache = DataCache(
+        HarnessSettings(cache_dir=tmp_path, scratch_root=tmp_path / "scratch", data_cache_bytes=3 * 2 * 4 * 1000)
+    )  # room for 3 of 4 datasets
     dirs = [cache.dataset(variant, {"N": 1000}, s, tmp_path / "x") for s in (1, 2, 3, 4)]
     old = time.time() - 3600
     for i, d in enumerate(dirs):

@@ -37,8 +37,14 @@ def checkpointer(tmp_path):
 
 def agent_settings(tmp_path: Path, server: ScriptedOpenAI | None, api_key: str | None = "test-key", **extra) -> AgentSettings:
     roles = {role: {"model": model} for role, model in MODELS.items()}
-    values = dict(state_dir=tmp_path / "state", roles=roles, retry=RetrySettings(initial_interval_s=0.01, max_interval_s=0.05, jitter=False),
-                  prices={}, base_url=server.base_url if server else None, api_key=api_key if server else None)
+    values = dict(
+        state_dir=tmp_path / "state",
+        roles=roles,
+        retry=RetrySettings(initial_interval_s=0.01, max_interval_s=0.05, jitter=False),
+        prices={},
+        base_url=server.base_url if server else None,
+        api_key=api_key if server else None,
+    )
     values.update(extra)
     return AgentSettings(**values)
 

@@ -25,11 +25,22 @@ def main() -> None:
         Path(marker).write_text(source)
         time.sleep(600)  # the parent kills us here
 
-    settings = AgentSettings(base_url=base_url, api_key="test-key", state_dir=Path(state_dir), prices={},
-                             roles={r: {"model": m} for r, m in MODELS.items()}, retry=RetrySettings(initial_interval_s=0.01))
+    settings = AgentSettings(
+        base_url=base_url,
+        api_key="test-key",
+        state_dir=Path(state_dir),
+        prices={},
+        roles={r: {"model": m} for r, m in MODELS.items()},
+        retry=RetrySettings(initial_interval_s=0.01),
+    )
     evaluator = FakeGpuEvaluator(HarnessSettings(cache_dir=Path(harness_cache)), before_compile=announce_and_hang)
-    start_job(JobSpec(task="vector_add", precision="fp32", rounds=2, debug=1), job_id="killed",
-              checkpointer=make_checkpointer(f"sqlite:///{db}"), evaluator=evaluator, settings=settings)
+    start_job(
+        JobSpec(task="vector_add", precision="fp32", rounds=2, debug=1),
+        job_id="killed",
+        checkpointer=make_checkpointer(f"sqlite:///{db}"),
+        evaluator=evaluator,
+        settings=settings,
+    )
 
 
 if __name__ == "__main__":

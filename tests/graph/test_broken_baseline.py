@@ -22,9 +22,14 @@ class FakeGpuBaselineCrashes(FakeGpuEvaluator):
 
 def test_a_baseline_failing_on_the_gpu_fails_the_job_before_the_planner_with_fake_gpu(tmp_path, server, harness_settings, checkpointer):
     events: list[dict] = []
-    out = start_job(JobSpec(task="vector_add", precision="fp32", rounds=1, debug=0), job_id="broken-baseline",
-                    checkpointer=checkpointer, evaluator=FakeGpuBaselineCrashes(harness_settings),
-                    settings=agent_settings(tmp_path, server), on_event=events.append)
+    out = start_job(
+        JobSpec(task="vector_add", precision="fp32", rounds=1, debug=0),
+        job_id="broken-baseline",
+        checkpointer=checkpointer,
+        evaluator=FakeGpuBaselineCrashes(harness_settings),
+        settings=agent_settings(tmp_path, server),
+        on_event=events.append,
+    )
     assert out.status == "failed"
     assert "baseline: runtime_error: FAKE illegal memory access in the baseline" in out.message, out.message
     assert server.requests == []  # no planner call, no call at all

@@ -49,8 +49,13 @@ def test_job_on_postgres_checkpointer_with_fake_gpu(tmp_path, server, fake_gpu):
     server.add(MODELS["planner"], k.plan())
     server.add(MODELS["coder"], k.reply(k.fast_kernel(1.9)))
     job_id = "pg-" + uuid.uuid4().hex[:8]
-    out = start_job(JobSpec(task="vector_add", precision="fp32", rounds=1, debug=0), job_id=job_id, checkpointer=saver,
-                    evaluator=fake_gpu, settings=agent_settings(tmp_path, server))
+    out = start_job(
+        JobSpec(task="vector_add", precision="fp32", rounds=1, debug=0),
+        job_id=job_id,
+        checkpointer=saver,
+        evaluator=fake_gpu,
+        settings=agent_settings(tmp_path, server),
+    )
     assert out.status == "finished" and out.best["score"] == 1.9
     reopened = make_checkpointer(PG_URL)
     assert reopened.get_tuple({"configurable": {"thread_id": job_id}}) is not None
@@ -83,15 +88,23 @@ def test_extract_code_and_prototype_check():
     assert not check_prototype(k.fast_kernel(), variant).changed  # __restrict__ is fine
     changed = check_prototype(k.CHANGED_PROTOTYPE_KERNEL, variant)
     assert changed.changed and "long N" in changed.message
-    assert check_prototype(k.fast_kernel().replace("const float* A, const float* B, float* C, int N) {\n  if",
-                                                   "float* A, const float* B, float* C, int N) {\n  if"), variant).changed
+    assert check_prototype(
+        k.fast_kernel().replace(
+            "const float* A, const float* B, float* C, int N) {\n  if", "float* A, const float* B, float* C, int N) {\n  if"
+        ),
+        variant,
+    ).changed
 
 
 def test_flag_allowlist():
     assert parse_flags('{"flags": ["-use_fast_math", "-maxrregcount=300", "-Xptxas=-O3,-v", "-Xptxas=--foo", "-o/etc/x"]}') == (
-        ["-use_fast_math", "-Xptxas=-O3,-v"], ["-maxrregcount=300", "-Xptxas=--foo", "-o/etc/x"])
+        ["-use_fast_math", "-Xptxas=-O3,-v"],
+        ["-maxrregcount=300", "-Xptxas=--foo", "-o/etc/x"],
+    )
     assert parse_flags("-use_fast_math --extra-device-vectorization -Xptxas -O3") == (
-        ["-use_fast_math", "--extra-device-vectorization", "-Xptxas=-O3"], [])
+        ["-use_fast_math", "--extra-device-vectorization", "-Xptxas=-O3"],
+        [],
+    )
     assert parse_flags("none needed") == ([], [])
 
 
@@ -114,13 +127,19 @@ def test_local_evaluator_profile_shows_the_roofline_row_at_the_profiled_size_wit
     from profiling.report import ProfileReport
 
     csv = (Path(__file__).parents[1] / "fixtures" / "ncu" / "labelled" / "copy_fp32.csv").read_text()
-    report = ProfileReport.from_kernels(parse_report(csv), csv, task="vector_add", precision="fp32", impl="baseline",
-                                        params={"N": 262144})
+    report = ProfileReport.from_kernels(parse_report(csv), csv, task="vector_add", precision="fp32", impl="baseline", params={"N": 262144})
     monkeypatch.setattr(profiling.ncu, "profile_kernel", lambda *a, **k: report)
-    rows = [{"params": {"N": 1024}, "complexity": 1024, "passed": True, "roofline_floor_us": 0.01},
-            {"params": {"N": 262144}, "complexity": 262144, "passed": True, "roofline_floor_us": 0.66,
-             "baseline": {"median_us": 126.0, "iqr_us": 1.0, "min_us": 125.0, "samples": 10, "wall_median_us": 132.0},
-             "baseline_roofline_pct": 0.52}]
+    rows = [
+        {"params": {"N": 1024}, "complexity": 1024, "passed": True, "roofline_floor_us": 0.01},
+        {
+            "params": {"N": 262144},
+            "complexity": 262144,
+            "passed": True,
+            "roofline_floor_us": 0.66,
+            "baseline": {"median_us": 126.0, "iqr_us": 1.0, "min_us": 125.0, "samples": 10, "wall_median_us": 132.0},
+            "baseline_roofline_pct": 0.52,
+        },
+    ]
     text = LocalEvaluator(harness_settings).profile("vector_add", "fp32", None, "filtered", rows).text
     assert "Roofline at {'N': 262144}" in text and "0.66 us" in text
     assert "Roofline" not in LocalEvaluator(harness_settings).profile("vector_add", "fp32", None, "filtered").text

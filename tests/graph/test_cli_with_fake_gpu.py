@@ -22,9 +22,27 @@ def test_optimize_prints_progress_table_and_job_id_with_fake_gpu(tmp_path, serve
         monkeypatch.setenv(f"CUDAMASTER_AGENT__{key}", value)
     server.add(MODELS["planner"], k.plan("Grid stride"))
     server.add(MODELS["coder"], k.reply(k.fast_kernel(1.7)))
-    result = CliRunner().invoke(app, ["optimize", "vector_add", "--precision", "fp32", "--rounds", "1", "--debug", "0",
-                                      "--model", f"planner={MODELS['planner']}", "--model", f"coder={MODELS['coder']}",
-                                      "--job-id", "clijob", "--checkpoint-url", f"sqlite:///{tmp_path / 'c.db'}"])
+    result = CliRunner().invoke(
+        app,
+        [
+            "optimize",
+            "vector_add",
+            "--precision",
+            "fp32",
+            "--rounds",
+            "1",
+            "--debug",
+            "0",
+            "--model",
+            f"planner={MODELS['planner']}",
+            "--model",
+            f"coder={MODELS['coder']}",
+            "--job-id",
+            "clijob",
+            "--checkpoint-url",
+            f"sqlite:///{tmp_path / 'c.db'}",
+        ],
+    )
     assert result.exit_code == 0, result.output
     assert "Grid stride" in result.output and "1.700" in result.output
     assert "cudamaster resume clijob" in result.output

@@ -18,8 +18,13 @@ pytestmark = [pytest.mark.gpu, pytest.mark.skipif(not gpu_status()[0], reason="n
 def test_job_on_vector_add_keeps_the_faster_round_one_kernel(tmp_path, server, harness_settings, checkpointer):
     server.add(MODELS["planner"], k.plan("Whole grid"), k.plan("Break it"))
     server.add(MODELS["coder"], k.reply(k.fast_kernel()), k.reply(k.WRONG_KERNEL))
-    out = start_job(JobSpec(task="vector_add", precision="fp32", rounds=2, debug=0, profile_mode="none"), job_id="gpu",
-                    checkpointer=checkpointer, evaluator=LocalEvaluator(harness_settings), settings=agent_settings(tmp_path, server))
+    out = start_job(
+        JobSpec(task="vector_add", precision="fp32", rounds=2, debug=0, profile_mode="none"),
+        job_id="gpu",
+        checkpointer=checkpointer,
+        evaluator=LocalEvaluator(harness_settings),
+        settings=agent_settings(tmp_path, server),
+    )
     assert out.status == "finished", out.message
     assert [a["verdict"] for a in out.attempts] == ["ok", "wrong_answer"]
     assert out.best["attempt_id"] == "gpu:r1:d0"

@@ -29,8 +29,14 @@ def test_happy_path_over_three_rounds_with_fake_gpu(tmp_path, server, fake_gpu, 
     script(server, "planner", k.plan("Grid"), k.plan("Vectorize"), k.plan("Unroll"))
     script(server, "coder", k.reply(k.fast_kernel(1.5)), k.reply(k.fast_kernel(2.5)), k.reply(k.fast_kernel(2.0)))
     events = []
-    out = start_job(spec(rounds=3), job_id="happy", checkpointer=checkpointer, evaluator=fake_gpu,
-                    settings=agent_settings(tmp_path, server), on_event=events.append)
+    out = start_job(
+        spec(rounds=3),
+        job_id="happy",
+        checkpointer=checkpointer,
+        evaluator=fake_gpu,
+        settings=agent_settings(tmp_path, server),
+        on_event=events.append,
+    )
     assert out.status == "finished", out.message
     assert verdicts(out) == [("r1:d0", "ok"), ("r2:d0", "ok"), ("r3:d0", "ok")]
     assert out.best["attempt_id"] == "happy:r2:d0" and out.best["score"] == 2.5
@@ -61,8 +67,9 @@ def test_compile_error_fixed_by_debug_with_fake_gpu(tmp_path, server, fake_gpu, 
     script(server, "planner", k.plan())
     script(server, "coder", k.reply(k.SYNTAX_ERROR_KERNEL))
     script(server, "debugger", k.reply(k.fast_kernel(1.8), "Fixed the missing semicolon."))
-    out = start_job(spec(rounds=1, debug=3), job_id="fix", checkpointer=checkpointer, evaluator=fake_gpu,
-                    settings=agent_settings(tmp_path, server))
+    out = start_job(
+        spec(rounds=1, debug=3), job_id="fix", checkpointer=checkpointer, evaluator=fake_gpu, settings=agent_settings(tmp_path, server)
+    )
     assert out.status == "finished", out.message
     assert verdicts(out) == [("r1:d0", "compile_error"), ("r1:d1", "ok")]
     assert out.attempts[0]["role"] == "coder" and out.attempts[1]["role"] == "debugger"
@@ -76,11 +83,17 @@ def test_debug_budget_runs_out_then_next_round_starts_from_best_with_fake_gpu(tm
     script(server, "planner", k.plan("Grid"), k.plan("Broken idea"), k.plan("Another"))
     script(server, "coder", k.reply(k.fast_kernel(2.0)), k.reply(k.SYNTAX_ERROR_KERNEL), k.reply(k.fast_kernel(1.2)))
     script(server, "debugger", k.reply(k.SYNTAX_ERROR_KERNEL.replace("C[i]", "C[ i ]")), k.reply(k.WRONG_KERNEL))
-    out = start_job(spec(rounds=3, debug=2), job_id="budget", checkpointer=checkpointer, evaluator=fake_gpu,
-                    settings=agent_settings(tmp_path, server))
+    out = start_job(
+        spec(rounds=3, debug=2), job_id="budget", checkpointer=checkpointer, evaluator=fake_gpu, settings=agent_settings(tmp_path, server)
+    )
     assert out.status == "finished", out.message
-    assert verdicts(out) == [("r1:d0", "ok"), ("r2:d0", "compile_error"), ("r2:d1", "compile_error"),
-                             ("r2:d2", "wrong_answer"), ("r3:d0", "ok")]
+    assert verdicts(out) == [
+        ("r1:d0", "ok"),
+        ("r2:d0", "compile_error"),
+        ("r2:d1", "compile_error"),
+        ("r2:d2", "wrong_answer"),
+        ("r3:d0", "ok"),
+    ]
     assert out.rounds[1]["verdict"] == "wrong_answer" and out.rounds[1]["debug_steps"] == 2
     # round 3's coder got round 1's kernel (the best so far) as its starting point, not round 2's failure
     coder_prompts = [r.prompt_text for r in server.answered() if r.model == MODELS["coder"]]
@@ -105,30 +118,62 @@ def test_no_correct_kernel_keeps_every_attempt_with_fake_gpu(tmp_path, server, f
     script(server, "planner", k.plan(), k.plan())
     script(server, "coder", k.reply(k.WRONG_KERNEL), k.reply(k.SYNTAX_ERROR_KERNEL))
     script(server, "debugger", k.reply(k.WRONG_KERNEL.replace("A[i] - B[i]", "A[i] * B[i]")), "I am not sure what to change.")
-    out = start_job(spec(rounds=2, debug=1), job_id="none", checkpointer=checkpointer, evaluator=fake_gpu,
-                    settings=agent_settings(tmp_path, server))
+    out = start_job(
+        spec(rounds=2, debug=1), job_id="none", checkpointer=checkpointer, evaluator=fake_gpu, settings=agent_settings(tmp_path, server)
+    )
     assert out.status == "no_correct_kernel"
     assert verdicts(out) == [("r1:d0", "wrong_answer"), ("r1:d1", "wrong_answer"), ("r2:d0", "compile_error"), ("r2:d1", "no_code")]
     assert all(a["source"] or a["verdict"] == "no_code" for a in out.attempts)
 
 
 def test_token_and_cost_totals_equal_what_the_server_reported_with_fake_gpu(tmp_path, server, fake_gpu, checkpointer):
-    script(server, "planner", Reply(k.plan(), prompt_tokens=1200, completion_tokens=300, cached_tokens=1000, reasoning_tokens=200),
-           Reply(k.plan(), prompt_tokens=1500, completion_tokens=350, cached_tokens=0, reasoning_tokens=100))
-    script(server, "coder", Reply(k.reply(k.SYNTAX_ERROR_KERNEL), prompt_tokens=2000, completion_tokens=900, reasoning_tokens=600),
-           Reply(k.reply(k.fast_kernel(1.4)), prompt_tokens=2100, completion_tokens=800, cached_tokens=512))
-    script(server, "debugger", Reply(k.reply(k.fast_kernel(1.1)), prompt_tokens=3000, completion_tokens=700, cached_tokens=64, reasoning_tokens=50))
-    prices = {MODELS["planner"]: Price(input=2.0, output=8.0, cached_input=0.5), MODELS["coder"]: Price(input=1.0, output=4.0),
-              MODELS["debugger"]: Price(input=3.0, output=12.0, cached_input=0.3)}
-    out = start_job(spec(rounds=2, debug=1), job_id="tokens", checkpointer=checkpointer, evaluator=fake_gpu,
-                    settings=agent_settings(tmp_path, server, prices=prices))
+    script(
+        server,
+        "planner",
+        Reply(k.plan(), prompt_tokens=1200, completion_tokens=300, cached_tokens=1000, reasoning_tokens=200),
+        Reply(k.plan(), prompt_tokens=1500, completion_tokens=350, cached_tokens=0, reasoning_tokens=100),
+    )
+    script(
+        server,
+        "coder",
+        Reply(k.reply(k.SYNTAX_ERROR_KERNEL), prompt_tokens=2000, completion_tokens=900, reasoning_tokens=600),
+        Reply(k.reply(k.fast_kernel(1.4)), prompt_tokens=2100, completion_tokens=800, cached_tokens=512),
+    )
+    script(
+        server,
+        "debugger",
+        Reply(k.reply(k.fast_kernel(1.1)), prompt_tokens=3000, completion_tokens=700, cached_tokens=64, reasoning_tokens=50),
+    )
+    prices = {
+        MODELS["planner"]: Price(input=2.0, output=8.0, cached_input=0.5),
+        MODELS["coder"]: Price(input=1.0, output=4.0),
+        MODELS["debugger"]: Price(input=3.0, output=12.0, cached_input=0.3),
+    }
+    out = start_job(
+        spec(rounds=2, debug=1),
+        job_id="tokens",
+        checkpointer=checkpointer,
+        evaluator=fake_gpu,
+        settings=agent_settings(tmp_path, server, prices=prices),
+    )
     assert out.status == "finished", out.message
     reported = server.usage_totals()
     for key in ("input_tokens", "output_tokens", "cached_tokens", "reasoning_tokens"):
         assert out.totals[key] == reported[key], key
-    expected = ((1200 - 1000) * 2 + 1000 * 0.5 + 300 * 8 + 1500 * 2 + 350 * 8  # planner
-                + 2000 * 1 + 900 * 4 + 2100 * 1 + 800 * 4  # coder (cached input at the input price)
-                + (3000 - 64) * 3 + 64 * 0.3 + 700 * 12) / 1e6  # debugger
+    expected = (
+        (1200 - 1000) * 2
+        + 1000 * 0.5
+        + 300 * 8
+        + 1500 * 2
+        + 350 * 8  # planner
+        + 2000 * 1
+        + 900 * 4
+        + 2100 * 1
+        + 800 * 4  # coder (cached input at the input price)
+        + (3000 - 64) * 3
+        + 64 * 0.3
+        + 700 * 12
+    ) / 1e6  # debugger
     assert out.totals["cost_usd"] == pytest.approx(expected, rel=1e-9)
     assert sum(r["cost_usd"] for r in out.rounds) == pytest.approx(expected, rel=1e-9)
     call = out.llm_calls[0]
@@ -139,8 +184,9 @@ def test_token_and_cost_totals_equal_what_the_server_reported_with_fake_gpu(tmp_
 def test_rate_limit_and_server_error_then_success_are_retried_with_fake_gpu(tmp_path, server, fake_gpu, checkpointer):
     script(server, "planner", Reply(status=429), Reply(status=429), Reply(k.plan()))
     script(server, "coder", Reply(status=503), Reply(k.reply(k.fast_kernel(1.7))))
-    out = start_job(spec(rounds=1, debug=0), job_id="retry", checkpointer=checkpointer, evaluator=fake_gpu,
-                    settings=agent_settings(tmp_path, server))
+    out = start_job(
+        spec(rounds=1, debug=0), job_id="retry", checkpointer=checkpointer, evaluator=fake_gpu, settings=agent_settings(tmp_path, server)
+    )
     assert out.status == "finished", out.message
     assert [r.status for r in server.requests] == [429, 429, 200, 503, 200]
     assert [c["role"] for c in out.llm_calls] == ["planner", "coder"]  # failed tries are not billed calls
@@ -163,8 +209,9 @@ def test_transient_errors_that_persist_fail_the_job_resumably_with_fake_gpu(tmp_
 def test_compile_error_is_never_retried_with_fake_gpu(tmp_path, server, fake_gpu, checkpointer):
     script(server, "planner", k.plan())
     script(server, "coder", k.reply(k.SYNTAX_ERROR_KERNEL))
-    out = start_job(spec(rounds=1, debug=0), job_id="noretry", checkpointer=checkpointer, evaluator=fake_gpu,
-                    settings=agent_settings(tmp_path, server))
+    out = start_job(
+        spec(rounds=1, debug=0), job_id="noretry", checkpointer=checkpointer, evaluator=fake_gpu, settings=agent_settings(tmp_path, server)
+    )
     assert out.status == "no_correct_kernel" and verdicts(out) == [("r1:d0", "compile_error")]
     assert len(fake_gpu.compiles) == 1
 
@@ -172,8 +219,9 @@ def test_compile_error_is_never_retried_with_fake_gpu(tmp_path, server, fake_gpu
 def test_manual_mode_answered_through_the_graph_api_with_fake_gpu(tmp_path, fake_gpu, checkpointer):
     settings = agent_settings(tmp_path, None)  # no endpoint configured at all: every role asks a person
     events = []
-    out = start_job(spec(rounds=1, debug=1), job_id="manual", checkpointer=checkpointer, evaluator=fake_gpu,
-                    settings=settings, on_event=events.append)
+    out = start_job(
+        spec(rounds=1, debug=1), job_id="manual", checkpointer=checkpointer, evaluator=fake_gpu, settings=settings, on_event=events.append
+    )
     assert out.status == "waiting_for_input"
     assert out.question["role"] == "planner" and "no LLM endpoint" in out.question["question"]
     assert "vector_add_optimized" in out.question["system"]
@@ -194,8 +242,13 @@ def test_manual_mode_answered_through_the_graph_api_with_fake_gpu(tmp_path, fake
 
 
 def test_manual_mode_on_request_even_with_an_endpoint_with_fake_gpu(tmp_path, server, fake_gpu, checkpointer):
-    out = start_job(spec(rounds=1, manual=True), job_id="review", checkpointer=checkpointer, evaluator=fake_gpu,
-                    settings=agent_settings(tmp_path, server))
+    out = start_job(
+        spec(rounds=1, manual=True),
+        job_id="review",
+        checkpointer=checkpointer,
+        evaluator=fake_gpu,
+        settings=agent_settings(tmp_path, server),
+    )
     assert out.status == "waiting_for_input" and "manual mode" in out.question["question"]
     assert server.requests == []
 
@@ -205,8 +258,15 @@ def test_stop_at_a_step_boundary_and_resume_with_fake_gpu(tmp_path, server, fake
     script(server, "coder", k.reply(k.fast_kernel(1.5)), k.reply(k.fast_kernel(1.6)))
     settings = agent_settings(tmp_path, server)
     seen = []
-    out = start_job(spec(rounds=2, debug=0), job_id="stop", checkpointer=checkpointer, evaluator=fake_gpu, settings=settings,
-                    on_event=seen.append, should_stop=lambda: any(e["type"] == "node" and e["node"] == "verify" for e in seen))
+    out = start_job(
+        spec(rounds=2, debug=0),
+        job_id="stop",
+        checkpointer=checkpointer,
+        evaluator=fake_gpu,
+        settings=settings,
+        on_event=seen.append,
+        should_stop=lambda: any(e["type"] == "node" and e["node"] == "verify" for e in seen),
+    )
     assert out.status == "stopped" and [a["attempt_id"] for a in out.attempts] == ["stop:r1:d0"]
     # stopped at a step boundary shortly after verify (LangGraph drains before its next superstep)
     assert job_state("stop", checkpointer, settings)["next"] in (["profile"], ["filter"], ["round_end"])
@@ -228,8 +288,13 @@ def test_replay_reruns_a_job_from_recorded_responses_with_fake_gpu(tmp_path, ser
     replay = tmp_path / "responses.jsonl"
     assert export_responses("rec", checkpointer, replay, settings) == 5
     n_requests = len(server.requests)
-    again = start_job(spec(rounds=2, debug=1, replay_file=str(replay)), job_id="replayed", checkpointer=checkpointer,
-                      evaluator=fake_gpu, settings=settings)
+    again = start_job(
+        spec(rounds=2, debug=1, replay_file=str(replay)),
+        job_id="replayed",
+        checkpointer=checkpointer,
+        evaluator=fake_gpu,
+        settings=settings,
+    )
     assert again.status == "finished" and len(server.requests) == n_requests  # no endpoint call
     assert [(a["verdict"], a["source"]) for a in again.attempts] == [(a["verdict"], a["source"]) for a in first.attempts]
     assert {c["model"] for c in again.llm_calls} == {f"replay:{m}" for m in (MODELS["planner"], MODELS["coder"], MODELS["debugger"])}
@@ -242,8 +307,7 @@ def test_compiler_role_chooses_allowlisted_flags_with_fake_gpu(tmp_path, server,
     settings = agent_settings(tmp_path, server)
     settings.roles.compiler.structured_output = "json_mode"
     settings.roles.compiler.reasoning_effort = "high"
-    out = start_job(spec(rounds=1, choose_flags=True), job_id="flags", checkpointer=checkpointer, evaluator=fake_gpu,
-                    settings=settings)
+    out = start_job(spec(rounds=1, choose_flags=True), job_id="flags", checkpointer=checkpointer, evaluator=fake_gpu, settings=settings)
     assert out.status == "finished", out.message
     compiler_request = [r for r in server.answered() if r.model == MODELS["compiler"]][0]
     assert compiler_request.body["response_format"] == {"type": "json_object"}
@@ -290,8 +354,9 @@ def test_reply_without_code_gets_a_verdict_and_the_job_goes_on_with_fake_gpu(tmp
     script(server, "planner", k.plan())
     script(server, "coder", "I would use a grid-stride loop with 256-thread blocks.")
     script(server, "debugger", k.reply(k.fast_kernel(1.6)))
-    out = start_job(spec(rounds=1, debug=1), job_id="nocode", checkpointer=checkpointer, evaluator=fake_gpu,
-                    settings=agent_settings(tmp_path, server))
+    out = start_job(
+        spec(rounds=1, debug=1), job_id="nocode", checkpointer=checkpointer, evaluator=fake_gpu, settings=agent_settings(tmp_path, server)
+    )
     assert verdicts(out) == [("r1:d0", "no_code"), ("r1:d1", "ok")]
     assert "contained no kernel source" in out.attempts[0]["message"]
     assert "grid-stride loop" in out.attempts[0]["compile_log"]  # the reply is kept
@@ -302,8 +367,9 @@ def test_reply_changing_the_prototype_gets_a_verdict_with_fake_gpu(tmp_path, ser
     script(server, "planner", k.plan())
     script(server, "coder", k.reply(k.CHANGED_PROTOTYPE_KERNEL))
     script(server, "debugger", k.reply(k.fast_kernel(1.6)))
-    out = start_job(spec(rounds=1, debug=1), job_id="proto", checkpointer=checkpointer, evaluator=fake_gpu,
-                    settings=agent_settings(tmp_path, server))
+    out = start_job(
+        spec(rounds=1, debug=1), job_id="proto", checkpointer=checkpointer, evaluator=fake_gpu, settings=agent_settings(tmp_path, server)
+    )
     assert verdicts(out) == [("r1:d0", "prototype_changed"), ("r1:d1", "ok")]
     assert "long N" in out.attempts[0]["message"] and "int N" in out.attempts[0]["message"]
     debugger_prompt = [r.prompt_text for r in server.answered() if r.model == MODELS["debugger"]][0]

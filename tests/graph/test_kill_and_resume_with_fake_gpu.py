@@ -27,8 +27,12 @@ def test_process_killed_during_compile_resumes_without_losing_or_repeating_with_
     server.add(MODELS["coder"], k.reply(k.SYNTAX_ERROR_KERNEL), k.reply(k.fast_kernel(1.6)))
     server.add(MODELS["debugger"], k.reply(k.fast_kernel(2.4)))
     db, marker, state_dir = tmp_path / "checkpoints.db", tmp_path / "compiling", tmp_path / "state"
-    child = subprocess.Popen([sys.executable, "-m", "tests.graph.killable_job", str(db), str(state_dir), str(harness_cache),
-                              server.base_url, str(marker)], cwd=ROOT, stdout=subprocess.PIPE, stderr=subprocess.STDOUT)
+    child = subprocess.Popen(
+        [sys.executable, "-m", "tests.graph.killable_job", str(db), str(state_dir), str(harness_cache), server.base_url, str(marker)],
+        cwd=ROOT,
+        stdout=subprocess.PIPE,
+        stderr=subprocess.STDOUT,
+    )
     try:
         deadline = time.monotonic() + 120
         while not marker.exists():
@@ -88,8 +92,13 @@ def test_killed_after_a_steps_writes_before_its_checkpoint_resumes_and_finishes_
     saver.setup()
     settings = agent_settings(tmp_path, server)
     with pytest.raises(_Killed):
-        start_job(JobSpec(task="vector_add", precision="fp32", rounds=2, debug=0), job_id="cut", checkpointer=saver,
-                  evaluator=fake_gpu, settings=settings)
+        start_job(
+            JobSpec(task="vector_add", precision="fp32", rounds=2, debug=0),
+            job_id="cut",
+            checkpointer=saver,
+            evaluator=fake_gpu,
+            settings=settings,
+        )
     saver.armed = False
     before = job_state("cut", saver, settings)
     assert before["next"] == [] and before["values"]["status"] == "running"  # the state that misled the runner
@@ -109,8 +118,16 @@ def test_graph_ended_without_a_final_status_is_reported_not_raised_with_fake_gpu
     server.add(MODELS["planner"], k.plan("Grid"))
     server.add(MODELS["coder"], k.reply(k.fast_kernel(1.5)))
     settings = agent_settings(tmp_path, server)
-    assert start_job(JobSpec(task="vector_add", precision="fp32", rounds=1, debug=0), job_id="odd", checkpointer=checkpointer,
-                     evaluator=fake_gpu, settings=settings).status == "finished"
+    assert (
+        start_job(
+            JobSpec(task="vector_add", precision="fp32", rounds=1, debug=0),
+            job_id="odd",
+            checkpointer=checkpointer,
+            evaluator=fake_gpu,
+            settings=settings,
+        ).status
+        == "finished"
+    )
     graph = _graph("odd", settings, checkpointer, fake_gpu)
     graph.update_state(_config("odd", settings), {"status": "running"}, as_node="finish")
     out = resume_job("odd", checkpointer=checkpointer, evaluator=fake_gpu, settings=settings)

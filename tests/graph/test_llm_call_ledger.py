@@ -75,8 +75,13 @@ def test_every_call_of_a_job_goes_through_the_ledger_with_fake_gpu(tmp_path, ser
         return True
 
     with call_ledger(record):
-        out = start_job(JobSpec(task="vector_add", precision="fp32", rounds=2, debug=0), job_id="ledgered",
-                        checkpointer=checkpointer, evaluator=fake_gpu, settings=agent_settings(tmp_path, server))
+        out = start_job(
+            JobSpec(task="vector_add", precision="fp32", rounds=2, debug=0),
+            job_id="ledgered",
+            checkpointer=checkpointer,
+            evaluator=fake_gpu,
+            settings=agent_settings(tmp_path, server),
+        )
     assert out.status == "finished", out.message
     assert len(server.requests) == 4
     assert ledger == [("sent", n) for n in range(4)]  # each recorded before its request reached the endpoint

@@ -21,5 +21,7 @@ def test_host_pointers_and_per_precision_roles_are_named():
 
 def test_device_only_tasks_say_so():
     text = arguments_text(load_task("dot_product").variant("fp32"))
-    assert text.splitlines() == ["Every pointer is a device pointer.",
-                                 "- loss: zeroed by the harness before every call: the kernel adds into it."]
+    assert text.splitlines() == [
+        "Every pointer is a device pointer.",
+        "- loss: zeroed by the harness before every call: the kernel adds into it.",
+    ]

@@ -22,7 +22,7 @@ def fake_ncu(tmp_path: Path, body: str, name: str = "ncu") -> Path:
         'for a in "$@"; do if [ "$prev" = "--log-file" ]; then LOG="$a"; fi; prev="$a"; done\n'
         'if [ "$1" = "--version" ]; then echo "NVIDIA (R) Nsight Compute Command Line Profiler"; '
         'echo "Version 2025.3.1.0 (fake)"; exit 0; fi\n'
-        'echo "$@" > "$(dirname "$0")/args.txt"\n'
-        + body + "\n")
+        'echo "$@" > "$(dirname "$0")/args.txt"\n' + body + "\n"
+    )
     script.chmod(script.stat().st_mode | stat.S_IXUSR | stat.S_IXGRP | stat.S_IXOTH)
     return script

@@ -19,13 +19,16 @@ def test_saxpy_from_the_notes_published_says_compute_sol_says_bandwidth():
     assert classify(s, "sol").bottleneck == Bottleneck.memory_bandwidth
 
 
-@pytest.mark.parametrize("fixture, published, sol_rule", [
-    ("synthetic_saxpy_raw.csv", Bottleneck.compute, Bottleneck.memory_bandwidth),
-    ("synthetic_saxpy_details.csv", Bottleneck.compute, Bottleneck.memory_bandwidth),
-    ("synthetic_fma_raw.csv", Bottleneck.compute, Bottleneck.compute),
-    ("synthetic_chase_raw.csv", Bottleneck.memory_latency, Bottleneck.memory_latency),
-    ("synthetic_two_kernels_raw.csv", Bottleneck.compute, Bottleneck.compute),
-])
+@pytest.mark.parametrize(
+    "fixture, published, sol_rule",
+    [
+        ("synthetic_saxpy_raw.csv", Bottleneck.compute, Bottleneck.memory_bandwidth),
+        ("synthetic_saxpy_details.csv", Bottleneck.compute, Bottleneck.memory_bandwidth),
+        ("synthetic_fma_raw.csv", Bottleneck.compute, Bottleneck.compute),
+        ("synthetic_chase_raw.csv", Bottleneck.memory_latency, Bottleneck.memory_latency),
+        ("synthetic_two_kernels_raw.csv", Bottleneck.compute, Bottleneck.compute),
+    ],
+)
 def test_fixtures_under_both_rules(fixture, published, sol_rule):
     report = ProfileReport.from_kernels(parse_report(fixture_text(fixture)))
     assert classify(report, "published").bottleneck == published
@@ -33,15 +36,18 @@ def test_fixtures_under_both_rules(fixture, published, sol_rule):
     assert report.bottleneck == sol_rule  # sol is the default
 
 
-@pytest.mark.parametrize("sm, dram, mem, published, sol_rule", [
-    (92.4, 0.5, 3.1, Bottleneck.compute, Bottleneck.compute),  # FMA chain
-    (0.8, 1.2, 2.3, Bottleneck.memory_latency, Bottleneck.memory_latency),  # pointer chase
-    (20.0, 85.0, 86.0, Bottleneck.memory_bandwidth, Bottleneck.memory_bandwidth),  # copy
-    (25.0, 40.0, 45.0, Bottleneck.memory_bandwidth, Bottleneck.memory_latency),  # half-hearted streaming
-    (70.0, 70.0, 70.0, Bottleneck.compute, Bottleneck.memory_bandwidth),  # tie: memory wins
-    (30.0, 30.0, 30.0, Bottleneck.memory_latency, Bottleneck.memory_latency),  # boundary: not above
-    (65.0, 62.0, 20.0, Bottleneck.compute, Bottleneck.compute),
-])
+@pytest.mark.parametrize(
+    "sm, dram, mem, published, sol_rule",
+    [
+        (92.4, 0.5, 3.1, Bottleneck.compute, Bottleneck.compute),  # FMA chain
+        (0.8, 1.2, 2.3, Bottleneck.memory_latency, Bottleneck.memory_latency),  # pointer chase
+        (20.0, 85.0, 86.0, Bottleneck.memory_bandwidth, Bottleneck.memory_bandwidth),  # copy
+        (25.0, 40.0, 45.0, Bottleneck.memory_bandwidth, Bottleneck.memory_latency),  # half-hearted streaming
+        (70.0, 70.0, 70.0, Bottleneck.compute, Bottleneck.memory_bandwidth),  # tie: memory wins
+        (30.0, 30.0, 30.0, Bottleneck.memory_latency, Bottleneck.memory_latency),  # boundary: not above
+        (65.0, 62.0, 20.0, Bottleneck.compute, Bottleneck.compute),
+    ],
+)
 def test_rules_on_constructed_throughputs(sm, dram, mem, published, sol_rule):
     assert classify(sol(sm, dram, mem), "published").bottleneck == published
     assert classify(sol(sm, dram, mem), "sol").bottleneck == sol_rule

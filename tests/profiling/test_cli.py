@@ -36,10 +36,12 @@ def test_classify_with_fitted_thresholds(tmp_path):
 def test_classify_bad_input_gives_clear_errors_not_tracebacks(tmp_path):
     bad = tmp_path / "bad.csv"
     bad.write_text("a,b\n1,2\n")
-    for args, words in ((["classify", str(bad)], "--csv --page raw"),
-                        (["classify", str(tmp_path / "missing.csv")], "cannot read"),
-                        (["classify", str(FIXTURES / "synthetic_saxpy_raw.csv"), "--rule", "magic"], "unknown rule"),
-                        (["classify", str(FIXTURES / "synthetic_no_kernels.txt")], "no kernel")):
+    for args, words in (
+        (["classify", str(bad)], "--csv --page raw"),
+        (["classify", str(tmp_path / "missing.csv")], "cannot read"),
+        (["classify", str(FIXTURES / "synthetic_saxpy_raw.csv"), "--rule", "magic"], "unknown rule"),
+        (["classify", str(FIXTURES / "synthetic_no_kernels.txt")], "no kernel"),
+    ):
         r = runner.invoke(app, args)
         assert r.exit_code != 0, args
         assert words in r.output, (args, r.output)
@@ -50,8 +52,10 @@ def test_fit_thresholds_command(tmp_path):
     from profiling.parse import parse_report
     from profiling.report import ProfileReport
 
-    reports = [ProfileReport.from_kernels(parse_report((FIXTURES / f).read_text()))
-               for f in ("synthetic_saxpy_raw.csv", "synthetic_fma_raw.csv", "synthetic_chase_raw.csv")]
+    reports = [
+        ProfileReport.from_kernels(parse_report((FIXTURES / f).read_text()))
+        for f in ("synthetic_saxpy_raw.csv", "synthetic_fma_raw.csv", "synthetic_chase_raw.csv")
+    ]
     run = tmp_path / "run.json"
     run.write_text(json.dumps([r.model_dump(mode="json") for r in reports]))
     out = tmp_path / "thresholds.json"

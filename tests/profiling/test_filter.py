@@ -16,12 +16,15 @@ def load(name, rule="sol"):
     return ProfileReport.from_kernels(parse_report(fixture_text(name)), rule=rule)
 
 
-@pytest.mark.parametrize("fixture, rule, bottleneck", [
-    ("synthetic_fma_raw.csv", "sol", Bottleneck.compute),
-    ("synthetic_saxpy_raw.csv", "sol", Bottleneck.memory_bandwidth),
-    ("synthetic_chase_raw.csv", "sol", Bottleneck.memory_latency),
-    ("synthetic_saxpy_raw.csv", "published", Bottleneck.compute),
-])
+@pytest.mark.parametrize(
+    "fixture, rule, bottleneck",
+    [
+        ("synthetic_fma_raw.csv", "sol", Bottleneck.compute),
+        ("synthetic_saxpy_raw.csv", "sol", Bottleneck.memory_bandwidth),
+        ("synthetic_chase_raw.csv", "sol", Bottleneck.memory_latency),
+        ("synthetic_saxpy_raw.csv", "published", Bottleneck.compute),
+    ],
+)
 def test_filtered_shows_only_the_class_metrics(fixture, rule, bottleneck):
     report = load(fixture, rule)
     assert report.bottleneck == bottleneck
@@ -64,10 +67,17 @@ def test_several_kernels_are_listed():
 
 
 def test_roofline_position_from_an_evaluation_row():
-    row = SizeRow(params={"N": 67108864}, complexity=67108864, passed=True, roofline_floor_us=167.8,
-                  baseline=TimeStats(median_us=400.0, iqr_us=1, min_us=390, samples=10, wall_median_us=410),
-                  candidate=TimeStats(median_us=231.0, iqr_us=1, min_us=229, samples=10, wall_median_us=240),
-                  baseline_roofline_pct=41.95, candidate_roofline_pct=72.64, speedup=1.73)
+    row = SizeRow(
+        params={"N": 67108864},
+        complexity=67108864,
+        passed=True,
+        roofline_floor_us=167.8,
+        baseline=TimeStats(median_us=400.0, iqr_us=1, min_us=390, samples=10, wall_median_us=410),
+        candidate=TimeStats(median_us=231.0, iqr_us=1, min_us=229, samples=10, wall_median_us=240),
+        baseline_roofline_pct=41.95,
+        candidate_roofline_pct=72.64,
+        speedup=1.73,
+    )
     text = render(load("synthetic_saxpy_raw.csv"), row=row)
     assert "floor 167.80 us" in text and "candidate median 231.00 us = 72.6 % of roofline" in text
     assert "baseline median 400.00 us = 42.0 % of roofline" in text and "speedup 1.73x" in text

@@ -28,7 +28,7 @@ def test_manifest_spreads_over_classes_and_precisions():
 
 def test_manifest_matches_the_program_source():
     source = (HERE / "labelled.cu").read_text()
-    names_block = source[source.index("static const char* NAMES[]"):]
+    names_block = source[source.index("static const char* NAMES[]") :]
     for name in MANIFEST:
         assert f'"{name}"' in names_block, name
         assert f'"{name}"' in source[: source.index("static const char* NAMES[]")], f"{name} has no runner branch"
@@ -52,8 +52,9 @@ def test_scoring_reports_missing_csvs(tmp_path):
 NO_REAL = "no real H200 profiles in tests/fixtures/ncu/labelled/ yet: run scripts/device_profiling.sh"
 
 
-@pytest.mark.parametrize("csv", REAL_CSVS or [pytest.param(None, marks=pytest.mark.skip(reason=NO_REAL))],
-                         ids=[p.stem for p in REAL_CSVS] or ["none"])
+@pytest.mark.parametrize(
+    "csv", REAL_CSVS or [pytest.param(None, marks=pytest.mark.skip(reason=NO_REAL))], ids=[p.stem for p in REAL_CSVS] or ["none"]
+)
 def test_sol_rule_on_real_labelled_profiles(csv):
     kernel = MANIFEST.get(csv.stem)
     if kernel is None:
@@ -69,4 +70,3 @@ def test_sol_rule_is_at_least_as_accurate_as_published():
     sol_ok, n = accuracy(scores, "sol")
     pub_ok, _ = accuracy(scores, "published")
     assert n == len(REAL_CSVS) and sol_ok >= pub_ok
-

@@ -45,8 +45,11 @@ def test_missing_ncu_with_fake_ncu_path(monkeypatch, tmp_path):
 
 
 def test_permission_error_with_fake_ncu(monkeypatch, tmp_path):
-    script = fake_ncu(tmp_path, 'echo "==ERROR== ERR_NVGPUCTRPERM - The user does not have permission to access NVIDIA GPU '
-                                'Performance Counters on the target device 0." >> "$LOG"; exit 1')
+    script = fake_ncu(
+        tmp_path,
+        'echo "==ERROR== ERR_NVGPUCTRPERM - The user does not have permission to access NVIDIA GPU '
+        'Performance Counters on the target device 0." >> "$LOG"; exit 1',
+    )
     with pytest.raises(CounterPermissionError) as exc:
         run_ncu(["./app"], settings=settings_for(monkeypatch, script))
     msg = str(exc.value)
@@ -71,8 +74,11 @@ def test_timeout_with_fake_ncu_kills_the_process_group(monkeypatch, tmp_path):
 
 
 def test_target_crash_with_fake_ncu(monkeypatch, tmp_path):
-    script = fake_ncu(tmp_path, 'echo "CMERR cuda an illegal memory access was encountered"; '
-                                'echo "==ERROR== The application returned an error code (3)." >> "$LOG"; exit 3')
+    script = fake_ncu(
+        tmp_path,
+        'echo "CMERR cuda an illegal memory access was encountered"; '
+        'echo "==ERROR== The application returned an error code (3)." >> "$LOG"; exit 3',
+    )
     with pytest.raises(TargetCrashedError, match="illegal memory access") as exc:
         run_ncu(["./app"], settings=settings_for(monkeypatch, script))
     assert "exit status 3" in str(exc.value)
@@ -114,8 +120,11 @@ def test_default_params_is_the_largest_quick_paper_size():
 @pytest.mark.slow
 def test_profile_kernel_end_to_end_with_fake_ncu(monkeypatch, tmp_path, unsandboxed):
     """Compiles the real driver (nvcc, no GPU needed); the fake ncu checks it was handed the driver."""
-    script = fake_ncu(tmp_path, 'last="${@: -1}"; test -f "$last" || { echo "==ERROR== no plan $last"; exit 1; }\n'
-                                f'cp "{FIXTURES / "synthetic_chase_raw.csv"}" "$LOG"')
+    script = fake_ncu(
+        tmp_path,
+        'last="${@: -1}"; test -f "$last" || { echo "==ERROR== no plan $last"; exit 1; }\n'
+        f'cp "{FIXTURES / "synthetic_chase_raw.csv"}" "$LOG"',
+    )
     report = profile_kernel("vector_add", "fp32", settings=settings_for(monkeypatch, script))
     assert report.task == "vector_add" and report.precision == "fp32" and report.impl == "baseline"
     assert report.params == default_params("vector_add", "fp32")
@@ -140,14 +149,17 @@ def test_ncu_and_its_target_run_inside_the_sandbox(monkeypatch, tmp_path, harnes
         tools = root / "fake-ncu"  # a place the sandbox's uid can reach (the tool's directory is bound read-only)
         tools.mkdir(mode=0o755)
         csv = (FIXTURES / "synthetic_chase_raw.csv").read_text()
-        script = fake_ncu(tools, 'fail() { echo "==ERROR== $1"; exit 1; }\n'
-                                 '[ "$(id -u)" != 0 ] || fail "ncu runs as root"\n'
-                                 'env | grep -q CUDAMASTER && fail "the environment was not cleared"\n'
-                                 'test -e /root && fail "the host home is visible"\n'
-                                 'last="${@: -1}"; test -f "$last" || fail "no plan $last"\n'
-                                 'test -x "${@: -2:1}" || fail "no driver"\n'
-                                 'case "$LOG" in "$PWD"/*) ;; *) fail "report outside the scratch directory: $LOG";; esac\n'
-                                 f"cat > \"$LOG\" <<'CSV'\n{csv}\nCSV")
+        script = fake_ncu(
+            tools,
+            'fail() { echo "==ERROR== $1"; exit 1; }\n'
+            '[ "$(id -u)" != 0 ] || fail "ncu runs as root"\n'
+            'env | grep -q CUDAMASTER && fail "the environment was not cleared"\n'
+            'test -e /root && fail "the host home is visible"\n'
+            'last="${@: -1}"; test -f "$last" || fail "no plan $last"\n'
+            'test -x "${@: -2:1}" || fail "no driver"\n'
+            'case "$LOG" in "$PWD"/*) ;; *) fail "report outside the scratch directory: $LOG";; esac\n'
+            f"cat > \"$LOG\" <<'CSV'\n{csv}\nCSV",
+        )
         os.chmod(tools, 0o755)
         report = profile_kernel("vector_add", "fp32", settings=settings_for(monkeypatch, script), harness_settings=settings)
     assert report.bottleneck == Bottleneck.memory_latency and report.summary[m.SM_THROUGHPUT].value == 0.8

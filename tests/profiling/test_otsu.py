@@ -46,14 +46,20 @@ def test_small_and_degenerate_inputs():
 
 
 def report(sm, dram, mem, task="t"):
-    metrics = {n: Metric(name=n, value=v, unit="%") for n, v in
-               ((m.SM_THROUGHPUT, sm), (m.DRAM_THROUGHPUT, dram), (m.MEMORY_THROUGHPUT_PCT, mem))}
+    metrics = {
+        n: Metric(name=n, value=v, unit="%") for n, v in ((m.SM_THROUGHPUT, sm), (m.DRAM_THROUGHPUT, dram), (m.MEMORY_THROUGHPUT_PCT, mem))
+    }
     return ProfileReport.from_kernels([KernelProfile(name="k", metrics=metrics)], task=task, precision="fp32")
 
 
 def test_fit_thresholds_over_a_corpus_records_its_data(tmp_path):
-    reports = [report(2, 1, 3, "lat1"), report(5, 4, 8, "lat2"), report(90, 2, 5, "fma"), report(30, 80, 82, "copy"),
-               report(35, 71, 71, "saxpy")]
+    reports = [
+        report(2, 1, 3, "lat1"),
+        report(5, 4, 8, "lat2"),
+        report(90, 2, 5, "fma"),
+        report(30, 80, 82, "copy"),
+        report(35, 71, 71, "saxpy"),
+    ]
     path = tmp_path / "run.json"
     path.write_text(json.dumps([r.model_dump(mode="json") for r in reports]))
     fitted = fit_thresholds(load_corpus(path), source=str(path))

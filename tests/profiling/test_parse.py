@@ -8,19 +8,38 @@ from profiling.report import ProfileReport
 from .helpers import fixture_text
 
 
-@pytest.mark.parametrize("text, value", [
-    ("3,199,183,616.99", 3199183616.99), ("231,040", 231040.0), ("70.72", 70.72), ("0", 0.0), ("1.5e+03", 1500.0),
-    ("no data", None), ("n/a", None), ("", None), ("NVIDIA H200", None), ("1,5", None),
-])
+@pytest.mark.parametrize(
+    "text, value",
+    [
+        ("3,199,183,616.99", 3199183616.99),
+        ("231,040", 231040.0),
+        ("70.72", 70.72),
+        ("0", 0.0),
+        ("1.5e+03", 1500.0),
+        ("no data", None),
+        ("n/a", None),
+        ("", None),
+        ("NVIDIA H200", None),
+        ("1,5", None),
+    ],
+)
 def test_parse_number(text, value):
     assert parse_number(text) == value
 
 
-@pytest.mark.parametrize("value, unit, expected", [
-    (231.04, "usecond", (231040.0, "nsecond")), (231.04, "us", (231040.0, "nsecond")), (2.0, "msecond", (2e6, "nsecond")),
-    (3.4, "Tbyte/s", (3.4e12, "byte/second")), (3.0, "Gbyte/second", (3e9, "byte/second")), (5.0, "Kbyte", (5e3, "byte")),
-    (70.7, "%", (70.7, "%")), (16.0, "register/thread", (16.0, "register/thread")),
-])
+@pytest.mark.parametrize(
+    "value, unit, expected",
+    [
+        (231.04, "usecond", (231040.0, "nsecond")),
+        (231.04, "us", (231040.0, "nsecond")),
+        (2.0, "msecond", (2e6, "nsecond")),
+        (3.4, "Tbyte/s", (3.4e12, "byte/second")),
+        (3.0, "Gbyte/second", (3e9, "byte/second")),
+        (5.0, "Kbyte", (5e3, "byte")),
+        (70.7, "%", (70.7, "%")),
+        (16.0, "register/thread", (16.0, "register/thread")),
+    ],
+)
 def test_normalize_scaled_units(value, unit, expected):
     got = normalize(value, unit)
     assert got[1] == expected[1] and got[0] == pytest.approx(expected[0])

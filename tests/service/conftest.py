@@ -78,16 +78,39 @@ class Server:
         self.url = f"http://127.0.0.1:{self.port}"
         self.factory = factory
         self.log = tmp_path / f"server-{self.port}.log"
-        self.env = {**os.environ, "CUDAMASTER_SERVICE__DATABASE_URL": db_url, "CUDAMASTER_SERVICE__POLL_SECONDS": "0.3",
-                    "CUDAMASTER_SERVICE__LEASE_SECONDS": "3", "CUDAMASTER_SERVICE__DRAIN_SECONDS": "10",
-                    "FAKE_AGENT_STATE_DIR": str(tmp_path / "fake-agent"), "PYTHONPATH": os.pathsep.join(filter(None, [str(REPO), os.environ.get("PYTHONPATH")])), **env}
+        self.env = {
+            **os.environ,
+            "CUDAMASTER_SERVICE__DATABASE_URL": db_url,
+            "CUDAMASTER_SERVICE__POLL_SECONDS": "0.3",
+            "CUDAMASTER_SERVICE__LEASE_SECONDS": "3",
+            "CUDAMASTER_SERVICE__DRAIN_SECONDS": "10",
+            "FAKE_AGENT_STATE_DIR": str(tmp_path / "fake-agent"),
+            "PYTHONPATH": os.pathsep.join(filter(None, [str(REPO), os.environ.get("PYTHONPATH")])),
+            **env,
+        }
         self.proc: subprocess.Popen | None = None
 
     def start(self) -> "Server":
         out = open(self.log, "a")
-        self.proc = subprocess.Popen([sys.executable, "-m", "uvicorn", self.factory, "--factory", "--host", "127.0.0.1",
-                                      "--port", str(self.port), "--log-level", "warning"],
-                                     cwd=REPO, env=self.env, stdout=out, stderr=subprocess.STDOUT)
+        self.proc = subprocess.Popen(
+            [
+                sys.executable,
+                "-m",
+                "uvicorn",
+                self.factory,
+                "--factory",
+                "--host",
+                "127.0.0.1",
+                "--port",
+                str(self.port),
+                "--log-level",
+                "warning",
+            ],
+            cwd=REPO,
+            env=self.env,
+            stdout=out,
+            stderr=subprocess.STDOUT,
+        )
         deadline = time.monotonic() + 60
         while time.monotonic() < deadline:
             if self.proc.poll() is not None:

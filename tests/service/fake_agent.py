@@ -63,12 +63,28 @@ def fake_evaluation(task: str, precision: str, round_no: int) -> dict[str, Any]:
     rows = []
     for i, n in enumerate((1024, 65536)):
         base, cand = 10.0 * (i + 1), 10.0 * (i + 1) / (1.0 + round_no)
-        rows.append({"params": {"N": n}, "complexity": n, "passed": True,
-                     "baseline": {"median_us": base, "iqr_us": 0.1, "min_us": base, "samples": 20, "wall_median_us": base},
-                     "candidate": {"median_us": cand, "iqr_us": 0.05, "min_us": cand, "samples": 20, "wall_median_us": cand},
-                     "speedup": base / cand, "speedup_iqr": 0.01, "roofline_floor_us": 1.0, "candidate_roofline_pct": 100.0 / cand})
-    return {"schema_version": "1.0", "task": task, "precision": precision, "verdict": "ok", "rows": rows,
-            "score": 1.0 + round_no, "message": "fake evaluation"}
+        rows.append(
+            {
+                "params": {"N": n},
+                "complexity": n,
+                "passed": True,
+                "baseline": {"median_us": base, "iqr_us": 0.1, "min_us": base, "samples": 20, "wall_median_us": base},
+                "candidate": {"median_us": cand, "iqr_us": 0.05, "min_us": cand, "samples": 20, "wall_median_us": cand},
+                "speedup": base / cand,
+                "speedup_iqr": 0.01,
+                "roofline_floor_us": 1.0,
+                "candidate_roofline_pct": 100.0 / cand,
+            }
+        )
+    return {
+        "schema_version": "1.0",
+        "task": task,
+        "precision": precision,
+        "verdict": "ok",
+        "rows": rows,
+        "score": 1.0 + round_no,
+        "message": "fake evaluation",
+    }
 
 
 def fake_run_job(run: JobRun) -> dict[str, Any]:
@@ -87,13 +103,33 @@ def fake_run_job(run: JobRun) -> dict[str, Any]:
         if spec.get("manual") and len(state["answers"]) < r:
             state["waiting"] = True
             _save(run.job_id, state)
-            run.on_event({"type": "interrupt", "job_id": run.job_id, "round": r, "node": "plan",
-                          "question": f"round {r}: which strategy?", "options": ["tiling", "vectorize"]})
-            return {"job_id": run.job_id, "status": "waiting_for_input", "message": f"round {r}: which strategy?",
-                    "attempts": [], "llm_calls": []}
+            run.on_event(
+                {
+                    "type": "interrupt",
+                    "job_id": run.job_id,
+                    "round": r,
+                    "node": "plan",
+                    "question": f"round {r}: which strategy?",
+                    "options": ["tiling", "vectorize"],
+                }
+            )
+            return {
+                "job_id": run.job_id,
+                "status": "waiting_for_input",
+                "message": f"round {r}: which strategy?",
+                "attempts": [],
+                "llm_calls": [],
+            }
         run.on_event({"type": "node", "job_id": run.job_id, "round": r, "node": "coder"})
-        call = {"job_id": run.job_id, "round": r, "node": "coder", "call_id": f"{run.job_id}-r{r}-coder",
-                "send_id": uuid.uuid4().hex, "role": "coder", "model": "fake-model"}
+        call = {
+            "job_id": run.job_id,
+            "round": r,
+            "node": "coder",
+            "call_id": f"{run.job_id}-r{r}-coder",
+            "send_id": uuid.uuid4().hex,
+            "role": "coder",
+            "model": "fake-model",
+        }
         if not run.record_llm_call({**call, "status": "sent", "input_tokens": 900 * r, "cost_usd": 0.005 * r}):
             return {"job_id": run.job_id, "status": "stopped", "message": "stopped before an LLM call", "attempts": [], "llm_calls": []}
         _model_request(run.job_id, call)
@@ -101,20 +137,52 @@ def fake_run_job(run: JobRun) -> dict[str, Any]:
         while hold and os.path.exists(hold):
             time.sleep(0.02)
         time.sleep(step_s)
-        run.on_event({"type": "llm_call", **call, "status": "paid", "input_tokens": 1000 * r, "output_tokens": 100 * r,
-                      "reasoning_tokens": 10, "cached_tokens": 5, "latency_s": 0.5, "cost_usd": 0.01 * r})
+        run.on_event(
+            {
+                "type": "llm_call",
+                **call,
+                "status": "paid",
+                "input_tokens": 1000 * r,
+                "output_tokens": 100 * r,
+                "reasoning_tokens": 10,
+                "cached_tokens": 5,
+                "latency_s": 0.5,
+                "cost_usd": 0.01 * r,
+            }
+        )
         strategy = state["answers"][r - 1] if spec.get("manual") else "fake strategy"
-        run.on_event({"type": "attempt", "job_id": run.job_id, "round": r, "node": "evaluate", "attempt_id": f"{run.job_id}-r{r}-d0",
-                      "debug_step": 0, "role": "coder", "strategy": strategy, "source": f"// fake kernel, round {r}\n",
-                      "flags": [], "compile_log": "", "verdict": "ok", "message": "",
-                      "evaluation": fake_evaluation(spec["task"], spec["precision"], r),
-                      "profile": {"bottleneck_class": "memory", "metrics": {"dram_pct": 80.0 + r}, "text": "filtered profile"}})
+        run.on_event(
+            {
+                "type": "attempt",
+                "job_id": run.job_id,
+                "round": r,
+                "node": "evaluate",
+                "attempt_id": f"{run.job_id}-r{r}-d0",
+                "debug_step": 0,
+                "role": "coder",
+                "strategy": strategy,
+                "source": f"// fake kernel, round {r}\n",
+                "flags": [],
+                "compile_log": "",
+                "verdict": "ok",
+                "message": "",
+                "evaluation": fake_evaluation(spec["task"], spec["precision"], r),
+                "profile": {"bottleneck_class": "memory", "metrics": {"dram_pct": 80.0 + r}, "text": "filtered profile"},
+            }
+        )
         time.sleep(step_s)
         state["step"] = r
         _save(run.job_id, state)  # the checkpoint: this step is done
     run.on_event({"type": "finished", "job_id": run.job_id, "round": rounds, "node": "end"})
-    return {"job_id": run.job_id, "status": "finished", "message": "fake agent finished", "attempts": [], "llm_calls": [],
-            "best": None, "totals": {}}
+    return {
+        "job_id": run.job_id,
+        "status": "finished",
+        "message": "fake agent finished",
+        "attempts": [],
+        "llm_calls": [],
+        "best": None,
+        "totals": {},
+    }
 
 
 def create_fake_app():

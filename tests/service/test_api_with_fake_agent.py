@@ -171,11 +171,17 @@ def test_refusals_are_clear_4xx(api):
     assert r.status_code == 422 and "page" in r.json()["detail"][0]["msg"]
 
 
-CUSTOM = {"name": "scale", "prototype": 'extern "C" void scale(const float* X, float* Y, int N)',
-          "args": {"X": {"role": "input", "length": "N", "draw": "uniform(-1, 1)"}, "Y": {"role": "output", "length": "N"},
-                   "N": {"role": "scalar", "value": "N"}},
-          "sizes": [{"N": 1024}, {"N": 1 << 20}],
-          "baseline_cu": 'extern "C" void scale(const float* X, float* Y, int N) { /* launch a kernel */ }\n'}
+CUSTOM = {
+    "name": "scale",
+    "prototype": 'extern "C" void scale(const float* X, float* Y, int N)',
+    "args": {
+        "X": {"role": "input", "length": "N", "draw": "uniform(-1, 1)"},
+        "Y": {"role": "output", "length": "N"},
+        "N": {"role": "scalar", "value": "N"},
+    },
+    "sizes": [{"N": 1024}, {"N": 1 << 20}],
+    "baseline_cu": 'extern "C" void scale(const float* X, float* Y, int N) { /* launch a kernel */ }\n',
+}
 
 
 def test_custom_task_validated_stored_and_queued_with_fake_agent(api):
@@ -205,7 +211,15 @@ def test_tasks_health_openapi(api):
     health = client.get(f"{API}/health").json()
     assert health["status"] == "ok" and health["database"] == "ok" and health["gpus"] == ["0"]
     spec = client.get(f"{API}/openapi.json").json()
-    for path in ("/api/v1/jobs", "/api/v1/jobs/{job_id}", "/api/v1/jobs/{job_id}/events", "/api/v1/jobs/{job_id}/cancel",
-                 "/api/v1/jobs/{job_id}/resume", "/api/v1/jobs/{job_id}/answer", "/api/v1/jobs/{job_id}/attempts/{attempt_id}/source",
-                 "/api/v1/tasks", "/api/v1/health"):
+    for path in (
+        "/api/v1/jobs",
+        "/api/v1/jobs/{job_id}",
+        "/api/v1/jobs/{job_id}/events",
+        "/api/v1/jobs/{job_id}/cancel",
+        "/api/v1/jobs/{job_id}/resume",
+        "/api/v1/jobs/{job_id}/answer",
+        "/api/v1/jobs/{job_id}/attempts/{attempt_id}/source",
+        "/api/v1/tasks",
+        "/api/v1/health",
+    ):
         assert path in spec["paths"], path

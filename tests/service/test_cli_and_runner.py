@@ -21,19 +21,33 @@ API = "/api/v1"
 def test_keys_create_and_serve_cli(tmp_path):
     db_url = f"sqlite:///{tmp_path / 'cli.db'}"
     env = {**os.environ, "CUDAMASTER_SERVICE__DATABASE_URL": db_url}
-    out = subprocess.run([sys.executable, "-m", "app.cli", "keys", "create", "--name", "team-a"], cwd=REPO, env=env,
-                         capture_output=True, text=True, timeout=60)
+    out = subprocess.run(
+        [sys.executable, "-m", "app.cli", "keys", "create", "--name", "team-a"],
+        cwd=REPO,
+        env=env,
+        capture_output=True,
+        text=True,
+        timeout=60,
+    )
     if out.returncode != 0 and "No such command" in out.stderr:
         pytest.skip("app/cli.py did not register the service commands")
     assert out.returncode == 0, out.stderr
     key = out.stdout.strip().splitlines()[-1]
     assert key.startswith("cm_")
-    listed = subprocess.run([sys.executable, "-m", "app.cli", "keys", "list"], cwd=REPO, env=env, capture_output=True, text=True, timeout=60)
+    listed = subprocess.run(
+        [sys.executable, "-m", "app.cli", "keys", "list"], cwd=REPO, env=env, capture_output=True, text=True, timeout=60
+    )
     assert "team-a" in listed.stdout and "active" in listed.stdout
 
     port = free_port()
-    proc = subprocess.Popen([sys.executable, "-m", "app.cli", "serve", "--port", str(port), "--log-level", "warning"], cwd=REPO,
-                            env=env | {"CUDAMASTER_SERVICE__GPUS": '["0","1"]'}, stdout=subprocess.PIPE, stderr=subprocess.STDOUT, text=True)
+    proc = subprocess.Popen(
+        [sys.executable, "-m", "app.cli", "serve", "--port", str(port), "--log-level", "warning"],
+        cwd=REPO,
+        env=env | {"CUDAMASTER_SERVICE__GPUS": '["0","1"]'},
+        stdout=subprocess.PIPE,
+        stderr=subprocess.STDOUT,
+        text=True,
+    )
     try:
         deadline = time.monotonic() + 60
         while True:

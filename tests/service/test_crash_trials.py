@@ -33,8 +33,7 @@ def test_kill_9_at_random_points_loses_and_duplicates_nothing_with_fake_agent(db
 
     server = server_factory(**env)
     with httpx.Client(base_url=server.url, timeout=30) as client:
-        ids = [client.post(f"{API}/jobs", json={"task": "vector_add", "rounds": ROUNDS}, headers=headers).json()["id"]
-               for _ in range(JOBS)]
+        ids = [client.post(f"{API}/jobs", json={"task": "vector_add", "rounds": ROUNDS}, headers=headers).json()["id"] for _ in range(JOBS)]
     kills = 0
     for trial in range(TRIALS):
         if trial:
@@ -47,8 +46,7 @@ def test_kill_9_at_random_points_loses_and_duplicates_nothing_with_fake_agent(db
 
     final = server_factory(**env)
     with httpx.Client(base_url=final.url, timeout=30) as client:
-        jobs = [wait_status(client, f"{API}/jobs/{job_id}", headers, {"finished", "failed", "cancelled"}, timeout=180)
-                for job_id in ids]
+        jobs = [wait_status(client, f"{API}/jobs/{job_id}", headers, {"finished", "failed", "cancelled"}, timeout=180) for job_id in ids]
         streams = {job_id: read_sse(client, f"{API}/jobs/{job_id}/events", headers) for job_id in ids}
         stuck = client.get(f"{API}/jobs", params={"status": "running"}, headers=headers).json()["total"]
     requests = model_log(state_dir)

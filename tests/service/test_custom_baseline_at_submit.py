@@ -29,14 +29,27 @@ def _stored(db_url: str) -> tuple[int, int]:
         engine.dispose()
 
 
-@pytest.mark.parametrize(("baseline", "verdict", "says"), [
-    (KERNEL + 'extern "C" void scale(const float* X, float* Y, int N) { k<<<(N + 255) / 256, 256>>>(X, Y N); }\n',
-     "compile_error", "error"),
-    (KERNEL + '#include <cstdlib>\nextern "C" void scale(const float* X, float* Y, int N) { system("id"); }\n',
-     "rejected", "forbidden symbol system"),
-    (KERNEL + 'extern "C" void scale(const float* X, float* Y, long N) { k<<<1, 1>>>(X, Y, (int)N); }\n',
-     "link_error", "does not match the expected prototype"),
-], ids=["compile_error", "forbidden_symbol", "wrong_prototype"])
+@pytest.mark.parametrize(
+    ("baseline", "verdict", "says"),
+    [
+        (
+            KERNEL + 'extern "C" void scale(const float* X, float* Y, int N) { k<<<(N + 255) / 256, 256>>>(X, Y N); }\n',
+            "compile_error",
+            "error",
+        ),
+        (
+            KERNEL + '#include <cstdlib>\nextern "C" void scale(const float* X, float* Y, int N) { system("id"); }\n',
+            "rejected",
+            "forbidden symbol system",
+        ),
+        (
+            KERNEL + 'extern "C" void scale(const float* X, float* Y, long N) { k<<<1, 1>>>(X, Y, (int)N); }\n',
+            "link_error",
+            "does not match the expected prototype",
+        ),
+    ],
+    ids=["compile_error", "forbidden_symbol", "wrong_prototype"],
+)
 def test_a_baseline_that_does_not_build_is_refused_at_submit_with_fake_agent(db_url, server_factory, baseline, verdict, says):
     headers = {"X-API-Key": make_key(db_url)}
     server = server_factory()

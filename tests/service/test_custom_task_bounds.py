@@ -30,11 +30,23 @@ def test_custom_sizes_and_draws_are_bounded_at_submit_with_fake_agent(db_url, se
     headers = {"X-API-Key": make_key(db_url)}
     server = server_factory(CUDAMASTER_SERVICE__MAX_CUSTOM_SIZES="4", CUDAMASTER_SERVICE__MAX_CUSTOM_ELEMENTS=str(1 << 24))
     with httpx.Client(base_url=server.url, timeout=60) as client:
-        _refused(client, headers, CUSTOM | {"sizes": [{"N": 1 << k} for k in range(10, 15)]},
-                 "5 sizes", "limit is 4", "CUDAMASTER_SERVICE__MAX_CUSTOM_SIZES")
+        _refused(
+            client,
+            headers,
+            CUSTOM | {"sizes": [{"N": 1 << k} for k in range(10, 15)]},
+            "5 sizes",
+            "limit is 4",
+            "CUDAMASTER_SERVICE__MAX_CUSTOM_SIZES",
+        )
         # X and Y of 2^23 elements each: 2^24 together, at the limit; one more element each is over it.
-        _refused(client, headers, CUSTOM | {"sizes": [{"N": 1024}, {"N": (1 << 23) + 1}]},
-                 "sizes[1]", f"{(1 << 24) + 2} elements", "CUDAMASTER_SERVICE__MAX_CUSTOM_ELEMENTS")
+        _refused(
+            client,
+            headers,
+            CUSTOM | {"sizes": [{"N": 1024}, {"N": (1 << 23) + 1}]},
+            "sizes[1]",
+            f"{(1 << 24) + 2} elements",
+            "CUDAMASTER_SERVICE__MAX_CUSTOM_ELEMENTS",
+        )
         _refused(client, headers, _draw("uniform(0, 1e400)"), "args.X.draw")
         _refused(client, headers, _draw("const(1e39)"), "args.X.draw", "overflow")
         _refused(client, headers, _draw("uniform(nan, 1)"), "args.X.draw", "float32 cannot hold")

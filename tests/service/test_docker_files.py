@@ -109,12 +109,28 @@ def test_the_image_contents_install_as_a_wheel_and_its_cmd_serves(tmp_path):
     isolate = "import sys; sys.meta_path[:] = [f for f in sys.meta_path if '__editable__' not in getattr(f, '__module__', '')]; "
     run_cli = [sys.executable, "-c", isolate + "from app.cli import main; sys.argv[0] = 'cudamaster'; main()"]
     packages = ["app", "graph", "bench_tasks", "profiling", "migrations"]
-    where = subprocess.run([sys.executable, "-c", isolate + "import importlib\nfor p in sys.argv[1:]: print(importlib.import_module(p).__file__)",
-                            *packages], cwd=tmp_path, env=env, capture_output=True, text=True)
+    where = subprocess.run(
+        [sys.executable, "-c", isolate + "import importlib\nfor p in sys.argv[1:]: print(importlib.import_module(p).__file__)", *packages],
+        cwd=tmp_path,
+        env=env,
+        capture_output=True,
+        text=True,
+    )
     assert where.returncode == 0, where.stderr[-2000:]
     assert all(line.startswith(str(site)) for line in where.stdout.split()), f"not the installed copy: {where.stdout}"
-    key = subprocess.run([*run_cli, "keys", "create", "--name", "docker-test"], cwd=tmp_path, env=env,
-                         capture_output=True, text=True, check=True, timeout=120).stdout.strip().splitlines()[-1]
+    key = (
+        subprocess.run(
+            [*run_cli, "keys", "create", "--name", "docker-test"],
+            cwd=tmp_path,
+            env=env,
+            capture_output=True,
+            text=True,
+            check=True,
+            timeout=120,
+        )
+        .stdout.strip()
+        .splitlines()[-1]
+    )
 
     # 4. the CMD, then the API on the port the image exposes through its settings
     log = (tmp_path / "serve.log").open("w")

@@ -62,11 +62,15 @@ def test_huge_numbers_nul_characters_and_huge_bodies_are_refused_with_fake_agent
     assert client.get(f"{API}/jobs/{waiting}", headers=h).json()["status"] == "waiting_for_input"  # the answer was not taken
 
     before = jobs_total(client, h)
-    unprocessable(client.post(f"{API}/jobs", json={"custom": CUSTOM | {"baseline_cu": CUSTOM["baseline_cu"] + "\x00"}}, headers=h),
-                  "custom.baseline_cu", "NUL")
+    unprocessable(
+        client.post(f"{API}/jobs", json={"custom": CUSTOM | {"baseline_cu": CUSTOM["baseline_cu"] + "\x00"}}, headers=h),
+        "custom.baseline_cu",
+        "NUL",
+    )
     unprocessable(client.post(f"{API}/jobs", json={"task": "vector_add", "models": {"coder": "gpt\x00-4o"}}, headers=h), "NUL")
-    unprocessable(client.post(f"{API}/jobs", json={"task": "vector_add", "models": {"coder": "gpt-4o; DROP TABLE jobs"}}, headers=h),
-                  "model names")
+    unprocessable(
+        client.post(f"{API}/jobs", json={"task": "vector_add", "models": {"coder": "gpt-4o; DROP TABLE jobs"}}, headers=h), "model names"
+    )
     unprocessable(client.post(f"{API}/jobs", json={"task": "vector_add", "models": {"coder\x00": "gpt-4o"}}, headers=h), "NUL")
     raw = {"content-type": "application/json"}
     unprocessable(client.post(f"{API}/jobs", content=b'{"task": "vector_add", "rounds": 1e309}', headers=h | raw), "rounds")
@@ -95,8 +99,16 @@ def test_a_task_is_a_name_never_a_path_with_fake_agent(api, tmp_path):
     shutil.copytree(TASKS_DIR / "vector_add", folder)
     marker = tmp_path / "imported"
     (folder / "reference.py").write_text(f"open({str(marker)!r}, 'w').write('imported')\n")
-    for name in ("../tasks/vector_add", "./vector_add", str(folder), str(TASKS_DIR / "vector_add"), "vector_add/",
-                 "../" * 12 + str(folder).lstrip("/"), "VECTOR_ADD", "no_such_task"):
+    for name in (
+        "../tasks/vector_add",
+        "./vector_add",
+        str(folder),
+        str(TASKS_DIR / "vector_add"),
+        "vector_add/",
+        "../" * 12 + str(folder).lstrip("/"),
+        "VECTOR_ADD",
+        "no_such_task",
+    ):
         r = client.post(f"{API}/jobs", json={"task": name}, headers=h)
         unprocessable(r, "unknown task", "vector_add")
         assert r.json()["detail"][0]["loc"] == ["body", "task"]

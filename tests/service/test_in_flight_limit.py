@@ -23,6 +23,7 @@ def test_200_concurrent_submissions_make_exactly_the_limit_with_fake_agent(db_ur
     server = server_factory(CUDAMASTER_SERVICE__MAX_JOBS_IN_FLIGHT_PER_KEY=str(LIMIT))
     limits = httpx.Limits(max_connections=SUBMISSIONS, max_keepalive_connections=SUBMISSIONS)
     with httpx.Client(base_url=server.url, timeout=120, limits=limits) as client:
+
         def submit(_: int) -> int:
             return client.post(f"{API}/jobs", json={"task": "vector_add", "manual": True}, headers=key).status_code
 

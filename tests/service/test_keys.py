@@ -30,8 +30,14 @@ def test_admin_api_creates_lists_and_revokes_keys_with_fake_agent(db_url, server
             assert r.status_code == 403 and "admin" in r.json()["detail"]
             assert client.post(f"{API}/keys/{key_id(admin['X-API-Key'])}/revoke", headers=who).status_code == 403
         assert client.get(f"{API}/keys/me", headers=member).json() | {"created_at": None} == {
-            "id": key_id(member["X-API-Key"]), "name": "m", "role": "member", "team": "red", "created_at": None,
-            "revoked_at": None, "last_submit_at": None}
+            "id": key_id(member["X-API-Key"]),
+            "name": "m",
+            "role": "member",
+            "team": "red",
+            "created_at": None,
+            "revoked_at": None,
+            "last_submit_at": None,
+        }
 
         r = client.post(f"{API}/keys", json={"name": "new viewer", "role": "viewer", "team": "red"}, headers=admin)
         assert r.status_code == 201, r.text
@@ -41,8 +47,12 @@ def test_admin_api_creates_lists_and_revokes_keys_with_fake_agent(db_url, server
         assert client.get(f"{API}/keys/me", headers=fresh).json()["id"] == made["id"]
         assert client.get(f"{API}/jobs", headers=fresh).status_code == 200
         listed = client.get(f"{API}/keys", headers=admin).json()
-        assert {k["id"] for k in listed} == {key_id(admin["X-API-Key"]), key_id(member["X-API-Key"]),
-                                             key_id(viewer["X-API-Key"]), made["id"]}
+        assert {k["id"] for k in listed} == {
+            key_id(admin["X-API-Key"]),
+            key_id(member["X-API-Key"]),
+            key_id(viewer["X-API-Key"]),
+            made["id"],
+        }
         assert all(set(k) == {"id", "name", "role", "team", "created_at", "revoked_at", "last_submit_at"} for k in listed)
 
         for bad in ({"name": "x", "team": "Bad Team"}, {"name": "x", "role": "owner"}, {"name": ""}, {"name": "x", "extra": 1}):

@@ -37,8 +37,9 @@ def test_every_route_documents_the_statuses_it_can_answer(tmp_path):
     from app.settings import ServiceSettings
 
     spec = create_app(ServiceSettings(database_url=f"sqlite:///{tmp_path / 's.db'}")).openapi()
-    documented = {(method, path): {int(code) for code in op["responses"]}
-                  for path, ops in spec["paths"].items() for method, op in ops.items()}
+    documented = {
+        (method, path): {int(code) for code in op["responses"]} for path, ops in spec["paths"].items() for method, op in ops.items()
+    }
     assert documented == EXPECTED
     for (method, path), codes in EXPECTED.items():
         responses = spec["paths"][path][method]["responses"]
@@ -63,12 +64,35 @@ def test_schemathesis_finds_no_server_error_with_fake_agent(db_url, server_facto
     # is left out because the document cannot say "exactly one of task or custom" or the configured page
     # size; `allow_header_conformance` because Starlette answers 405 per route, not per path.
     out = subprocess.run(
-        [sys.executable, "-m", "schemathesis.cli", "run", f"{server.url}{API}/openapi.json",
-         "--header", f"Authorization: Bearer {admin}", "--max-examples", "10", "--seed", seed,
-         "--checks", "not_a_server_error,status_code_conformance,content_type_conformance,response_schema_conformance",
-         "--exclude-path", f"{API}/keys/{{key_id}}/revoke", "--generation-database", "none", "--request-timeout", "20",
-         "--no-color", "--report-dir", str(tmp_path / "report")],
-        capture_output=True, text=True, timeout=280, cwd=tmp_path)  # its cache (.schemathesis/) goes there
+        [
+            sys.executable,
+            "-m",
+            "schemathesis.cli",
+            "run",
+            f"{server.url}{API}/openapi.json",
+            "--header",
+            f"Authorization: Bearer {admin}",
+            "--max-examples",
+            "10",
+            "--seed",
+            seed,
+            "--checks",
+            "not_a_server_error,status_code_conformance,content_type_conformance,response_schema_conformance",
+            "--exclude-path",
+            f"{API}/keys/{{key_id}}/revoke",
+            "--generation-database",
+            "none",
+            "--request-timeout",
+            "20",
+            "--no-color",
+            "--report-dir",
+            str(tmp_path / "report"),
+        ],
+        capture_output=True,
+        text=True,
+        timeout=280,
+        cwd=tmp_path,
+    )  # its cache (.schemathesis/) goes there
     assert out.returncode == 0, out.stdout[-6000:] + out.stderr[-2000:]
     assert " passed" in out.stdout and "Tested: 13" in out.stdout, out.stdout[-3000:]
     server.stop()

@@ -16,8 +16,13 @@ from .test_api_with_fake_agent import CUSTOM
 
 pytestmark = [pytest.mark.timeout(240), pytest.mark.slow]
 API = "/api/v1"
-PEOPLE = {"owner": ("member", "red"), "mate": ("member", "red"), "viewer": ("viewer", "red"), "stranger": ("member", "blue"),
-          "admin": ("admin", "ops")}
+PEOPLE = {
+    "owner": ("member", "red"),
+    "mate": ("member", "red"),
+    "viewer": ("viewer", "red"),
+    "stranger": ("member", "blue"),
+    "admin": ("admin", "ops"),
+}
 MISSING_JOB = "job_00000000deadbeef"
 
 
@@ -50,8 +55,13 @@ def test_reads_of_a_members_jobs_from_every_other_keys_side_with_fake_agent(peop
     finished = wait_status(client, f"{API}/jobs/{done}", h["owner"], {"finished"})
     wait_status(client, f"{API}/jobs/{waiting}", h["owner"], {"waiting_for_input"})
     attempt = finished["attempts"][0]["id"]
-    reads = [f"{API}/jobs/{done}", f"{API}/jobs/{done}/attempts/{attempt}/source", f"{API}/jobs/{done}/events",
-             f"{API}/jobs/{waiting}", f"{API}/jobs/{waiting}/events"]
+    reads = [
+        f"{API}/jobs/{done}",
+        f"{API}/jobs/{done}/attempts/{attempt}/source",
+        f"{API}/jobs/{done}/events",
+        f"{API}/jobs/{waiting}",
+        f"{API}/jobs/{waiting}/events",
+    ]
 
     for who in ("owner", "mate", "viewer", "admin"):
         for path in reads:

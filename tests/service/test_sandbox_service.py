@@ -23,8 +23,11 @@ pytestmark = [pytest.mark.timeout(400), pytest.mark.slow]
 API = "/api/v1"
 SECRET = "sk-test-SECRET-" + uuid.uuid4().hex
 PROTO = 'extern "C" void scale(const float* X, float* Y, int N)'
-ARGS = {"X": {"role": "input", "length": "N", "draw": "uniform(-1, 1)"}, "Y": {"role": "output", "length": "N"},
-        "N": {"role": "scalar", "value": "N"}}
+ARGS = {
+    "X": {"role": "input", "length": "N", "draw": "uniform(-1, 1)"},
+    "Y": {"role": "output", "length": "N"},
+    "N": {"role": "scalar", "value": "N"},
+}
 
 # Runs when the driver loads: writes outside its scratch directory, reads the data directory's secret,
 # connects to the database and the service, and dumps its environment into its output.
@@ -124,15 +127,18 @@ def test_without_a_sandbox_the_service_says_so_and_refuses_kernels(db_url, serve
     server = server_factory(factory="tests.service.graph_app:create_harness_without_gpu_app", **env)
     with httpx.Client(base_url=server.url, timeout=30) as client:
         health = client.get(f"{API}/health").json()
-        job_id = client.post(f"{API}/jobs", json={"task": "vector_add", "rounds": 1, "debug": 0, "profile_mode": "none"},
-                             headers=headers).json()["id"]
+        job_id = client.post(
+            f"{API}/jobs", json={"task": "vector_add", "rounds": 1, "debug": 0, "profile_mode": "none"}, headers=headers
+        ).json()["id"]
         job = wait_status(client, f"{API}/jobs/{job_id}", headers, {"finished", "no_correct_kernel", "failed"}, timeout=120)
     assert health["sandbox"].startswith("unavailable: bubblewrap not found") and "apt-get install bubblewrap" in health["sandbox"]
     assert "untrusted kernels will be REFUSED" in server.log.read_text()
     assert job["status"] == "failed" and "bubblewrap not found" in job["message"], job["message"]
 
 
-def test_a_custom_baseline_including_a_server_file_gets_no_such_file(db_url, server_factory, tmp_path, llm, tmp_path_factory, harness_settings):
+def test_a_custom_baseline_including_a_server_file_gets_no_such_file(
+    db_url, server_factory, tmp_path, llm, tmp_path_factory, harness_settings
+):
     data = tmp_path / "data"
     data.mkdir()
     (data / "secret.env").write_text(f"CUDAMASTER_AGENT__API_KEY={SECRET}\n")

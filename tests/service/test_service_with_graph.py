@@ -34,9 +34,13 @@ def llm():
 
 
 def graph_env(tmp_path, llm: ScriptedOpenAI | None, tmp_path_factory) -> dict[str, str]:
-    env = {"CUDAMASTER_AGENT__STATE_DIR": str(tmp_path / "agent-state"), "CUDAMASTER_AGENT__PRICES": json.dumps(PRICES),
-           "CUDAMASTER_AGENT__RETRY__INITIAL_INTERVAL_S": "0.01", "CUDAMASTER_AGENT__RETRY__JITTER": "false",
-           "TEST_HARNESS_CACHE": str(tmp_path_factory.getbasetemp() / "harness-cache")}
+    env = {
+        "CUDAMASTER_AGENT__STATE_DIR": str(tmp_path / "agent-state"),
+        "CUDAMASTER_AGENT__PRICES": json.dumps(PRICES),
+        "CUDAMASTER_AGENT__RETRY__INITIAL_INTERVAL_S": "0.01",
+        "CUDAMASTER_AGENT__RETRY__JITTER": "false",
+        "TEST_HARNESS_CACHE": str(tmp_path_factory.getbasetemp() / "harness-cache"),
+    }
     for role, model in MODELS.items():
         env[f"CUDAMASTER_AGENT__ROLES__{role.upper()}__MODEL"] = model
     if llm is not None:
@@ -71,7 +75,11 @@ def test_submit_events_finish_with_real_graph_and_fake_gpu(db_url, server_factor
     assert best["measurements"][0]["baseline_median_us"] > 0 and best["measurements"][0]["candidate_roofline_pct"] > 0
     usage = llm.usage_totals()
     totals = job["totals"]
-    assert totals["llm_calls_count"] == 4 and totals["input_tokens"] == usage["input_tokens"] and totals["output_tokens"] == usage["output_tokens"]
+    assert (
+        totals["llm_calls_count"] == 4
+        and totals["input_tokens"] == usage["input_tokens"]
+        and totals["output_tokens"] == usage["output_tokens"]
+    )
     assert totals["cost_usd"] == pytest.approx((usage["input_tokens"] * 1.0 + usage["output_tokens"] * 4.0) / 1e6)
     assert {c["role"] for c in job["llm_calls"]} == {"planner", "coder"}
 
@@ -106,8 +114,15 @@ def test_cli_resume_finds_a_job_the_service_checkpointed_with_the_same_settings(
         r = client.post(f"{API}/jobs", json={"task": "vector_add", "rounds": 1, "debug": 0, "manual": True}, headers=headers)
         job_id = r.json()["id"]
         wait_status(client, f"{API}/jobs/{job_id}", headers, {"waiting_for_input"}, timeout=120)
-    cli = subprocess.run([sys.executable, "-m", "app.cli", "resume", job_id], env=server.env, cwd=tmp_path,
-                         stdin=subprocess.DEVNULL, capture_output=True, text=True, timeout=120)
+    cli = subprocess.run(
+        [sys.executable, "-m", "app.cli", "resume", job_id],
+        env=server.env,
+        cwd=tmp_path,
+        stdin=subprocess.DEVNULL,
+        capture_output=True,
+        text=True,
+        timeout=120,
+    )
     assert cli.returncode == 0, cli.stdout + cli.stderr
     assert "waiting_for_input" in cli.stdout and f"no job {job_id}" not in cli.stdout + cli.stderr, cli.stdout
 
@@ -157,8 +172,9 @@ def test_submit_to_finish_with_real_gpu(db_url, server_factory, tmp_path, llm, t
     headers = {"X-API-Key": make_key(db_url)}
     server = start(server_factory, tmp_path, llm, tmp_path_factory, factory="tests.service.graph_app:create_gpu_app")
     with httpx.Client(base_url=server.url, timeout=30) as client:
-        job_id = client.post(f"{API}/jobs", json={"task": "vector_add", "rounds": 1, "debug": 0, "profile_mode": "none"},
-                             headers=headers).json()["id"]
+        job_id = client.post(
+            f"{API}/jobs", json={"task": "vector_add", "rounds": 1, "debug": 0, "profile_mode": "none"}, headers=headers
+        ).json()["id"]
         job = wait_status(client, f"{API}/jobs/{job_id}", headers, {"finished", "no_correct_kernel", "failed"}, timeout=280)
     why = [(a["verdict"], a.get("message"), (a.get("compile_log") or "")[:800]) for a in job["attempts"]]
     assert job["status"] == "finished", (job["message"], why)

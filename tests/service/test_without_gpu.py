@@ -81,8 +81,9 @@ def test_without_a_gpu_jobs_are_refused_at_submit_and_reads_work(db_url, server_
     key = {"X-API-Key": make_key(db_url)}
     engine = make_engine(db_url)  # a job stored before (e.g. by a GPU replica): readable here
     with make_sessionmaker(engine)() as session:
-        stored = create_job(session, task="vector_add", precision="fp32", settings={"task": "vector_add"},
-                            api_key_id=key["X-API-Key"].split("_")[1]).id
+        stored = create_job(
+            session, task="vector_add", precision="fp32", settings={"task": "vector_add"}, api_key_id=key["X-API-Key"].split("_")[1]
+        ).id
     engine.dispose()
     server = server_factory(factory="tests.service.graph_app:create_gpu_app", PATH=fake_nvidia_smi(tmp_path, NO_DEVICE))
     with httpx.Client(base_url=server.url, timeout=30) as client:
@@ -107,16 +108,23 @@ def test_without_a_gpu_jobs_are_refused_at_submit_and_reads_work(db_url, server_
 @pytest.mark.slow
 @pytest.mark.parametrize("db_url", ["sqlite"], indirect=True)
 def test_with_the_configured_gpus_found_health_is_ok(db_url, server_factory, tmp_path):
-    server = server_factory(factory="tests.service.graph_app:create_gpu_app", PATH=fake_nvidia_smi(tmp_path, TWO_GPUS),
-                            CUDAMASTER_SERVICE__GPUS='["0", "1"]')
+    server = server_factory(
+        factory="tests.service.graph_app:create_gpu_app", PATH=fake_nvidia_smi(tmp_path, TWO_GPUS), CUDAMASTER_SERVICE__GPUS='["0", "1"]'
+    )
     health = httpx.get(f"{server.url}{API}/health", timeout=30).json()
     assert health["status"] == "ok" and health["evaluation"] == "local_gpus" and health["can_run_jobs"] is True
     assert health["gpus_found"] == ["0", "1"] and "NVIDIA H200" in health["gpu_note"]
 
 
 def run_cli(*args: str, env: dict[str, str] | None = None, timeout: float = 120) -> subprocess.CompletedProcess:
-    return subprocess.run([sys.executable, "-m", "app.cli", *args], cwd=REPO, env={**os.environ, **(env or {})},
-                          capture_output=True, text=True, timeout=timeout)
+    return subprocess.run(
+        [sys.executable, "-m", "app.cli", *args],
+        cwd=REPO,
+        env={**os.environ, **(env or {})},
+        capture_output=True,
+        text=True,
+        timeout=timeout,
+    )
 
 
 @pytest.mark.slow
@@ -125,8 +133,11 @@ def test_a_missing_postgresql_database_is_one_line_not_a_traceback():
     if why:
         pytest.skip(why)
     url = PG_BASE.rsplit("/", 1)[0] + f"/cm_missing_{uuid.uuid4().hex[:8]}"
-    for args in (("serve", "--database-url", url, "--port", str(free_port())), ("keys", "create", "--name", "x", "--database-url", url),
-                 ("keys", "list", "--database-url", url)):
+    for args in (
+        ("serve", "--database-url", url, "--port", str(free_port())),
+        ("keys", "create", "--name", "x", "--database-url", url),
+        ("keys", "list", "--database-url", url),
+    ):
         out = run_cli(*args)
         assert out.returncode == 2, (args, out.stdout, out.stderr)
         lines = out.stderr.strip().splitlines()
@@ -138,8 +149,14 @@ def test_a_missing_postgresql_database_is_one_line_not_a_traceback():
 def test_serve_without_a_gpu_says_so_in_one_line_and_runs(tmp_path):
     port = free_port()
     env = {**os.environ, "CUDAMASTER_SERVICE__DATABASE_URL": f"sqlite:///{tmp_path / 's.db'}", "PATH": fake_nvidia_smi(tmp_path, None)}
-    proc = subprocess.Popen([sys.executable, "-m", "app.cli", "serve", "--port", str(port), "--log-level", "warning"], cwd=REPO,
-                            env=env, stdout=subprocess.PIPE, stderr=subprocess.STDOUT, text=True)
+    proc = subprocess.Popen(
+        [sys.executable, "-m", "app.cli", "serve", "--port", str(port), "--log-level", "warning"],
+        cwd=REPO,
+        env=env,
+        stdout=subprocess.PIPE,
+        stderr=subprocess.STDOUT,
+        text=True,
+    )
     try:
         deadline = time.monotonic() + 90
         while True:

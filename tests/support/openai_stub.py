@@ -38,8 +38,12 @@ class Reply:
             "completion_tokens": self.completion_tokens,
             "total_tokens": self.prompt_tokens + self.completion_tokens,
             "prompt_tokens_details": {"cached_tokens": self.cached_tokens, "audio_tokens": 0},
-            "completion_tokens_details": {"reasoning_tokens": self.reasoning_tokens, "audio_tokens": 0,
-                                          "accepted_prediction_tokens": 0, "rejected_prediction_tokens": 0},
+            "completion_tokens_details": {
+                "reasoning_tokens": self.reasoning_tokens,
+                "audio_tokens": 0,
+                "accepted_prediction_tokens": 0,
+                "rejected_prediction_tokens": 0,
+            },
         }
 
 
@@ -60,8 +64,15 @@ class RecordedRequest:
         return "\n".join(str(m.get("content", "")) for m in self.body.get("messages", []))
 
 
-_ERROR_TYPES = {400: "invalid_request_error", 401: "invalid_api_key", 403: "permission_denied",
-                429: "rate_limit_exceeded", 500: "server_error", 502: "bad_gateway", 503: "service_unavailable"}
+_ERROR_TYPES = {
+    400: "invalid_request_error",
+    401: "invalid_api_key",
+    403: "permission_denied",
+    429: "rate_limit_exceeded",
+    500: "server_error",
+    502: "bad_gateway",
+    503: "service_unavailable",
+}
 
 
 class ScriptedOpenAI:
@@ -158,15 +169,18 @@ class ScriptedOpenAI:
             self.requests.append(RecordedRequest(path, headers, body, reply.status, reply))
             if reply.status != 200:
                 return reply.status, _error(reply.status, reply.error_message or f"scripted HTTP {reply.status}"), reply.delay_s
-            return 200, {
-                "id": f"chatcmpl-{len(self.requests)}",
-                "object": "chat.completion",
-                "created": int(time.time()),
-                "model": model,
-                "choices": [{"index": 0, "finish_reason": "stop",
-                             "message": {"role": "assistant", "content": reply.content}}],
-                "usage": reply.usage(),
-            }, reply.delay_s
+            return (
+                200,
+                {
+                    "id": f"chatcmpl-{len(self.requests)}",
+                    "object": "chat.completion",
+                    "created": int(time.time()),
+                    "model": model,
+                    "choices": [{"index": 0, "finish_reason": "stop", "message": {"role": "assistant", "content": reply.content}}],
+                    "usage": reply.usage(),
+                },
+                reply.delay_s,
+            )
 
     # -- what was served ---------------------------------------------------------------------
     def answered(self) -> list[RecordedRequest]:
@@ -183,5 +197,11 @@ class ScriptedOpenAI:
 
 
 def _error(status: int, message: str) -> dict[str, Any]:
-    return {"error": {"message": message, "type": _ERROR_TYPES.get(status, "error"), "param": None,
-                      "code": _ERROR_TYPES.get(status, str(status))}}
+    return {
+        "error": {
+            "message": message,
+            "type": _ERROR_TYPES.get(status, "error"),
+            "param": None,
+            "code": _ERROR_TYPES.get(status, str(status)),
+        }
+    }

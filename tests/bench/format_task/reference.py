@@ -27,8 +27,14 @@ def reference(x: dict[str, np.ndarray], p: dict, precision: str, sample: dict | 
     }
 
 
-def check(got: dict[str, np.ndarray], ref: dict[str, np.ndarray], x: dict[str, np.ndarray], p: dict, precision: str,
-          tolerance: Callable[[str], object]) -> list[Comparison]:
+def check(
+    got: dict[str, np.ndarray],
+    ref: dict[str, np.ndarray],
+    x: dict[str, np.ndarray],
+    p: dict,
+    precision: str,
+    tolerance: Callable[[str], object],
+) -> list[Comparison]:
     """y and s elementwise; idx is right when it points at ANY element of largest |x| (ties allowed)."""
     result = [compare("y", got["y"], ref["y"], tolerance("y")), compare("s", got["s"], ref["s"], tolerance("s"))]
     a = np.abs(x["x"])
