@@ -5,10 +5,11 @@
     CUDAMASTER_AGENT__MODEL=o4-mini  CUDAMASTER_AGENT__ROLES__CODER__MODEL=deepseek-reasoner
     CUDAMASTER_HARNESS__NVCC_ARCH=sm_90  CUDAMASTER_HARNESS__SANDBOX_BWRAP=/usr/bin/bwrap
     CUDAMASTER_PROFILING__NCU=/usr/local/cuda/bin/ncu
+    CUDAMASTER_RAY__ADDRESS=HEAD:6379                                   GPU work on a Ray cluster (graph/cluster)
 
 The sections are plain models owned by their packages (app.settings.ServiceSettings,
 graph.settings.AgentSettings, bench_tasks.harness.settings.HarnessSettings,
-profiling.settings.ProfilingSettings); each package reads its own through `load_settings().<section>`.
+profiling.settings.ProfilingSettings, graph.cluster.settings.RaySettings); each package reads its own through `load_settings().<section>`.
 A CUDAMASTER_* variable that names no setting (a misspelling, or a flat name from before the tree)
 is refused with the closest valid name. This module imports only the section modules (no service code),
 so the bench and profiling commands use it without FastAPI or SQLAlchemy.
@@ -27,6 +28,7 @@ from pydantic import BaseModel, Field, ValidationError
 from pydantic_settings import BaseSettings, SettingsConfigDict
 
 from bench_tasks.harness.settings import HarnessSettings
+from graph.cluster.settings import RaySettings
 from graph.settings import AgentSettings
 from profiling.settings import ProfilingSettings
 
@@ -43,6 +45,7 @@ NOT_SETTINGS = frozenset(
         "CUDAMASTER_SANDBOX_CANARY",  # bench_tasks.harness.sandbox_check: a marker it plants to prove the sandbox hides it
         "CUDAMASTER_TEST_POSTGRES",  # tests: the PostgreSQL server the tests use
         "CUDAMASTER_FUZZ_SEED",  # tests: the OpenAPI fuzzing seed
+        "CUDAMASTER_TEST_RAY_GPUS",  # tests: GPUs the test Ray cluster declares ("detect": the machine's own)
     }
 )
 
@@ -60,6 +63,7 @@ class Settings(BaseSettings):
     agent: AgentSettings = Field(default_factory=AgentSettings)
     harness: HarnessSettings = Field(default_factory=HarnessSettings)
     profiling: ProfilingSettings = Field(default_factory=ProfilingSettings)
+    ray: RaySettings = Field(default_factory=RaySettings)
     checkpoint_url: str | None = Field(
         None,
         description="LangGraph checkpoint store of every job, used by the service and by `cudamaster optimize|resume`: "
@@ -125,8 +129,9 @@ def closest_setting(name: str) -> str | None:
     valid = setting_names()
     tail = name.upper().removeprefix(PREFIX)
     same_field = [v for v in valid if v.endswith(DELIMITER + tail) or v == PREFIX + tail]
-    if same_field:
-        return min(same_field, key=len)
+    if same_field:  # a field of two sections (max_source_bytes): name both
+        shortest = min(map(len, same_field))
+        return " or ".join(v for v in same_field if len(v) == shortest)
     matches = difflib.get_close_matches(name.upper(), valid, n=1, cutoff=0.6)
     return matches[0] if matches else None
 

@@ -49,7 +49,7 @@ def check_baseline_builds(task: Task, precision: str, settings: HarnessSettings)
         harness_compile.build_driver(variant, driver_source(variant, False), obj, None, settings)
     except harness_compile.BaselineError as exc:
         outcome = exc.outcome
-        raise CustomTaskInvalid(f"baseline_cu: {outcome.verdict.value}: {outcome.message}", outcome.log) from None
+        raise CustomTaskInvalid(f"baseline_cu: {outcome.verdict.value}: {outcome.message}", outcome.log) from None  # type: ignore[union-attr]
     except harness_compile.LinkError as exc:
         raise CustomTaskInvalid(
             f"baseline_cu does not link with the harness's driver: {harness_compile._first_error(str(exc))}", str(exc)

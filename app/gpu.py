@@ -16,7 +16,7 @@ from contextlib import contextmanager
 from dataclasses import dataclass, field
 from typing import Any, Literal
 
-EvaluationKind = Literal["local_gpus", "remote_gpus", "injected", "none"]
+EvaluationKind = Literal["local_gpus", "remote_gpus", "ray", "injected", "none"]
 
 
 @dataclass(frozen=True)
@@ -75,6 +75,17 @@ NO_GPU_ADVICE = (
     "(CUDAMASTER_SERVICE__REMOTE_GPUS); without a GPU, listing tasks and reading stored jobs work, and "
     "`cudamaster bench eval TASK --candidate F --compile-only` checks that a kernel compiles"
 )
+
+
+def ray_evaluation(status: dict, inventory: GpuInventory) -> Evaluation:
+    """Jobs run on a Ray cluster's GPUs (graph/cluster): what it has, from its status."""
+    gpus = status.get("gpus", [])
+    models = sorted({g["gpu_model"] for g in gpus})
+    note = (
+        f"{len(gpus)} GPU worker(s) on the Ray cluster at {status.get('address')} ({', '.join(models)}) and "
+        f"{len(status.get('compile_workers', []))} compile worker(s) run the kernels"
+    )
+    return Evaluation("ray", inventory.indexes, [], note)
 
 
 def plan_evaluation(configured: list[str], remote_gpus: int, injected: bool, inventory: GpuInventory) -> Evaluation:

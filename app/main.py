@@ -17,13 +17,15 @@ from typing import Any
 from fastapi import FastAPI
 from fastapi.exceptions import RequestValidationError
 
-from . import custom_tasks
+from graph.cluster.settings import RaySettings
+
+from . import custom_tasks, web
 from .agent import RunJob, checkpointer, run_with_graph
-from .api import errors, jobs, keys, system, tasks
+from .api import errors, insights, jobs, keys, reviews, system, tasks
 from .config import Settings, load_settings
 from .db.engine import make_engine, make_sessionmaker
 from .db.migrate import upgrade
-from .gpu import GpuLockedEvaluator, GpuPool, detect_gpus, local_evaluator, plan_evaluation
+from .gpu import GpuLockedEvaluator, GpuPool, detect_gpus, local_evaluator, plan_evaluation, ray_evaluation
 from .limits import BodySizeLimit
 from .runner import JobRunner
 from .settings import ServiceSettings
@@ -74,8 +76,23 @@ def stop_on_signals(on_stop: Callable[[], None]) -> Iterator[None]:
                 signal.signal(sig, before)
 
 
-def create_app(settings: Settings | ServiceSettings | None = None, *, run_job: RunJob | None = None, evaluator: Any = None) -> FastAPI:
-    """`settings`: the whole tree, or only its service section (the rest then comes from load_settings())."""
+def _join_cluster(ray: RaySettings) -> Any:
+    from graph.cluster import make_ray_evaluator
+
+    return make_ray_evaluator(ray.address, settings=ray)
+
+
+def create_app(
+    settings: Settings | ServiceSettings | None = None,
+    *,
+    run_job: RunJob | None = None,
+    evaluator: Any = None,
+    ray: RaySettings | None = None,
+) -> FastAPI:
+    """`settings`: the whole tree, or only its service section (the rest then comes from load_settings()).
+
+    `ray`: the Ray section (default: the tree's, CUDAMASTER_RAY__*); with an address, every compile, evaluation and
+    profile runs on that Ray cluster. An injected `evaluator` with `for_job` (a RayEvaluator) is used the same way."""
     if settings is None:
         tree = load_settings()
     elif isinstance(settings, ServiceSettings):
@@ -84,6 +101,8 @@ def create_app(settings: Settings | ServiceSettings | None = None, *, run_job: R
         tree = settings
     settings = tree.service
     checkpoint_url = tree.checkpoint_store()
+    if ray is None and evaluator is None and run_job is None:
+        ray = tree.ray
     engine = make_engine(settings.database_url)
     sessions = make_sessionmaker(engine)
     gpu_pool = GpuPool(settings.gpus)
@@ -94,13 +113,22 @@ def create_app(settings: Settings | ServiceSettings | None = None, *, run_job: R
             upgrade(settings.database_url)
         with sessions() as session:  # custom tasks must be loadable before their jobs resume
             custom_tasks.register_all(session)
-        evaluation = plan_evaluation(
-            settings.gpus, settings.remote_gpus, evaluator is not None or run_job is not None, await asyncio.to_thread(detect_gpus)
-        )
+        cluster = evaluator if hasattr(evaluator, "for_job") else None
+        own_cluster = cluster is None and ray is not None and ray.address is not None
+        if own_cluster and ray is not None:  # fails the start with what to do when the cluster cannot be joined or has no GPU
+            cluster = await asyncio.to_thread(_join_cluster, ray)
+        app.state.cluster = cluster
+        inventory = await asyncio.to_thread(detect_gpus)
+        if cluster is not None:
+            evaluation = ray_evaluation(cluster.status(), inventory)
+        else:
+            evaluation = plan_evaluation(settings.gpus, settings.remote_gpus, evaluator is not None or run_job is not None, inventory)
         app.state.evaluation = evaluation
         if not evaluation.healthy:
             log.warning("%s", evaluation.note)
-        if evaluator is not None:
+        if cluster is not None:
+            locked = cluster  # the cluster holds its GPUs itself (one worker each); each job gets cluster.for_job(id)
+        elif evaluator is not None:
             locked = GpuLockedEvaluator(evaluator, gpu_pool)
         elif run_job is None:  # the real agent with the local GPUs, one harness evaluator per GPU
             locked = GpuLockedEvaluator(local_evaluator, gpu_pool, per_gpu=True)
@@ -118,16 +146,18 @@ def create_app(settings: Settings | ServiceSettings | None = None, *, run_job: R
         if evaluation.can_run_jobs:  # without a GPU, queued jobs wait for a service that has one
             await runner.start()
         log.info(
-            "cudamaster service up: database %s, %d job slot(s), GPUs %s",
+            "cudamaster service up: database %s, %d job slot(s), %s",
             settings.database_url.split("@")[-1],
             settings.max_running_jobs,
-            ",".join(gpu_pool.gpus),
+            evaluation.note if cluster is not None else "GPUs " + ",".join(gpu_pool.gpus),
         )
         try:
             with stop_on_signals(runner.begin_stop):
                 yield
         finally:
             await runner.stop()
+            if own_cluster and cluster is not None:
+                await asyncio.to_thread(cluster.close)
             engine.dispose()
 
     app = FastAPI(
@@ -137,9 +167,9 @@ def create_app(settings: Settings | ServiceSettings | None = None, *, run_job: R
         description="Submit CUDA kernel optimization jobs, follow them, and read their attempts, measurements and costs. "
         "Every write needs an API key (`cudamaster keys create`); reads too unless CUDAMASTER_SERVICE__OPEN_READS=true.",
         openapi_url=f"{API_PREFIX}/openapi.json",
-        docs_url=f"{API_PREFIX}/docs",
+        docs_url=None,
         redoc_url=None,
-    )
+    )  # docs: app/web/docs.py
     app.state.tree, app.state.settings, app.state.engine, app.state.sessions, app.state.gpu_pool = (
         tree,
         settings,
@@ -147,8 +177,9 @@ def create_app(settings: Settings | ServiceSettings | None = None, *, run_job: R
         sessions,
         gpu_pool,
     )
-    for router in (jobs.router, tasks.router, keys.router, system.router):
+    for router in (jobs.router, tasks.router, keys.router, system.router, insights.router, reviews.router):
         app.include_router(router, prefix=API_PREFIX)
+    web.mount(app, API_PREFIX)
     app.add_exception_handler(RequestValidationError, errors.validation_error)
     app.add_middleware(BodySizeLimit, max_bytes=settings.max_request_bytes)
     return app

@@ -2,6 +2,8 @@
 
 - admin: reads and acts on every job of every team, submits jobs, manages keys.
 - member: reads the jobs of its team; submits jobs; acts (cancel, resume, answer) on its own jobs only.
+- reviewer: a member that also accepts or rejects its team's flagged attempts (the review queue),
+  except those of the jobs it submitted itself.
 - viewer: reads the jobs of its team; nothing else.
 
 A job of another team is answered exactly like a job that does not exist (404): a key learns
@@ -20,7 +22,7 @@ from dataclasses import dataclass
 
 from sqlalchemy import ColumnElement, true
 
-from .db.models import ADMIN, DEFAULT_TEAM, MEMBER, VIEWER, ApiKey, CustomTask, Job
+from .db.models import ADMIN, DEFAULT_TEAM, MEMBER, REVIEWER, VIEWER, ApiKey, CustomTask, Job
 
 
 @dataclass(frozen=True)
@@ -53,11 +55,23 @@ def can_act(caller: Caller, job: Job) -> bool:
     """Cancel, resume, answer: the job's own key, or an admin."""
     if caller.role == ADMIN:
         return True
-    return caller.role == MEMBER and caller.key_id is not None and job.api_key_id == caller.key_id
+    return caller.role in (MEMBER, REVIEWER) and caller.key_id is not None and job.api_key_id == caller.key_id
 
 
 def can_submit(caller: Caller) -> bool:
-    return caller.role in (ADMIN, MEMBER) and caller.key_id is not None
+    return caller.role in (ADMIN, MEMBER, REVIEWER) and caller.key_id is not None
+
+
+def may_review(caller: Caller) -> bool:
+    """Whether the key reviews at all (the review queue's buttons)."""
+    return caller.role in (ADMIN, REVIEWER) and caller.key_id is not None
+
+
+def can_review(caller: Caller, job: Job) -> bool:
+    """Accept or reject a flagged attempt of this job: an admin, or a reviewer of the job's team who did not submit it."""
+    if caller.role == ADMIN:
+        return caller.key_id is not None
+    return may_review(caller) and job.team == caller.team and job.api_key_id != caller.key_id
 
 
 def can_use_custom_task(caller: Caller, task: CustomTask) -> bool:

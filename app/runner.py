@@ -23,9 +23,10 @@ from typing import Any
 from sqlalchemy.orm import Session, sessionmaker
 
 from .agent import JobRun, RunJob, outcome_fields
+from .reviews import ReviewRule
 from .settings import ServiceSettings
 from .store import leases
-from .store.events import record_event
+from .store.events import job_gpu_model, record_event
 
 log = logging.getLogger("cudamaster.runner")
 
@@ -63,6 +64,7 @@ class JobRunner:
         self, settings: ServiceSettings, sessions: sessionmaker[Session], run_job: RunJob, evaluator: Any = None, *, checkpoint_url: str
     ):
         self.settings = settings
+        self.review = ReviewRule.of(settings)
         self.checkpoint_url = checkpoint_url  # the settings tree's checkpoint store (the CLI's resume reads it too)
         self.sessions = sessions
         self.run_job = run_job
@@ -198,7 +200,7 @@ class JobRunner:
             event = dict(event)
             event.setdefault("job_id", claim.job_id)
             with self.sessions() as session:
-                record_event(session, claim.job_id, event)
+                record_event(session, claim.job_id, event, self.review)
             self._signal_threadsafe(claim.job_id)
 
         def record_llm_call(call: dict[str, Any]) -> bool:
@@ -212,7 +214,7 @@ class JobRunner:
             spec=claim.settings,
             resume=claim.resume,
             answer=claim.answer,
-            evaluator=self.evaluator,
+            evaluator=self._evaluator_for(claim.job_id),
             checkpoint_url=self.checkpoint_url,
             on_event=on_event,
             should_stop=stop.is_set,
@@ -220,12 +222,20 @@ class JobRunner:
         )
         return self.run_job(run)
 
+    def _evaluator_for(self, job_id: str) -> Any:
+        """A cluster evaluator (graph/cluster) per job: its items take the job's turns in the fair queue, and its
+        measurements stay on the GPU model of the job's first one (stored, so a restart keeps it)."""
+        if self.evaluator is None or not hasattr(self.evaluator, "for_job"):
+            return self.evaluator
+        with self.sessions() as session:
+            return self.evaluator.for_job(job_id, job_gpu_model(session, job_id))
+
     def _settle(self, job_id: str, fields: dict[str, Any]) -> None:
         with self.sessions() as session:
             # Reconcile: anything in the outcome that no event delivered is stored now (idempotent).
             for attempt in fields.get("attempts") or []:
                 if isinstance(attempt, dict):
-                    record_event(session, job_id, {"type": "attempt", **attempt})
+                    record_event(session, job_id, {"type": "attempt", **attempt}, self.review)
             for call in fields.get("llm_calls") or []:
                 if isinstance(call, dict):
                     record_event(session, job_id, {"type": "llm_call", **call})

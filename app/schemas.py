@@ -148,6 +148,7 @@ class MeasurementOut(_Orm):
     speedup_iqr: float | None
     roofline_floor_us: float | None
     candidate_roofline_pct: float | None
+    gpu_model: str | None = Field(None, description="the GPU model it was measured on; speedups of different models never compare")
 
 
 class ProfileOut(_Orm):
@@ -169,6 +170,7 @@ class AttemptOut(_Orm):
     verdict: str
     message: str
     score: float | None
+    gpu_model: str | None = Field(None, description="the GPU model it was measured on (all of a job's attempts share one)")
     created_at: datetime
     measurements: list[MeasurementOut]
     profile: ProfileOut | None
@@ -206,6 +208,42 @@ class TaskOut(BaseModel):
     sizes: dict[str, list[dict[str, int]]]
 
 
+class ClusterWorkerOut(BaseModel):
+    name: str
+    host: str
+    gpu_model: str = Field(description="nvidia-smi's name of its GPU; '' for a compile worker")
+    driver: str = ""
+    alive: bool
+    busy: bool
+    replaced: int = Field(description="how many times its process died or hung and was replaced")
+
+
+class ClusterOut(BaseModel):
+    """The Ray cluster's workers and queues (CUDAMASTER_RAY__ADDRESS)."""
+
+    address: str
+    gpus: list[ClusterWorkerOut]
+    compile_workers: list[ClusterWorkerOut]
+    queued: dict[str, int] = Field(description="items waiting, per queue (gpu: evaluations and profiles; cpu: compiles)")
+    jobs_waiting: int = Field(description="jobs with items in a queue (they take turns)")
+
+
+class GpuOut(BaseModel):
+    id: str
+    name: str = ""
+    busy: bool
+
+
+class GpusOut(BaseModel):
+    evaluation: Literal["local_gpus", "remote_gpus", "ray", "injected", "none"]
+    gpus: list[GpuOut] = Field(description="this machine's GPUs (local evaluation); the cluster's are under `cluster`")
+    cluster: ClusterOut | None = None
+    queue: dict[str, int] = Field(
+        default_factory=dict,
+        description="Ray: items waiting per job, the next job first (only the jobs the caller may read; others are under `other`)",
+    )
+
+
 class HealthOut(BaseModel):
     status: Literal["ok", "degraded"]
     database: str
@@ -214,12 +252,96 @@ class HealthOut(BaseModel):
     gpus: list[str] = Field(description="GPU ids configured (CUDAMASTER_SERVICE__GPUS)")
     busy_gpus: list[str]
     gpus_found: list[str] = Field(description="GPU indexes nvidia-smi listed when the service started")
-    evaluation: Literal["local_gpus", "remote_gpus", "injected", "none"] = Field(
-        description="where kernels run: the configured local GPUs that were found, remote GPU workers, an evaluator the "
-        "embedding code injected, or nowhere (jobs are refused with 503)"
+    evaluation: Literal["local_gpus", "remote_gpus", "ray", "injected", "none"] = Field(
+        description="where kernels run: the configured local GPUs that were found, remote GPU workers, a Ray cluster "
+        "(CUDAMASTER_RAY__ADDRESS), an evaluator the embedding code injected, or nowhere (jobs are refused with 503)"
     )
     can_run_jobs: bool
     gpu_note: str = Field(description="one line on the GPUs: what was found, or why none and what to do")
     runner_id: str
     draining: bool
     sandbox: str = Field("", description="the OS sandbox untrusted kernels run in, or why they are refused")
+    cluster: ClusterOut | None = Field(None, description="with Ray on: the cluster's GPUs and queues")
+
+
+class LeaderboardEntry(BaseModel):
+    task: str
+    precision: str
+    gpu: str = Field(description="GPU model the attempt was measured on (entries of different GPU models are never compared)")
+    score: float = Field(description="P of the best countable attempt: correct, and not held by the review queue")
+    attempt_id: int
+    job_id: str
+    job_cost_usd: float
+    models: list[str] = Field(description="models the job's LLM calls used")
+
+
+class LeaderboardShare(BaseModel):
+    precision: str
+    gpu: str
+    tasks: int = Field(description="benchmark tasks tried at this precision (tasks without a countable kernel count as P < 1)")
+    at_least: dict[str, float] = Field(description='threshold ("1", "2", "4", "8") -> share of those tasks whose best P is at least it')
+
+
+class LeaderboardOut(BaseModel):
+    entries: list[LeaderboardEntry]
+    shares: list[LeaderboardShare]
+    models: list[str] = Field(description="models seen in the jobs this key may read (for the model filter)")
+
+
+class CostPerModelDay(BaseModel):
+    day: str = Field(description="UTC date, YYYY-MM-DD")
+    model: str
+    calls: int
+    input_tokens: int
+    output_tokens: int
+    cost_usd: float
+
+
+class CostPerJob(BaseModel):
+    job_id: str
+    task: str
+    precision: str
+    status: str
+    cost_usd: float
+    tokens: int = Field(description="input + output tokens")
+    best_score: float | None
+    usd_per_speedup: float | None = Field(description="cost_usd / best P: dollars per unit of the best speedup (null without one)")
+
+
+class CostsOut(BaseModel):
+    days: int
+    per_model_day: list[CostPerModelDay]
+    per_job: list[CostPerJob]
+
+
+ReviewStatus = Literal["pending", "accepted", "rejected"]
+
+
+class ReviewOut(_Orm):
+    attempt_id: int
+    job_id: str
+    task: str
+    precision: str
+    status: ReviewStatus
+    reasons: list[str] = Field(description="why the attempt was flagged, one line per finding")
+    flagged_at: datetime
+    reviewer_key_id: str | None
+    decided_at: datetime | None
+    note: str
+    score: float | None
+    measurements: list[MeasurementOut] = Field(description="the evidence: per-size times, speedups and roofline %")
+    profile: ProfileOut | None
+    source_url: str = Field(description="the attempt's source (GET, same key)")
+
+
+class ReviewPage(BaseModel):
+    items: list[ReviewOut]
+    total: int
+    limit: int
+    offset: int
+
+
+class ReviewDecision(RequestBody):
+    model_config = ConfigDict(extra="forbid")
+    decision: Literal["accept", "reject"]
+    note: str = Field("", max_length=2000, description="why (shown in the queue)")

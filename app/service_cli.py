@@ -108,6 +108,15 @@ def serve(
     ] = None,
     max_running_jobs: Annotated[int | None, typer.Option(help="jobs executed at once")] = None,
     log_level: Annotated[str, typer.Option(help="uvicorn log level")] = "info",
+    ray: Annotated[
+        str | None,
+        typer.Option(
+            "--ray",
+            help="run every compile, evaluation and profile on this Ray cluster "
+            "(HOST:6379, ray://HOST:10001 or auto); default: CUDAMASTER_RAY__ADDRESS, "
+            "else this machine's GPUs",
+        ),
+    ] = None,
 ) -> None:
     """Run the HTTP service and its job runner (SQLite and the local GPU by default)."""
     import uvicorn
@@ -115,13 +124,21 @@ def serve(
     from .main import create_app
 
     settings = _settings(host=host, port=port, database_url=database_url, max_running_jobs=max_running_jobs)
+    ray_settings = load_settings().ray
+    if ray:
+        ray_settings = ray_settings.model_copy(update={"address": ray})
+    if ray_settings.address:
+        try:
+            import ray as _ray  # noqa: F401
+        except ImportError:
+            _fail(f'--ray {ray_settings.address}: Ray is not installed here; pip install -e ".[ray]"')
     open_database(settings.database_url, migrate=settings.auto_migrate).dispose()  # fail here in one line, not in uvicorn
     typer.echo(
         f"cudamaster service on http://{settings.host}:{settings.port}/api/v1 (docs: /api/v1/docs), "
         f"database {_shown(settings.database_url)}"
     )
     uvicorn.run(
-        create_app(settings),
+        create_app(settings, ray=ray_settings),
         host=settings.host,
         port=settings.port,
         log_level=log_level,
@@ -133,7 +150,7 @@ def serve(
 def create(
     name: Annotated[str, typer.Option(help="who the key is for, e.g. a person or a service")],
     role: Annotated[
-        str | None, typer.Option(help="admin, member or viewer (default: member; admin for the first key of an empty database)")
+        str | None, typer.Option(help="admin, member, reviewer or viewer (default: member; admin for the first key of an empty database)")
     ] = None,
     team: Annotated[str, typer.Option(help="the key's team: its keys read the team's jobs")] = "default",
     database_url: DatabaseUrl = None,

@@ -6,7 +6,7 @@ import os
 import socket
 from pathlib import Path
 
-from pydantic import BaseModel, Field
+from pydantic import BaseModel, Field, SecretStr
 
 DEFAULT_DB = Path.home() / ".cache" / "cudamaster" / "service.db"
 
@@ -40,3 +40,19 @@ class ServiceSettings(BaseModel):
     max_custom_elements: int = Field(1 << 28, ge=1, description="elements of all a custom task's buffers together, at one size")
     max_jobs_in_flight_per_key: int = Field(8, ge=1, description="queued + running + waiting jobs allowed per API key")
     max_page_size: int = 200
+
+    # Dashboard (app/web) and review queue (app/reviews.py)
+    session_secret: SecretStr | None = Field(
+        None,
+        description="key that signs the dashboard's session cookies; default: generated once and kept in the database (shared by replicas)",
+    )
+    session_max_age_s: int = Field(12 * 3600, ge=60, description="a dashboard sign-in lasts this long")
+    review_speedup: float = Field(
+        10.0,
+        gt=0,
+        description="an attempt with a speedup above this at any size is flagged for "
+        "review (the harness's CUDAMASTER_SERVICE__REVIEW_SPEEDUP too)",
+    )
+    review_roofline_pct: float = Field(
+        90.0, gt=0, description="an attempt whose time at any size is within this % of the roofline floor is flagged for review"
+    )

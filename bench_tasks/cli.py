@@ -100,6 +100,18 @@ def _sizes_ok(sizes: str) -> None:
         _fail(f"unknown size set {sizes!r}: choose one of {', '.join(SIZE_SETS)}")
 
 
+def _cluster(address: str | None, settings):
+    """The Ray cluster of --ray / CUDAMASTER_RAY__ADDRESS (graph/cluster), or None for the local GPU."""
+    from graph.cluster import evaluator_for_cli, ray_settings
+
+    if not (address or ray_settings().address):
+        return None
+    try:
+        return evaluator_for_cli(address, harness=settings)
+    except RuntimeError as exc:
+        _fail(str(exc), code=3)
+
+
 @app.command("run")
 def run(
     task: Annotated[Optional[list[str]], typer.Option("--task", "-t", help="task name (repeatable); default: all")] = None,
@@ -123,6 +135,14 @@ def run(
     append: Annotated[
         bool, typer.Option("--append", help="keep the results already in --output and add these (a long run split into several commands)")
     ] = False,
+    ray: Annotated[
+        Optional[str],
+        typer.Option(
+            "--ray",
+            help="spread the suite over every GPU of this Ray cluster (HOST:6379, ray://HOST:10001 or auto; "
+            "default CUDAMASTER_RAY__ADDRESS), all on one GPU model",
+        ),
+    ] = None,
 ) -> None:
     """Check and time the baselines (and candidates, vendor references, if asked) on the local GPU.
 
@@ -139,15 +159,17 @@ def run(
         _sizes_ok(s)
     variants = _variants(task, precision)
     settings = get_settings()
-    try:
-        require_gpu(settings)
-    except NoGpuError as exc:
-        _fail(str(exc), code=3)
-    try:
-        sandbox_for(settings)  # refuse before any work when untrusted code could not be sandboxed
-    except SandboxUnavailable as exc:
-        _fail(str(exc), code=4)
-    _say_sandbox(settings)
+    cluster = _cluster(ray, settings)
+    if cluster is None:  # the local GPU (on Ray, the workers check theirs)
+        try:
+            require_gpu(settings)
+        except NoGpuError as exc:
+            _fail(str(exc), code=3)
+        try:
+            sandbox_for(settings)  # refuse before any work when untrusted code could not be sandboxed
+        except SandboxUnavailable as exc:
+            _fail(str(exc), code=4)
+        _say_sandbox(settings)
     # A candidate where one is given; the vendor reference where asked for and one exists; the baseline alone
     # where nothing else would measure it.
     work: list[Job] = []
@@ -164,7 +186,11 @@ def run(
             work.append(Job(name, prec, None))
     results = []
     output.parent.mkdir(parents=True, exist_ok=True)
-    meta = {"provenance": provenance(), "size_set": sizes}
+    meta: dict = {"provenance": provenance(), "size_set": sizes}
+    if cluster is not None:
+        from graph.cluster.suite import suite_model
+
+        meta["ray"] = {"address": cluster.settings.address, "gpu_model": suite_model(cluster), "gpu_workers": len(cluster.status()["gpus"])}
     started = time.monotonic()
     if append and output.is_file():
         from bench_tasks.harness import EvaluationResult
@@ -178,7 +204,7 @@ def run(
         meta["size_set"] = ",".join(x for x in merged if x)
 
     def save() -> None:  # after every variant: an interrupted run keeps what it measured
-        meta["wall_seconds"] = round(time.monotonic() - started, 1)  # type: ignore[arg-type]
+        meta["wall_seconds"] = round(time.monotonic() - started, 1)
         output.write_text(json.dumps({**meta, "results": [r.model_dump(mode="json") for r in results]}, indent=1))
 
     with Progress(TextColumn("{task.description}"), BarColumn(), MofNCompleteColumn(), TimeElapsedColumn(), console=console) as progress:
@@ -195,8 +221,18 @@ def run(
                 save()
             progress.advance(bar)
 
-        for size_set in size_sets:
-            run_pipeline(work, size_set, settings, compile_workers=jobs, on_start=started_one, on_result=finished_one)
+        try:
+            for size_set in size_sets:
+                if cluster is not None:
+                    from graph.cluster.suite import run_suite
+
+                    progress.update(bar, description=f"benchmark on {meta['ray']['gpu_workers']} Ray GPU worker(s)")
+                    run_suite(cluster, work, size_set, on_result=finished_one)
+                else:
+                    run_pipeline(work, size_set, settings, compile_workers=jobs, on_start=started_one, on_result=finished_one)
+        finally:
+            if cluster is not None:
+                cluster.close()
     summary = Table(title="MSKernelBench" + (" (baselines)" if candidates is None else ""))
     for col in ("variant", "measured", "sizes", "verdict", "P", "sizes passed", "wall s"):
         summary.add_column(col)

@@ -560,7 +560,9 @@ _REGISTERED: dict[str, Task] = {}
 
 
 def register_task(task: Task) -> None:
-    """Make a task built in code (a custom task) loadable by name in this process."""
+    """Make a task built in code (a custom task, or one rebuilt from a work item) loadable by name in this process."""
+    if _REGISTERED.get(task.name) is task:
+        return
     validate(task)
     _REGISTERED[task.name] = task
 

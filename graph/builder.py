@@ -16,12 +16,15 @@ from typing import Any
 from langgraph.graph import END, START, StateGraph
 from langgraph.types import RetryPolicy
 
+from bench_tasks.harness import Verdict
+
 from .deps import Deps, spec_of
 from .llm import is_transient
 from .nodes import baseline, code, compile, debug, filter, finish, flags, plan, profile, round_end, verify
 from .state import JobState
 
 LLM_NODES = ("plan", "code", "flags", "debug")
+INFRASTRUCTURE_ERROR = Verdict.infrastructure_error.value
 
 
 def _debug_left(state: dict[str, Any]) -> bool:
@@ -32,16 +35,22 @@ def after_code(state: dict[str, Any]) -> str:
     return "flags" if state.get("choose_flags") else "compile"
 
 
+def _debuggable(state: dict[str, Any]) -> bool:
+    """A failure the debugger can act on: not an infrastructure error (a GPU worker died or hung twice,
+    graph/cluster), which is nothing in the kernel; that attempt is recorded and the round ends."""
+    return (state.get("failure") or {}).get("verdict") != INFRASTRUCTURE_ERROR and _debug_left(state)
+
+
 def after_compile(state: dict[str, Any]) -> str:
     if state.get("compiled"):
         return "verify"
-    return "debug" if _debug_left(state) else "round_end"
+    return "debug" if _debuggable(state) else "round_end"
 
 
 def after_verify(state: dict[str, Any]) -> str:
     if state.get("failure") is None:
         return "profile"
-    return "debug" if _debug_left(state) else "round_end"
+    return "debug" if _debuggable(state) else "round_end"
 
 
 def after_round(state: dict[str, Any]) -> str:

@@ -12,7 +12,8 @@ from rich.table import Table
 
 from app.config import load_settings
 
-from .runner import JobOutcome, make_checkpointer, resume_job, start_job
+from .cluster import RAY_OPTION_HELP, evaluator_for_cli
+from .runner import JobOutcome, make_checkpointer, new_job_id, resume_job, start_job
 from .settings import ROLES, AgentSettings, JobSpec
 
 console = Console()
@@ -88,11 +89,26 @@ def _report(outcome: JobOutcome) -> None:
     console.print(f"job id: [bold]{outcome.job_id}[/] (resume with `cudamaster resume {outcome.job_id}`)")
 
 
-def _drive(outcome: JobOutcome, checkpointer, settings: AgentSettings, interactive: bool) -> JobOutcome:
+def _drive(outcome: JobOutcome, checkpointer, settings: AgentSettings, interactive: bool, evaluator=None) -> JobOutcome:
     while outcome.status == "waiting_for_input" and interactive and outcome.question:
         answer = _read_answer(outcome.question)
-        outcome = resume_job(outcome.job_id, checkpointer=checkpointer, on_event=_on_event, answer=answer, settings=settings)
+        outcome = resume_job(
+            outcome.job_id, checkpointer=checkpointer, on_event=_on_event, answer=answer, settings=settings, evaluator=evaluator
+        )
     return outcome
+
+
+def _cluster_evaluator(ray: str | None, job_id: str):
+    """The job's evaluator on the Ray cluster of --ray / CUDAMASTER_RAY__ADDRESS; None: the local GPU."""
+    try:
+        cluster = evaluator_for_cli(ray)
+    except RuntimeError as exc:
+        console.print(f"[red]error: {exc}[/]")
+        raise typer.Exit(2) from None
+    if cluster is None:
+        return None
+    console.print(f"[dim]Ray: {len(cluster.status()['gpus'])} GPU worker(s) at {cluster.settings.address}[/]")
+    return cluster.for_job(job_id)
 
 
 def optimize(
@@ -113,6 +129,7 @@ def optimize(
         typer.Option(help="checkpoints: sqlite:///path or postgresql://... (default: CUDAMASTER_CHECKPOINT_URL, the service's store)"),
     ] = None,
     job_id: Annotated[str | None, typer.Option(help="job id (default: a new random one)")] = None,
+    ray: Annotated[str | None, typer.Option("--ray", help=RAY_OPTION_HELP)] = None,
 ) -> None:
     """Optimize one kernel: plan, code, compile, verify, profile, for R rounds."""
     try:
@@ -136,8 +153,14 @@ def optimize(
         raise typer.Exit(2) from None
     settings = load_settings().agent
     checkpointer = make_checkpointer(checkpoint_url)
-    outcome = start_job(spec, job_id=job_id, checkpointer=checkpointer, on_event=_on_event, settings=settings)
-    outcome = _drive(outcome, checkpointer, settings, sys.stdin.isatty())
+    job_id = job_id or new_job_id()
+    evaluator = _cluster_evaluator(ray, job_id)
+    try:
+        outcome = start_job(spec, job_id=job_id, checkpointer=checkpointer, on_event=_on_event, settings=settings, evaluator=evaluator)
+        outcome = _drive(outcome, checkpointer, settings, sys.stdin.isatty(), evaluator)
+    finally:
+        if evaluator is not None:  # its GPU workers go back to the cluster
+            evaluator.cluster.close()
     _report(outcome)
     raise typer.Exit(0 if outcome.status in ("finished", "no_correct_kernel", "waiting_for_input") else 1)
 
@@ -149,13 +172,19 @@ def resume(
         str | None,
         typer.Option(help="checkpoints: sqlite:///path or postgresql://... (default: CUDAMASTER_CHECKPOINT_URL, the service's store)"),
     ] = None,
+    ray: Annotated[str | None, typer.Option("--ray", help=RAY_OPTION_HELP)] = None,
 ) -> None:
     """Continue a job after a crash, a stop or a question."""
     settings = load_settings().agent
     checkpointer = make_checkpointer(checkpoint_url)
     if answer == "-":
         answer = sys.stdin.read()
-    outcome = resume_job(job_id, checkpointer=checkpointer, on_event=_on_event, answer=answer, settings=settings)
-    outcome = _drive(outcome, checkpointer, settings, sys.stdin.isatty())
+    evaluator = _cluster_evaluator(ray, job_id)
+    try:
+        outcome = resume_job(job_id, checkpointer=checkpointer, on_event=_on_event, answer=answer, settings=settings, evaluator=evaluator)
+        outcome = _drive(outcome, checkpointer, settings, sys.stdin.isatty(), evaluator)
+    finally:
+        if evaluator is not None:
+            evaluator.cluster.close()
     _report(outcome)
     raise typer.Exit(0 if outcome.status in ("finished", "no_correct_kernel", "waiting_for_input") else 1)

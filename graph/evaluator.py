@@ -29,6 +29,7 @@ class CompileReport:
     message: str = ""
     log: str = ""
     flags: list[str] | None = None
+    object_key: str = ""  # the compile cache entry (cache_dir/objects/KEY) holding the object; "" when none
 
     @property
     def ok(self) -> bool:
@@ -61,7 +62,8 @@ class LocalEvaluator:
     def compile(self, task: str, precision: str, source: str, flags: list[str]) -> CompileReport:
         variant = load_task(task).variant(precision)
         out = compile_candidate(variant, source, self.settings, list(flags))
-        return CompileReport(None if out.ok else out.verdict.value, out.message, out.log[-20000:], out.flags)  # type: ignore[union-attr]
+        key = out.object_path.parent.name if out.ok and out.object_path is not None else ""
+        return CompileReport(None if out.ok else out.verdict.value, out.message, out.log[-20000:], out.flags, key)  # type: ignore[union-attr]
 
     def evaluate(self, task: str, precision: str, source: str | None, sizes: str, flags: list[str]) -> EvaluationResult:
         return evaluate(task, precision, source, sizes, settings=self.settings, extra_flags=list(flags) or None)

@@ -33,6 +33,8 @@ def _stats(us: float) -> TimeStats:
 class FakeGpuEvaluator:
     """Real nvcc compile, FAKE GPU evaluation and profile (see the module docstring)."""
 
+    gpu_info = FAKE_GPU  # the GPU model a Ray worker running this double reports (graph/cluster/worker.py)
+
     def __init__(self, harness_settings: HarnessSettings | None = None, before_compile: Callable[[str], None] | None = None):
         self.real = LocalEvaluator(harness_settings)
         self.before_compile = before_compile

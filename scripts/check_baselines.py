@@ -1,6 +1,8 @@
 """Check every baseline against its float64 reference on the GPU (no timing), writing JSON as it goes.
 
-python3 scripts/check_baselines.py --sizes paper --output docs/results/baseline_checks.json [--task T ...]
+Several shards (--shard 0/3, 1/3, 2/3) may run side by side: no timing is taken, so they do not disturb each other's results.
+
+    python3 scripts/check_baselines.py --sizes paper --output docs/results/baseline_checks.json [--task T ...]
 """
 
 from __future__ import annotations
@@ -20,9 +22,11 @@ def main() -> None:
     ap.add_argument("--sizes", default="paper")
     ap.add_argument("--task", action="append")
     ap.add_argument("--output", type=Path, required=True)
+    ap.add_argument("--shard", default="0/1", help="I/N: only every N-th task from the I-th (run N processes side by side)")
     args = ap.parse_args()
+    index, count = (int(x) for x in args.shard.split("/"))
     doc = {"provenance": provenance(), "results": []}
-    for task in args.task or task_names():
+    for task in (args.task or task_names())[index::count]:
         for precision in ("fp32", "bf16"):
             t0 = time.time()
             result = evaluate(task, precision, None, args.sizes, timing=False)

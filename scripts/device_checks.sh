@@ -16,6 +16,12 @@
 #                   selects, e.g. VENDOR_K="cublas or cudnn or cufft" and VENDOR_K="not cublas and not cudnn and not cufft")
 #   vendor-paper    bench run --vendor --sizes paper, appended to $OUT/vendor_run.json (+ report); vendor-large: the large
 #                   sizes; VENDOR_PRECISION=fp32|bf16 splits a step in two (each appends)
+#   ray-tests       pytest -m gpu tests/cluster: a local Ray cluster on the real GPU(s), one worker per GPU, real candidates
+#                   give the local evaluator's verdicts and speedups (~3 min)
+#   ray-figures     scripts/ray_figures.py -> $OUT/ray_figures.json: Ray's overhead per evaluation vs local, and bench run's
+#                   work over 12 variants through Ray on one GPU vs locally (RAY_FIGURES_ALL=1: every variant, ~10 min)
+#   Without Ray importable, the carried .whl/ray-*.whl (a slim wheel, scripts/make_device_wheels.sh) and its dependencies
+#   are unpacked to /tmp/cm-ray-site and put on PYTHONPATH (no pip needed).
 # Needs python3 with this repo importable (see scripts/make_device_wheels.sh) and nvcc; ncu for figures.
 # Kernels run in the bubblewrap sandbox: without bwrap on PATH, .devsite/bubblewrap_*.deb (carried from
 # scripts/make_device_wheels.sh) is unpacked to /tmp/bw and CUDAMASTER_HARNESS__SANDBOX_BWRAP points at it.
@@ -32,6 +38,18 @@ if [ -z "${CUDAMASTER_HARNESS__SANDBOX_BWRAP:-}" ] && ! command -v bwrap >/dev/n
   else
     echo "no bubblewrap: carry .devsite/ (scripts/make_device_wheels.sh); kernels will be refused" | tee -a "$OUT/steps.txt"
   fi
+fi
+if [[ " $* " == *" ray-"* ]] && ! $PY -c "import ray" 2>/dev/null; then
+  if ls .whl/ray-*.whl >/dev/null 2>&1; then
+    rm -rf /tmp/cm-ray-site && mkdir -p /tmp/cm-ray-site
+    for w in .whl/ray-*.whl .whl/msgpack-*.whl .whl/protobuf-*.whl .whl/jsonschema*.whl .whl/referencing-*.whl \
+             .whl/rpds_py-*.whl .whl/attrs-*.whl .whl/filelock-*.whl; do
+      [ -f "$w" ] && $PY -m zipfile -e "$w" /tmp/cm-ray-site
+    done
+    chmod +x /tmp/cm-ray-site/ray/core/src/ray/gcs/gcs_server /tmp/cm-ray-site/ray/core/src/ray/raylet/raylet  # zipfile drops modes
+    export PYTHONPATH=/tmp/cm-ray-site${PYTHONPATH:+:$PYTHONPATH}
+  fi
+  $PY -c "import ray; print('ray', ray.__version__, ray.__file__)" >> "$OUT/env.txt" 2>&1 || echo "no Ray: carry .whl (scripts/make_device_wheels.sh)" | tee -a "$OUT/steps.txt"
 fi
 { nvidia-smi --query-gpu=name,driver_version,clocks.sm,clocks.max.sm --format=csv; date -u; } > "$OUT/env.txt" 2>&1
 echo "sandbox bwrap: ${CUDAMASTER_HARNESS__SANDBOX_BWRAP:-$(command -v bwrap)}" >> "$OUT/env.txt"
@@ -59,6 +77,9 @@ for step in "$@"; do
                  -k "timed or replay or honest or lazy or structure or device_draws or call_count" ;;
     throughput) timeout -k 5 "$LIMIT" $PY scripts/throughput_figures.py --only wall --only spread --output "$OUT/throughput_figures.json" ;;
     suite) timeout -k 5 "$LIMIT" $PY scripts/throughput_figures.py --only suite --output "$OUT/suite.json" ;;
+    ray-tests) CUDAMASTER_TEST_RAY_GPUS=detect timeout -k 5 "$LIMIT" $PY -m pytest -m gpu -q -rfE -p no:cacheprovider \
+                 --timeout 600 --junitxml="$OUT/ray_tests.xml" tests/cluster ;;
+    ray-figures) timeout -k 5 "$LIMIT" $PY scripts/ray_figures.py --output "$OUT/ray_figures.json" ${RAY_FIGURES_ALL:+--all} ;;
     *) echo "unknown step $step"; continue ;;
   esac > "$OUT/$step.log" 2>&1
   rc=$?

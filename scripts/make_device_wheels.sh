@@ -11,6 +11,15 @@ python3 -m pip download -q --only-binary=:all: --python-version 3.12 --implement
   pydantic==2.14.4 pydantic-settings==2.16.3 langgraph==1.2.24 langgraph-checkpoint-sqlite==3.1.2 \
   langchain-core==1.8.1 langchain-openai==1.7.4 fastapi==0.165.0 uvicorn==0.54.0 sqlalchemy==2.1.9 \
   alembic==1.20.1 "psycopg[binary,pool]==3.3.9" pytest-timeout==2.4.0
+# Ray (scripts/ray_device.sh): a slim copy of its wheel (~37 MiB instead of ~80: no Java jars, dashboard web client,
+# RLlib, Data, Serve, Tune, Train, LLM; scripts/slim_ray_wheel.py) and the dependencies the device image lacks.
+rm -rf /tmp/cm-ray-wheel && mkdir -p /tmp/cm-ray-wheel
+python3 -m pip download -q --only-binary=:all: --no-deps --python-version 3.12 --implementation cp \
+  --platform manylinux2014_x86_64 --platform manylinux_2_17_x86_64 -d /tmp/cm-ray-wheel ray==2.60.0
+python3 scripts/slim_ray_wheel.py /tmp/cm-ray-wheel/ray-2.60.0-*.whl .whl
+python3 -m pip download -q --only-binary=:all: --python-version 3.12 --implementation cp \
+  --platform manylinux_2_28_x86_64 --platform manylinux_2_17_x86_64 --platform manylinux2014_x86_64 -d .whl \
+  "msgpack>=1.0.0,<2.0.0" "protobuf>=3.20.3" jsonschema filelock
 # drop what the device image already provides
 for p in numpy scipy rich typer httpx httpcore anyio idna certifi h11 click pygments markdown_it mdurl pytest pluggy iniconfig \
          shellingham typing_extensions tiktoken regex requests urllib3 charset_normalizer PyYAML pyyaml \

@@ -20,7 +20,7 @@ import time
 from pathlib import Path
 
 from bench_tasks import load_task
-from bench_tasks.harness import HarnessSettings, compile_candidate, evaluate, gpu_status
+from bench_tasks.harness import HarnessSettings, compile_candidate, evaluate, get_settings, gpu_status
 from bench_tasks.harness import compile as cc
 from bench_tasks.harness import sandbox as sb
 from bench_tasks.harness.driver import driver_source
@@ -134,7 +134,7 @@ def main() -> None:
     ap.add_argument("--repeats", type=int, default=3)
     ap.add_argument("--no-gpu", action="store_true", help="only the CPU figures (1 and 2)")
     args = ap.parse_args()
-    settings = HarnessSettings()
+    settings = get_settings()  # the settings tree's harness section (CUDAMASTER_HARNESS__*)
     box = sb.sandbox_for(settings.model_copy(update={"sandbox": "bwrap"}))
     doc: dict = {"provenance": provenance(), "sandbox": box.describe(), "nvidia_driver": nvidia_driver_version()}
     cost = setup_cost_ms(box, settings, runs=30)

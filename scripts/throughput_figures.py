@@ -33,7 +33,7 @@ ROOT = Path(__file__).resolve().parent.parent
 sys.path.insert(0, str(ROOT))
 
 from bench_tasks import all_tasks, load_task  # noqa: E402
-from bench_tasks.harness import HarnessSettings, evaluate  # noqa: E402
+from bench_tasks.harness import HarnessSettings, evaluate, get_settings  # noqa: E402
 from bench_tasks.harness import compile as cc  # noqa: E402
 from bench_tasks.harness.checks import Case, choose_sample, read_inputs, reference  # noqa: E402
 from bench_tasks.harness.datacache import DataCache  # noqa: E402
@@ -196,7 +196,7 @@ def main() -> None:
     parser.add_argument("--only", action="append", choices=sorted(STEPS), help="step to run (repeatable); default: all")
     parser.add_argument("--task", action="append", help="restrict the steps to these tasks (repeatable)")
     args = parser.parse_args()
-    settings = HarnessSettings()
+    settings = get_settings()  # the settings tree's harness section (CUDAMASTER_HARNESS__*)
     from bench_tasks.harness.evaluate import gpu_status, nvidia_driver_version
 
     doc = {"provenance": provenance(), "gpu": gpu_status(settings)[1], "nvidia_driver": nvidia_driver_version(), "figures": {}}

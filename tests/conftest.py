@@ -5,6 +5,7 @@ from __future__ import annotations
 import os
 import shutil
 from functools import cache
+from pathlib import Path
 
 import pytest
 
@@ -36,3 +37,28 @@ def harness_settings(tmp_path_factory):
 
 
 requires_nvcc = pytest.mark.skipif(shutil.which(os.environ.get("CUDAMASTER_HARNESS__NVCC", "nvcc")) is None, reason="nvcc not installed")
+
+
+_REPO = Path(__file__).resolve().parents[1]
+
+
+@pytest.fixture(scope="session")
+def ray_address():
+    """A local Ray cluster for the session (graph/cluster/local.py) with two GPUs DECLARED (`--num-gpus 2`; no GPU
+    is needed: the tests' workers run graph.testing's FAKE GPU evaluator, with real nvcc compiles). Started once.
+
+    CUDAMASTER_TEST_RAY_GPUS=detect (scripts/device_checks.sh ray-tests, on a GPU machine) lets Ray find the real GPUs."""
+    pytest.importorskip("ray")
+    import ray
+
+    from graph.cluster.local import local_cluster
+
+    wanted = os.environ.get("CUDAMASTER_TEST_RAY_GPUS", "2")
+    # The workers import the tests' own evaluators (tests.cluster.fakes): the repository on their path.
+    path = os.pathsep.join(filter(None, [str(_REPO), os.environ.get("PYTHONPATH")]))
+    with local_cluster(None if wanted == "detect" else int(wanted), env={"PYTHONPATH": path}) as address:
+        ray.init(address=address, namespace="cudamaster-tests", log_to_driver=False, configure_logging=False)
+        try:
+            yield address
+        finally:
+            ray.shutdown()

@@ -58,6 +58,7 @@ def test_dotenv_file_is_read(tmp_path):
         ("CUDAMASTER_SERVICE__DATABSE_URL", "CUDAMASTER_SERVICE__DATABASE_URL"),  # misspelt
         ("CUDAMASTER_HARNES__NVCC", "CUDAMASTER_HARNESS__NVCC"),
         ("CUDAMASTER_AGENT__ROLES__CODR__MODEL", "CUDAMASTER_AGENT__ROLES__CODER__MODEL"),
+        ("CUDAMASTER_MAX_SOURCE_BYTES", "CUDAMASTER_SERVICE__MAX_SOURCE_BYTES or CUDAMASTER_HARNESS__MAX_SOURCE_BYTES"),
     ],
 )
 def test_unknown_variable_is_refused_naming_the_closest_setting(monkeypatch, name, meant):

@@ -66,8 +66,14 @@ def _caller(request: Request, bearer: HTTPAuthorizationCredentials | None, heade
     key = (bearer.credentials if bearer else None) or header
     settings: ServiceSettings = request.app.state.settings
     if not key:
-        if not write and settings.open_reads:
-            return Caller.anonymous()
+        if not write:
+            from ..web.session import current  # a dashboard session reads like its key (GET only: forms carry CSRF tokens)
+
+            web = current(request)
+            if web is not None:
+                return web.caller
+            if settings.open_reads:
+                return Caller.anonymous()
         raise HTTPException(
             401,
             "this request needs an API key: send `Authorization: Bearer <key>` or `X-API-Key: <key>` "

@@ -8,7 +8,7 @@ from __future__ import annotations
 
 import asyncio
 from collections.abc import AsyncIterator
-from typing import Annotated, Any
+from typing import Annotated, Any, Literal
 
 from fastapi import APIRouter, Depends, Header, HTTPException, Path, Query, Request
 from fastapi.responses import PlainTextResponse
@@ -20,11 +20,11 @@ from bench_tasks.harness.sandbox import SandboxUnavailable
 from bench_tasks.spec import Task
 
 from .. import custom_tasks, permissions
-from ..bounds import INT32_MAX, MAX_OFFSET, TASK_PATTERN, is_custom_task_id
+from ..bounds import INT32_MAX, KEY_ID_PATTERN, MAX_OFFSET, MODEL_PATTERN, TASK_PATTERN, is_custom_task_id
 from ..db.models import CANCELLED, FAILED, QUEUED, RUNNING, CustomTask
 from ..limits import InFlightLimit, take_job_slot
 from ..permissions import Caller
-from ..schemas import AnswerIn, JobDetail, JobOut, JobPage, JobStatus, JobSubmit
+from ..schemas import AnswerIn, JobDetail, JobOut, JobPage, JobStatus, JobSubmit, Precision
 from ..settings import ServiceSettings
 from ..store import jobs as store
 from .deps import KeyHolder, Reader, RunnerDep, SessionDep, SettingsDep, Submitter, actionable_job, readable_job, require_gpus
@@ -109,6 +109,26 @@ def submit_job(
     return JobOut.model_validate(job)
 
 
+JobSort = Literal[
+    "created",
+    "-created",
+    "status",
+    "-status",
+    "task",
+    "-task",
+    "precision",
+    "-precision",
+    "best_score",
+    "-best_score",
+    "cost",
+    "-cost",
+    "tokens",
+    "-tokens",
+    "rounds",
+    "-rounds",
+]
+
+
 @router.get("", response_model=JobPage, summary="List the jobs this key may read, newest first", responses=responses(401, 403))
 def list_jobs(
     session: SessionDep,
@@ -116,6 +136,10 @@ def list_jobs(
     settings: SettingsDep,
     status: Annotated[JobStatus | None, Query()] = None,
     task: Annotated[str | None, Query(max_length=64, pattern=TASK_PATTERN)] = None,
+    precision: Annotated[Precision | None, Query()] = None,
+    model: Annotated[str | None, Query(max_length=128, pattern=MODEL_PATTERN, description="jobs that called this model")] = None,
+    key: Annotated[str | None, Query(max_length=32, pattern=KEY_ID_PATTERN, description="jobs submitted by this key id")] = None,
+    sort: Annotated[JobSort, Query(description="sort key; a leading - sorts descending")] = "-created",
     limit: Annotated[int, Query(ge=1, le=INT32_MAX, description="page size (at most CUDAMASTER_SERVICE__MAX_PAGE_SIZE)")] = 50,
     offset: Annotated[int, Query(ge=0, le=MAX_OFFSET)] = 0,
 ) -> JobPage:
@@ -127,7 +151,9 @@ def list_jobs(
             limit,
         )
     team = None if permissions.is_admin(caller) else caller.team
-    rows, total = store.list_jobs(session, status=status, task=task, limit=limit, offset=offset, team=team)
+    rows, total = store.list_jobs(
+        session, status=status, task=task, limit=limit, offset=offset, team=team, precision=precision, model=model, key=key, sort=sort
+    )
     return JobPage(
         items=[JobOut.model_validate(j) for j in rows],
         total=total,

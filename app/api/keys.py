@@ -20,14 +20,16 @@ from .errors import responses, unprocessable
 
 router = APIRouter(prefix="/keys", tags=["keys"])
 
-Role = Literal["admin", "member", "viewer"]
+Role = Literal["admin", "member", "reviewer", "viewer"]
 
 
 class KeyCreate(RequestBody):
     model_config = ConfigDict(extra="forbid")
     name: str = Field(min_length=1, max_length=128, pattern=r"^[^\x00-\x1f]+$", description="who the key is for")
     role: Role = Field(
-        "member", description="admin: everything, every team; member: its team's jobs, acts on its own; viewer: reads its team's jobs"
+        "member",
+        description="admin: everything, every team; member: its team's jobs, acts on its own; "
+        "reviewer: a member that also accepts or rejects its team's flagged attempts; viewer: reads its team's jobs",
     )
     team: str = Field(DEFAULT_TEAM, max_length=64, pattern=TEAM_PATTERN, description="keys of a team read the team's jobs")
 

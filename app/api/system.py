@@ -1,14 +1,20 @@
-"""Health: the database answers, the runner's load, the GPUs (found, configured, and whether jobs can run)."""
+"""Health: the database answers, the runner's load, the GPUs (found, configured, and whether jobs can run);
+the GPUs and their queue (GET /gpus), the Ray cluster's when Ray is on."""
 
 from __future__ import annotations
 
 import asyncio
+from typing import Any
 
 from fastapi import APIRouter, Request
-from sqlalchemy import text
+from sqlalchemy import select, text
 
+from .. import permissions
+from ..db.models import Job
 from ..gpu import Evaluation
-from ..schemas import HealthOut
+from ..schemas import ClusterOut, ClusterWorkerOut, GpuOut, GpusOut, HealthOut
+from .deps import Reader, SessionDep
+from .errors import responses
 
 router = APIRouter(tags=["system"])
 
@@ -22,14 +28,35 @@ def _ping(request: Request) -> str:
         return f"error: {type(exc).__name__}: {exc}"[:300]
 
 
+def _cluster(status: dict[str, Any] | None) -> ClusterOut | None:
+    """The cluster without job ids (health needs no key: ids must not leak)."""
+    if status is None:
+        return None
+    fields = ("name", "host", "gpu_model", "driver", "alive", "busy", "replaced")
+    workers = {kind: [ClusterWorkerOut(**{f: w[f] for f in fields}) for w in status[kind]] for kind in ("gpus", "compile_workers")}
+    queued = status["queued"]
+    return ClusterOut(
+        address=status["address"],
+        **workers,
+        queued={kind: sum(per_job.values()) for kind, per_job in queued.items()},
+        jobs_waiting=len({job for per_job in queued.values() for job in per_job}),
+    )
+
+
+def cluster_status(request: Request) -> dict[str, Any] | None:
+    cluster = getattr(request.app.state, "cluster", None)
+    return cluster.status() if cluster is not None else None
+
+
 @router.get("/health", response_model=HealthOut, summary="Service health (no API key needed)")
 async def health(request: Request) -> HealthOut:
     """`degraded` when the database does not answer, when no GPU can run jobs (they are refused with 503;
-    `gpu_note` says why and what to do), or when a configured GPU was not found."""
+    `gpu_note` says why and what to do), when a configured GPU was not found, or when a Ray GPU worker is gone."""
     state = request.app.state
     database = await asyncio.to_thread(_ping, request)
     evaluation: Evaluation = state.evaluation
-    ok = database == "ok" and evaluation.healthy
+    cluster = _cluster(await asyncio.to_thread(cluster_status, request))
+    ok = database == "ok" and evaluation.healthy and (cluster is None or all(g.alive for g in cluster.gpus))
     return HealthOut(
         status="ok" if ok else "degraded",
         database=database,
@@ -44,4 +71,29 @@ async def health(request: Request) -> HealthOut:
         runner_id=state.runner.holder,
         draining=state.runner.draining,
         sandbox=getattr(state, "sandbox", ""),
+        cluster=cluster,
     )
+
+
+@router.get("/gpus", response_model=GpusOut, summary="The GPUs jobs run on and the queue in front of them", responses=responses(401, 403))
+def gpus(request: Request, caller: Reader, session: SessionDep) -> GpusOut:
+    """Local evaluation: this machine's configured GPUs and which are busy. Ray: every GPU worker of the cluster
+    (model, host, busy, replacements) and the items waiting per job, the next job first; jobs the caller may not
+    read are counted under `other`."""
+    state = request.app.state
+    evaluation: Evaluation = state.evaluation
+    status = cluster_status(request)
+    busy = set(state.gpu_pool.busy())
+    local = [] if status is not None else [GpuOut(id=g, busy=g in busy) for g in state.gpu_pool.gpus]
+    queue: dict[str, int] = {}
+    if status is not None:
+        waiting: dict[str, int] = {}
+        for per_job in status["queued"].values():
+            for job_id, n in per_job.items():
+                waiting[job_id] = waiting.get(job_id, 0) + n
+        ids = [j for j in waiting if j]
+        visible = set(session.scalars(select(Job.id).where(Job.id.in_(ids), permissions.visible_jobs(caller)))) if ids else set()
+        for job_id, n in waiting.items():
+            key = job_id if job_id in visible else "other"
+            queue[key] = queue.get(key, 0) + n
+    return GpusOut(evaluation=evaluation.kind, gpus=local, cluster=_cluster(status), queue=queue)

@@ -42,8 +42,8 @@ LLM_CALL_STATUSES = (LLM_SENT, LLM_PAID, LLM_FAILED, LLM_LOST)
 
 
 # Key roles (app/permissions.py says what each may do) and the team a key belongs to by default.
-ADMIN, MEMBER, VIEWER = "admin", "member", "viewer"
-ROLES = (ADMIN, MEMBER, VIEWER)
+ADMIN, MEMBER, REVIEWER, VIEWER = "admin", "member", "reviewer", "viewer"
+ROLES = (ADMIN, MEMBER, REVIEWER, VIEWER)
 DEFAULT_TEAM = "default"
 
 
@@ -134,6 +134,10 @@ class Attempt(Base):
     message: Mapped[str] = mapped_column(Text, default="")
     score: Mapped[float | None] = mapped_column(Float)
     evaluation: Mapped[dict[str, Any] | None]  # EvaluationResult JSON
+    # The GPU model it was measured on (nvidia-smi's name; None: not measured). A job's attempts share one
+    # model (graph/cluster pins a job to the model of its first measurement); speedups of different models
+    # are never compared.
+    gpu_model: Mapped[str | None] = mapped_column(String(128), index=True)
     created_at: Mapped[datetime] = mapped_column(default=utcnow)
 
     job: Mapped[Job] = relationship(back_populates="attempts", foreign_keys=[job_id])
@@ -162,6 +166,7 @@ class Measurement(Base):
     speedup_iqr: Mapped[float | None] = mapped_column(Float)
     roofline_floor_us: Mapped[float | None] = mapped_column(Float)
     candidate_roofline_pct: Mapped[float | None] = mapped_column(Float)
+    gpu_model: Mapped[str | None] = mapped_column(String(128), index=True)  # as its attempt's: leaderboards group by it
 
     attempt: Mapped[Attempt] = relationship(back_populates="measurements")
 
@@ -226,4 +231,37 @@ class CustomTask(Base):
     precision: Mapped[str] = mapped_column(String(8))
     spec: Mapped[dict[str, Any]]  # prototype, args, sizes
     baseline_source: Mapped[str] = mapped_column(Text)
+    created_at: Mapped[datetime] = mapped_column(default=utcnow)
+
+
+# Review of a flagged attempt (app/reviews.py): pending until a reviewer accepts or rejects it. The
+# leaderboard counts an attempt only when it has no review row or an accepted one.
+PENDING, ACCEPTED, REJECTED = "pending", "accepted", "rejected"
+REVIEW_STATUSES = (PENDING, ACCEPTED, REJECTED)
+
+
+class Review(Base):
+    __tablename__ = "reviews"
+
+    id: Mapped[int] = mapped_column(Integer, primary_key=True, autoincrement=True)
+    attempt_id: Mapped[int] = mapped_column(ForeignKey("attempts.id", ondelete="CASCADE"), unique=True)
+    job_id: Mapped[str] = mapped_column(ForeignKey("jobs.id", ondelete="CASCADE"), index=True)
+    status: Mapped[str] = mapped_column(String(16), default=PENDING, index=True)
+    reasons: Mapped[list[Any]] = mapped_column(default=list)  # why the attempt was flagged, one line each
+    flagged_at: Mapped[datetime] = mapped_column(default=utcnow)
+    reviewer_key_id: Mapped[str | None] = mapped_column(ForeignKey("api_keys.id", ondelete="SET NULL"))
+    decided_at: Mapped[datetime | None]
+    note: Mapped[str] = mapped_column(Text, default="")
+
+    attempt: Mapped[Attempt] = relationship()
+    job: Mapped[Job] = relationship()
+
+
+class ServiceSecret(Base):
+    """Secrets the service generates once and shares between its replicas (the dashboard's cookie key)."""
+
+    __tablename__ = "service_secrets"
+
+    name: Mapped[str] = mapped_column(String(64), primary_key=True)
+    value: Mapped[str] = mapped_column(String(128))
     created_at: Mapped[datetime] = mapped_column(default=utcnow)

@@ -16,6 +16,7 @@ from sqlalchemy.orm import Session
 
 from ..db.models import LLM_FAILED, LLM_LOST, LLM_PAID, LLM_SENT, Attempt, Job, JobEvent, LlmCall, Measurement, Profile
 from ..db.types import utcnow
+from ..reviews import ReviewRule
 from .upsert import insert_ignore, upsert
 
 _SUMMARY_DROP = ("source", "evaluation", "compile_log", "response")
@@ -48,8 +49,8 @@ def _summary(event: dict[str, Any]) -> dict[str, Any]:
     return json.loads(json.dumps(out, default=str))
 
 
-def record_event(session: Session, job_id: str, event: dict[str, Any]) -> bool:
-    """Store one agent event; returns True when it was new. Commits."""
+def record_event(session: Session, job_id: str, event: dict[str, Any], review: ReviewRule | None = None) -> bool:
+    """Store one agent event; returns True when it was new. Commits. `review`: flag attempts that need a review."""
     kind = event.get("type", "node")
     if kind == "llm_call" and event.get("status") in (LLM_SENT, LLM_FAILED):
         store_llm_call(session, job_id, event)  # the ledger's record of a request; the stream shows paid calls
@@ -57,13 +58,15 @@ def record_event(session: Session, job_id: str, event: dict[str, Any]) -> bool:
         session.commit()
         return True
     if kind == "attempt":
-        store_attempt(session, job_id, event)
+        attempt = store_attempt(session, job_id, event)
+        if review is not None:
+            review.flag(session, attempt)
     elif kind == "llm_call":
         store_llm_call(session, job_id, event)
     elif kind == "profile":
-        attempt = _attempt_by_key(session, job_id, str(event.get("attempt_id")))
-        if attempt is not None:
-            _store_profile(session, attempt, event)
+        profiled = _attempt_by_key(session, job_id, str(event.get("attempt_id")))
+        if profiled is not None:
+            _store_profile(session, profiled, event)
     elif kind == "interrupt":
         job = session.get(Job, job_id)
         if job is not None:
@@ -95,6 +98,7 @@ def store_attempt(session: Session, job_id: str, a: dict[str, Any]) -> Attempt:
         evaluation = evaluation.model_dump(mode="json")
     source = a.get("source") or ""
     verdict = a.get("verdict") or (evaluation or {}).get("verdict") or ""
+    gpu_model = str(((evaluation or {}).get("gpu") or {}).get("name") or "")[:128] or None
     insert_ignore(
         session,
         Attempt,
@@ -113,6 +117,7 @@ def store_attempt(session: Session, job_id: str, a: dict[str, Any]) -> Attempt:
             "message": str(a.get("message") or ""),
             "score": _num((evaluation or {}).get("score")),
             "evaluation": evaluation,
+            "gpu_model": gpu_model,
             "created_at": utcnow(),
         },
         ["job_id", "attempt_key"],
@@ -137,12 +142,20 @@ def store_attempt(session: Session, job_id: str, a: dict[str, Any]) -> Attempt:
                 "speedup_iqr": _num(row.get("speedup_iqr")),
                 "roofline_floor_us": _num(row.get("roofline_floor_us")),
                 "candidate_roofline_pct": _num(row.get("candidate_roofline_pct")),
+                "gpu_model": gpu_model,
             },
             ["attempt_id", "size_index"],
         )
     if a.get("profile"):
         _store_profile(session, attempt, a["profile"])
     return attempt
+
+
+def job_gpu_model(session: Session, job_id: str) -> str | None:
+    """The GPU model of the job's first measurement (its later ones must be on the same model), or None."""
+    return session.scalar(
+        select(Attempt.gpu_model).where(Attempt.job_id == job_id, Attempt.gpu_model.is_not(None)).order_by(Attempt.id).limit(1)
+    )
 
 
 def _store_profile(session: Session, attempt: Attempt, p: dict[str, Any]) -> None:
@@ -203,7 +216,7 @@ def mark_lost_in_flight(session: Session, job_id: str) -> int:
     """Calls still `sent` when no process runs the job any more (its holder died, or its run ended):
     lost in flight. Their estimated cost stays counted. Returns how many; the caller commits."""
     result = session.execute(update(LlmCall).where(LlmCall.job_id == job_id, LlmCall.status == LLM_SENT).values(status=LLM_LOST))
-    return result.rowcount or 0
+    return result.rowcount or 0  # type: ignore[attr-defined]
 
 
 def refresh_totals(session: Session, job_id: str) -> None:

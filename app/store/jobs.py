@@ -5,10 +5,10 @@ from __future__ import annotations
 import secrets
 from typing import Any
 
-from sqlalchemy import func, select
+from sqlalchemy import exists, func, select, update
 from sqlalchemy.orm import Session, selectinload
 
-from ..db.models import ACTIVE_STATUSES, CANCELLED, DEFAULT_TEAM, FAILED, QUEUED, RUNNING, WAITING, Attempt, Job, JobEvent
+from ..db.models import ACTIVE_STATUSES, CANCELLED, DEFAULT_TEAM, FAILED, QUEUED, RUNNING, WAITING, Attempt, Job, JobEvent, LlmCall
 from ..db.types import utcnow
 
 
@@ -63,20 +63,55 @@ def in_flight_count(session: Session, api_key_id: str | None) -> int:
     return session.scalar(select(func.count(Job.id)).where(Job.api_key_id == api_key_id, Job.status.in_(ACTIVE_STATUSES))) or 0
 
 
+# How a job list may be sorted: name -> what it sorts by (list_jobs: "-name" sorts descending).
+SORTS = {
+    "created": Job.created_at,
+    "status": Job.status,
+    "task": Job.task,
+    "precision": Job.precision,
+    "best_score": Job.best_score,
+    "cost": Job.cost_usd,
+    "tokens": Job.input_tokens + Job.output_tokens,
+    "rounds": Job.attempts_count,
+}
+
+
 def list_jobs(
-    session: Session, *, status: str | None, task: str | None, limit: int, offset: int, team: str | None = None
+    session: Session,
+    *,
+    status: str | None,
+    task: str | None,
+    limit: int,
+    offset: int,
+    team: str | None = None,
+    precision: str | None = None,
+    model: str | None = None,
+    key: str | None = None,
+    sort: str = "-created",
 ) -> tuple[list[Job], int]:
-    """`team`: only that team's jobs (None: every team's)."""
-    query = select(Job)
-    count = select(func.count(Job.id))
+    """`team`: only that team's jobs (None: every team's). `model`: jobs with an LLM call to that model.
+    `key`: jobs submitted by that key id. `sort`: a name of SORTS, descending when prefixed with "-"."""
+    conds = []
     if team is not None:
-        query, count = query.where(Job.team == team), count.where(Job.team == team)
+        conds.append(Job.team == team)
     if status:
-        query, count = query.where(Job.status == status), count.where(Job.status == status)
+        conds.append(Job.status == status)
     if task:
-        query, count = query.where(Job.task == task), count.where(Job.task == task)
-    rows = session.scalars(query.order_by(Job.created_at.desc(), Job.id.desc()).limit(limit).offset(offset)).all()
-    return list(rows), session.scalar(count) or 0
+        conds.append(Job.task == task)
+    if precision:
+        conds.append(Job.precision == precision)
+    if key:
+        conds.append(Job.api_key_id == key)
+    if model:
+        conds.append(exists().where(LlmCall.job_id == Job.id, LlmCall.model == model))
+    column = SORTS[sort.removeprefix("-")]
+    order = (
+        (column.desc().nulls_last(), Job.created_at.desc(), Job.id.desc())
+        if sort.startswith("-")
+        else (column.asc().nulls_last(), Job.created_at.desc(), Job.id.desc())
+    )
+    rows = session.scalars(select(Job).where(*conds).order_by(*order).limit(limit).offset(offset)).all()
+    return list(rows), session.scalar(select(func.count(Job.id)).where(*conds)) or 0
 
 
 def get_job(session: Session, job_id: str, *, detail: bool = False) -> Job | None:
@@ -110,7 +145,7 @@ def lock_job(session: Session, job_id: str) -> Job | None:
     what the other wrote. The lock is an UPDATE of the row: a row lock on PostgreSQL, the database's
     write lock on SQLite (where SELECT ... FOR UPDATE locks nothing)."""
     result = session.execute(update(Job).where(Job.id == job_id).values(updated_at=utcnow()))
-    if result.rowcount != 1:
+    if result.rowcount != 1:  # type: ignore[attr-defined]
         return None
     return session.scalar(select(Job).where(Job.id == job_id).execution_options(populate_existing=True))
 

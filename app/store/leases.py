@@ -99,8 +99,10 @@ def settle(
         if outcome_status not in OUTCOME_STATUS:
             message = f"the agent returned an unknown status {outcome_status!r}: {message}"
     job.status, job.message, job.updated_at = status, message[:4000], now
+    # The answer this run was given is consumed whatever the outcome: a job that asks again must not hand the
+    # next run (after a cancel and resume) the answer to the previous question.
+    job.pending_answer = None
     if status != WAITING:
-        job.pending_answer = None  # consumed by this run
         job.question = None
     elif question is not None and not job.question:
         job.question = {"type": "interrupt", "job_id": job_id, "question": question}

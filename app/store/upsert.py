@@ -15,7 +15,7 @@ def _insert(session: Session):
         from sqlalchemy.dialects.sqlite import insert  # type: ignore[assignment]
     else:  # pragma: no cover - only the two supported databases
         raise RuntimeError(f"unsupported database {dialect!r}: use SQLite or PostgreSQL")
-    return insert  # type: ignore[return-value]
+    return insert
 
 
 def upsert(session: Session, model: type, values: dict[str, Any], conflict: list[str], *, where: Any = None) -> None:

@@ -20,6 +20,7 @@ import re
 import shutil
 import subprocess
 import threading
+from collections import Counter
 from collections.abc import Iterator
 from contextlib import contextmanager
 from dataclasses import dataclass, field
@@ -34,6 +35,10 @@ from .sandbox import sandbox_for, scratch, stage
 from .settings import HarnessSettings
 
 PROTO_MARK = "cudamaster: expected prototype"
+
+# nvcc runs this process actually started (cache misses), per kind ("candidate", "baseline", ...): a
+# Ray worker reports it, and the tests prove with it that an evaluation reuses the compile node's object.
+NVCC_RUNS: Counter[str] = Counter()
 
 # Undefined symbols a candidate object may import. Everything else is rejected, by name.
 _ALLOWED_EXACT = {
@@ -200,6 +205,7 @@ def _nvcc_object(
             lru.touch(work / "log.txt")
             return 0, (work / "log.txt").read_text() if (work / "log.txt").exists() else "", obj
         with scratch(settings, "cm-build-") as tmp:
+            NVCC_RUNS[kind] += 1
             src = tmp / f"{name}{suffix}"
             src.write_text(source_text)
             inputs = [src, *(stage(f, tmp) for f in includes)]
@@ -367,7 +373,14 @@ BLOCKING_STREAM_WRAPPERS = {
 
 
 def _localized(obj: Path, keep: str, settings: HarnessSettings) -> Path:
-    renames = [f"--redefine-sym={old}={new}" for old, new in BLOCKING_STREAM_WRAPPERS.items()]
+    """Every global symbol but `keep` made local, stream creation renamed to the blocking wrappers.
+
+    COMDAT section groups are removed too (`-R .group`): a template or inline function the object shares
+    with the harness's own objects (a `std::vector<int>` destructor, say) would otherwise be a group the
+    linker keeps from the first object and discards from this one, leaving this object's references to
+    its now-local copy unresolved ("defined in discarded section", seen with the H200 image's host
+    compiler). Ungrouped, the object keeps its own private copy, as localisation intends."""
+    renames = [f"--redefine-sym={old}={new}" for old, new in BLOCKING_STREAM_WRAPPERS.items()] + ["-R", ".group"]
     out = obj.with_name(f"{obj.stem}.{keep}.{_hash(*renames)[:8]}.o")
     if not out.exists():  # built aside and published atomically: the pipeline may localise one object twice at once
         with scratch(settings, "cm-objcopy-") as tmp:

@@ -8,8 +8,11 @@ The fresh dataset (a new secret seed per evaluation), sampled references (a new 
 time) and the timed-call checks (inputs redrawn under a secret key) are never cached.
 
 Entries are directories written aside and renamed into place; `ready` marks a complete one (the
-driver waits for it). The cache is bounded by `data_cache_bytes`: the least recently used entries go
-first, never one used in the last `_GRACE_S` seconds (another evaluation may be reading it).
+driver waits for it). The cache is bounded by `data_cache_bytes` (datasets and their references
+together): the least recently used entries go first, never one used within the run time limit
+(`run_timeout_s`, plus a minute: another evaluation may be reading it). Whatever the bound, nothing is
+added while its file system has less than `data_cache_min_free_bytes` free: the evaluation then draws
+into its own scratch directory, as for a custom task (a whole-suite run once filled the H200's disk).
 """
 
 from __future__ import annotations
@@ -29,8 +32,6 @@ from bench_tasks.spec import Variant
 
 from . import lru
 from .settings import HarnessSettings
-
-_GRACE_S = 900.0
 
 
 def task_version(variant: Variant) -> str | None:
@@ -87,10 +88,19 @@ class DataCache:
         self.root = data_cache_root(settings)
         self.refs = settings.cache_dir / "references"  # not visible to any sandbox
         self.limit = settings.data_cache_bytes
+        self.min_free = settings.data_cache_min_free_bytes
+        self.grace_s = settings.run_timeout_s + 60.0
 
     @property
     def enabled(self) -> bool:
         return self.limit > 0
+
+    def has_room(self) -> bool:
+        """Whether new entries may be written: the cache's file systems keep `min_free` bytes free."""
+        try:
+            return all(shutil.disk_usage(_existing(d)).free >= self.min_free for d in (self.root, self.refs))
+        except OSError:
+            return False
 
     def entry(self, variant: Variant, params: dict[str, int], seed: int) -> Path | None:
         """The dataset's directory in the cache (None: not cacheable); it may not exist yet."""
@@ -110,12 +120,14 @@ class DataCache:
         if (directory / "ready").exists():
             _touch(directory)
             return directory
+        if not self.has_room():
+            return write_dataset(variant, params, seed, fallback)
         return write_dataset(variant, params, seed, directory)
 
     def publish(self, variant: Variant, params: dict[str, int], seed: int, drawn: Path) -> None:
         """Move a dataset drawn outside the cache (during an evaluation, once its driver has ended) into it."""
         directory = self.entry(variant, params, seed)
-        if directory is None or (directory / "ready").exists() or not (drawn / "ready").exists():
+        if directory is None or (directory / "ready").exists() or not (drawn / "ready").exists() or not self.has_room():
             return
         tmp = directory.with_name(f"{directory.name}.{os.getpid()}.{threading.get_ident()}.tmp")
         shutil.rmtree(tmp, ignore_errors=True)
@@ -146,7 +158,7 @@ class DataCache:
 
     def store_reference(self, variant: Variant, params: dict[str, int], seed: int, ref: dict[str, np.ndarray]) -> None:
         directory = self._ref_dir(variant, params, seed)
-        if directory is None:
+        if directory is None or not self.has_room():
             return
         directory.mkdir(parents=True, exist_ok=True)
         for name, values in ref.items():
@@ -161,12 +173,20 @@ class DataCache:
         """Remove least recently used entries until the cache fits its bound; returns bytes removed."""
         if not self.enabled or not self.root.exists():
             return 0
-        return lru.prune(
-            lru.entries(self.root, "ready"),
-            self.limit,
-            _GRACE_S,
-            also_remove=lambda d: shutil.rmtree(self.refs / d.name, ignore_errors=True),
-        )
+        # An entry's size counts its float64 references too (kept apart, in cache_dir/references).
+        found = [lru.Entry(e.used, e.size + _bytes(self.refs / e.path.name), e.path) for e in lru.entries(self.root, "ready")]
+        return lru.prune(found, self.limit, self.grace_s, also_remove=lambda d: shutil.rmtree(self.refs / d.name, ignore_errors=True))
+
+
+def _bytes(directory: Path) -> int:
+    return sum(f.stat().st_size for f in directory.iterdir() if f.is_file()) if directory.is_dir() else 0
+
+
+def _existing(path: Path) -> Path:
+    """`path`, or its nearest ancestor that exists (where its file system is, before it is created)."""
+    while not path.exists() and path != path.parent:
+        path = path.parent
+    return path
 
 
 def _touch(directory: Path) -> None:

@@ -37,7 +37,7 @@ def touch(marker: Path) -> None:
 
 def entries(root: Path, marker: str) -> list[Entry]:
     """The complete entries under `root` (directories holding `marker`)."""
-    found = []
+    found: list[Entry] = []
     if not root.is_dir():
         return found
     for d in root.iterdir():

@@ -67,7 +67,7 @@ def prebuild(job: Job, settings: HarnessSettings) -> None:
 def prefetch_data(variant: Variant, sizes: str | list[dict[str, int]], settings: HarnessSettings) -> None:
     """Draw the check datasets of every size into the data cache, with their full references."""
     cache = DataCache(settings)
-    if not cache.enabled or variant.task.custom:
+    if not cache.enabled or variant.task.custom or not cache.has_room():
         return
     for params in variant.task.size_list(sizes) if isinstance(sizes, str) else sizes:
         full = not sampled(variant, params, settings)

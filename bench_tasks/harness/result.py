@@ -24,6 +24,9 @@ class Verdict(StrEnum):
     runtime_error = "runtime_error"  # CUDA error, crash, bad write detected by guard bands
     timeout = "timeout"  # compile or run exceeded its time limit
     wrong_answer = "wrong_answer"  # output differs from the float64 reference
+    # Not the candidate's fault: the worker that ran it died or hung twice (graph/cluster). Never a
+    # score, never counted against the kernel.
+    infrastructure_error = "infrastructure_error"
 
 
 class TimeStats(BaseModel):
@@ -83,6 +86,7 @@ class GpuInfo(BaseModel):
     driver_version: str = Field("", description="NVIDIA driver version (nvidia-smi)")
     cuda_driver_api: str = Field("", description="CUDA version the driver supports (cudaDriverGetVersion)")
     runtime_version: str = ""
+    host: str = Field("", description="the machine the measurement ran on (set by the Ray GPU workers)")
 
 
 class EvaluationResult(BaseModel):

@@ -87,6 +87,12 @@ class HarnessSettings(BaseModel):
     # Check datasets and full references are cached on disk under cache_dir/data, at most this many
     # bytes (least recently used entries go first); 0 turns the cache off.
     data_cache_bytes: int = Field(16 << 30, ge=0)
+    data_cache_min_free_bytes: int = Field(
+        8 << 30,
+        ge=0,
+        description="nothing is added to the data cache while its file system has "
+        "less free space than this (evaluations then draw into scratch)",
+    )
 
     # Roofline ceilings (H200, measured: 4.3 TB/s device copy; fp32 FMA ~67 TFLOP/s; bf16 dense
     # tensor ~790 TFLOP/s). A time under the floor they imply is rejected as impossible.

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import subprocess
 from pathlib import Path
 
 import pytest
@@ -169,3 +170,41 @@ def test_the_timed_call_adversaries_compile_pass_the_symbol_checks_and_link(task
         variant, driver_source(variant, True), cc.compile_baseline(variant, harness_settings), outcome.object_path, harness_settings
     )
     assert exe.exists()
+
+
+_SHARED_TEMPLATE = "template <class T> struct Box { T v; __attribute__((noinline, noipa)) T get() const { return v * 3; } };\n"
+
+
+@requires_nvcc
+def test_a_template_shared_with_the_harness_objects_still_links(harness_settings, tmp_path):
+    """A candidate's inline/template functions are COMDAT groups; the harness's own objects may hold the same
+    group (a std::vector<int> destructor did, on the H200 image). Localised but still grouped, the candidate's
+    copy was discarded by the linker and its references left dangling ("defined in discarded section")."""
+    source = (
+        _SHARED_TEMPLATE
+        + """
+#include <cuda_runtime.h>
+__global__ void add_kernel(const float* A, const float* B, float* C, int N, int k) {
+  int i = blockIdx.x * blockDim.x + threadIdx.x;
+  if (i < N) C[i] = A[i] + B[i] + 0.0f * k;
+}
+extern "C" void vector_add_optimized(const float* A, const float* B, float* C, int N) {
+  Box<int> box{N};
+  add_kernel<<<(N + 255) / 256, 256>>>(A, B, C, N, box.get());
+}
+"""
+    )
+    variant = load_task("vector_add").variant("fp32")
+    outcome = compile_candidate(variant, src.prepare(source, harness_settings.max_source_bytes), harness_settings)
+    assert outcome.ok, outcome.message
+    harness_side = tmp_path / "harness_side.cpp"  # holds the same group, and comes first in the link
+    harness_side.write_text(
+        _SHARED_TEMPLATE
+        + "int harness_side(int x) { Box<int> b{x}; return b.get(); }\nint main() { return harness_side(1) == 3 ? 0 : 1; }\n"
+    )
+    subprocess.run(["g++", "-O3", "-c", str(harness_side), "-o", str(tmp_path / "harness_side.o")], check=True)
+    link = subprocess.run(
+        ["nvcc", "-o", str(tmp_path / "exe"), str(tmp_path / "harness_side.o"), str(outcome.object_path)], capture_output=True, text=True
+    )
+    assert link.returncode == 0, link.stderr
+    assert "defined in discarded section" not in link.stderr

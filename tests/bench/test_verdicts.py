@@ -121,6 +121,39 @@ def test_the_data_cache_is_bounded_and_drops_the_least_recently_used(tmp_path):
     assert [d.exists() for d in dirs] == [False, True, False, False]
 
 
+def test_the_data_cache_bound_counts_references_and_a_full_disk_is_never_written(tmp_path):
+    import os
+    import time
+
+    import numpy as np
+
+    from bench_tasks.harness.datacache import DataCache
+
+    variant = load_task("vector_add").variant("fp32")
+    settings = HarnessSettings(cache_dir=tmp_path, scratch_root=tmp_path / "scratch", data_cache_bytes=3 * 2 * 4 * 1000)
+    cache = DataCache(settings)
+    dirs = [cache.dataset(variant, {"N": 1000}, s, tmp_path / "x") for s in (1, 2)]
+    for seed in (1, 2):  # a float64 reference is 8 KB: the two entries are now over the 24 KB bound
+        cache.store_reference(variant, {"N": 1000}, seed, {"C": np.ones(1000)})
+    old = time.time() - 3600
+    for i, d in enumerate(dirs):
+        os.utime(d / "ready", (old + i, old + i))
+    cache.prune()
+    assert [d.exists() for d in dirs] == [False, True]
+    assert cache.reference(variant, {"N": 1000}, 1) is None and cache.reference(variant, {"N": 1000}, 2) is not None
+
+    fresh = DataCache(settings.model_copy(update={"cache_dir": tmp_path / "not" / "made" / "yet"}))
+    assert fresh.has_room()  # a cache directory not created yet has its file system's room
+
+    full = DataCache(settings.model_copy(update={"data_cache_min_free_bytes": 1 << 62}))  # no file system has that much free
+    assert not full.has_room()
+    drawn = full.dataset(variant, {"N": 1000}, 3, tmp_path / "own")
+    assert drawn == tmp_path / "own" and (drawn / "ready").exists()  # drawn into the evaluation's own directory
+    assert full.ready(variant, {"N": 1000}, 3) is None
+    full.store_reference(variant, {"N": 1000}, 3, {"C": np.ones(1000)})
+    assert full.reference(variant, {"N": 1000}, 3) is None
+
+
 def test_a_negative_data_worker_count_is_refused_by_the_settings():
     import pydantic
     import pytest

@@ -60,6 +60,14 @@ def server():
 @pytest.fixture(autouse=True)
 def _no_ambient_llm_env(monkeypatch):
     # The tests configure endpoints explicitly; a developer's CUDAMASTER_* environment must not leak in.
+    # The machine's own harness facts stay (nvcc, and where bubblewrap is: the H200 carries it unpacked).
+    machine = (
+        "CUDAMASTER_HARNESS__NVCC",
+        "CUDAMASTER_HARNESS__NVCC_ARCH",
+        "CUDAMASTER_HARNESS__SANDBOX_BWRAP",
+        "CUDAMASTER_HARNESS__SCRATCH_ROOT",
+        "CUDAMASTER_GIT_COMMIT",
+    )
     for key in list(os.environ):
-        if key.startswith("CUDAMASTER_") and key not in ("CUDAMASTER_HARNESS__NVCC", "CUDAMASTER_HARNESS__NVCC_ARCH"):
+        if key.startswith("CUDAMASTER_") and key not in machine:
             monkeypatch.delenv(key, raising=False)

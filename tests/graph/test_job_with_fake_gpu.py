@@ -389,3 +389,43 @@ def test_resume_of_unknown_or_finished_job(tmp_path, server, fake_gpu, checkpoin
     assert out.status == "finished" and len(fake_gpu.evaluations) == n
     again = start_job(spec(rounds=1), job_id="done", checkpointer=checkpointer, evaluator=fake_gpu, settings=settings)
     assert again.status == "failed" and "already exists" in again.message
+
+
+class _LostWorkerFakeGpu:
+    """FAKE GPU whose evaluation of a source marked FAKE_INFRA comes back as the Ray evaluator answers an item
+    whose workers died twice (graph/cluster)."""
+
+    def __init__(self, inner):
+        self.inner = inner
+
+    def __getattr__(self, name):
+        return getattr(self.inner, name)
+
+    def evaluate(self, task, precision, source, sizes, flags):
+        from bench_tasks.harness import EvaluationResult, Verdict
+
+        if source is not None and "FAKE_INFRA" in source:
+            return EvaluationResult(
+                task=task,
+                precision=precision,
+                verdict=Verdict.infrastructure_error,
+                size_set=sizes,
+                message="the worker running it died or hung, twice",
+            )
+        return self.inner.evaluate(task, precision, source, sizes, flags)
+
+
+def test_an_infrastructure_error_is_recorded_and_not_sent_to_the_debugger_with_fake_gpu(tmp_path, server, fake_gpu, checkpointer):
+    script(server, "planner", k.plan("Grid"), k.plan("Again"))
+    script(server, "coder", k.reply(k.fast_kernel(1.5) + "// FAKE_INFRA\n"), k.reply(k.fast_kernel(2.0)))
+    out = start_job(
+        spec(rounds=2, debug=2),
+        job_id="infra",
+        checkpointer=checkpointer,
+        evaluator=_LostWorkerFakeGpu(fake_gpu),
+        settings=agent_settings(tmp_path, server),
+    )
+    assert out.status == "finished", out.message
+    assert verdicts(out) == [("r1:d0", "infrastructure_error"), ("r2:d0", "ok")]  # recorded, not lost
+    assert not [r for r in server.answered() if r.model == MODELS["debugger"]]  # nothing in the kernel to debug
+    assert out.best["score"] == 2.0

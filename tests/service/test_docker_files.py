@@ -26,10 +26,12 @@ import yaml
 
 from app.config import unknown_settings
 from bench_tasks import task_names
+from graph.cluster import RaySettings
 
 REPO = Path(__file__).resolve().parents[2]
 DOCKERFILE = REPO / "docker" / "Dockerfile"
 COMPOSE = REPO / "docker" / "docker-compose.yml"
+RAY_COMPOSE = REPO / "docker" / "docker-compose.ray.yml"
 
 
 def _instructions() -> list[tuple[str, str]]:
@@ -58,6 +60,38 @@ def test_every_cudamaster_variable_in_the_deployment_files_is_a_setting():
     ours = {n for n in named if n.startswith("CUDAMASTER_")}
     assert ours, "no CUDAMASTER_ variables found: the parser is broken"
     assert not unknown_settings(dict.fromkeys(ours, "")), f"not settings: {unknown_settings(dict.fromkeys(ours, ''))}"
+
+
+def test_every_cudamaster_variable_of_the_ray_compose_file_is_a_setting():
+    compose = yaml.safe_load(RAY_COMPOSE.read_text())
+    named = {n for service in compose["services"].values() for n in service.get("environment", {})}
+    ours = {n for n in named if n.startswith("CUDAMASTER_")}
+    assert "CUDAMASTER_RAY__ADDRESS" in ours
+    assert not unknown_settings(dict.fromkeys(ours, "")), f"not settings: {unknown_settings(dict.fromkeys(ours, ''))}"
+    RaySettings(
+        **{
+            n.removeprefix("CUDAMASTER_RAY__").lower(): v
+            for n, v in compose["services"]["service"]["environment"].items()
+            if n.startswith("CUDAMASTER_RAY__")
+        }
+    )  # valid values too
+
+
+def test_ray_compose_wires_the_service_head_and_gpu_worker_together():
+    compose = yaml.safe_load(RAY_COMPOSE.read_text())
+    services = compose["services"]
+    head, worker, service = services["ray-head"], services["gpu-worker"], services["service"]
+    for s in (head, worker, service):  # one image with the ray extra: same Python, Ray and code everywhere
+        assert (RAY_COMPOSE.parent / s["build"]["context"] / s["build"]["dockerfile"]).resolve() == DOCKERFILE
+        assert s["build"]["args"]["EXTRAS"] == "[ray]"
+    assert "ARG EXTRAS" in DOCKERFILE.read_text() and 'pip install ".${EXTRAS}"' in DOCKERFILE.read_text()
+    port = next(a.split("=")[1] for a in head["command"] if a.startswith("--port="))
+    assert service["environment"]["CUDAMASTER_RAY__ADDRESS"] == f"ray-head:{port}"
+    assert f"--address=ray-head:{port}" in worker["command"] and "--head" in head["command"]
+    assert "--num-gpus=0" in head["command"]  # GPUs come from the GPU workers only
+    assert worker["deploy"]["resources"]["reservations"]["devices"][0]["capabilities"] == ["gpu"]
+    assert service["environment"]["CUDAMASTER_SERVICE__DATABASE_URL"].startswith("postgresql+psycopg://")
+    assert "@postgres:" in service["environment"]["CUDAMASTER_SERVICE__DATABASE_URL"]
 
 
 def test_compose_builds_the_dockerfile_and_points_the_service_at_its_postgres():

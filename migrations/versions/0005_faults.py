@@ -1,7 +1,7 @@
 """LLM calls recorded before they are sent: llm_calls.status (sent, paid, failed, lost_in_flight)
 
-Revision ID: 0003_faults
-Revises: 0002_keys
+Revision ID: 0005_faults
+Revises: 0004_review
 Create Date: 2026-12-03 08:00:00.000000
 
 Calls stored before this revision were stored once answered: they are `paid`.
@@ -14,8 +14,8 @@ from collections.abc import Sequence
 import sqlalchemy as sa
 from alembic import op
 
-revision: str = "0003_faults"
-down_revision: str | Sequence[str] | None = "0002_keys"
+revision: str = "0005_faults"
+down_revision: str | Sequence[str] | None = "0004_review"
 branch_labels: str | Sequence[str] | None = None
 depends_on: str | Sequence[str] | None = None
 

@@ -1,0 +1,628 @@
+"""The dashboard's pages. They read and act through the same functions as /api/v1 (app/api/*, app/store/*)
+and the same permission rules (app/permissions.py): a page shows what the signed-in key may read, and
+a form does only what that key may do (a refused action answers with the API's own message).
+
+Every POST carries the session's CSRF token; every page needs a signed-in session (app/web/session.py).
+"""
+
+from __future__ import annotations
+
+import asyncio
+import difflib
+import json
+import re
+import secrets
+from collections.abc import AsyncIterator
+from pathlib import Path
+from typing import Annotated, Any
+from urllib.parse import quote, urlencode
+
+from fastapi import APIRouter, Depends, FastAPI, File, Form, HTTPException, Request, UploadFile
+from fastapi.responses import HTMLResponse, RedirectResponse, Response
+from fastapi.sse import EventSourceResponse, ServerSentEvent
+from fastapi.templating import Jinja2Templates
+from markupsafe import Markup
+from pydantic import ValidationError
+from sqlalchemy import func, select
+
+from bench_tasks import all_tasks
+
+from .. import permissions
+from ..api import deps
+from ..api import jobs as jobs_api
+from ..api import reviews as reviews_api
+from ..api.deps import RunnerDep, SessionDep, SettingsDep
+from ..auth import KeyRejected, verify_key
+from ..bounds import JOB_ID_PATTERN, KEY_ID_PATTERN, MODEL_PATTERN, TASK_PATTERN
+from ..db.models import ACTIVE_STATUSES, ALL_STATUSES, CANCELLED, FAILED, REVIEW_STATUSES, WAITING, Attempt, Job, Review
+from ..reviews import list_reviews
+from ..schemas import AnswerIn, JobDetail, JobSubmit, ReviewDecision
+from ..store import aggregates
+from ..store import jobs as store
+from . import session as web_session
+from .session import WebSession
+
+router = APIRouter(include_in_schema=False)
+templates = Jinja2Templates(directory=Path(__file__).parent / "templates")
+
+# The navigation bar: (label, path). A new page adds itself here (the campaigns page will).
+NAV: list[tuple[str, str]] = [("Jobs", "/jobs"), ("Leaderboard", "/leaderboard"), ("Costs", "/costs"), ("Reviews", "/reviews")]
+
+# Everything the pages load comes from this service: no CDN, no inline script.
+CSP = (
+    "default-src 'self'; script-src 'self'; style-src 'self' 'unsafe-inline'; img-src 'self' data:; "
+    "connect-src 'self'; frame-ancestors 'none'; form-action 'self'; base-uri 'none'"
+)
+PAGE_SIZE = 50
+ROLE_MODELS = ("*", "planner", "coder", "compiler", "debugger")
+
+
+class SignInRequired(Exception):
+    def __init__(self, next_url: str) -> None:
+        super().__init__(next_url)
+        self.next_url = next_url
+
+
+def _web(request: Request) -> WebSession:
+    web = web_session.current(request)
+    if web is None:
+        raise SignInRequired(request.url.path + (f"?{request.url.query}" if request.url.query else ""))
+    return web
+
+
+Web = Annotated[WebSession, Depends(_web)]
+Csrf = Annotated[str, Form(max_length=128)]
+
+
+def install_handlers(app: FastAPI) -> None:
+    async def sign_in_first(request: Request, exc: Exception) -> Response:
+        assert isinstance(exc, SignInRequired)
+        return RedirectResponse("/login?" + urlencode({"next": exc.next_url}), status_code=303)
+
+    app.add_exception_handler(SignInRequired, sign_in_first)
+
+
+def _num(value: Any, digits: int = 2) -> str:
+    if value is None:
+        return "–"
+    if isinstance(value, int):
+        return f"{value:,}"
+    return f"{value:,.{digits}f}"
+
+
+def _usd(value: Any) -> str:
+    return "–" if value is None else f"${value:,.4f}" if value < 1 else f"${value:,.2f}"
+
+
+def _when(value: Any) -> str:
+    return "–" if value is None else value.strftime("%Y-%m-%d %H:%M:%S")
+
+
+def _script_json(text: str) -> Markup:
+    """JSON text made safe inside <script type="application/json"> (no "</script>" can close it)."""
+    return Markup(text.replace("<", "\\u003c").replace(">", "\\u003e").replace("&", "\\u0026"))
+
+
+templates.env.filters.update(num=_num, usd=_usd, when=_when, script_json=_script_json)
+
+
+def render(request: Request, name: str, web: WebSession | None, *, http_status: int = 200, **context: Any) -> HTMLResponse:
+    base = {"nav": NAV, "web": web, "caller": web.caller if web else None, "csrf": web.csrf if web else "", "path": request.url.path}
+    response = templates.TemplateResponse(request, name, base | context, status_code=http_status)
+    response.headers["Content-Security-Policy"] = CSP
+    response.headers["X-Content-Type-Options"] = "nosniff"
+    response.headers["Referrer-Policy"] = "same-origin"
+    return response
+
+
+def problem(request: Request, web: WebSession | None, status: int, message: str, back: str = "/jobs") -> HTMLResponse:
+    return render(request, "error.html", web, http_status=status, status_code=status, message=message, back=back)
+
+
+def _csrf_or_403(request: Request, web: WebSession, token: str) -> HTMLResponse | None:
+    if web_session.csrf_ok(web, token):
+        return None
+    return problem(request, web, 403, "this form's security token is missing or stale: reload the page and send it again")
+
+
+def _local(next_url: str | None) -> str:
+    """Only a path of this site (no scheme, no //host) is followed after sign-in."""
+    if next_url and next_url.startswith("/") and not next_url.startswith("//") and "\\" not in next_url:
+        return next_url
+    return "/jobs"
+
+
+# --- sign in / out ---------------------------------------------------------------------------------------------
+
+
+@router.get("/")
+@router.get("/dashboard")
+@router.get("/ui")
+def home() -> RedirectResponse:
+    return RedirectResponse("/jobs", status_code=303)
+
+
+def _login_page(request: Request, *, status: int = 200, error: str = "", next_url: str = "/jobs") -> HTMLResponse:
+    token = secrets.token_urlsafe(24)
+    response = render(request, "login.html", None, http_status=status, error=error, login_csrf=token, next_url=_local(next_url))
+    web_session.set_login_cookie(request, response, token)
+    return response
+
+
+@router.get("/login")
+def login_form(request: Request, next: str = "/jobs") -> Response:
+    if web_session.current(request) is not None:
+        return RedirectResponse(_local(next), status_code=303)
+    return _login_page(request, next_url=next)
+
+
+@router.post("/login")
+def login(
+    request: Request, key: Annotated[str, Form(max_length=200)], csrf: Csrf, next: Annotated[str, Form(max_length=2000)] = "/jobs"
+) -> Response:
+    if not web_session.login_token_ok(request, csrf):
+        return _login_page(request, status=400, error="the sign-in form expired: send your key again", next_url=next)
+    with request.app.state.sessions() as session:
+        try:
+            row = verify_key(session, key.strip())
+        except KeyRejected as exc:
+            return _login_page(request, status=403, error=str(exc), next_url=next)
+    response = RedirectResponse(_local(next), status_code=303)
+    web_session.sign_in(request, response, row)
+    return response
+
+
+@router.post("/logout")
+def logout(request: Request, web: Web, csrf: Csrf) -> Response:
+    if (refused := _csrf_or_403(request, web, csrf)) is not None:
+        return refused
+    response = RedirectResponse("/login", status_code=303)
+    web_session.sign_out(response)
+    return response
+
+
+# --- jobs ----------------------------------------------------------------------------------------------------
+
+
+def _benchmark_tasks() -> list[tuple[str, list[str]]]:
+    return [(t.name, list(t.prototypes)) for t in all_tasks()]
+
+
+def rounds_used(session: Any, job_ids: list[str]) -> dict[str, int]:
+    if not job_ids:
+        return {}
+    rows = session.execute(select(Attempt.job_id, func.max(Attempt.round)).where(Attempt.job_id.in_(job_ids)).group_by(Attempt.job_id))
+    return {job_id: int(r or 0) for job_id, r in rows}
+
+
+def job_row(job: Job, models: list[str], rounds: int) -> dict[str, Any]:
+    """One row of the jobs table: what the page renders and what the live stream sends."""
+    requested = [f"{role}: {m}" for role, m in (job.settings.get("models") or {}).items()]
+    return {
+        "id": job.id,
+        "task": job.task,
+        "precision": job.precision,
+        "status": job.status,
+        "message": job.message,
+        "models": ", ".join(models or requested) or "default",
+        "best_score": job.best_score,
+        "rounds_used": rounds,
+        "rounds": (job.settings or {}).get("rounds"),
+        "tokens": job.input_tokens + job.output_tokens,
+        "cost_usd": job.cost_usd,
+        "api_key_id": job.api_key_id,
+        "created_at": job.created_at.isoformat(),
+    }
+
+
+def _check_filter(name: str, value: str, pattern: str | None = None, allowed: tuple[str, ...] | None = None) -> str:
+    if not value:
+        return ""
+    if (allowed is not None and value not in allowed) or (pattern is not None and not re.fullmatch(pattern, value)):
+        choices = f"one of {', '.join(allowed)}" if allowed else "a valid value"
+        raise HTTPException(422, f"filter {name}={value[:60]!r} is not {choices}: clear it and try again")
+    return value
+
+
+SORT_CHOICES = tuple(f"{sign}{name}" for name in store.SORTS for sign in ("", "-"))
+
+
+@router.get("/jobs", response_class=HTMLResponse)
+def jobs_page(
+    request: Request,
+    web: Web,
+    session: SessionDep,
+    status: str = "",
+    task: str = "",
+    precision: str = "",
+    model: str = "",
+    key: str = "",
+    sort: str = "-created",
+    offset: int = 0,
+) -> HTMLResponse:
+    return _jobs_page(
+        request,
+        web,
+        session,
+        {"status": status, "task": task, "precision": precision, "model": model, "key": key, "sort": sort or "-created"},
+        offset,
+    )
+
+
+def _jobs_page(
+    request: Request,
+    web: WebSession,
+    session: Any,
+    filters: dict[str, str],
+    offset: int,
+    *,
+    form_errors: list[str] | None = None,
+    form: dict[str, Any] | None = None,
+    status_code: int = 200,
+) -> HTMLResponse:
+    try:
+        _check_filter("status", filters["status"], allowed=ALL_STATUSES)
+        _check_filter("task", filters["task"], TASK_PATTERN)
+        _check_filter("precision", filters["precision"], allowed=("fp32", "bf16"))
+        _check_filter("model", filters["model"], MODEL_PATTERN)
+        _check_filter("key", filters["key"], KEY_ID_PATTERN)
+        _check_filter("sort", filters["sort"], allowed=SORT_CHOICES)
+        if not 0 <= offset <= 10**9:
+            raise HTTPException(422, f"offset {offset}: page with offset 0 or more")
+    except HTTPException as exc:
+        return problem(request, web, exc.status_code, str(exc.detail))
+    caller = web.caller
+    team = None if permissions.is_admin(caller) else caller.team
+    rows, total = store.list_jobs(
+        session,
+        status=filters["status"] or None,
+        task=filters["task"] or None,
+        limit=PAGE_SIZE,
+        offset=offset,
+        team=team,
+        precision=filters["precision"] or None,
+        model=filters["model"] or None,
+        key=filters["key"] or None,
+        sort=filters["sort"],
+    )
+    ids = [j.id for j in rows]
+    models, rounds = aggregates.models_of(session, ids), rounds_used(session, ids)
+    active = {k: v for k, v in filters.items() if v and not (k == "sort" and v == "-created")}
+
+    def link(**change: Any) -> str:
+        return "/jobs?" + urlencode({**active, **change})
+
+    rendered = [job_row(j, models[j.id], rounds.get(j.id, 0)) for j in rows]
+    return render(
+        request,
+        "jobs.html",
+        web,
+        http_status=status_code,
+        rows=rendered,
+        total=total,
+        offset=offset,
+        page_size=PAGE_SIZE,
+        filters=filters,
+        link=link,
+        statuses=ALL_STATUSES,
+        sorts=store.SORTS,
+        tasks=_benchmark_tasks(),
+        known_models=aggregates.known_models(session, permissions.visible_jobs(caller)),
+        can_submit=permissions.can_submit(caller),
+        form_errors=form_errors or [],
+        form=form or {},
+        role_models=ROLE_MODELS,
+    )
+
+
+def _submission(form: dict[str, Any], upload: bytes | None) -> dict[str, Any]:
+    """The JobSubmit body a submit form describes (validated by JobSubmit itself)."""
+    models = {
+        role: form[f"model_{'all' if role == '*' else role}"].strip()
+        for role in ROLE_MODELS
+        if form.get(f"model_{'all' if role == '*' else role}", "").strip()
+    }
+    body: dict[str, Any] = {
+        "precision": form.get("precision") or "fp32",
+        "rounds": form.get("rounds") or 3,
+        "debug": form.get("debug") or 0,
+        "sizes": form.get("sizes") or "paper",
+        "models": models,
+        "manual": form.get("manual") == "on",
+    }
+    if form.get("kind") == "custom":
+        source = upload.decode("utf-8", errors="strict") if upload else form.get("custom_source", "")
+        body["custom"] = {
+            "name": form.get("custom_name", ""),
+            "prototype": form.get("custom_prototype", ""),
+            "args": _json_field("arguments", form.get("custom_args", "")),
+            "sizes": _json_field("sizes", form.get("custom_sizes", "")),
+            "baseline_cu": source,
+        }
+    else:
+        body["task"] = form.get("task") or None
+    return body
+
+
+class FormProblem(ValueError):
+    pass
+
+
+def _json_field(name: str, text: str) -> Any:
+    try:
+        return json.loads(text)
+    except json.JSONDecodeError as exc:
+        raise FormProblem(
+            f"custom kernel {name}: not JSON ({exc.msg} at line {exc.lineno} column {exc.colno}); see the example under the field"
+        ) from None
+
+
+def _errors_of(exc: ValidationError) -> list[str]:
+    return [f"{'.'.join(str(p) for p in e['loc'] if p != 'body') or 'form'}: {e['msg']}" for e in exc.errors()]
+
+
+@router.post("/jobs", response_class=HTMLResponse)
+def submit_job(
+    request: Request,
+    web: Web,
+    session: SessionDep,
+    settings: SettingsDep,
+    runner: RunnerDep,
+    csrf: Csrf,
+    kind: Annotated[str, Form(max_length=10)] = "task",
+    task: Annotated[str, Form(max_length=64)] = "",
+    precision: Annotated[str, Form(max_length=8)] = "fp32",
+    rounds: Annotated[str, Form(max_length=4)] = "3",
+    debug: Annotated[str, Form(max_length=4)] = "3",
+    sizes: Annotated[str, Form(max_length=8)] = "paper",
+    manual: Annotated[str, Form(max_length=4)] = "",
+    model_all: Annotated[str, Form(max_length=128)] = "",
+    model_planner: Annotated[str, Form(max_length=128)] = "",
+    model_coder: Annotated[str, Form(max_length=128)] = "",
+    model_compiler: Annotated[str, Form(max_length=128)] = "",
+    model_debugger: Annotated[str, Form(max_length=128)] = "",
+    custom_name: Annotated[str, Form(max_length=64)] = "",
+    custom_prototype: Annotated[str, Form(max_length=2000)] = "",
+    custom_args: Annotated[str, Form(max_length=20000)] = "",
+    custom_sizes: Annotated[str, Form(max_length=20000)] = "",
+    custom_source: Annotated[str, Form()] = "",
+    custom_file: Annotated[UploadFile | None, File()] = None,
+) -> Response:
+    if (refused := _csrf_or_403(request, web, csrf)) is not None:
+        return refused
+    form = {k: v for k, v in locals().items() if isinstance(v, str) and k not in ("csrf",)}
+    filters = {"status": "", "task": "", "precision": "", "model": "", "key": "", "sort": "-created"}
+    try:
+        caller = deps.submitter(web.caller)
+        upload = custom_file.file.read(settings.max_source_bytes + 1) if custom_file is not None and custom_file.filename else None
+        if upload is not None and len(upload) > settings.max_source_bytes:
+            raise HTTPException(413, f"the uploaded .cu is over {settings.max_source_bytes} bytes (CUDAMASTER_SERVICE__MAX_SOURCE_BYTES)")
+        body = JobSubmit.model_validate(_submission(form, upload))
+        job = jobs_api.submit_job(body, request, session, caller, settings, runner)
+    except FormProblem as exc:
+        return _jobs_page(request, web, session, filters, 0, form_errors=[str(exc)], form=form, status_code=422)
+    except UnicodeDecodeError:
+        return _jobs_page(request, web, session, filters, 0, form_errors=["the uploaded .cu is not UTF-8 text"], form=form, status_code=422)
+    except ValidationError as exc:
+        return _jobs_page(request, web, session, filters, 0, form_errors=_errors_of(exc), form=form, status_code=422)
+    except HTTPException as exc:
+        return _jobs_page(request, web, session, filters, 0, form_errors=[str(exc.detail)], form=form, status_code=exc.status_code)
+    except Exception as exc:  # a RequestValidationError raised by the API's own checks
+        errors = getattr(exc, "errors", None)
+        if callable(errors):
+            return _jobs_page(
+                request, web, session, filters, 0, form_errors=[e.get("msg", "") for e in errors()], form=form, status_code=422
+            )
+        raise
+    return RedirectResponse(f"/jobs/{job.id}", status_code=303)
+
+
+def _live_rows(request: Request, caller: permissions.Caller, ids: list[str]) -> dict[str, dict[str, Any]]:
+    with request.app.state.sessions() as session:
+        jobs = [j for j in session.scalars(select(Job).where(Job.id.in_(ids))) if permissions.can_read(caller, j)]
+        found = [j.id for j in jobs]
+        models, rounds = aggregates.models_of(session, found), rounds_used(session, found)
+        return {j.id: job_row(j, models[j.id], rounds.get(j.id, 0)) for j in jobs}
+
+
+@router.get("/jobs/live", response_class=EventSourceResponse)
+async def jobs_live(request: Request, web: Web, ids: str = "") -> AsyncIterator[ServerSentEvent]:
+    """The jobs table's rows, sent again whenever one changes (event `job`), for the ids the page shows."""
+    wanted = [i for i in ids.split(",") if re.fullmatch(JOB_ID_PATTERN, i)][:200]
+    last: dict[str, dict[str, Any]] = {}
+    runner = request.app.state.runner
+    while not await request.is_disconnected():
+        changed = [runner.change_event(j) for j in wanted]  # taken before the read: no change is missed
+        rows = await asyncio.to_thread(_live_rows, request, web.caller, wanted)
+        for job_id, row in rows.items():
+            if last.get(job_id) != row:
+                last[job_id] = row
+                yield ServerSentEvent(data=row, event="job")
+        # Woken by this process's runner; every second regardless, for jobs another process runs.
+        waits = [asyncio.ensure_future(ev.wait()) for ev in changed]
+        if waits:
+            _, pending = await asyncio.wait(waits, timeout=1.0, return_when=asyncio.FIRST_COMPLETED)
+            for w in pending:
+                w.cancel()
+        else:
+            await asyncio.sleep(1.0)
+
+
+def _previous_best(attempts: list[Attempt], chosen: Attempt) -> Attempt | None:
+    earlier = [a for a in attempts if a.id < chosen.id and a.verdict == "ok" and a.score is not None]
+    return max(earlier, key=lambda a: (a.score, -a.id)) if earlier else None
+
+
+def _diff(old: Attempt | None, new: Attempt) -> list[tuple[str, str]]:
+    if old is None:
+        return []
+    lines = difflib.unified_diff(
+        old.source.splitlines(), new.source.splitlines(), f"attempt {old.id}", f"attempt {new.id}", lineterm="", n=3
+    )
+    return [
+        ("add" if ln.startswith("+") else "del" if ln.startswith("-") else "hunk" if ln.startswith("@@") else "ctx", ln) for ln in lines
+    ]
+
+
+@router.get("/jobs/{job_id}", response_class=HTMLResponse)
+def job_page(request: Request, job_id: str, web: Web, session: SessionDep, attempt: str = "") -> HTMLResponse:
+    try:
+        detail: JobDetail = jobs_api.get_job(job_id, session, web.caller)
+    except HTTPException as exc:
+        return problem(request, web, exc.status_code, str(exc.detail))
+    job = deps.readable_job(session, web.caller, job_id, detail=True)
+    wanted = int(attempt) if attempt.isdigit() and len(attempt) < 10 else None  # anything else: the best attempt
+    chosen = next((a for a in job.attempts if a.id == wanted), None) if wanted else None
+    if chosen is None and job.attempts:
+        chosen = next((a for a in job.attempts if a.id == job.best_attempt_id), job.attempts[-1])
+    previous = _previous_best(job.attempts, chosen) if chosen else None
+    events = store.events_after(session, job.id, 0, limit=2000)
+    can_act = permissions.can_act(web.caller, job)
+    review_status = dict(session.execute(select(Review.attempt_id, Review.status).where(Review.job_id == job.id)).all())
+    return render(
+        request,
+        "job.html",
+        web,
+        job=job,
+        detail=detail,
+        detail_json=detail.model_dump_json(),
+        chosen=chosen,
+        previous=previous,
+        diff=_diff(previous, chosen) if chosen else [],
+        events=events,
+        can_act=can_act,
+        can_cancel=can_act and job.status in ACTIVE_STATUSES,
+        can_resume=can_act and job.status in (CANCELLED, FAILED),
+        waiting=job.status == WAITING,
+        last_event_id=events[-1].id if events else 0,
+        review_status=review_status,
+    )
+
+
+def _act(request: Request, web: WebSession, job_id: str, csrf: str, action: Any) -> Response:
+    if (refused := _csrf_or_403(request, web, csrf)) is not None:
+        return refused
+    try:
+        action()
+    except HTTPException as exc:
+        return problem(request, web, exc.status_code, str(exc.detail), back=f"/jobs/{quote(job_id)}")
+    except Exception as exc:
+        errors = getattr(exc, "errors", None)
+        if callable(errors):
+            return problem(request, web, 422, "; ".join(e.get("msg", "") for e in errors()), back=f"/jobs/{quote(job_id)}")
+        raise
+    return RedirectResponse(f"/jobs/{quote(job_id)}", status_code=303)
+
+
+@router.post("/jobs/{job_id}/cancel")
+def cancel(request: Request, job_id: str, web: Web, session: SessionDep, runner: RunnerDep, csrf: Csrf) -> Response:
+    return _act(request, web, job_id, csrf, lambda: jobs_api.cancel_job(job_id, session, web.caller, runner))
+
+
+@router.post("/jobs/{job_id}/resume")
+def resume(request: Request, job_id: str, web: Web, session: SessionDep, settings: SettingsDep, runner: RunnerDep, csrf: Csrf) -> Response:
+    return _act(request, web, job_id, csrf, lambda: jobs_api.resume_job(job_id, request, session, web.caller, settings, runner))
+
+
+@router.post("/jobs/{job_id}/answer")
+def answer(
+    request: Request,
+    job_id: str,
+    web: Web,
+    session: SessionDep,
+    runner: RunnerDep,
+    csrf: Csrf,
+    answer: Annotated[str, Form(max_length=20000)] = "",
+) -> Response:
+    def act() -> None:
+        try:
+            body = AnswerIn(answer=answer)
+        except ValidationError as exc:
+            raise HTTPException(422, "answer: " + "; ".join(e["msg"] for e in exc.errors())) from None
+        jobs_api.answer_job(job_id, body, request, session, web.caller, runner)
+
+    return _act(request, web, job_id, csrf, act)
+
+
+# --- leaderboard, costs, reviews ---------------------------------------------------------------------------
+
+
+@router.get("/leaderboard", response_class=HTMLResponse)
+def leaderboard_page(request: Request, web: Web, session: SessionDep, model: str = "", precision: str = "") -> HTMLResponse:
+    try:
+        _check_filter("model", model, MODEL_PATTERN)
+        _check_filter("precision", precision, allowed=("fp32", "bf16"))
+    except HTTPException as exc:
+        return problem(request, web, exc.status_code, str(exc.detail), back="/leaderboard")
+    from ..api.insights import leaderboard
+
+    data = leaderboard(session, web.caller, model=model or None, precision=precision or None)  # type: ignore[arg-type]
+    return render(request, "leaderboard.html", web, data=data, data_json=data.model_dump_json(), model=model, precision=precision)
+
+
+@router.get("/costs", response_class=HTMLResponse)
+def costs_page(request: Request, web: Web, session: SessionDep, model: str = "", days: int = 30) -> HTMLResponse:
+    try:
+        _check_filter("model", model, MODEL_PATTERN)
+        if not 1 <= days <= 3660:
+            raise HTTPException(422, f"days={days}: choose 1 to 3660")
+    except HTTPException as exc:
+        return problem(request, web, exc.status_code, str(exc.detail), back="/costs")
+    from ..api.insights import costs
+
+    data = costs(session, web.caller, model=model or None, days=days, limit=100)
+    visible = permissions.visible_jobs(web.caller)
+    return render(
+        request,
+        "costs.html",
+        web,
+        data=data,
+        data_json=data.model_dump_json(),
+        model=model,
+        days=days,
+        known_models=aggregates.known_models(session, visible),
+    )
+
+
+@router.get("/reviews", response_class=HTMLResponse)
+def reviews_page(request: Request, web: Web, session: SessionDep, status: str = "pending", offset: int = 0) -> HTMLResponse:
+    try:
+        _check_filter("status", status, allowed=REVIEW_STATUSES)
+    except HTTPException as exc:
+        return problem(request, web, exc.status_code, str(exc.detail), back="/reviews")
+    rows, total = list_reviews(session, permissions.visible_jobs(web.caller), status=status or None, limit=PAGE_SIZE, offset=max(0, offset))
+    items = [(reviews_api.review_out(r), permissions.can_review(web.caller, r.job)) for r in rows]
+    return render(
+        request,
+        "reviews.html",
+        web,
+        items=items,
+        total=total,
+        status=status,
+        statuses=REVIEW_STATUSES,
+        offset=max(0, offset),
+        page_size=PAGE_SIZE,
+        may_review=permissions.may_review(web.caller),
+    )
+
+
+@router.post("/reviews/{attempt_id}")
+def decide_review(
+    request: Request,
+    attempt_id: int,
+    web: Web,
+    session: SessionDep,
+    csrf: Csrf,
+    decision: Annotated[str, Form(max_length=10)] = "",
+    note: Annotated[str, Form(max_length=2000)] = "",
+) -> Response:
+    if (refused := _csrf_or_403(request, web, csrf)) is not None:
+        return refused
+    try:
+        body = ReviewDecision.model_validate({"decision": decision, "note": note})
+        reviews_api.decide(session, web.caller, attempt_id, body)
+    except ValidationError as exc:
+        return problem(request, web, 422, "; ".join(_errors_of(exc)), back="/reviews")
+    except HTTPException as exc:
+        return problem(request, web, exc.status_code, str(exc.detail), back="/reviews")
+    return RedirectResponse("/reviews", status_code=303)

@@ -1,0 +1,257 @@
+/* cudamaster dashboard: live updates (server-sent events) and charts (uPlot, vendored).
+   The pages render on the server; this script only adds what needs the browser. Every chart is kept in
+   window.cmCharts[name] (a uPlot instance: .data holds exactly what is plotted). */
+(function () {
+  "use strict";
+  const charts = (window.cmCharts = {});
+  const COLORS = ["#1f6f43", "#0b5cad", "#b42318", "#a15c07", "#6941c6", "#0e7490", "#be185d", "#4d7c0f", "#374151", "#c2410c"];
+  const ACTIVE = ["queued", "running", "waiting_for_input"];
+
+  function readJson(id) {
+    const el = document.getElementById(id);
+    return el ? JSON.parse(el.textContent) : null;
+  }
+  function num(v, digits) {
+    if (v === null || v === undefined) return "–";
+    if (Number.isInteger(v) && digits === undefined) return v.toLocaleString("en-US");
+    const d = digits === undefined ? 2 : digits;
+    return v.toLocaleString("en-US", { minimumFractionDigits: d, maximumFractionDigits: d });
+  }
+  function usd(v) {
+    if (v === null || v === undefined) return "–";
+    return "$" + v.toLocaleString("en-US", { minimumFractionDigits: v < 1 ? 4 : 2, maximumFractionDigits: v < 1 ? 4 : 2 });
+  }
+  function text(tag, value, cls) {
+    const el = document.createElement(tag);
+    el.textContent = value;
+    if (cls) el.className = cls;
+    return el;
+  }
+
+  /* One chart: replaces the previous one of the same name. series: [{label, ...}] after the x series. */
+  function plot(name, el, opts, data) {
+    if (charts[name]) charts[name].destroy();
+    el.textContent = "";
+    const hasData = data.length > 1 && data[0].length > 0 && data.slice(1).some((s) => s.some((v) => v !== null));
+    if (!hasData) el.appendChild(text("div", "No data yet.", "nodata"));
+    const width = Math.max(280, el.clientWidth || 400);
+    const u = new uPlot(Object.assign({ width: width, height: 260, legend: { live: true } }, opts), data, el);
+    if (!hasData) u.root.style.display = "none";
+    charts[name] = u;
+    return u;
+  }
+  window.addEventListener("resize", function () {
+    Object.values(charts).forEach(function (u) {
+      const w = Math.max(280, u.root.parentElement.clientWidth || 400);
+      u.setSize({ width: w, height: 260 });
+    });
+  });
+  function series(label, i, extra) {
+    return Object.assign({ label: label, stroke: COLORS[i % COLORS.length], width: 2, spanGaps: true,
+                           points: { show: true, size: 6 } }, extra || {});
+  }
+
+  /* ---- one job ------------------------------------------------------------------------------------ */
+  function sizeOf(params) {
+    return Object.values(params || {}).reduce((a, b) => a * (typeof b === "number" ? b : 1), 1);
+  }
+  function sizeLabel(params) {
+    return Object.entries(params || {}).map(([k, v]) => k + "=" + v).join(" ");
+  }
+  function jobCharts(job) {
+    const attempts = job.attempts || [];
+    // P per attempt, in the job's order (round, debug step).
+    const xs = attempts.map((_, i) => i + 1);
+    const labels = attempts.map((a) => a.round + "." + a.debug_step);
+    let best = null;
+    const scores = attempts.map((a) => (a.score === null ? null : a.score));
+    const bestSoFar = attempts.map((a) => {
+      if (a.verdict === "ok" && a.score !== null && (best === null || a.score > best)) best = a.score;
+      return best;
+    });
+    plot("score", document.getElementById("chart-score"), {
+      scales: { x: { time: false }, y: { range: (u, min, max) => [0, Math.max(1.1, max * 1.1)] } },
+      axes: [{ label: "attempt (round.debug step)", incrs: [1], values: (u, splits) => splits.map((s) => labels[s - 1] || "") },
+             { label: "P (weighted speedup)" }],
+      series: [{ label: "attempt" }, series("P of the attempt", 0), series("best correct so far", 1, { dash: [6, 4], points: { show: false } })],
+    }, [xs, scores, bestSoFar]);
+
+    // Speedup and roofline % per size: one series per attempt with measurements; x = problem size.
+    const measured = attempts.filter((a) => (a.measurements || []).length > 0);
+    const sizes = new Map();
+    measured.forEach((a) => a.measurements.forEach((m) => sizes.set(sizeOf(m.params), sizeLabel(m.params))));
+    const sx = Array.from(sizes.keys()).sort((a, b) => a - b);
+    const col = (field) => measured.map((a) => sx.map((x) => {
+      const m = a.measurements.find((mm) => sizeOf(mm.params) === x);
+      return m && m[field] !== null && m[field] !== undefined ? m[field] : null;
+    }));
+    const logX = sx.length > 1 && sx[0] > 0 && sx[sx.length - 1] / sx[0] >= 10;
+    const sLabels = measured.map((a) => "attempt " + a.id + " (" + a.round + "." + a.debug_step + ")");
+    const xAxis = { label: "problem size (product of the size parameters)" + (logX ? ", log" : ""),
+                    values: (u, splits) => splits.map((s) => (s >= 1e6 ? (s / 1e6) + "M" : s >= 1e3 ? (s / 1e3) + "k" : s)) };
+    const speed = col("speedup");
+    const posSpeed = speed.flat().filter((v) => v !== null && v > 0);
+    const logY = posSpeed.length > 0 && Math.max(...posSpeed) / Math.min(...posSpeed) >= 10;
+    plot("speedup", document.getElementById("chart-speedup"), {
+      scales: { x: { time: false, distr: logX ? 3 : 1 }, y: { distr: logY ? 3 : 1 } },
+      axes: [xAxis, { label: "speedup over baseline (×" + (logY ? ", log" : "") + ")" }],
+      series: [{ label: "size", value: (u, v) => (v === null ? "–" : sizes.get(v) || v) }].concat(sLabels.map((l, i) => series(l, i))),
+    }, [sx].concat(speed));
+    plot("roofline", document.getElementById("chart-roofline"), {
+      scales: { x: { time: false, distr: logX ? 3 : 1 }, y: { range: (u, min, max) => [0, Math.max(100, max || 0)] } },
+      axes: [xAxis, { label: "roofline floor / time (%)" }],
+      series: [{ label: "size", value: (u, v) => (v === null ? "–" : sizes.get(v) || v) }].concat(sLabels.map((l, i) => series(l, i))),
+    }, [sx].concat(col("candidate_roofline_pct")));
+  }
+
+  function eventSummary(e) {
+    switch (e.type) {
+      case "attempt":
+        return "attempt " + (e.attempt_id || "") + ": " + (e.verdict || e.evaluation_verdict || "") +
+          (e.score !== null && e.score !== undefined ? ", P " + num(e.score, 3) : "") + (e.message ? " · " + e.message : "") +
+          (e.strategy ? " · strategy: " + e.strategy : "");
+      case "llm_call":
+        return (e.role || "") + " called " + (e.model || "?") + ": " + num(e.input_tokens || 0) + " in / " +
+          num(e.output_tokens || 0) + " out tokens, " + usd(e.cost_usd || 0);
+      case "interrupt":
+        return "waiting for a person: " + (e.question || "") + (e.options ? " (" + e.options.join(", ") + ")" : "");
+      case "finished":
+        return "finished";
+      case "profile":
+        return "profiled: " + (e.bottleneck_class || "") + " bound";
+      default:
+        return [e.verdict, e.message, e.detail].filter(Boolean).join(" · ") || (e.node ? "entered " + e.node : "");
+    }
+  }
+  function addTimeline(body, e, id) {
+    const tr = document.createElement("tr");
+    tr.append(text("td", id), text("td", e.type || "node"), text("td", e.round === undefined || e.round === null ? "–" : e.round),
+              text("td", e.node || ""), text("td", eventSummary(e)));
+    body.appendChild(tr);
+  }
+  function showJob(job, root) {
+    const status = document.getElementById("job-status");
+    status.textContent = job.status;
+    status.className = "status s-" + job.status;
+    document.getElementById("job-message").textContent = job.message;
+    document.getElementById("best-score").textContent = num(job.best_score, 3);
+    document.getElementById("attempts-count").textContent = num(job.totals.attempts_count);
+    document.getElementById("llm-count").textContent = num(job.totals.llm_calls_count);
+    document.getElementById("tokens").textContent = num(job.totals.input_tokens) + " / " + num(job.totals.output_tokens);
+    document.getElementById("cost").textContent = usd(job.totals.cost_usd);
+    if (root.dataset.canAct === "yes") {
+      document.getElementById("cancel-form").hidden = ACTIVE.indexOf(job.status) < 0;
+      document.getElementById("resume-form").hidden = ["cancelled", "failed"].indexOf(job.status) < 0;
+      const waiting = job.status === "waiting_for_input";
+      document.getElementById("question").hidden = !waiting;
+      if (waiting && job.question) {
+        document.getElementById("question-text").textContent = job.question.question || "";
+        document.getElementById("question-options").textContent = job.question.options ? "options: " + job.question.options.join(", ") : "";
+      }
+    }
+    jobCharts(job);
+  }
+  function jobPage() {
+    const root = document.getElementById("job");
+    const jobId = root.dataset.job;
+    let job = readJson("job-data");
+    const body = document.querySelector("#timeline tbody");
+    (readJson("job-events") || []).forEach((e, i) => addTimeline(body, e, i + 1));
+    let count = body.children.length;
+    showJob(job, root);
+    let pending = null;
+    function refresh() {
+      if (pending) return;
+      pending = setTimeout(function () {
+        pending = null;
+        fetch("/api/v1/jobs/" + encodeURIComponent(jobId), { credentials: "same-origin", headers: { Accept: "application/json" } })
+          .then((r) => (r.ok ? r.json() : Promise.reject(r.status)))
+          .then((j) => { job = j; showJob(job, root); })
+          .catch(function () { /* the next event retries */ });
+      }, 150);
+    }
+    if (["queued", "running"].indexOf(job.status) < 0) return;
+    const es = new EventSource("/api/v1/jobs/" + encodeURIComponent(jobId) + "/events?after=" + (root.dataset.after || 0));
+    ["node", "attempt", "llm_call", "interrupt", "finished", "profile"].forEach(function (kind) {
+      es.addEventListener(kind, function (msg) {
+        count += 1;
+        addTimeline(body, JSON.parse(msg.data), count);
+        refresh();
+      });
+    });
+    es.addEventListener("end", function () {
+      es.close();
+      refresh();
+    });
+  }
+
+  /* ---- jobs table --------------------------------------------------------------------------------- */
+  function jobsPage() {
+    const form = document.getElementById("submit-form");
+    if (form) {
+      const sync = function () {
+        const kind = form.querySelector("input[name=kind]:checked").value;
+        form.querySelectorAll("[data-kind]").forEach((el) => { el.hidden = el.dataset.kind !== kind; });
+      };
+      form.querySelectorAll("input[name=kind]").forEach((el) => el.addEventListener("change", sync));
+      sync();
+    }
+    const rows = Array.from(document.querySelectorAll("#jobs-table tr[data-job]"));
+    if (!rows.length) return;
+    const state = document.getElementById("live-state");
+    const es = new EventSource("/jobs/live?ids=" + rows.map((r) => r.dataset.job).join(","));
+    es.onopen = function () { state.textContent = "● live"; };
+    es.onerror = function () { state.textContent = "reconnecting…"; };
+    es.addEventListener("job", function (msg) {
+      const j = JSON.parse(msg.data);
+      const tr = document.querySelector('#jobs-table tr[data-job="' + j.id + '"]');
+      if (!tr) return;
+      const set = (field, value) => { const el = tr.querySelector('[data-field="' + field + '"]'); if (el) el.textContent = value; };
+      const status = tr.querySelector('[data-field="status"]');
+      status.className = "status s-" + j.status;
+      status.title = j.message;
+      set("status", j.status);
+      set("models", j.models);
+      set("best_score", num(j.best_score, 2));
+      set("rounds_used", j.rounds_used);
+      set("tokens", num(j.tokens));
+      set("cost_usd", usd(j.cost_usd));
+    });
+  }
+
+  /* ---- leaderboard and costs ---------------------------------------------------------------------- */
+  function leaderboardPage() {
+    const data = readJson("leaderboard-data");
+    const thresholds = ["1", "2", "4", "8"];
+    const n = data.shares.length;
+    plot("shares", document.getElementById("chart-shares"), {
+      scales: { x: { time: false, range: [-0.5, 3.5] }, y: { range: [0, 100] } },
+      axes: [{ label: "best P at least", incrs: [1], values: (u, splits) => splits.map((s) => (thresholds[s] ? "P ≥ " + thresholds[s] : "")) },
+             { label: "share of tasks tried (%)" }],
+      series: [{ label: "threshold", value: (u, v) => (v === null ? "–" : "P ≥ " + thresholds[v]) }].concat(data.shares.map((s, i) =>
+        series(s.precision + (s.gpu ? " · " + s.gpu : "") + " (" + s.tasks + " tasks)", i, {
+          fill: COLORS[i % COLORS.length] + "99", points: { show: false },
+          paths: uPlot.paths.bars({ size: [Math.max(0.2, 0.8 - (0.8 / Math.max(n, 1)) * i), 120] }),
+        }))),
+    }, [[0, 1, 2, 3]].concat(data.shares.map((s) => thresholds.map((t) => 100 * s.at_least[t]))));
+  }
+  function costsPage() {
+    const data = readJson("costs-data");
+    const days = Array.from(new Set(data.per_model_day.map((d) => d.day))).sort();
+    const models = Array.from(new Set(data.per_model_day.map((d) => d.model))).sort();
+    const xs = days.map((d) => Date.parse(d + "T00:00:00Z") / 1000);
+    plot("costs", document.getElementById("chart-costs"), {
+      scales: { x: { time: true }, y: { range: (u, min, max) => [0, Math.max(0.01, max * 1.1)] } },
+      axes: [{ label: "day (UTC)" }, { label: "cost (US$)", values: (u, splits) => splits.map((s) => "$" + s.toFixed(2)) }],
+      series: [{ label: "day", value: (u, v) => (v === null ? "–" : new Date(v * 1000).toISOString().slice(0, 10)) }]
+        .concat(models.map((m, i) => series(m, i, { value: (u, v) => usd(v) }))),
+    }, [xs].concat(models.map((m) => days.map((d) => {
+      const row = data.per_model_day.find((r) => r.day === d && r.model === m);
+      return row ? row.cost_usd : null;
+    }))));
+  }
+
+  const pages = { job: jobPage, jobs: jobsPage, leaderboard: leaderboardPage, costs: costsPage };
+  const run = pages[document.body.dataset.page];
+  if (run) run();
+})();

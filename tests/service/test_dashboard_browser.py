@@ -1,0 +1,305 @@
+"""The dashboard in a REAL headless Chromium against the REAL `cudamaster serve` process (uvicorn, the
+FAKE scripted agent of fake_agent.py), on SQLite and PostgreSQL.
+
+What a person does: sign in with a key, submit a job from the form, watch it change state without a
+reload, answer a manual-mode question, cancel and resume, read the plots (their data is compared with
+the API's numbers), and what a wrong key and a viewer key get.
+"""
+
+from __future__ import annotations
+
+import re
+
+import httpx
+import pytest
+
+from . import browser
+from .conftest import make_key, wait_status
+
+pytestmark = [pytest.mark.timeout(300), pytest.mark.slow, pytest.mark.skipif(browser.missing() is not None, reason=str(browser.missing()))]
+API = "/api/v1"
+
+
+@pytest.fixture(scope="module")
+def chromium():
+    with browser.chromium() as b:
+        yield b
+
+
+@pytest.fixture
+def page(chromium):
+    # bypass_csp: Playwright evaluates its test expressions with eval, which the pages' CSP forbids.
+    context = chromium.new_context(viewport={"width": 1280, "height": 800}, bypass_csp=True)
+    requests: list[str] = []
+    context.on("request", lambda r: requests.append(r.url))
+    pg = context.new_page()
+    pg.set_default_timeout(60_000)
+    pg.requests = requests  # type: ignore[attr-defined]
+    yield pg
+    context.close()
+
+
+def _mark_no_reload(page) -> None:
+    page.evaluate("window.__stillTheSamePage = true")
+
+
+def _still_same_page(page) -> bool:
+    return page.evaluate("window.__stillTheSamePage === true")
+
+
+def test_sign_in_submit_from_form_and_watch_it_live_with_fake_agent(db_url, server_factory, page):
+    key = make_key(db_url, "alice", role="member")
+    server = server_factory(FAKE_AGENT_STEP_SECONDS="0.6")
+    browser.sign_in(page, server.url, key)
+    assert page.url.endswith("/jobs")
+    assert page.text_content("[data-role]") == "member"
+
+    page.check("input[name=kind][value=task]")
+    page.select_option("select[name=task]", "vector_add")
+    page.fill("input[name=rounds]", "2")
+    page.fill("input[name=debug]", "1")
+    page.fill("input[name=model_coder]", "fake-model")
+    page.click("#submit-form button[type=submit]")
+    page.wait_for_url(re.compile(r"/jobs/job_[0-9a-f]{16}$"))
+    job_id = page.url.rsplit("/", 1)[1]
+
+    with httpx.Client(base_url=server.url, headers={"X-API-Key": key}, timeout=30) as client:
+        submitted = client.get(f"{API}/jobs/{job_id}").json()
+        assert submitted["settings"]["rounds"] == 2 and submitted["settings"]["debug"] == 1
+        assert submitted["settings"]["models"] == {"coder": "fake-model"}
+
+        # The jobs table follows the job without a reload (server-sent events).
+        page.goto(f"{server.url}/jobs")
+        _mark_no_reload(page)
+        status = page.locator(f"tr[data-job='{job_id}'] [data-field=status]")
+        seen = {status.text_content()}
+        page.wait_for_function(f"document.querySelector(\"tr[data-job='{job_id}'] [data-field=status]\").textContent === 'finished'")
+        seen.add("finished")
+        assert _still_same_page(page), "the jobs page reloaded"
+        assert seen & {"queued", "running"}, f"the table never showed the job before it finished: {seen}"
+        job = wait_status(client, f"{API}/jobs/{job_id}", {}, {"finished"})
+        row = page.locator(f"tr[data-job='{job_id}']")
+        assert row.locator("[data-field=rounds_used]").text_content() == "2"
+        assert row.locator("[data-field=tokens]").text_content() == f"{job['totals']['input_tokens'] + job['totals']['output_tokens']:,}"
+        assert row.locator("[data-field=best_score]").text_content() == f"{job['best_score']:.2f}"
+
+        # The job page's plots hold the attempts' numbers, as the API gives them.
+        page.goto(f"{server.url}/jobs/{job_id}")
+        page.wait_for_function("window.cmCharts && window.cmCharts.speedup && window.cmCharts.score")
+        charts = page.evaluate("""() => Object.fromEntries(Object.entries(window.cmCharts).map(([k, u]) =>
+            [k, {data: u.data, labels: u.series.map(s => s.label)}]))""")
+        attempts = job["attempts"]
+        assert len(attempts) == 2
+        assert charts["score"]["data"][1] == [a["score"] for a in attempts]
+        sizes = sorted({m["params"]["N"] for a in attempts for m in a["measurements"]})
+        assert charts["speedup"]["data"][0] == sizes
+        for i, a in enumerate(attempts):
+            assert charts["speedup"]["labels"][i + 1].startswith(f"attempt {a['id']} ")
+            by_size = {m["params"]["N"]: m for m in a["measurements"]}
+            assert charts["speedup"]["data"][i + 1] == pytest.approx([by_size[n]["speedup"] for n in sizes])
+            assert charts["roofline"]["data"][i + 1] == pytest.approx([by_size[n]["candidate_roofline_pct"] for n in sizes])
+        # Timeline, LLM calls, profile and the diff against the previous best are on the page.
+        assert page.locator("#timeline tbody tr").count() >= 6
+        assert page.locator("#llm-calls tbody tr").count() == 2
+        assert page.text_content("#bottleneck") == "memory"
+        assert "+// fake kernel, round 2" in page.text_content("#diff")
+    # Nothing the pages loaded came from anywhere but this service.
+    foreign = [u for u in page.requests if not u.startswith(server.url) and not u.startswith("data:")]
+    assert foreign == []
+
+
+def test_manual_question_answer_cancel_and_resume_from_the_page_with_fake_agent(db_url, server_factory, page):
+    key = make_key(db_url, "bob", role="member")
+    server = server_factory()
+    browser.sign_in(page, server.url, key)
+    page.select_option("select[name=task]", "vector_add")
+    page.fill("input[name=rounds]", "2")
+    page.check("input[name=manual]")
+    page.click("#submit-form button[type=submit]")
+    page.wait_for_url(re.compile(r"/jobs/job_[0-9a-f]{16}$"))
+    job_id = page.url.rsplit("/", 1)[1]
+
+    _mark_no_reload(page)
+    page.wait_for_selector("#question:not([hidden])")  # it appears on the open page when the job asks
+    assert _still_same_page(page)
+    assert "round 1: which strategy?" in page.text_content("#question-text")
+    page.fill("#answer-form textarea[name=answer]", "tile it in shared memory")
+    page.click("#answer-form button[type=submit]")
+    page.wait_for_selector("#question:not([hidden])")
+    page.wait_for_function("document.getElementById('question-text').textContent.includes('round 2')")
+
+    with httpx.Client(base_url=server.url, headers={"X-API-Key": key}, timeout=30) as client:
+        job = client.get(f"{API}/jobs/{job_id}").json()
+        assert job["status"] == "waiting_for_input"
+        assert [a["strategy"] for a in job["attempts"]] == ["tile it in shared memory"]
+
+        page.click("#cancel-form button")
+        page.wait_for_selector("#resume-form:not([hidden])")
+        assert page.text_content("#job-status") == "cancelled"
+        assert page.is_hidden("#cancel-form") and page.is_hidden("#question")
+        assert client.get(f"{API}/jobs/{job_id}").json()["status"] == "cancelled"
+
+        page.click("#resume-form button")
+        page.wait_for_function("document.getElementById('job-status').textContent === 'waiting_for_input'")
+        page.wait_for_selector("#question:not([hidden])")
+        resumed = client.get(f"{API}/jobs/{job_id}").json()
+        assert resumed["status"] == "waiting_for_input"
+        # Round 2 still waits for its own answer: the answer to round 1 was not handed to it again.
+        assert [a["strategy"] for a in resumed["attempts"]] == ["tile it in shared memory"]
+
+
+def test_wrong_key_and_viewer_key_get_the_right_pages_with_fake_agent(db_url, server_factory, page):
+    member = make_key(db_url, "carol", role="member", team="red")
+    viewer = make_key(db_url, "dave", role="viewer", team="red")
+    stranger = make_key(db_url, "erin", role="member", team="blue")
+    server = server_factory()
+    with httpx.Client(base_url=server.url, timeout=30) as client:
+        job_id = client.post(f"{API}/jobs", json={"task": "vector_add", "rounds": 1}, headers={"X-API-Key": member}).json()["id"]
+        wait_status(client, f"{API}/jobs/{job_id}", {"X-API-Key": member}, {"finished"})
+
+    # A page without a session sends you to sign in, and back afterwards.
+    page.goto(f"{server.url}/jobs/{job_id}")
+    assert "/login?next=" in page.url
+    page.fill("input[name=key]", "cm_0123456789ab_not-a-real-secret")
+    response = page.expect_response(lambda r: r.url.endswith("/login") and r.request.method == "POST")
+    with response as info:
+        page.click("form[action='/login'] button[type=submit]")
+    assert info.value.status == 403
+    assert "not recognised" in page.text_content("#login-error")
+    assert not [c for c in page.context.cookies() if c["name"] == "cm_session"]
+    page.goto(f"{server.url}/jobs")
+    assert "/login" in page.url
+
+    browser.sign_in(page, server.url, viewer)
+    assert page.text_content("[data-role]") == "viewer"
+    assert page.locator("#submit-form").count() == 0
+    assert "cannot submit" in page.text_content("#read-only")
+    page.goto(f"{server.url}/jobs/{job_id}")  # its team's job: readable, but no buttons
+    assert page.text_content("#job-status") == "finished"
+    assert page.locator("#cancel-form, #resume-form, #answer-form").count() == 0
+    # Even a hand-made form post is refused with the API's own rule.
+    csrf = page.get_attribute("form[action='/logout'] input[name=csrf]", "value")
+    refused = page.request.post(f"{server.url}/jobs", multipart={"csrf": csrf, "task": "vector_add"})
+    assert refused.status == 403 and "viewer" in refused.text()
+    assert page.request.post(f"{server.url}/jobs/{job_id}/cancel", multipart={"csrf": csrf}).status == 403
+    # A form without the session's CSRF token is refused too.
+    assert page.request.post(f"{server.url}/jobs/{job_id}/cancel", multipart={"csrf": "forged"}).status == 403
+
+    page.click("form[action='/logout'] button")
+    page.wait_for_url(re.compile(r"/login$"))
+    browser.sign_in(page, server.url, stranger)  # another team: the job does not exist for this key
+    result = page.goto(f"{server.url}/jobs/{job_id}")
+    assert result is not None and result.status == 404
+    assert "no job" in page.text_content("#problem")
+
+
+def test_session_cookie_is_httponly_samesite_and_ends_with_its_key(db_url, server_factory, page):
+    key = make_key(db_url, "frank", role="admin")
+    server = server_factory()
+    browser.sign_in(page, server.url, key)
+    (cookie,) = [c for c in page.context.cookies() if c["name"] == "cm_session"]
+    assert cookie["httpOnly"] and cookie["sameSite"] == "Lax"
+    assert key.split("_", 2)[2] not in cookie["value"]  # the secret part of the key never leaves the server
+    assert page.evaluate("document.cookie").find("cm_session") < 0
+    # The session reads the API like its key (GETs only) ...
+    assert page.request.get(f"{server.url}{API}/jobs").status == 200
+    assert page.request.post(f"{server.url}{API}/jobs", data={"task": "vector_add"}).status == 401
+    # ... and ends when the key is revoked.
+    with httpx.Client(base_url=server.url, headers={"X-API-Key": key}, timeout=30) as client:
+        key_id = key.split("_")[1]
+        other = client.post(f"{API}/keys", json={"name": "spare admin", "role": "admin"})
+        assert other.status_code == 201, other.text
+        assert client.post(f"{API}/keys/{key_id}/revoke").status_code == 200
+    page.goto(f"{server.url}/jobs")
+    assert "/login" in page.url
+
+
+def test_review_queue_accept_moves_the_leaderboard_and_charts_match_the_api_with_fake_agent(db_url, server_factory, page):
+    owner = make_key(db_url, "gina", role="member")
+    reviewer = make_key(db_url, "hank", role="reviewer")
+    server = server_factory(CUDAMASTER_SERVICE__REVIEW_SPEEDUP="2.5", FAKE_AGENT_STEP_SECONDS="0.05")
+    with httpx.Client(base_url=server.url, headers={"X-API-Key": owner}, timeout=30) as client:
+        job_id = client.post(f"{API}/jobs", json={"task": "vector_add", "rounds": 2}).json()["id"]
+        job = wait_status(client, f"{API}/jobs/{job_id}", {}, {"finished"})
+        board = client.get(f"{API}/leaderboard").json()
+        costs = client.get(f"{API}/costs").json()
+
+    browser.sign_in(page, server.url, reviewer)
+    page.goto(f"{server.url}/leaderboard")
+    page.wait_for_function("window.cmCharts && window.cmCharts.shares")
+    shares = page.evaluate("window.cmCharts.shares.data")
+    assert shares[1] == [100 * board["shares"][0]["at_least"][t] for t in ("1", "2", "4", "8")]
+    assert page.locator("#leaderboard tbody tr td").nth(3).text_content() == "2.000"  # the 3x attempt waits for review
+
+    page.goto(f"{server.url}/costs")
+    page.wait_for_function("window.cmCharts && window.cmCharts.costs")
+    assert page.evaluate("window.cmCharts.costs.data[1]") == pytest.approx([d["cost_usd"] for d in costs["per_model_day"]])
+
+    flagged = job["attempts"][1]["id"]
+    page.goto(f"{server.url}/jobs/{job_id}")
+    assert page.locator("#attempts tbody tr").nth(1).locator(".status").text_content() == "flagged, pending"
+    page.goto(f"{server.url}/reviews")
+    card = page.locator(f"article[data-attempt='{flagged}']")
+    assert "over the review threshold 2.5x" in card.locator(".reasons").text_content()
+    card.locator("input[name=note]").fill("checked the timings by hand")
+    card.locator("button[value=accept]").click()
+    page.wait_for_url(re.compile(r"/reviews$"))
+    assert page.locator(f"article[data-attempt='{flagged}']").count() == 0  # no longer pending
+    page.goto(f"{server.url}/reviews?status=accepted")
+    assert "checked the timings by hand" in page.locator(f"article[data-attempt='{flagged}']").text_content()
+    page.goto(f"{server.url}/leaderboard")
+    assert page.locator("#leaderboard tbody tr td").nth(3).text_content() == "3.000"
+
+
+def test_api_docs_pages_render_from_the_package_alone(server_factory, chromium):
+    server = server_factory()
+    context = chromium.new_context()  # the pages' own CSP applies here
+    reached: list[str] = []  # requests that got an answer (a request the CSP blocks never leaves the browser)
+    blocked: list[tuple[str, str]] = []
+    context.on("response", lambda r: reached.append(r.url))
+    context.on("requestfailed", lambda r: blocked.append((r.url, r.failure or "")))
+    page = context.new_page()
+    page.set_default_timeout(60_000)
+    try:
+        page.goto(f"{server.url}{API}/docs")
+        page.wait_for_selector(".swagger-ui .info .title")
+        assert "cudamaster" in page.text_content(".swagger-ui .info .title")
+        assert page.locator(".opblock-summary-path[data-path='/api/v1/leaderboard']").count() == 1
+        page.goto(f"{server.url}{API}/redoc")
+        page.get_by_text("/api/v1/leaderboard", exact=True).first.wait_for()
+    finally:
+        context.close()
+    assert [u for u in reached if not u.startswith((server.url, "data:", "blob:"))] == []
+    # Redoc's sidebar asks for Redocly's logo on their CDN: the page's CSP stops it in the browser.
+    assert all(why == "csp" for url, why in blocked if not url.startswith(server.url)), blocked
+
+
+def test_custom_kernel_uploaded_from_the_form_with_fake_agent(db_url, server_factory, page, tmp_path):
+    from .test_api_with_fake_agent import CUSTOM
+
+    key = make_key(db_url, "ivy", role="member")
+    server = server_factory()
+    browser.sign_in(page, server.url, key)
+    page.check("input[name=kind][value=custom]")
+    assert page.is_hidden("select[name=task]") and page.is_visible("input[name=custom_name]")
+    page.fill("input[name=custom_name]", CUSTOM["name"])
+    page.fill("input[name=custom_prototype]", CUSTOM["prototype"])
+    page.fill("textarea[name=custom_args]", "{not json")
+    page.fill("input[name=custom_sizes]", '[{"N": 1024}, {"N": 1048576}]')
+    page.click("#submit-form button[type=submit]")
+    assert "custom kernel arguments: not JSON" in page.text_content("#form-errors")
+    assert page.input_value("input[name=custom_name]") == CUSTOM["name"]  # what was typed is kept
+
+    import json
+
+    page.fill("textarea[name=custom_args]", json.dumps(CUSTOM["args"]))
+    source = tmp_path / "scale.cu"
+    source.write_text(CUSTOM["baseline_cu"])
+    page.set_input_files("input[name=custom_file]", str(source))
+    page.click("#submit-form button[type=submit]")
+    page.wait_for_url(re.compile(r"/jobs/job_[0-9a-f]{16}$"))
+    job_id = page.url.rsplit("/", 1)[1]
+    with httpx.Client(base_url=server.url, headers={"X-API-Key": key}, timeout=30) as client:
+        job = client.get(f"{API}/jobs/{job_id}").json()
+    assert job["task"].startswith("ct_")
+    assert job["settings"]["task"] == job["task"]
