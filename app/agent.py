@@ -25,6 +25,10 @@ class JobRun:
     checkpoint_url: str
     on_event: Callable[[dict[str, Any]], None]
     should_stop: Callable[[], bool]
+    # The LLM call ledger (graph.llm.call_ledger): stores a call record (status `sent` before the request,
+    # `failed` on an error answer); returns False, storing nothing, when a `sent` call may not start
+    # because the job is stopping.
+    record_llm_call: Callable[[dict[str, Any]], bool] = lambda call: True
 
 
 RunJob = Callable[[JobRun], Any]
@@ -45,6 +49,13 @@ def checkpointer(url: str) -> Any:
 
 def run_with_graph(run: JobRun) -> Any:
     """The real agent (graph.runner): start the job, or resume it from its checkpoint."""
+    from graph.llm import call_ledger
+
+    with call_ledger(run.record_llm_call):
+        return _run_graph(run)
+
+
+def _run_graph(run: JobRun) -> Any:
     from graph.runner import JobSpec, job_state, resume_job, start_job
 
     saver = checkpointer(run.checkpoint_url)

@@ -1,20 +1,29 @@
 """Custom tasks (the team's own kernel): validate, store, and register them with the harness.
 
 A custom task's correctness oracle is its baseline's output on the same seeded inputs; the harness
-compiles its baseline with the same symbol checks as a candidate. Registered tasks are loadable by
-their id (`ct_…`) in this process; the service registers every stored one at start-up.
+compiles its baseline with the same symbol checks as a candidate. At submit the baseline is compiled
+and checked (in the sandbox, no GPU needed) and its driver linked: a baseline that does not build or
+is rejected is refused with its compile log, before anything is stored or any LLM is asked.
+Registered tasks are loadable by their id (`ct_…`) in this process; the service registers every
+stored one at start-up.
 """
 
 from __future__ import annotations
 
 import re
 import secrets
+import warnings
 
+import numpy as np
 from sqlalchemy.orm import Session
 
-from bench_tasks import expr
+from bench_tasks import data, expr
+from bench_tasks.harness import HarnessSettings
+from bench_tasks.harness import compile as harness_compile
+from bench_tasks.harness.driver import driver_source
 from bench_tasks.prototype import PrototypeError, parse
-from bench_tasks.spec import Task, TaskError, custom_task, register_task
+from bench_tasks.spec import INPUT_ROLES, Task, TaskError, custom_task, register_task
+from bench_tasks.spec import validate as validate_task
 
 from .db.models import CustomTask
 from .db.types import utcnow
@@ -22,11 +31,64 @@ from .schemas import CustomTaskIn
 
 
 class CustomTaskInvalid(ValueError):
-    pass
+    """What is wrong with a custom task; `log`: the build's log when its baseline does not build (else None)."""
+
+    def __init__(self, message: str, log: str | None = None) -> None:
+        super().__init__(message)
+        self.log = log
 
 
-def validate(task: CustomTaskIn, precision: str) -> None:
-    """Raise CustomTaskInvalid naming the first problem."""
+def check_baseline_builds(task: Task, precision: str, settings: HarnessSettings) -> None:
+    """Compile the baseline as the harness will (sandboxed nvcc, prototype and symbol checks) and link its
+    driver; raise CustomTaskInvalid with the verdict, the first error and the log. Objects are cached by
+    content, so the job's own evaluation reuses them. Raises SandboxUnavailable when nothing can be
+    compiled safely here."""
+    variant = task.variant(precision)
+    try:
+        obj = harness_compile.compile_baseline(variant, settings)
+        harness_compile.build_driver(variant, driver_source(variant, False), obj, None, settings)
+    except harness_compile.BaselineError as exc:
+        outcome = exc.outcome
+        raise CustomTaskInvalid(f"baseline_cu: {outcome.verdict.value}: {outcome.message}", outcome.log) from None  # type: ignore[union-attr]
+    except harness_compile.LinkError as exc:
+        raise CustomTaskInvalid(
+            f"baseline_cu does not link with the harness's driver: {harness_compile._first_error(str(exc))}", str(exc)
+        ) from None
+
+
+DRAW_CHECK_COUNT = 64  # values drawn from each input's `draw` at submit
+
+
+def check_draws(task: Task, precision: str) -> None:
+    """Draw a few values from every input's `draw`, as an evaluation will, and convert them to the
+    parameter's type: a draw that raises, or gives values the type cannot hold (inf, NaN, out of
+    range), is refused here rather than failing the job at its first evaluation."""
+    variant = task.variant(precision)
+    rng = np.random.default_rng(0)
+    for arg in task.args:
+        if arg.role_for(precision) not in INPUT_ROLES or not arg.draw:
+            continue
+        dtype = variant.param(arg.name).dtype
+        try:
+            with warnings.catch_warnings(), np.errstate(all="raise", under="ignore"):
+                warnings.simplefilter("error")
+                values = data.draw(arg.draw, rng, DRAW_CHECK_COUNT, single=dtype in ("float32", "bfloat16"))
+                stored = data.to_storage(values, dtype)
+                back = data.to_float64(stored, dtype)
+        except Exception as exc:  # noqa: BLE001 - any failure of the draw is the submitter's to fix
+            raise CustomTaskInvalid(f"args.{arg.name}.draw {arg.draw!r} cannot be drawn: {exc}") from None
+        if not np.all(np.isfinite(back)) or not np.allclose(back, np.asarray(values, dtype=np.float64), rtol=1e-2, atol=0):
+            raise CustomTaskInvalid(
+                f"args.{arg.name}.draw {arg.draw!r} gives values a {dtype} cannot hold "
+                f"(e.g. {np.asarray(values).reshape(-1)[0]!r}); keep its parameters finite and within range"
+            )
+
+
+def validate(task: CustomTaskIn, precision: str, *, max_sizes: int, max_elements_per_size: int) -> None:
+    """Raise CustomTaskInvalid naming the first problem. `max_sizes` and `max_elements_per_size` (all buffers
+    of one size together) are the service's bounds (CUDAMASTER_SERVICE__MAX_CUSTOM_SIZES, CUDAMASTER_SERVICE__MAX_CUSTOM_ELEMENTS)."""
+    if len(task.sizes) > max_sizes:
+        raise CustomTaskInvalid(f"sizes: {len(task.sizes)} sizes; the limit is {max_sizes} (CUDAMASTER_SERVICE__MAX_CUSTOM_SIZES)")
     try:
         proto = parse(task.prototype)
     except PrototypeError as exc:
@@ -55,6 +117,7 @@ def validate(task: CustomTaskIn, precision: str) -> None:
             if not re.fullmatch(r"[A-Za-z_]\w{0,31}", key) or value < 0:
                 raise CustomTaskInvalid(f"sizes[{i}]: {key}={value} must be a name and a non-negative integer")
         names = dict(size) | {"elem": elem.get(next(iter(float_types), "float"), 4)}  # type: ignore[assignment]
+        elements = 0
         for arg_name, arg in task.args.items():
             expression = arg.length if arg.role != "scalar" else arg.value
             try:
@@ -63,13 +126,23 @@ def validate(task: CustomTaskIn, precision: str) -> None:
                 raise CustomTaskInvalid(f"args.{arg_name}: cannot evaluate {expression!r} at sizes[{i}] {size}: {exc}") from None
             if arg.role != "scalar" and (value < 1 or value > 1 << 31):
                 raise CustomTaskInvalid(f"args.{arg_name}: length {value} at sizes[{i}] must be between 1 and 2^31")
+            if arg.role != "scalar":
+                elements += int(value)
+        if elements > max_elements_per_size:
+            raise CustomTaskInvalid(
+                f"sizes[{i}] {size}: its buffers hold {elements} elements together; the limit is "
+                f"{max_elements_per_size} per size (CUDAMASTER_SERVICE__MAX_CUSTOM_ELEMENTS)"
+            )
     if not re.search(r"\b" + re.escape(proto.name) + r"\s*\(", task.baseline_cu):
         raise CustomTaskInvalid(f"baseline_cu does not define {proto.name}(...); it must implement the prototype")
 
 
-def store(session: Session, task: CustomTaskIn, precision: str, api_key_id: str | None, *, commit: bool = True) -> tuple[CustomTask, Task]:
-    """Build the harness task first (nothing invalid is kept), register it, then store the row
-    (`commit=False`: in the caller's transaction, committed with the job)."""
+def store(
+    session: Session, task: CustomTaskIn, precision: str, api_key_id: str | None, *, harness: HarnessSettings, commit: bool = True
+) -> tuple[CustomTask, Task]:
+    """Build the harness task and check that its baseline builds first (nothing invalid is kept, nothing
+    registered), register it, then store the row (`commit=False`: in the caller's transaction,
+    committed with the job)."""
     row = CustomTask(
         id="ct_" + secrets.token_hex(8),
         api_key_id=api_key_id,
@@ -79,7 +152,14 @@ def store(session: Session, task: CustomTaskIn, precision: str, api_key_id: str 
         baseline_source=task.baseline_cu,
         created_at=utcnow(),
     )
-    built = register(row)
+    try:
+        built = to_task(row)
+        validate_task(built)
+    except TaskError as exc:
+        raise CustomTaskInvalid(str(exc)) from None
+    check_draws(built, precision)
+    check_baseline_builds(built, precision, harness)
+    register(row)
     session.add(row)
     if commit:
         session.commit()

@@ -8,7 +8,10 @@ from __future__ import annotations
 
 import asyncio
 import logging
-from contextlib import asynccontextmanager
+import signal
+import threading
+from collections.abc import Callable, Iterator
+from contextlib import asynccontextmanager, contextmanager
 from typing import Any
 
 from fastapi import FastAPI
@@ -40,6 +43,38 @@ def describe_sandbox() -> str:
 
 
 log = logging.getLogger("cudamaster.service")
+
+
+@contextmanager
+def stop_on_signals(on_stop: Callable[[], None]) -> Iterator[None]:
+    """Call `on_stop` first thing on SIGTERM/SIGINT, then the handler already there (uvicorn's, which
+    begins its graceful shutdown). Without this the runner hears of the stop only after uvicorn has
+    waited for every open connection, event streams included. Main thread only (signals)."""
+    if threading.current_thread() is not threading.main_thread():
+        yield
+        return
+    previous = {sig: signal.getsignal(sig) for sig in (signal.SIGTERM, signal.SIGINT)}
+
+    def handler(sig: int, frame: Any) -> None:
+        log.info("signal %s: stopping jobs at their next step, closing event streams", signal.Signals(sig).name)
+        on_stop()
+        before = previous[signal.Signals(sig)]
+        if callable(before):
+            before(sig, frame)
+        elif sig == signal.SIGINT:
+            raise KeyboardInterrupt
+        elif before != signal.SIG_IGN:
+            signal.signal(sig, signal.SIG_DFL)
+            signal.raise_signal(sig)
+
+    for sig in previous:
+        signal.signal(sig, handler)
+    try:
+        yield
+    finally:
+        for sig, before in previous.items():
+            if signal.getsignal(sig) is handler:
+                signal.signal(sig, before)
 
 
 def _join_cluster(ray: RaySettings) -> Any:
@@ -120,7 +155,8 @@ def create_app(
             evaluation.note if cluster is not None else "GPUs " + ",".join(gpu_pool.gpus),
         )
         try:
-            yield
+            with stop_on_signals(runner.begin_stop):
+                yield
         finally:
             await app.state.campaigns.stop()
             await runner.stop()

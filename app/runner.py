@@ -5,7 +5,11 @@
 - At start-up it claims every job left running (lease released by a clean stop, or expired after a
   crash) and resumes it from its checkpoint; then it keeps polling for queued jobs.
 - On shutdown it asks running jobs to stop at their next step (a checkpoint), waits up to
-  `drain_seconds`, and releases their leases so the next start resumes them at once.
+  `drain_seconds`, and releases their leases so the next start resumes them at once. The stop begins
+  at the signal itself (`begin_stop`, called from the service's SIGTERM/SIGINT handler): from then on
+  no job starts and no LLM call starts, and the event streams close (the server waits for them
+  before it runs the shutdown). Job threads are daemon threads: one stuck past `drain_seconds` (in a
+  call that never returns) does not keep the process alive; its job resumes from its checkpoint.
 """
 
 from __future__ import annotations
@@ -15,7 +19,6 @@ import logging
 import threading
 import traceback
 from collections.abc import Callable
-from concurrent.futures import ThreadPoolExecutor
 from typing import Any
 
 from sqlalchemy.orm import Session, sessionmaker
@@ -29,6 +32,34 @@ from .store.events import job_gpu_model, record_event
 log = logging.getLogger("cudamaster.runner")
 
 
+async def _in_daemon_thread(name: str, fn: Any, *args: Any) -> Any:
+    """fn(*args) in a daemon thread of its own, awaited (the runner bounds how many run at once)."""
+    loop = asyncio.get_running_loop()
+    future: asyncio.Future[Any] = loop.create_future()
+
+    def settle(result: Any, error: BaseException | None) -> None:
+        if future.done():
+            return
+        if error is not None:
+            future.set_exception(error)
+        else:
+            future.set_result(result)
+
+    def target() -> None:
+        try:
+            result, error = fn(*args), None
+        except BaseException as exc:  # noqa: BLE001 - handed to the awaiting task
+            result, error = None, exc
+        if not loop.is_closed():
+            try:
+                loop.call_soon_threadsafe(settle, result, error)
+            except RuntimeError:  # the loop closed meanwhile: the process is exiting
+                pass
+
+    threading.Thread(target=target, name=name, daemon=True).start()
+    return await future
+
+
 class JobRunner:
     def __init__(
         self, settings: ServiceSettings, sessions: sessionmaker[Session], run_job: RunJob, evaluator: Any = None, *, checkpoint_url: str
@@ -40,7 +71,6 @@ class JobRunner:
         self.run_job = run_job
         self.evaluator = evaluator
         self.holder = settings.runner_id
-        self._pool = ThreadPoolExecutor(max_workers=settings.max_running_jobs, thread_name_prefix="job")
         self._tasks: dict[str, asyncio.Task] = {}
         self._stops: dict[str, threading.Event] = {}
         self._changes: dict[str, asyncio.Event] = {}
@@ -55,13 +85,28 @@ class JobRunner:
         self._loop = asyncio.get_running_loop()
         self._main = asyncio.create_task(self._dispatch_loop(), name="job-dispatch")
 
+    def begin_stop(self) -> None:
+        """The service is stopping: no job starts, running jobs stop at their next step and start no LLM
+        call, event streams close. Safe to call from a signal handler (it takes no lock: the flag is read
+        by the LLM call ledger at once, the rest is done by the event loop), more than once."""
+        self.draining = True
+        if self._loop is not None and not self._loop.is_closed():
+            self._loop.call_soon_threadsafe(self._stop_all)
+
+    def _stop_all(self) -> None:
+        for stop in list(self._stops.values()):
+            stop.set()
+        if self._main is not None:
+            self._main.cancel()
+        for job_id in list(self._changes):
+            self._signal(job_id)
+
     async def stop(self) -> None:
         self.draining = True
+        self._stop_all()
         if self._main:
             self._main.cancel()
             await asyncio.gather(self._main, return_exceptions=True)
-        for stop in self._stops.values():
-            stop.set()
         if self._tasks:
             log.info("draining %d running job(s) to a checkpoint", len(self._tasks))
             _, pending = await asyncio.wait(list(self._tasks.values()), timeout=self.settings.drain_seconds)
@@ -72,7 +117,6 @@ class JobRunner:
                     self.settings.drain_seconds,
                 )
         await asyncio.to_thread(self._with_session, leases.release_all, self.holder)
-        self._pool.shutdown(wait=False, cancel_futures=True)
 
     # -- what the API uses ---------------------------------------------------------------------------
     def wake(self) -> None:
@@ -115,7 +159,7 @@ class JobRunner:
                     claims = await asyncio.to_thread(self._with_session, leases.claim_jobs, self.holder, self.settings.lease_seconds, free)
                     for claim in claims:
                         self._stops[claim.job_id] = threading.Event()
-                        if claim.cancel_requested:
+                        if claim.cancel_requested or self.draining:
                             self._stops[claim.job_id].set()
                         self._tasks[claim.job_id] = asyncio.create_task(self._execute(claim), name=f"job-{claim.job_id}")
                         self._signal(claim.job_id)
@@ -135,7 +179,7 @@ class JobRunner:
         renewer = asyncio.create_task(self._renew(job_id, stop))
         try:
             try:
-                outcome = await asyncio.get_running_loop().run_in_executor(self._pool, self._run_sync, claim, stop)
+                outcome = await _in_daemon_thread(f"job-{job_id}", self._run_sync, claim, stop)
                 fields = outcome_fields(outcome)
             except Exception as exc:  # noqa: BLE001 - the job fails, the service stays up
                 log.error("job %s raised:\n%s", job_id, traceback.format_exc())
@@ -163,6 +207,12 @@ class JobRunner:
                 record_event(session, claim.job_id, event, self.review)
             self._signal_threadsafe(claim.job_id)
 
+        def record_llm_call(call: dict[str, Any]) -> bool:
+            if call.get("status") == "sent" and (stop.is_set() or self.draining):
+                return False  # stopping (cancel, or the service shutting down): no new LLM call starts
+            on_event({"type": "llm_call", **call})
+            return True
+
         run = JobRun(
             job_id=claim.job_id,
             spec=claim.settings,
@@ -172,6 +222,7 @@ class JobRunner:
             checkpoint_url=self.checkpoint_url,
             on_event=on_event,
             should_stop=stop.is_set,
+            record_llm_call=record_llm_call,
         )
         return self.run_job(run)
 

@@ -196,6 +196,11 @@ class AttemptOut(_Orm):
 
 class LlmCallOut(_Orm):
     call_key: str
+    status: Literal["sent", "paid", "failed", "lost_in_flight"] = Field(
+        description="sent: requested, no answer yet; paid: answered (tokens as the endpoint reported them); failed: the "
+        "endpoint answered an error; lost_in_flight: its process died before the answer (estimated input "
+        "cost counted: a lower bound)"
+    )
     round: int | None
     role: str
     model: str

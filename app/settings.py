@@ -36,6 +36,8 @@ class ServiceSettings(BaseModel):
     open_reads: bool = Field(False, description="allow GET requests without an API key")
     max_request_bytes: int = Field(1024 * 1024, gt=0)
     max_source_bytes: int = Field(256 * 1024, gt=0, description="largest .cu source accepted in a submission")
+    max_custom_sizes: int = Field(16, ge=1, le=32, description="sizes a custom task may list")
+    max_custom_elements: int = Field(1 << 28, ge=1, description="elements of all a custom task's buffers together, at one size")
     max_jobs_in_flight_per_key: int = Field(8, ge=1, description="queued + running + waiting jobs allowed per API key")
     max_page_size: int = 200
 

@@ -6,12 +6,22 @@ role, model, tokens (input, output, reasoning, cached), latency, cost, and the r
 Transient endpoint errors (timeouts, connection errors, 429, 5xx) are raised as they are and retried
 by the graph's RetryPolicy on the LLM nodes (see builder.py); the client itself does not retry.
 A refused key (401/403) and other client errors raise errors that are never retried.
+
+A paid call is recorded before it is sent (`call_ledger`): the ledger stores it as `sent` (with the
+prompt's estimated input tokens), and the finished record (same `send_id`) makes it `paid`. A call
+in flight when the process dies thus stays on record: the service marks it `lost_in_flight` when the
+job resumes. The ledger also gates sending: once the job is asked to stop, it refuses the call and
+the node drains (GraphDrained: no error recorded, the node runs again on resume).
 """
 
 from __future__ import annotations
 
 import json
 import time
+import uuid
+from collections.abc import Callable, Iterator
+from contextlib import contextmanager
+from contextvars import ContextVar
 from functools import cache
 from pathlib import Path
 from typing import Any
@@ -19,6 +29,7 @@ from typing import Any
 import httpx
 import openai
 from langchain_core.messages import HumanMessage, SystemMessage
+from langgraph.errors import GraphDrained
 from langgraph.types import interrupt
 from pydantic import BaseModel
 
@@ -44,6 +55,39 @@ class EndpointRefused(LlmError):
 
 class ReplayExhausted(LlmError):
     pass
+
+
+# Stores a call about to be sent; returns False when no new call may start (the job is stopping).
+CallLedger = Callable[[dict[str, Any]], bool]
+_ledger: ContextVar[CallLedger | None] = ContextVar("cudamaster_llm_call_ledger", default=None)
+CHARS_PER_TOKEN = 4  # for the estimate of a sent call's input tokens (its cost while unanswered)
+
+
+@contextmanager
+def call_ledger(ledger: CallLedger) -> Iterator[None]:
+    """Within this block (and the graph's node threads it starts), paid LLM calls go through `ledger`."""
+    token = _ledger.set(ledger)
+    try:
+        yield
+    finally:
+        _ledger.reset(token)
+
+
+def _record_sent(record: dict[str, Any], system: str, user: str, settings: AgentSettings) -> None:
+    ledger = _ledger.get()
+    if ledger is None:
+        return
+    estimate = (len(system) + len(user)) // CHARS_PER_TOKEN
+    cost, priced = cost_usd(settings, record["model"], estimate, 0, 0)
+    sent = {**record, "status": "sent", "input_tokens": estimate, "cost_usd": cost, "priced": priced, "mode": "endpoint"}
+    if not ledger(sent):
+        raise GraphDrained(f"stop requested before the {record['role']} call was sent")
+
+
+def _record_failed(record: dict[str, Any], exc: BaseException) -> None:
+    ledger = _ledger.get()
+    if ledger is not None:
+        ledger({**record, "status": "failed", "message": f"{type(exc).__name__}: {exc}"[:500], "mode": "endpoint"})
 
 
 def is_transient(exc: BaseException) -> bool:
@@ -197,8 +241,14 @@ def ask(
         record.update(mode="manual", model="manual")
         text = str(answer)
     else:
+        record.update(send_id=uuid.uuid4().hex, status="paid")
+        _record_sent(record, system, user, settings)
         started = time.monotonic()
-        text, usage = _call_endpoint(resolved, system, user, schema)
+        try:
+            text, usage = _call_endpoint(resolved, system, user, schema)
+        except Exception as exc:
+            _record_failed(record, exc)
+            raise
         record.update(usage)
         record["latency_s"] = round(time.monotonic() - started, 3)
         record["cost_usd"], record["priced"] = cost_usd(

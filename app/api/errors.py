@@ -42,11 +42,13 @@ def responses(*codes: int) -> dict[int | str, dict[str, Any]]:
     return {code: {"description": _WHAT[code], "content": _ERROR_CONTENT} for code in codes}
 
 
-def unprocessable(loc: tuple[str | int, ...], msg: str, value: Any = None) -> RequestValidationError:
+def unprocessable(loc: tuple[str | int, ...], msg: str, value: Any = None, ctx: dict[str, Any] | None = None) -> RequestValidationError:
     """A 422 found by a route, in the same shape as pydantic's: raise the result."""
     error: dict[str, Any] = {"type": "value_error", "loc": loc, "msg": msg}
     if value is not None:
         error["input"] = value
+    if ctx:
+        error["ctx"] = ctx
     return RequestValidationError([error])
 
 

@@ -15,6 +15,8 @@ from fastapi.responses import PlainTextResponse
 from fastapi.sse import EventSourceResponse, ServerSentEvent
 
 from bench_tasks import TaskError, load_task
+from bench_tasks.harness import get_settings
+from bench_tasks.harness.sandbox import SandboxUnavailable
 from bench_tasks.spec import Task
 
 from .. import custom_tasks, permissions
@@ -23,6 +25,7 @@ from ..db.models import CANCELLED, FAILED, QUEUED, RUNNING, CustomTask
 from ..limits import InFlightLimit, take_job_slot
 from ..permissions import Caller
 from ..schemas import AnswerIn, JobDetail, JobOut, JobPage, JobStatus, JobSubmit, Precision
+from ..settings import ServiceSettings
 from ..store import jobs as store
 from .deps import KeyHolder, Reader, RunnerDep, SessionDep, SettingsDep, Submitter, actionable_job, readable_job, require_gpus
 from .errors import responses, unprocessable
@@ -32,18 +35,27 @@ router = APIRouter(prefix="/jobs", tags=["jobs"])
 JobId = Annotated[str, Path(max_length=64, description="a job id, job_ and 16 hex digits")]
 _READ = responses(401, 403, 404)
 _ACT = responses(401, 403, 404, 409)
+COMPILE_LOG_CHARS = 8000  # of a refused baseline's compile log, sent back in the 422
 _SOURCE: dict[int | str, dict[str, Any]] = {200: {"content": {"text/x-cuda": {}}}}
 
 
-def _task_of(session: SessionDep, caller: Caller, body: JobSubmit) -> Task:
+def _task_of(session: SessionDep, caller: Caller, body: JobSubmit, settings: ServiceSettings) -> Task:
     """The task a submission names, checked; a new custom task is stored (not committed) in the session."""
     assert caller.key_id is not None
     if body.custom is not None:
         try:
-            custom_tasks.validate(body.custom, body.precision)
-            return custom_tasks.store(session, body.custom, body.precision, caller.key_id, commit=False)[1]
+            custom_tasks.validate(
+                body.custom, body.precision, max_sizes=settings.max_custom_sizes, max_elements_per_size=settings.max_custom_elements
+            )
+            return custom_tasks.store(session, body.custom, body.precision, caller.key_id, harness=get_settings(), commit=False)[1]
         except custom_tasks.CustomTaskInvalid as exc:
+            if exc.log is not None:  # the baseline does not build: its compile log (the tail, where the errors are) goes back
+                raise unprocessable(
+                    ("body", "custom", "baseline_cu"), f"custom task: {exc}", ctx={"compile_log": exc.log[-COMPILE_LOG_CHARS:]}
+                ) from None
             raise unprocessable(("body", "custom"), f"custom task: {exc}") from None
+        except SandboxUnavailable as exc:
+            raise HTTPException(503, f"cannot check the custom task's baseline here: {exc}") from None
     assert body.task is not None
     try:
         if is_custom_task_id(body.task):
@@ -77,7 +89,7 @@ def submit_job(
             raise HTTPException(
                 413, f"custom.baseline_cu is {size} bytes; the limit is {settings.max_source_bytes} (CUDAMASTER_SERVICE__MAX_SOURCE_BYTES)"
             )
-    task = _task_of(session, caller, body)
+    task = _task_of(session, caller, body, settings)
     assert caller.key_id is not None
     try:  # the key's lock, held until the commit below: the count and the insert are one step
         take_job_slot(session, caller.key_id, settings.max_jobs_in_flight_per_key)
@@ -271,6 +283,12 @@ async def job_events(
 ) -> AsyncIterator[ServerSentEvent]:
     runner = request.app.state.runner
     while True:
+        if runner.draining:  # the service is stopping: close the stream (the client reconnects with Last-Event-ID)
+            yield ServerSentEvent(
+                data={"job_id": job_id, "message": "the service is stopping; reconnect with Last-Event-ID to continue from here"},
+                event="service_stopping",
+            )
+            return
         changed = runner.change_event(job_id)
         status, events = await asyncio.to_thread(_snapshot, request, job_id, after)
         for event_id, kind, payload in events:

@@ -34,6 +34,13 @@ TERMINAL_STATUSES = (FINISHED, NO_CORRECT, CANCELLED, FAILED)
 ALL_STATUSES = ACTIVE_STATUSES + TERMINAL_STATUSES
 
 
+# An LLM call's record: stored `sent` before the request, `paid` with its tokens after it, `failed` when the
+# endpoint answered an error; a `sent` call whose process died is `lost_in_flight` (its estimated input
+# cost counted, a lower bound: it was probably paid).
+LLM_SENT, LLM_PAID, LLM_FAILED, LLM_LOST = "sent", "paid", "failed", "lost_in_flight"
+LLM_CALL_STATUSES = (LLM_SENT, LLM_PAID, LLM_FAILED, LLM_LOST)
+
+
 # Key roles (app/permissions.py says what each may do) and the team a key belongs to by default.
 ADMIN, MEMBER, REVIEWER, VIEWER = "admin", "member", "reviewer", "viewer"
 ROLES = (ADMIN, MEMBER, REVIEWER, VIEWER)
@@ -183,7 +190,8 @@ class LlmCall(Base):
 
     id: Mapped[int] = mapped_column(Integer, primary_key=True, autoincrement=True)
     job_id: Mapped[str] = mapped_column(ForeignKey("jobs.id", ondelete="CASCADE"), index=True)
-    call_key: Mapped[str] = mapped_column(String(160))  # the agent's call id
+    call_key: Mapped[str] = mapped_column(String(160))  # the agent's call id (#send id: one row per request sent)
+    status: Mapped[str] = mapped_column(String(16), default=LLM_PAID, server_default=LLM_PAID)
     round: Mapped[int | None] = mapped_column(Integer)
     role: Mapped[str] = mapped_column(String(32), default="")
     model: Mapped[str] = mapped_column(String(128), default="")

@@ -11,13 +11,13 @@ import hashlib
 import json
 from typing import Any
 
-from sqlalchemy import func, select
+from sqlalchemy import func, select, update
 from sqlalchemy.orm import Session
 
-from ..db.models import Attempt, Job, JobEvent, LlmCall, Measurement, Profile
+from ..db.models import LLM_FAILED, LLM_LOST, LLM_PAID, LLM_SENT, Attempt, Job, JobEvent, LlmCall, Measurement, Profile
 from ..db.types import utcnow
 from ..reviews import ReviewRule
-from .upsert import insert_ignore
+from .upsert import insert_ignore, upsert
 
 _SUMMARY_DROP = ("source", "evaluation", "compile_log", "response")
 
@@ -32,7 +32,7 @@ def event_key(event: dict[str, Any]) -> str | None:
     if kind == "attempt":
         return f"attempt:{event.get('attempt_id')}"
     if kind == "llm_call":
-        return f"llm_call:{event.get('call_id')}"
+        return f"llm_call:{llm_call_key(event)}"
     if kind in ("interrupt", "finished", "profile"):
         return f"{kind}:{_digest(event)}"
     return None
@@ -52,6 +52,11 @@ def _summary(event: dict[str, Any]) -> dict[str, Any]:
 def record_event(session: Session, job_id: str, event: dict[str, Any], review: ReviewRule | None = None) -> bool:
     """Store one agent event; returns True when it was new. Commits. `review`: flag attempts that need a review."""
     kind = event.get("type", "node")
+    if kind == "llm_call" and event.get("status") in (LLM_SENT, LLM_FAILED):
+        store_llm_call(session, job_id, event)  # the ledger's record of a request; the stream shows paid calls
+        refresh_totals(session, job_id)
+        session.commit()
+        return True
     if kind == "attempt":
         attempt = store_attempt(session, job_id, event)
         if review is not None:
@@ -168,27 +173,50 @@ def _store_profile(session: Session, attempt: Attempt, p: dict[str, Any]) -> Non
     )
 
 
+def llm_call_key(c: dict[str, Any]) -> str:
+    """The agent's call id, and the id of the request when it has one: a call sent again after a crash
+    (the same call id) was paid again, and is a row of its own."""
+    key = str(c.get("call_id") or _digest({k: v for k, v in c.items() if k != "status"}))
+    if c.get("send_id"):
+        key = f"{key}#{c['send_id']}"
+    return key[:160]
+
+
 def store_llm_call(session: Session, job_id: str, c: dict[str, Any]) -> None:
-    key = str(c.get("call_id") or _digest(c))
-    insert_ignore(
-        session,
-        LlmCall,
-        {
-            "job_id": job_id,
-            "call_key": key[:160],
-            "round": c.get("round"),
-            "role": str(c.get("role") or "")[:32],
-            "model": str(c.get("model") or "")[:128],
-            "input_tokens": int(c.get("input_tokens") or 0),
-            "output_tokens": int(c.get("output_tokens") or 0),
-            "reasoning_tokens": int(c.get("reasoning_tokens") or 0),
-            "cached_tokens": int(c.get("cached_tokens") or 0),
-            "latency_s": float(c.get("latency_s") or 0.0),
-            "cost_usd": float(c.get("cost_usd") or 0.0),
-            "created_at": utcnow(),
-        },
-        ["job_id", "call_key"],
-    )
+    """`sent` inserts the request's row (never over a later state); `paid` writes its tokens and cost
+    whatever the row said (a `lost_in_flight` call whose answer the checkpoint kept is paid after all);
+    `failed` replaces only a `sent` row."""
+    status = str(c.get("status") or LLM_PAID)
+    values = {
+        "job_id": job_id,
+        "call_key": llm_call_key(c),
+        "status": status,
+        "round": c.get("round"),
+        "role": str(c.get("role") or "")[:32],
+        "model": str(c.get("model") or "")[:128],
+        "input_tokens": int(c.get("input_tokens") or 0),
+        "output_tokens": int(c.get("output_tokens") or 0),
+        "reasoning_tokens": int(c.get("reasoning_tokens") or 0),
+        "cached_tokens": int(c.get("cached_tokens") or 0),
+        "latency_s": float(c.get("latency_s") or 0.0),
+        "cost_usd": float(c.get("cost_usd") or 0.0),
+        "created_at": utcnow(),
+    }
+    conflict = ["job_id", "call_key"]
+    if status == LLM_SENT:
+        insert_ignore(session, LlmCall, values, conflict)
+    elif status == LLM_FAILED:
+        values |= {"input_tokens": 0, "cost_usd": 0.0}  # the endpoint answered an error: no evidence it was paid
+        upsert(session, LlmCall, values, conflict, where=LlmCall.status == LLM_SENT)
+    else:
+        upsert(session, LlmCall, values | {"status": LLM_PAID}, conflict)
+
+
+def mark_lost_in_flight(session: Session, job_id: str) -> int:
+    """Calls still `sent` when no process runs the job any more (its holder died, or its run ended):
+    lost in flight. Their estimated cost stays counted. Returns how many; the caller commits."""
+    result = session.execute(update(LlmCall).where(LlmCall.job_id == job_id, LlmCall.status == LLM_SENT).values(status=LLM_LOST))
+    return result.rowcount or 0  # type: ignore[attr-defined]
 
 
 def refresh_totals(session: Session, job_id: str) -> None:

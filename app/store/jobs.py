@@ -5,7 +5,7 @@ from __future__ import annotations
 import secrets
 from typing import Any
 
-from sqlalchemy import exists, func, select
+from sqlalchemy import exists, func, select, update
 from sqlalchemy.orm import Session, selectinload
 
 from ..db.models import ACTIVE_STATUSES, CANCELLED, DEFAULT_TEAM, FAILED, QUEUED, RUNNING, WAITING, Attempt, Job, JobEvent, LlmCall
@@ -137,16 +137,39 @@ def events_after(session: Session, job_id: str, after: int, limit: int = 500) ->
     return list(session.scalars(select(JobEvent).where(JobEvent.job_id == job_id, JobEvent.id > after).order_by(JobEvent.id).limit(limit)))
 
 
+def lock_job(session: Session, job_id: str) -> Job | None:
+    """Take the job's row lock for the rest of the transaction and return the row as stored now.
+
+    Every change of a job's status that depends on its current status is made under this lock (the
+    API's cancel, the runner's settle), so two of them are applied one after the other and each sees
+    what the other wrote. The lock is an UPDATE of the row: a row lock on PostgreSQL, the database's
+    write lock on SQLite (where SELECT ... FOR UPDATE locks nothing)."""
+    result = session.execute(update(Job).where(Job.id == job_id).values(updated_at=utcnow()))
+    if result.rowcount != 1:  # type: ignore[attr-defined]
+        return None
+    return session.scalar(select(Job).where(Job.id == job_id).execution_options(populate_existing=True))
+
+
 def request_cancel(session: Session, job: Job) -> Job:
-    """Queued or waiting jobs stop at once; a running job is told to stop at its next step (with a checkpoint)."""
+    """Queued or waiting jobs stop at once; a running job is told to stop at its next step (with a checkpoint).
+
+    Decided on the row as it is under its lock, not on `job` as read earlier: a job that reached a
+    question (or was claimed by a runner) since then is cancelled as what it is now."""
+    locked = lock_job(session, job.id)
+    if locked is None:
+        session.rollback()
+        raise JobStateError(f"job {job.id} no longer exists")
+    job = locked
     if job.status in (QUEUED, WAITING):
         job.status, job.message, job.finished_at = CANCELLED, "cancelled before it ran further", utcnow()
         job.cancel_requested = False
+        job.pending_answer, job.question = None, None
     elif job.status == RUNNING:
         job.cancel_requested, job.message = True, "cancel requested; stopping at the next step"
     else:
-        raise JobStateError(f"job {job.id} is {job.status}; only queued, running or waiting jobs can be cancelled")
-    job.updated_at = utcnow()
+        status = job.status
+        session.rollback()
+        raise JobStateError(f"job {job.id} is {status}; only queued, running or waiting jobs can be cancelled")
     session.commit()
     return job
 

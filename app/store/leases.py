@@ -12,6 +12,8 @@ from sqlalchemy.orm import Session
 
 from ..db.models import CANCELLED, FAILED, FINISHED, NO_CORRECT, QUEUED, RUNNING, WAITING, Job
 from ..db.types import utcnow
+from .events import mark_lost_in_flight
+from .jobs import lock_job
 
 
 @dataclass(frozen=True)
@@ -40,16 +42,20 @@ def claim_jobs(session: Session, holder: str, lease_s: float, limit: int) -> lis
             .where(Job.id == job_id, Job.status.in_((QUEUED, RUNNING)), _free(now))
             .values(lease_holder=holder, lease_expires_at=now + timedelta(seconds=lease_s))
         )
-        session.commit()
         if result.rowcount != 1:  # type: ignore[attr-defined]
-            continue  # another runner was faster
-        job = session.get(Job, job_id)
-        session.refresh(job)
-        resume = job.started_at is not None  # type: ignore[union-attr]
-        job.status, job.message, job.updated_at = RUNNING, "running" if not resume else "resumed from its last checkpoint", now  # type: ignore[union-attr]
-        job.started_at = job.started_at or now  # type: ignore[union-attr]
+            session.rollback()
+            continue  # another runner was faster, or the job was cancelled meanwhile
+        # Still in the transaction of the update above, which holds the row's lock: a cancel waits,
+        # then sees the job running (and asks the runner to stop it).
+        job = session.scalar(select(Job).where(Job.id == job_id).execution_options(populate_existing=True))
+        assert job is not None
+        resume = job.started_at is not None
+        job.status, job.message, job.updated_at = RUNNING, "running" if not resume else "resumed from its last checkpoint", now
+        job.started_at = job.started_at or now
+        if resume:
+            mark_lost_in_flight(session, job.id)  # sent by a holder that is gone: never answered to this runner
         session.commit()
-        claims.append(Claim(job.id, dict(job.settings), resume, job.pending_answer, job.cancel_requested))  # type: ignore[union-attr]
+        claims.append(Claim(job.id, dict(job.settings), resume, job.pending_answer, job.cancel_requested))
     return claims
 
 
@@ -72,14 +78,18 @@ def settle(
     session: Session, job_id: str, holder: str, outcome_status: str, message: str, *, draining: bool, question: Any = None
 ) -> str | None:
     """Record how a run ended and release the lease. Returns the job's new status (None if the lease was lost)."""
-    job = session.scalar(select(Job).where(Job.id == job_id, Job.lease_holder == holder))
-    if job is None:
+    job = lock_job(session, job_id)  # a cancel stored meanwhile is seen here, or waits for this settle
+    if job is None or job.lease_holder != holder:
+        session.rollback()
         return None  # another runner took the job over; it owns the outcome
     now = utcnow()
-    if outcome_status == "stopped":
-        if job.cancel_requested:
-            status, message = CANCELLED, message or "cancelled; resume with POST /api/v1/jobs/{id}/resume"
-        elif draining:
+    if job.cancel_requested and outcome_status in ("stopped", "failed", "waiting_for_input"):
+        # The cancel wins over how the stop showed itself: a question reached, or a step that failed
+        # because it was interrupted.
+        why = f" (the run ended with: {message})" if outcome_status == "failed" and message else ""
+        status, message = CANCELLED, f"cancelled{why}; resume with POST /api/v1/jobs/{job_id}/resume"
+    elif outcome_status == "stopped":
+        if draining:
             status, message = RUNNING, "service stopped; the job resumes from its checkpoint when the service starts again"
         else:
             status = FAILED
@@ -100,6 +110,7 @@ def settle(
         job.finished_at = now
         job.cancel_requested = False
     job.lease_holder, job.lease_expires_at = None, None
+    mark_lost_in_flight(session, job_id)  # the run is over: a call it never reported back is lost
     session.commit()
     return status
 

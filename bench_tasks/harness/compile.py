@@ -29,6 +29,7 @@ from pathlib import Path
 
 from bench_tasks.spec import Variant
 
+from . import lru
 from .result import Verdict
 from .sandbox import sandbox_for, scratch, stage
 from .settings import HarnessSettings
@@ -201,6 +202,7 @@ def _nvcc_object(
     obj = work / f"{name}.o"
     with _locked(work):
         if obj.exists() and (work / "ok").exists():
+            lru.touch(work / "log.txt")
             return 0, (work / "log.txt").read_text() if (work / "log.txt").exists() else "", obj
         with scratch(settings, "cm-build-") as tmp:
             NVCC_RUNS[kind] += 1
@@ -220,7 +222,33 @@ def _nvcc_object(
             if rc == 0:
                 _publish(tmp / obj.name, obj)
                 (work / "ok").write_text("")
+    if rc == 0:  # a new entry: keep the cache within its bound
+        prune_compile_cache(settings)
     return rc, log, obj
+
+
+def prune_compile_cache(settings: HarnessSettings) -> int:
+    """Keep the compiled objects and drivers under `compile_cache_max_bytes` (least recently used go
+    first; see lru.py); returns the bytes removed."""
+    found = lru.entries(settings.cache_dir / "objects", "log.txt") + lru.entries(settings.cache_dir / "drivers", "driver")
+    return lru.prune(found, settings.compile_cache_max_bytes, COMPILE_CACHE_GRACE_S)
+
+
+COMPILE_CACHE_GRACE_S = 600.0  # an entry used this recently is kept (a link may be about to read it)
+
+
+class ObjectTooLarge(ValueError):
+    pass
+
+
+def check_size(path: Path, what: str, settings: HarnessSettings) -> None:
+    """Raise ObjectTooLarge when a file built from code we did not write passes `max_object_bytes`."""
+    size = path.stat().st_size
+    if size > settings.max_object_bytes:
+        raise ObjectTooLarge(
+            f"the {what} is {size} bytes; the limit is {settings.max_object_bytes} "
+            "(CUDAMASTER_HARNESS__MAX_OBJECT_BYTES): large constant tables belong in device memory filled at run time"
+        )
 
 
 @dataclass
@@ -313,6 +341,10 @@ def _compile_untrusted(variant: Variant, source: str, entry: str, settings: Harn
         if re.search(rf"\({proto_lines}\): error|:{proto_lines}:\d*:? error", log) or "incompatible with previous" in log and entry in log:
             return CompileOutcome(Verdict.link_error, f"{entry} does not match the expected prototype: {expected}", log, flags=flags)
         return CompileOutcome(Verdict.compile_error, _first_error(log), log, flags=flags)
+    try:
+        check_size(obj, f"{kind} object", settings)
+    except ObjectTooLarge as exc:
+        return CompileOutcome(Verdict.rejected, str(exc), log, flags=flags)
     defined = {name for kind, name in _symbols(_listing(obj, settings).defined)}
     if entry not in defined:
         cxx = [d for d, raw in zip(_demangle(sorted(defined), settings), sorted(defined)) if d.startswith(entry + "(")]
@@ -447,7 +479,9 @@ def build_driver(
     key = _hash(*(o.read_bytes() for o in objs), sandbox_for(settings).kind, *(link_flags or []))
     exe = settings.cache_dir / "drivers" / key / "driver"
     with _locked(exe.parent):
-        if not exe.exists():
+        if exe.exists():
+            lru.touch(exe)
+        else:
             with scratch(settings, "cm-link-") as tmp:
                 staged = [stage(o, tmp, f"{i}_{o.name}") for i, o in enumerate(objs)]
                 rc, log = sandbox_for(settings).run(
@@ -458,7 +492,12 @@ def build_driver(
                 )
                 if rc != 0 or not (tmp / "driver").is_file():
                     raise LinkError(log)
+                try:
+                    check_size(tmp / "driver", "linked driver", settings)
+                except ObjectTooLarge as exc:
+                    raise LinkError(str(exc)) from None
                 _publish(tmp / "driver", exe)
+            prune_compile_cache(settings)
     return exe
 
 

@@ -23,7 +23,6 @@ import os
 import shutil
 import tempfile
 import threading
-import time
 from pathlib import Path
 
 import numpy as np
@@ -31,9 +30,8 @@ import numpy as np
 from bench_tasks import data
 from bench_tasks.spec import Variant
 
+from . import lru
 from .settings import HarnessSettings
-
-_prune_lock = threading.Lock()
 
 
 def task_version(variant: Variant) -> str | None:
@@ -175,27 +173,9 @@ class DataCache:
         """Remove least recently used entries until the cache fits its bound; returns bytes removed."""
         if not self.enabled or not self.root.exists():
             return 0
-        with _prune_lock:
-            entries = []
-            for d in self.root.iterdir():
-                try:  # entries come and go while other evaluations run
-                    if d.is_dir() and (d / "ready").exists():
-                        size = _bytes(d) + _bytes(self.refs / d.name)
-                        entries.append(((d / "ready").stat().st_mtime, size, d))
-                except OSError:
-                    continue
-            total = sum(size for _, size, _ in entries)
-            removed = 0
-            now = time.time()
-            for used, size, d in sorted(entries):
-                if total - removed <= self.limit:
-                    break
-                if now - used < self.grace_s:
-                    continue
-                shutil.rmtree(d, ignore_errors=True)
-                shutil.rmtree(self.refs / d.name, ignore_errors=True)
-                removed += size
-            return removed
+        # An entry's size counts its float64 references too (kept apart, in cache_dir/references).
+        found = [lru.Entry(e.used, e.size + _bytes(self.refs / e.path.name), e.path) for e in lru.entries(self.root, "ready")]
+        return lru.prune(found, self.limit, self.grace_s, also_remove=lambda d: shutil.rmtree(self.refs / d.name, ignore_errors=True))
 
 
 def _bytes(directory: Path) -> int:
@@ -210,7 +190,4 @@ def _existing(path: Path) -> Path:
 
 
 def _touch(directory: Path) -> None:
-    try:
-        os.utime(directory / "ready")
-    except OSError:
-        pass
+    lru.touch(directory / "ready")

@@ -52,6 +52,17 @@ class HarnessSettings(BaseModel):
     )
 
     compile_timeout_s: float = 120.0
+    max_object_bytes: int = Field(
+        64 << 20,
+        ge=1 << 16,
+        description="largest object file or linked driver built from code we did "
+        "not write (a candidate, a custom baseline); larger is rejected",
+    )
+    compile_cache_max_bytes: int = Field(
+        8 << 30,
+        ge=0,
+        description="compiled objects and drivers kept under cache_dir (objects/, drivers/); least recently used removed first",
+    )
     run_timeout_s: float = 300.0
     max_source_bytes: int = 256 * 1024
 

@@ -1,4 +1,8 @@
-"""Before round 1: evaluate and profile the baseline so the first plan has data."""
+"""Before round 1: evaluate and profile the baseline so the first plan has data.
+
+A baseline that does not evaluate `ok` (it fails to build, is rejected, crashes or times out on the
+GPU) ends the job here with a `baseline` failure: no planner is ever given a broken baseline, and no
+candidate is judged against its output."""
 
 from __future__ import annotations
 
@@ -9,9 +13,18 @@ from ..evaluator import ProfileResult
 from .sent_profile import sent
 
 
+class BaselineFailed(RuntimeError):
+    """The task's baseline did not evaluate ok; the job fails before any LLM call."""
+
+
 def run(state: dict[str, Any], deps: Deps) -> dict[str, Any]:
     spec = spec_of(state)
     evaluation = deps.evaluator.evaluate(spec.task, spec.precision, None, spec.sizes, [])
+    if not evaluation.ok:
+        raise BaselineFailed(
+            f"baseline: {evaluation.verdict.value}: {evaluation.message} (the task's baseline must build "
+            "and run correctly before any candidate can be judged against it; fix the baseline and submit again)"
+        )
     if spec.profile_mode == "none":
         profile = ProfileResult("", "profiling switched off for this job")
     else:
@@ -28,5 +41,5 @@ def run(state: dict[str, Any], deps: Deps) -> dict[str, Any]:
         "round": 1,
         "debug_step": 0,
         "status": "running",
-        "message": "" if evaluation.ok else f"the baseline evaluation ended {evaluation.verdict.value}: {evaluation.message}",
+        "message": "",
     }

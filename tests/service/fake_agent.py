@@ -5,7 +5,13 @@ restarts, cancels and manual answers can be tested against a real server process
 Like LangGraph after a crash, a resumed job re-runs the step that was in flight and re-sends that
 step's events: the service must store them once.
 
+Its FAKE model is "called" once per round through the service's LLM call ledger (`run.record_llm_call`),
+like graph.llm does: the call is recorded `sent` before the request (a refused record means the job is
+stopping: no request), the request is appended to the model's log (FAKE_AGENT_STATE_DIR/model-requests.jsonl,
+what a real endpoint would bill), the answer takes FAKE_AGENT_STEP_SECONDS, then the call is reported paid.
+
 Environment: FAKE_AGENT_STATE_DIR (checkpoint files), FAKE_AGENT_STEP_SECONDS (time per step),
+FAKE_MODEL_HOLD (a path: while that file exists, the FAKE model holds every request without answering).
 FAKE_AGENT_VARIED=1 (campaign tests: each variant gets its own made-up outcome, see `fake_variant`).
 """
 
@@ -15,6 +21,7 @@ import hashlib
 import json
 import os
 import time
+import uuid
 from pathlib import Path
 from typing import Any
 
@@ -31,6 +38,19 @@ def _state_path(job_id: str) -> Path:
 def _load(job_id: str) -> dict[str, Any]:
     path = _state_path(job_id)
     return json.loads(path.read_text()) if path.exists() else {"step": 0, "answers": []}
+
+
+def model_log(state_dir: Path) -> list[dict[str, Any]]:
+    """Every request the FAKE model received, in order (a line is written before the answer is awaited)."""
+    path = state_dir / "model-requests.jsonl"
+    return [json.loads(line) for line in path.read_text().splitlines() if line.strip()] if path.exists() else []
+
+
+def _model_request(job_id: str, call: dict[str, Any]) -> None:
+    with open(_state_path(job_id).parent / "model-requests.jsonl", "a") as f:
+        f.write(json.dumps({"job_id": job_id, "call_id": call["call_id"], "send_id": call["send_id"], "at_ns": time.time_ns()}) + "\n")
+        f.flush()
+        os.fsync(f.fileno())
 
 
 def _save(job_id: str, state: dict[str, Any]) -> None:
@@ -259,16 +279,27 @@ def fake_run_job(run: JobRun) -> dict[str, Any]:
                 "llm_calls": [],
             }
         run.on_event({"type": "node", "job_id": run.job_id, "round": r, "node": "coder"})
+        call = {
+            "job_id": run.job_id,
+            "round": r,
+            "node": "coder",
+            "call_id": f"{run.job_id}-r{r}-coder",
+            "send_id": uuid.uuid4().hex,
+            "role": "coder",
+            "model": "fake-model",
+        }
+        if not run.record_llm_call({**call, "status": "sent", "input_tokens": 900 * r, "cost_usd": 0.005 * r}):
+            return {"job_id": run.job_id, "status": "stopped", "message": "stopped before an LLM call", "attempts": [], "llm_calls": []}
+        _model_request(run.job_id, call)
+        hold = os.environ.get("FAKE_MODEL_HOLD")
+        while hold and os.path.exists(hold):
+            time.sleep(0.02)
         time.sleep(step_s)
         run.on_event(
             {
                 "type": "llm_call",
-                "job_id": run.job_id,
-                "round": r,
-                "node": "coder",
-                "call_id": f"{run.job_id}-r{r}-coder",
-                "role": "coder",
-                "model": "fake-model",
+                **call,
+                "status": "paid",
                 "input_tokens": 1000 * r,
                 "output_tokens": 100 * r,
                 "reasoning_tokens": 10,

@@ -6,7 +6,8 @@
 - create_gpu_app: everything real (the service's default local GPU evaluator).
 - create_harness_without_gpu_app: real agent, real harness in the real sandbox, FAKE GPU CHECK: evaluate()
   skips its GPU check, so kernels compile, link and their driver starts here (host code in constructors
-  runs) until CUDA initialisation fails.
+  runs) until CUDA initialisation fails. The baseline-only evaluation before round 1 is a FAKE GPU RESULT
+  (ok): without a GPU it cannot pass, and a job whose baseline fails ends there, before any candidate.
 """
 
 from __future__ import annotations
@@ -34,7 +35,17 @@ def create_harness_without_gpu_app():
 
     from bench_tasks.harness import get_settings
     from graph.evaluator import LocalEvaluator
+    from graph.testing import FakeGpuEvaluator
 
     importlib.import_module("bench_tasks.harness.evaluate").require_gpu = lambda settings: None  # FAKE GPU CHECK
+
+    class HarnessWithFakeBaselineResult(LocalEvaluator):
+        """The real harness for candidates; a FAKE GPU RESULT (ok) for the baseline alone."""
+
+        def evaluate(self, task, precision, source, sizes, flags):
+            if source is None:
+                return FakeGpuEvaluator(self.settings).evaluate(task, precision, None, sizes, flags)
+            return super().evaluate(task, precision, source, sizes, flags)
+
     cache = Path(os.environ.get("TEST_HARNESS_CACHE", "/tmp/cm-harness-cache"))
-    return create_app(evaluator=LocalEvaluator(get_settings(cache_dir=cache)))
+    return create_app(evaluator=HarnessWithFakeBaselineResult(get_settings(cache_dir=cache)))

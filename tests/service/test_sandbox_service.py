@@ -151,13 +151,13 @@ def test_a_custom_baseline_including_a_server_file_gets_no_such_file(
         headers = {"X-API-Key": make_key(db_url)}
         server = _start(server_factory, tmp_path, llm, tmp_path_factory, root)
         custom = {"name": "scale", "prototype": PROTO, "args": ARGS, "sizes": [{"N": 1024}], "baseline_cu": baseline}
-        with httpx.Client(base_url=server.url, timeout=30) as client:
+        with httpx.Client(base_url=server.url, timeout=120) as client:
+            # The baseline is compiled at submit, in the sandbox: refused with the compiler's log, nothing queued.
             r = client.post(f"{API}/jobs", json={"custom": custom, "rounds": 1, "debug": 0, "profile_mode": "none"}, headers=headers)
-            assert r.status_code == 201, r.text
-            job_id = r.json()["id"]
-            wait_status(client, f"{API}/jobs/{job_id}", headers, {"finished", "no_correct_kernel", "failed"}, timeout=360)
-            seen = _everything(client, job_id, headers)
-    assert "No such file or directory" in seen, seen[-3000:]
+            assert r.status_code == 422, r.text
+            seen = r.text
+            assert client.get(f"{API}/jobs", headers=headers).json()["total"] == 0
+    assert "baseline_cu: compile_error" in seen and "No such file or directory" in seen, seen[-3000:]
     prompts = " ".join(json.dumps(req.body) for req in llm.requests)
     for text in (seen, prompts, server.log.read_text()):
         assert SECRET not in text
