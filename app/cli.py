@@ -7,6 +7,7 @@ from __future__ import annotations
 
 import typer
 
+from app.campaign_cli import campaign_app
 from app.config import SettingsInvalid
 from app.service_cli import keys_app, serve
 from bench_tasks.cli import app as bench_app
@@ -26,6 +27,7 @@ cli.command("optimize")(optimize)
 cli.command("resume")(resume)
 cli.command("serve")(serve)
 cli.add_typer(keys_app, name="keys", help="API keys for the service: create, list, revoke.")
+cli.add_typer(campaign_app, name="campaign", help="Campaigns: the agent over a set of variants with one configuration; reports.")
 
 
 def main() -> None:

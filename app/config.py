@@ -45,6 +45,8 @@ NOT_SETTINGS = frozenset(
         "CUDAMASTER_SANDBOX_CANARY",  # bench_tasks.harness.sandbox_check: a marker it plants to prove the sandbox hides it
         "CUDAMASTER_TEST_POSTGRES",  # tests: the PostgreSQL server the tests use
         "CUDAMASTER_FUZZ_SEED",  # tests: the OpenAPI fuzzing seed
+        "CUDAMASTER_CLIENT_URL",  # `cudamaster campaign run|status`: the service to talk to
+        "CUDAMASTER_CLIENT_KEY",  # `cudamaster campaign run|status`: the API key to talk to it with
         "CUDAMASTER_TEST_RAY_GPUS",  # tests: GPUs the test Ray cluster declares ("detect": the machine's own)
     }
 )

@@ -21,7 +21,8 @@ from graph.cluster.settings import RaySettings
 
 from . import custom_tasks, web
 from .agent import RunJob, checkpointer, run_with_graph
-from .api import errors, insights, jobs, keys, reviews, system, tasks
+from .api import campaigns, errors, insights, jobs, keys, reviews, system, tasks
+from .campaigns.scheduler import CampaignScheduler
 from .config import Settings, load_settings
 from .db.engine import make_engine, make_sessionmaker
 from .db.migrate import upgrade
@@ -143,8 +144,10 @@ def create_app(
             log.info("sandbox for untrusted kernels: %s", app.state.sandbox)
         runner = JobRunner(settings, sessions, run_job or run_with_graph, evaluator=locked, checkpoint_url=checkpoint_url)
         app.state.runner = runner
-        if evaluation.can_run_jobs:  # without a GPU, queued jobs wait for a service that has one
+        app.state.campaigns = CampaignScheduler(settings, sessions, runner)
+        if evaluation.can_run_jobs:  # without a GPU, queued jobs (and campaigns) wait for a service that has one
             await runner.start()
+            await app.state.campaigns.start()
         log.info(
             "cudamaster service up: database %s, %d job slot(s), %s",
             settings.database_url.split("@")[-1],
@@ -155,6 +158,7 @@ def create_app(
             with stop_on_signals(runner.begin_stop):
                 yield
         finally:
+            await app.state.campaigns.stop()
             await runner.stop()
             if own_cluster and cluster is not None:
                 await asyncio.to_thread(cluster.close)
@@ -177,7 +181,7 @@ def create_app(
         sessions,
         gpu_pool,
     )
-    for router in (jobs.router, tasks.router, keys.router, system.router, insights.router, reviews.router):
+    for router in (jobs.router, campaigns.router, tasks.router, keys.router, system.router, insights.router, reviews.router):
         app.include_router(router, prefix=API_PREFIX)
     web.mount(app, API_PREFIX)
     app.add_exception_handler(RequestValidationError, errors.validation_error)

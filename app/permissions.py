@@ -19,6 +19,7 @@ With CUDAMASTER_SERVICE__OPEN_READS=true a request without a key reads as a view
 from __future__ import annotations
 
 from dataclasses import dataclass
+from typing import Protocol
 
 from sqlalchemy import ColumnElement, true
 
@@ -47,12 +48,19 @@ class Caller:
         return f"key {self.key_id} ({self.role}, team {self.team})" if self.key_id else self.name
 
 
-def can_read(caller: Caller, job: Job) -> bool:
+class Owned(Protocol):
+    """A job or a campaign: it belongs to the key that submitted it and to that key's team."""
+
+    team: str
+    api_key_id: str | None
+
+
+def can_read(caller: Caller, job: Owned) -> bool:
     return caller.role == ADMIN or job.team == caller.team
 
 
-def can_act(caller: Caller, job: Job) -> bool:
-    """Cancel, resume, answer: the job's own key, or an admin."""
+def can_act(caller: Caller, job: Owned) -> bool:
+    """Cancel, resume, answer (a job); cancel, resume (a campaign): its own key, or an admin."""
     if caller.role == ADMIN:
         return True
     return caller.role in (MEMBER, REVIEWER) and caller.key_id is not None and job.api_key_id == caller.key_id

@@ -18,6 +18,7 @@ import asyncio
 import logging
 import threading
 import traceback
+from collections.abc import Callable
 from typing import Any
 
 from sqlalchemy.orm import Session, sessionmaker
@@ -77,6 +78,7 @@ class JobRunner:
         self._loop: asyncio.AbstractEventLoop | None = None
         self._main: asyncio.Task | None = None
         self.draining = False
+        self.listeners: list[Callable[[], None]] = []  # called (on the loop) each time one of its jobs ends
 
     # -- lifecycle -------------------------------------------------------------------------------
     async def start(self) -> None:
@@ -194,6 +196,8 @@ class JobRunner:
             self._stops.pop(job_id, None)
             self._signal(job_id)
             self.wake()
+            for listener in self.listeners:
+                listener()
 
     def _run_sync(self, claim: leases.Claim, stop: threading.Event) -> Any:
         def on_event(event: dict[str, Any]) -> None:

@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import re
 from datetime import datetime
-from typing import Any, Literal
+from typing import Annotated, Any, Literal
 
 from pydantic import BaseModel, ConfigDict, Field, model_validator
 
@@ -13,6 +13,27 @@ from .bounds import MODEL_PATTERN, RequestBody, TaskName
 Precision = Literal["fp32", "bf16"]
 SizeSet = Literal["paper", "large", "edge", "all"]
 JobStatus = Literal["queued", "running", "waiting_for_input", "finished", "no_correct_kernel", "cancelled", "failed"]
+
+
+ProfileMode = Literal["filtered", "full", "none"]
+ProfileTokenBudget = Annotated[
+    int | None,
+    Field(
+        None,
+        ge=64,
+        le=1_000_000,
+        description=("cut each profile the planner is sent to this many tokens (o200k_base), with a line saying so; none: sent whole"),
+    ),
+]
+
+
+def check_models(models: dict[str, str]) -> None:
+    for k, v in models.items():
+        if k not in ("planner", "coder", "compiler", "debugger", "*") or not re.fullmatch(MODEL_PATTERN, v):
+            raise ValueError(
+                f"models: {k[:40]!r} -> {v[:140]!r}: roles are planner, coder, compiler, debugger or *; "
+                "model names 1-128 characters: letters, digits and _ . : / @ + -"
+            )
 
 
 class CustomArg(BaseModel):
@@ -48,19 +69,15 @@ class JobSubmit(RequestBody):
         default_factory=dict, max_length=16, description="role (planner, coder, compiler, debugger, or * for all) -> model name"
     )
     manual: bool = Field(False, description="ask a human (POST /jobs/{id}/answer) at each decision")
-    profile_mode: Literal["filtered", "full", "none"] = "filtered"
+    profile_mode: ProfileMode = "filtered"
+    profile_token_budget: ProfileTokenBudget = None
     choose_flags: bool | None = Field(None, description="let the compiler role choose nvcc flags; default: the service's setting")
 
     @model_validator(mode="after")
     def _one_task(self) -> "JobSubmit":
         if (self.task is None) == (self.custom is None):
             raise ValueError("give exactly one of `task` (a benchmark task name, see GET /api/v1/tasks) or `custom` (your own kernel)")
-        for k, v in self.models.items():
-            if k not in ("planner", "coder", "compiler", "debugger", "*") or not re.fullmatch(MODEL_PATTERN, v):
-                raise ValueError(
-                    f"models: {k[:40]!r} -> {v[:140]!r}: roles are planner, coder, compiler, debugger or *; "
-                    "model names 1-128 characters: letters, digits and _ . : / @ + -"
-                )
+        check_models(self.models)
         return self
 
     def agent_spec(self) -> dict[str, Any]:
@@ -74,6 +91,7 @@ class JobSubmit(RequestBody):
             "models": dict(self.models),
             "manual": self.manual,
             "profile_mode": self.profile_mode,
+            "profile_token_budget": self.profile_token_budget,
             "choose_flags": self.choose_flags,
         }
 

@@ -321,18 +321,25 @@ def _tables(summary: Summary) -> list[tuple[str, list[str], list[list[str]]]]:
     return tables
 
 
-def to_markdown(summary: Summary) -> str:
-    lines = ["# MSKernelBench report", ""]
-    lines.append("Runs: " + " vs ".join(f"`{p}`" for p in summary.runs))
-    prov = _provenance_line(summary.provenance)
-    if prov:
-        lines.append(f"Provenance: {prov}")
-    lines.append("")
-    for title, head, rows in _tables(summary):
-        lines += [f"## {title}", "", "| " + " | ".join(head) + " |", "|" + " --- |" * len(head)]
+Table = tuple[str, list[str], list[list[str]]]  # (title, header, rows of cells)
+
+
+def markdown_page(title: str, intro: list[str], tables: list[Table]) -> str:
+    """A Markdown document: a title, intro lines (Markdown), then one section per table."""
+    lines = [f"# {title}", "", *intro, ""]
+    for name, head, rows in tables:
+        lines += [f"## {name}", "", "| " + " | ".join(head) + " |", "|" + " --- |" * len(head)]
         lines += ["| " + " | ".join(cell.replace("|", "\\|") for cell in row) + " |" for row in rows]
         lines.append("")
     return "\n".join(lines)
+
+
+def to_markdown(summary: Summary) -> str:
+    intro = ["Runs: " + " vs ".join(f"`{p}`" for p in summary.runs)]
+    prov = _provenance_line(summary.provenance)
+    if prov:
+        intro.append(f"Provenance: {prov}")
+    return markdown_page("MSKernelBench report", intro, _tables(summary))
 
 
 _CSS = """
@@ -377,28 +384,36 @@ def _svg_shares(summary: Summary) -> str:
     return "".join(parts)
 
 
-def to_html(summary: Summary) -> str:
+def html_page(title: str, intro_html: list[str], figures: list[str], tables: list[Table]) -> str:
+    """A self-contained HTML page (inline CSS and SVG, no script): title, intro paragraphs (already
+    HTML), figures (inline SVG), then one table per section; a row whose last cell is FAILED is marked."""
     esc = html.escape
     out = [
         "<!DOCTYPE html>",
         '<html lang="en"><head><meta charset="utf-8">',
-        "<title>MSKernelBench report</title>",
+        f"<title>{esc(title)}</title>",
         f"<style>{_CSS}</style></head><body>",
-        "<h1>MSKernelBench report</h1>",
-        "<p>Runs: " + " vs ".join(f"<code>{esc(p)}</code>" for p in summary.runs) + "</p>",
+        f"<h1>{esc(title)}</h1>",
+        *[f"<p>{p}</p>" for p in intro_html],
+        *figures,
     ]
-    prov = _provenance_line(summary.provenance)
-    if prov:
-        out.append(f"<p>Provenance: {esc(prov)}</p>")
-    out.append(_svg_shares(summary))
-    for title, head, rows in _tables(summary):
-        out.append(f"<h2>{esc(title)}</h2><table><thead><tr>" + "".join(f"<th>{esc(h)}</th>" for h in head) + "</tr></thead><tbody>")
+    for name, head, rows in tables:
+        out.append(f"<h2>{esc(name)}</h2><table><thead><tr>" + "".join(f"<th>{esc(h)}</th>" for h in head) + "</tr></thead><tbody>")
         for row in rows:
             cls = ' class="failed"' if row and row[-1] == "FAILED" else ""
             out.append(f"<tr{cls}>" + "".join(f"<td>{esc(c)}</td>" for c in row) + "</tr>")
         out.append("</tbody></table>")
     out.append("</body></html>")
     return "\n".join(out)
+
+
+def to_html(summary: Summary) -> str:
+    esc = html.escape
+    intro = ["Runs: " + " vs ".join(f"<code>{esc(p)}</code>" for p in summary.runs)]
+    prov = _provenance_line(summary.provenance)
+    if prov:
+        intro.append(f"Provenance: {esc(prov)}")
+    return html_page("MSKernelBench report", intro, [_svg_shares(summary)], _tables(summary))
 
 
 def write_report(run_path: Path, other_path: Path | None, prefix: Path) -> tuple[Path, Path]:

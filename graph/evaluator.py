@@ -40,6 +40,7 @@ class CompileReport:
 class ProfileResult:
     text: str  # rendered profile ("" when none)
     note: str = ""  # why there is none, or what was profiled
+    bottleneck: str = ""  # profiling.classify.Bottleneck value, "" when unknown
 
 
 @runtime_checkable
@@ -82,7 +83,11 @@ class LocalEvaluator:
             report = profile_kernel(task, precision, candidate_source=source, harness_settings=self.settings)
             # The harness's row at the profiled size gives the roofline position.
             row = next((SizeRow.model_validate(r) for r in rows or [] if r.get("params") == report.params), None)
-            return ProfileResult(profile_filter.render(report, mode=mode, row=row), f"Nsight Compute, {mode} metrics")
+            return ProfileResult(
+                profile_filter.render(report, mode=mode, row=row),
+                f"Nsight Compute, {mode} metrics",
+                report.bottleneck.value if report.bottleneck else "",
+            )
         except Exception as exc:  # noqa: BLE001 - a missing or failing profiler must not end the job
             log.warning("profile of %s/%s failed: %s", task, precision, exc)
             return ProfileResult("", f"no profile ({type(exc).__name__}: {exc})")

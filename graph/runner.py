@@ -223,6 +223,9 @@ def _run(
                     _emit(on_event, {"type": "attempt", "job_id": job_id, "node": node, **a})
                 for c in update.get("llm_calls", []):
                     _emit(on_event, {"type": "llm_call", "node": node, **c})
+                for shown in (update.get("profile"), update.get("current_profile")):
+                    if shown:
+                        _emit(on_event, profile_event(job_id, shown, sent=shown is update.get("profile")))
                 last = (update.get("attempts") or [None])[-1]
                 _emit(
                     on_event,
@@ -273,6 +276,31 @@ def _run(
         },
     )
     return outcome
+
+
+def profile_event(job_id: str, profile: dict[str, Any], *, sent: bool) -> dict[str, Any]:
+    """A `profile` event: a profile taken (`sent` False: of the round's kernel) or the one the next
+    planner is sent (`sent` True: with its mode, token budget and tokens). The service stores the
+    bottleneck class per attempt from it; the baseline's has `of` == "baseline" and no attempt."""
+    event = {
+        "type": "profile",
+        "job_id": job_id,
+        "of": profile.get("of"),
+        "sent": sent,
+        "bottleneck_class": profile.get("bottleneck", ""),
+        "note": profile.get("note", ""),
+        "text": profile.get("text", ""),
+    }
+    if profile.get("of") != "baseline":
+        event["attempt_id"] = profile.get("of")
+    if sent:
+        event |= {
+            "mode": profile.get("mode"),
+            "tokens": profile.get("tokens", 0),
+            "budget": profile.get("budget"),
+            "lines_cut": profile.get("lines_cut", 0),
+        }
+    return event
 
 
 def _refuse(job_id: str, message: str, on_event: EventSink | None) -> JobOutcome:

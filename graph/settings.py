@@ -96,7 +96,6 @@ class AgentSettings(BaseModel):
     state_dir: Path = Path.home() / ".cache" / "cudamaster"
     target: TargetGpu = TargetGpu()
     choose_flags: bool = Field(False, description="ask the compiler role for nvcc flags (from the allowlist) each round")
-    profile_max_chars: int = 8000
     recursion_limit: int = 1000
 
     def role(self, role: str, model_override: str | None = None) -> "ResolvedRole":
@@ -146,6 +145,9 @@ class JobSpec(BaseModel):
     manual: bool = False
     replay_file: str | None = None
     profile_mode: Literal["filtered", "full", "none"] = "filtered"
+    profile_token_budget: int | None = Field(
+        None, ge=64, description="cut each profile the planner is sent to this many tokens (o200k_base); None: sent whole"
+    )
     choose_flags: bool | None = None  # None: the settings' choose_flags
 
     def model_for(self, role: str) -> str | None:

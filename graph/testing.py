@@ -103,6 +103,7 @@ class FakeGpuEvaluator:
         if mode == "none":
             return ProfileResult("", "profiling switched off for this job")
         what = "baseline" if source is None else "candidate"
-        return ProfileResult(
-            f"FAKE PROFILE ({mode}) of the {what}: bottleneck memory-bound; dram throughput 5% of peak", "FAKE profiler (test double)"
-        )
+        text = f"FAKE PROFILE ({mode}) of the {what}: bottleneck memory-bound; dram throughput 5% of peak"
+        if mode == "full":  # long enough for a token budget to cut
+            text += "".join(f"\n- FAKE metric {i}: {i}.00 % [fake__unit_{i}.avg.pct_of_peak_sustained_elapsed]" for i in range(200))
+        return ProfileResult(text, "FAKE profiler (test double)", "memory_latency" if source is None else "memory_bandwidth")

@@ -3,7 +3,9 @@
 "filtered" (default): the bottleneck class and why, only that class's metrics (the seed paper's
 per-class lists; for bandwidth-bound kernels also DRAM bytes/s), the launch configuration, achieved
 occupancy, registers per thread and, given an evaluation row, the roofline position.
-"full": every collected metric. "none": the empty string (an ablation without profiles).
+"full": every collected section's metrics as ncu's details page shows them (profiling/details.py),
+after the bottleneck, the launch and the roofline lines. "none": the empty string (an ablation
+without profiles). A token budget is applied by profiling/budget.py, not here.
 """
 
 from __future__ import annotations
@@ -12,6 +14,7 @@ from bench_tasks.harness.result import SizeRow
 
 from . import metrics as m
 from .classify import Bottleneck
+from .details import full_lines
 from .report import Metric, ProfileReport
 
 MODES = ("filtered", "full", "none")
@@ -97,16 +100,13 @@ def render(report: ProfileReport, mode: str = "filtered", row: SizeRow | None = 
         lines.append(f"Bottleneck: {c.bottleneck.title} ({c.rule} rule): {c.reason}")
     else:
         lines.append(f"Bottleneck: unknown ({report.classify_error or 'not classified'})")
-    if mode == "filtered":
-        if c is not None:
-            lines.append(f"Metrics for a {c.bottleneck.title} kernel (Nsight Compute):")
-            lines += [_metric_line(report, raw) for raw in CLASS_METRICS[c.bottleneck]]
-    else:
-        lines.append("All collected metrics (Nsight Compute raw names):")
-        for name, metric in sorted(report.summary.items()):
-            lines.append(f"- {name}: {format_value(metric)}")
+    if mode == "filtered" and c is not None:
+        lines.append(f"Metrics for a {c.bottleneck.title} kernel (Nsight Compute):")
+        lines += [_metric_line(report, raw) for raw in CLASS_METRICS[c.bottleneck]]
     lines.append("Launch:")
     lines += _launch(report)
     if row is not None:
         lines.append(_roofline(row))
+    if mode == "full":
+        lines += full_lines(report)
     return "\n".join(lines)

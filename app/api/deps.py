@@ -141,12 +141,17 @@ def readable_job(session: Session, caller: Caller, job_id: str, *, detail: bool 
     return job
 
 
+def require_actor(caller: Caller, owned: permissions.Owned, what: str, verb: str) -> None:
+    """403 unless the caller may act on `owned` (a job or a campaign of its own team)."""
+    if not permissions.can_act(caller, owned):
+        raise HTTPException(
+            403, f"{caller.label} cannot {verb} {what}: only the key that submitted it ({owned.api_key_id}) or an admin can"
+        )
+
+
 def actionable_job(session: Session, caller: Caller, job_id: str, verb: str) -> Job:
     job = readable_job(session, caller, job_id)
-    if not permissions.can_act(caller, job):
-        raise HTTPException(
-            403, f"{caller.label} cannot {verb} job {job.id}: only the key that submitted it ({job.api_key_id}) or an admin can"
-        )
+    require_actor(caller, job, f"job {job.id}", verb)
     return job
 
 

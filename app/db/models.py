@@ -265,3 +265,53 @@ class ServiceSecret(Base):
     name: Mapped[str] = mapped_column(String(64), primary_key=True)
     value: Mapped[str] = mapped_column(String(128))
     created_at: Mapped[datetime] = mapped_column(default=utcnow)
+
+
+# Campaign statuses (app/campaigns): running until every variant's job has ended (finished), or until
+# cancelled, or until its spending cap is reached (capped); cancelled and capped campaigns resume.
+CAMPAIGN_RUNNING, CAMPAIGN_FINISHED, CAMPAIGN_CANCELLED, CAMPAIGN_CAPPED = "running", "finished", "cancelled", "capped"
+CAMPAIGN_STATUSES = (CAMPAIGN_RUNNING, CAMPAIGN_FINISHED, CAMPAIGN_CANCELLED, CAMPAIGN_CAPPED)
+
+
+class Campaign(Base):
+    """One agent configuration over a set of variants: one job per variant, `max_in_flight` at a time."""
+
+    __tablename__ = "campaigns"
+
+    id: Mapped[str] = mapped_column(String(40), primary_key=True)
+    name: Mapped[str] = mapped_column(String(128), default="")
+    selection: Mapped[dict[str, Any]]  # how the variants were chosen (all, category, precision, list)
+    config: Mapped[dict[str, Any]]  # the agent settings every job gets (JobSpec fields but task and precision)
+    max_in_flight: Mapped[int] = mapped_column(Integer, default=4)
+    max_cost_usd: Mapped[float | None] = mapped_column(Float)
+    max_tokens: Mapped[int | None] = mapped_column(BigInteger)
+    status: Mapped[str] = mapped_column(String(24), default=CAMPAIGN_RUNNING, index=True)
+    message: Mapped[str] = mapped_column(Text, default="")
+    api_key_id: Mapped[str | None] = mapped_column(ForeignKey("api_keys.id", ondelete="SET NULL"), index=True)
+    team: Mapped[str] = mapped_column(String(64), default=DEFAULT_TEAM, server_default=DEFAULT_TEAM, index=True)
+    created_at: Mapped[datetime] = mapped_column(default=utcnow, index=True)
+    updated_at: Mapped[datetime] = mapped_column(default=utcnow)
+    finished_at: Mapped[datetime | None]
+
+    variants: Mapped[list["CampaignVariant"]] = relationship(
+        back_populates="campaign", order_by="CampaignVariant.position", cascade="all, delete-orphan", passive_deletes=True
+    )
+
+
+class CampaignVariant(Base):
+    """A variant of a campaign and the job that runs it (none until the campaign starts it; set once,
+    in the transaction that creates the job, so no variant ever gets two jobs)."""
+
+    __tablename__ = "campaign_variants"
+    __table_args__ = (UniqueConstraint("campaign_id", "task", "precision", name="uq_campaign_variants_campaign_id_task"),)
+
+    id: Mapped[int] = mapped_column(Integer, primary_key=True, autoincrement=True)
+    campaign_id: Mapped[str] = mapped_column(ForeignKey("campaigns.id", ondelete="CASCADE"), index=True)
+    position: Mapped[int] = mapped_column(Integer)
+    task: Mapped[str] = mapped_column(String(128))
+    precision: Mapped[str] = mapped_column(String(8))
+    job_id: Mapped[str | None] = mapped_column(ForeignKey("jobs.id", ondelete="SET NULL"), unique=True)
+    resume_requested: Mapped[bool] = mapped_column(Boolean, default=False)  # the campaign's resume re-queues this job
+
+    campaign: Mapped[Campaign] = relationship(back_populates="variants")
+    job: Mapped[Job | None] = relationship()

@@ -10,6 +10,7 @@ from typing import Any
 
 from ..deps import Deps, spec_of
 from ..evaluator import ProfileResult
+from .sent_profile import sent
 
 
 class BaselineFailed(RuntimeError):
@@ -30,8 +31,13 @@ def run(state: dict[str, Any], deps: Deps) -> dict[str, Any]:
         rows = evaluation.model_dump(mode="json")["rows"]
         profile = deps.evaluator.profile(spec.task, spec.precision, None, spec.profile_mode, rows)
     return {
-        "baseline": {"evaluation": evaluation.model_dump(mode="json"), "profile": profile.text, "profile_note": profile.note},
-        "profile": {"of": "baseline", "text": profile.text[: deps.settings.profile_max_chars], "note": profile.note},
+        "baseline": {
+            "evaluation": evaluation.model_dump(mode="json"),
+            "profile": profile.text,
+            "profile_note": profile.note,
+            "bottleneck": profile.bottleneck,
+        },
+        "profile": sent(spec, "baseline", profile.text, profile.note, profile.bottleneck),
         "round": 1,
         "debug_step": 0,
         "status": "running",

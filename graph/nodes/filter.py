@@ -1,11 +1,13 @@
-"""Filter: choose and trim what the next planner sees. The profile shown is always the best
-kernel's: the round's kernel's profile replaces it only when that kernel is the new best."""
+"""Filter: choose and fit what the next planner sees. The profile shown is always the best
+kernel's: the round's kernel's profile replaces it only when that kernel is the new best. It is
+sent whole, or cut to the job's token budget (profile_token_budget; graph/nodes/sent_profile.py)."""
 
 from __future__ import annotations
 
 from typing import Any
 
-from ..deps import Deps
+from ..deps import Deps, spec_of
+from .sent_profile import sent
 
 
 def run(state: dict[str, Any], deps: Deps) -> dict[str, Any]:
@@ -13,8 +15,4 @@ def run(state: dict[str, Any], deps: Deps) -> dict[str, Any]:
     best = state.get("best")
     if not current or not best or best["attempt_id"] != current["of"]:
         return {}
-    text = current["text"]
-    limit = deps.settings.profile_max_chars
-    if len(text) > limit:
-        text = text[:limit] + f"\n[... profile cut at {limit} characters]"
-    return {"profile": {"of": current["of"], "text": text, "note": current["note"]}}
+    return {"profile": sent(spec_of(state), current["of"], current["text"], current["note"], current.get("bottleneck", ""))}

@@ -21,5 +21,7 @@ def run(state: dict[str, Any], deps: Deps) -> dict[str, Any]:
         rounds=spec.rounds,
     )
     text, record = llm.ask(state, "planner", prompting.system_prompt("planner", state, deps.settings), user, deps.settings)
+    # What the profile cost in this call's prompt (the ablation's "tokens sent per profile mode").
+    record = record | {"profile_mode": spec.profile_mode, "profile_tokens": int(profile.get("tokens") or 0)}
     strategy = text.strip() or "(the planner gave no strategy: make the kernel faster while keeping it correct)"
     return {"strategy": strategy, "debug_step": 0, "failure": None, "current_profile": None, "llm_calls": [record]}

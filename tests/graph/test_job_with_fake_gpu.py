@@ -391,6 +391,38 @@ def test_resume_of_unknown_or_finished_job(tmp_path, server, fake_gpu, checkpoin
     assert again.status == "failed" and "already exists" in again.message
 
 
+def test_profile_events_and_tokens_sent_with_a_budget_with_fake_gpu(tmp_path, server, fake_gpu, checkpointer):
+    from profiling.tokens import count_tokens
+
+    script(server, "planner", k.plan("Grid"), k.plan("Vectorize"))
+    script(server, "coder", k.reply(k.fast_kernel(1.5)), k.reply(k.fast_kernel(2.5)))
+    events = []
+    out = start_job(
+        spec(rounds=2, debug=0, profile_mode="full", profile_token_budget=300),
+        job_id="budget",
+        checkpointer=checkpointer,
+        evaluator=fake_gpu,
+        settings=agent_settings(tmp_path, server),
+        on_event=events.append,
+    )
+    assert out.status == "finished", out.message
+    sent = [e for e in events if e["type"] == "profile" and e["sent"]]
+    # the baseline's before round 1, then round 1's and round 2's kernels (each the new best)
+    assert [e["of"] for e in sent] == ["baseline", "budget:r1:d0", "budget:r2:d0"]
+    assert [e["bottleneck_class"] for e in sent] == ["memory_latency", "memory_bandwidth", "memory_bandwidth"]
+    for e in sent:
+        assert e["mode"] == "full" and e["budget"] == 300 and e["lines_cut"] > 0
+        assert e["tokens"] == count_tokens(e["text"]).tokens <= 300 and "token budget" in e["text"]
+    taken = [e for e in events if e["type"] == "profile" and not e["sent"]]
+    assert [e["attempt_id"] for e in taken] == ["budget:r1:d0", "budget:r2:d0"]
+    planner_calls = [c for c in out.llm_calls if c["role"] == "planner"]
+    # each planner call records the tokens of the profile in its prompt, and that text is in the prompt
+    assert [c["profile_tokens"] for c in planner_calls] == [sent[0]["tokens"], sent[1]["tokens"]]
+    assert all(c["profile_mode"] == "full" for c in planner_calls)
+    prompts = [r.prompt_text for r in server.answered() if r.model == MODELS["planner"]]
+    assert sent[0]["text"] in prompts[0] and sent[1]["text"] in prompts[1]
+
+
 class _LostWorkerFakeGpu:
     """FAKE GPU whose evaluation of a source marked FAKE_INFRA comes back as the Ray evaluator answers an item
     whose workers died twice (graph/cluster)."""

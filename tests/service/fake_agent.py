@@ -12,10 +12,12 @@ what a real endpoint would bill), the answer takes FAKE_AGENT_STEP_SECONDS, then
 
 Environment: FAKE_AGENT_STATE_DIR (checkpoint files), FAKE_AGENT_STEP_SECONDS (time per step),
 FAKE_MODEL_HOLD (a path: while that file exists, the FAKE model holds every request without answering).
+FAKE_AGENT_VARIED=1 (campaign tests: each variant gets its own made-up outcome, see `fake_variant`).
 """
 
 from __future__ import annotations
 
+import hashlib
 import json
 import os
 import time
@@ -87,7 +89,163 @@ def fake_evaluation(task: str, precision: str, round_no: int) -> dict[str, Any]:
     }
 
 
+CLASSES = ("memory_latency", "memory_bandwidth", "compute")
+BASE_P = (0.6, 0.9, 1.3, 2.5, 5.0, 12.0, 40.0)
+
+
+def fake_variant(task: str, precision: str) -> dict[str, Any]:
+    """A made-up but fixed outcome per variant (from a hash of its name), so a campaign's numbers vary:
+    no correct kernel for 1 in 10; a P per round of base * round; a compile error fixed by the debugger
+    in each round for 1 in 4; a verdict flag for 1 in 5; baseline and best-kernel classes."""
+    h = int(hashlib.sha256(f"{task}/{precision}".encode()).hexdigest()[:12], 16)
+    return {
+        "correct": h % 10 != 0,
+        "base_p": BASE_P[(h // 10) % len(BASE_P)],
+        "debug": h % 4 == 1,
+        "flags": ["launch_bound"] if h % 5 == 2 else [],
+        "baseline_class": CLASSES[h % 3],
+        "best_class": CLASSES[(h // 3) % 3],
+        "profile_tokens": 100 + h % 50,
+    }
+
+
+def _varied_attempts(run: JobRun, r: int, v: dict[str, Any]) -> list[dict[str, Any]]:
+    spec = run.spec
+    base = {
+        "job_id": run.job_id,
+        "round": r,
+        "node": "verify",
+        "strategy": f"fake strategy {r}",
+        "flags": [],
+        "compile_log": "",
+        "message": "",
+    }
+    out = []
+    if v["debug"]:
+        out.append(
+            base
+            | {
+                "attempt_id": f"{run.job_id}:r{r}:d0",
+                "debug_step": 0,
+                "role": "coder",
+                "source": "// fake, broken\n",
+                "verdict": "compile_error",
+                "evaluation": None,
+            }
+        )
+    evaluation = fake_evaluation(spec["task"], spec["precision"], r)
+    if v["correct"]:
+        evaluation["score"] = v["base_p"] * r
+        for row in evaluation["rows"]:
+            row["flags"] = list(v["flags"])
+        verdict = "ok"
+    else:
+        evaluation.update(verdict="wrong_answer", score=None, message="FAKE mismatch")
+        verdict = "wrong_answer"
+    step = 1 if v["debug"] else 0
+    out.append(
+        base
+        | {
+            "attempt_id": f"{run.job_id}:r{r}:d{step}",
+            "debug_step": step,
+            "role": "debugger" if step else "coder",
+            "source": f"// fake kernel, round {r}\n",
+            "verdict": verdict,
+            "evaluation": evaluation,
+        }
+    )
+    return out
+
+
+def fake_varied_run_job(run: JobRun) -> dict[str, Any]:
+    """The campaign flavour: the events the real graph sends (profile events with bottleneck classes and
+    tokens, planner calls with profile_tokens), outcomes from `fake_variant`."""
+    spec = run.spec
+    state = _load(run.job_id)
+    step_s = float(os.environ.get("FAKE_AGENT_STEP_SECONDS", "0"))
+    v = fake_variant(spec["task"], spec["precision"])
+    mode = spec.get("profile_mode", "filtered")
+    tokens = 0 if mode == "none" else v["profile_tokens"] * (8 if mode == "full" else 1)
+    if state["step"] == 0 and not state.get("baseline"):
+        run.on_event(
+            {
+                "type": "profile",
+                "job_id": run.job_id,
+                "of": "baseline",
+                "sent": True,
+                "mode": mode,
+                "tokens": tokens,
+                "bottleneck_class": "" if mode == "none" else v["baseline_class"],
+                "text": "FAKE baseline profile",
+            }
+        )
+        state["baseline"] = True
+        _save(run.job_id, state)
+    while state["step"] < int(spec.get("rounds", 3)):
+        if run.should_stop():
+            return {"job_id": run.job_id, "status": "stopped", "message": "stopped at a step boundary", "attempts": [], "llm_calls": []}
+        r = state["step"] + 1
+        run.on_event(
+            {
+                "type": "llm_call",
+                "job_id": run.job_id,
+                "round": r,
+                "node": "plan",
+                "call_id": f"{run.job_id}-r{r}-planner",
+                "role": "planner",
+                "model": "fake-planner",
+                "input_tokens": 500 + tokens,
+                "output_tokens": 50,
+                "reasoning_tokens": 0,
+                "cached_tokens": 0,
+                "latency_s": 0.1,
+                "cost_usd": 0.002 * r,
+                "profile_mode": mode,
+                "profile_tokens": tokens,
+            }
+        )
+        run.on_event(
+            {
+                "type": "llm_call",
+                "job_id": run.job_id,
+                "round": r,
+                "node": "code",
+                "call_id": f"{run.job_id}-r{r}-coder",
+                "role": "coder",
+                "model": "fake-coder",
+                "input_tokens": 1000,
+                "output_tokens": 300 * r,
+                "reasoning_tokens": 0,
+                "cached_tokens": 0,
+                "latency_s": 0.2,
+                "cost_usd": 0.01 * r,
+            }
+        )
+        time.sleep(step_s)
+        for attempt in _varied_attempts(run, r, v):
+            run.on_event({"type": "attempt", **attempt})
+            if attempt["verdict"] == "ok" and mode != "none":
+                run.on_event(
+                    {
+                        "type": "profile",
+                        "job_id": run.job_id,
+                        "of": attempt["attempt_id"],
+                        "attempt_id": attempt["attempt_id"],
+                        "sent": False,
+                        "bottleneck_class": v["best_class"],
+                        "text": "FAKE kernel profile",
+                    }
+                )
+        state["step"] = r
+        _save(run.job_id, state)  # the checkpoint: this step is done
+    run.on_event({"type": "finished", "job_id": run.job_id, "round": state["step"], "node": "end"})
+    status = "finished" if v["correct"] else "no_correct_kernel"
+    return {"job_id": run.job_id, "status": status, "message": f"fake agent {status}", "attempts": [], "llm_calls": []}
+
+
 def fake_run_job(run: JobRun) -> dict[str, Any]:
+    if os.environ.get("FAKE_AGENT_VARIED") == "1":
+        return fake_varied_run_job(run)
     spec = run.spec
     state = _load(run.job_id)
     step_s = float(os.environ.get("FAKE_AGENT_STEP_SECONDS", "0.3"))

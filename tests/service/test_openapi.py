@@ -14,6 +14,7 @@ from .conftest import make_key
 
 API = "/api/v1"
 J = f"{API}/jobs/{{job_id}}"
+C = f"{API}/campaigns/{{campaign_id}}"
 EXPECTED = {
     ("post", f"{API}/jobs"): {201, 400, 401, 403, 404, 413, 422, 429, 503},
     ("get", f"{API}/jobs"): {200, 401, 403, 422},
@@ -29,6 +30,12 @@ EXPECTED = {
     ("get", f"{API}/keys/me"): {200, 401, 403},
     ("post", f"{API}/keys/{{key_id}}/revoke"): {200, 401, 403, 404, 409, 422},
     ("get", f"{API}/health"): {200},
+    ("post", f"{API}/campaigns"): {201, 400, 401, 403, 413, 422, 503},
+    ("get", f"{API}/campaigns"): {200, 401, 403, 422},
+    ("get", f"{C}"): {200, 401, 403, 404, 422},
+    ("post", f"{C}/cancel"): {200, 401, 403, 404, 409, 422},
+    ("post", f"{C}/resume"): {200, 401, 403, 404, 409, 422, 503},
+    ("get", f"{C}/report"): {200, 401, 403, 404, 422},
     ("get", f"{API}/gpus"): {200, 401, 403},
     ("get", f"{API}/leaderboard"): {200, 401, 403, 422},
     ("get", f"{API}/costs"): {200, 401, 403, 422},

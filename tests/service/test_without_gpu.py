@@ -95,6 +95,8 @@ def test_without_a_gpu_jobs_are_refused_at_submit_and_reads_work(db_url, server_
             r = client.post(f"{API}/jobs", json=body, headers=key)
             assert r.status_code == 503, r.text
             assert "GPU machine" in r.json()["detail"] and "CUDAMASTER_SERVICE__REMOTE_GPUS" in r.json()["detail"]
+        r = client.post(f"{API}/campaigns", json={"selection": {"category": "loss"}}, headers=key)
+        assert r.status_code == 503 and "GPU machine" in r.json()["detail"]
         assert client.get(f"{API}/tasks", headers=key).status_code == 200
         page = client.get(f"{API}/jobs", headers=key).json()
         assert [j["id"] for j in page["items"]] == [stored] and page["items"][0]["status"] == "queued"  # never claimed here

@@ -1,0 +1,456 @@
+"""The campaign report, from the stored data only (jobs, attempts, LLM calls, profiles, events).
+
+`summarize` gives plain numbers (tested against values computed by hand from the stored jobs); the
+Markdown and HTML writers only format them, with bench_tasks.report's page helpers.
+
+- success at tau: the share of the group's variants whose job found a correct kernel (tau = 0) and
+  whose best kernel's score P is at least tau (tau >= 1); a variant without a job, or whose job
+  failed or found no correct kernel, counts as not reaching any tau;
+- rounds used: the highest round of the job's attempts; debug steps used: its debugger attempts;
+- tokens: input + output tokens of the job's LLM calls (reasoning tokens are part of output);
+- bottleneck classes: the baseline's from its `profile` event, the best kernel's from its stored
+  profile (or its `profile` event); "unknown" when none was taken (profile mode none, no ncu);
+- tokens sent per profile mode: the `profile_tokens` the planner's LLM calls recorded.
+"""
+
+from __future__ import annotations
+
+import html
+import math
+from collections import Counter, defaultdict
+from dataclasses import dataclass, field
+from typing import Any
+
+from sqlalchemy import case, func, select
+from sqlalchemy.orm import Session
+
+from bench_tasks import TaskError, load_task
+from bench_tasks.report import Table, html_page, markdown_page
+
+from ..db.models import Attempt, Campaign, JobEvent, LlmCall, Profile
+from .store import NOT_STARTED, _variants_with_jobs
+
+TAUS = (0, 1, 2, 4, 8, 16, 32)
+UNKNOWN = "unknown"
+
+
+class ReportError(LookupError):
+    """A campaign that is not there (or not visible); the message says what to do."""
+
+
+@dataclass
+class VariantLine:
+    task: str
+    precision: str
+    category: str
+    job_id: str | None
+    status: str
+    best_p: float | None
+    rounds_used: int
+    debug_steps: int
+    tokens: int
+    cost_usd: float
+    flags: list[str]
+    baseline_class: str
+    best_class: str
+    profile_tokens: int
+    planner_calls: int
+
+    @property
+    def correct(self) -> bool:
+        return self.best_p is not None
+
+    def reaches(self, tau: float) -> bool:
+        return self.correct and (tau == 0 or (self.best_p or 0.0) >= tau)
+
+
+@dataclass
+class CampaignSummary:
+    id: str
+    name: str
+    status: str
+    config: dict[str, Any]
+    lines: list[VariantLine]
+    per_role: dict[str, dict[str, float]] = field(default_factory=dict)  # role -> calls, tokens, cost_usd
+
+    @property
+    def n(self) -> int:
+        return len(self.lines)
+
+    def success(self, lines: list[VariantLine] | None = None) -> dict[int, float]:
+        group = self.lines if lines is None else lines
+        return {tau: (sum(v.reaches(tau) for v in group) / len(group) if group else 0.0) for tau in TAUS}
+
+    def groups(self, key: str) -> dict[str, list[VariantLine]]:
+        out: dict[str, list[VariantLine]] = defaultdict(list)
+        for v in self.lines:
+            out[getattr(v, key)].append(v)
+        return dict(sorted(out.items()))
+
+    @property
+    def total_cost_usd(self) -> float:
+        return sum(v.cost_usd for v in self.lines)
+
+    @property
+    def total_tokens(self) -> int:
+        return sum(v.tokens for v in self.lines)
+
+    @property
+    def transitions(self) -> dict[tuple[str, str], int]:
+        """(baseline class, best kernel class) -> variants, over variants with a correct kernel."""
+        return dict(Counter((v.baseline_class, v.best_class) for v in self.lines if v.correct))
+
+    @property
+    def baseline_classes(self) -> dict[str, int]:
+        return dict(Counter(v.baseline_class for v in self.lines))
+
+    @property
+    def best_classes(self) -> dict[str, int]:
+        return dict(Counter(v.best_class for v in self.lines if v.correct))
+
+    @property
+    def profile_tokens(self) -> dict[str, Any]:
+        sent = sum(v.profile_tokens for v in self.lines)
+        calls = sum(v.planner_calls for v in self.lines)
+        return {
+            "mode": self.config.get("profile_mode", "filtered"),
+            "budget": self.config.get("profile_token_budget"),
+            "tokens_sent": sent,
+            "planner_calls": calls,
+            "per_call": sent / calls if calls else 0.0,
+            "per_variant": sent / self.n if self.n else 0.0,
+        }
+
+    def geomean_p(self) -> float | None:
+        ps = [v.best_p for v in self.lines if v.best_p is not None and v.best_p > 0]
+        return math.exp(sum(math.log(p) for p in ps) / len(ps)) if ps else None
+
+    def to_dict(self) -> dict[str, Any]:
+        """JSON for the API and the dashboard."""
+        return {
+            "id": self.id,
+            "name": self.name,
+            "status": self.status,
+            "config": self.config,
+            "variants": self.n,
+            "taus": list(TAUS),
+            "success": {
+                "overall": self.success(),
+                "precision": {k: self.success(g) for k, g in self.groups("precision").items()},
+                "category": {k: self.success(g) for k, g in self.groups("category").items()},
+            },
+            "totals": {
+                "cost_usd": self.total_cost_usd,
+                "tokens": self.total_tokens,
+                "avg_cost_usd": self.total_cost_usd / self.n if self.n else 0.0,
+                "avg_tokens": self.total_tokens / self.n if self.n else 0.0,
+                "geomean_p": self.geomean_p(),
+            },
+            "per_role": self.per_role,
+            "bottlenecks": {
+                "baseline": self.baseline_classes,
+                "best": self.best_classes,
+                "transitions": [{"baseline": b, "best": k, "variants": n} for (b, k), n in sorted(self.transitions.items())],
+            },
+            "profile_tokens": self.profile_tokens,
+            "lines": [dict(vars(v), correct=v.correct) for v in self.lines],
+        }
+
+
+def _category(task: str) -> str:
+    try:
+        return load_task(task).category
+    except TaskError:
+        return "custom"
+
+
+def summarize(session: Session, campaign_id: str) -> CampaignSummary:
+    campaign = session.get(Campaign, campaign_id)
+    if campaign is None:
+        raise ReportError(f"no campaign {campaign_id!r}; list them with `cudamaster campaign status` or GET /api/v1/campaigns")
+    variants = _variants_with_jobs(session, campaign_id)
+    job_ids = [v.job_id for v in variants if v.job_id]
+    rounds: dict[str, tuple[int, int]] = {}
+    best_attempts: dict[int, Attempt] = {}
+    best_profiles: dict[int, str] = {}
+    events: list[JobEvent] = []
+    per_role: dict[str, dict[str, float]] = {}
+    if job_ids:
+        for job_id, max_round, debug in session.execute(
+            select(Attempt.job_id, func.max(Attempt.round), func.sum(case((Attempt.debug_step > 0, 1), else_=0)))
+            .where(Attempt.job_id.in_(job_ids))
+            .group_by(Attempt.job_id)
+        ):
+            rounds[job_id] = (int(max_round or 0), int(debug or 0))
+        best_ids = [v.job.best_attempt_id for v in variants if v.job is not None and v.job.best_attempt_id is not None]
+        if best_ids:
+            best_attempts = {a.id: a for a in session.scalars(select(Attempt).where(Attempt.id.in_(best_ids)))}
+            best_profiles = dict(
+                session.execute(select(Profile.attempt_id, Profile.bottleneck_class).where(Profile.attempt_id.in_(best_ids))).all()
+            )
+        events = list(
+            session.scalars(
+                select(JobEvent).where(JobEvent.job_id.in_(job_ids), JobEvent.type.in_(("profile", "llm_call"))).order_by(JobEvent.id)
+            )
+        )
+        for role, calls, tokens, cost in session.execute(
+            select(
+                LlmCall.role,
+                func.count(LlmCall.id),
+                func.coalesce(func.sum(LlmCall.input_tokens + LlmCall.output_tokens), 0),
+                func.coalesce(func.sum(LlmCall.cost_usd), 0.0),
+            )
+            .where(LlmCall.job_id.in_(job_ids))
+            .group_by(LlmCall.role)
+        ):
+            per_role[role] = {
+                "calls": int(calls),
+                "tokens": int(tokens),
+                "cost_usd": float(cost),
+                "avg_tokens": int(tokens) / len(variants),
+                "avg_cost_usd": float(cost) / len(variants),
+            }
+    baseline_class: dict[str, str] = {}
+    event_class: dict[tuple[str, str], str] = {}
+    profile_tokens: Counter = Counter()
+    planner_calls: Counter = Counter()
+    for e in events:
+        p = e.payload or {}
+        if e.type == "profile":
+            if p.get("of") == "baseline" and p.get("bottleneck_class"):
+                baseline_class.setdefault(e.job_id, p["bottleneck_class"])
+            elif p.get("attempt_id") and p.get("bottleneck_class"):
+                event_class.setdefault((e.job_id, str(p["attempt_id"])), p["bottleneck_class"])
+        elif p.get("role") == "planner":
+            profile_tokens[e.job_id] += int(p.get("profile_tokens") or 0)
+            planner_calls[e.job_id] += 1
+    lines = []
+    for v in variants:
+        job = v.job
+        best = best_attempts.get(job.best_attempt_id) if job is not None and job.best_attempt_id is not None else None
+        flags = sorted({f for row in ((best.evaluation or {}).get("rows") or []) for f in row.get("flags") or []}) if best else []
+        best_class = UNKNOWN
+        if best is not None:
+            best_class = best_profiles.get(best.id) or event_class.get((best.job_id, best.attempt_key)) or UNKNOWN
+        r, d = rounds.get(v.job_id or "", (0, 0))
+        lines.append(
+            VariantLine(
+                task=v.task,
+                precision=v.precision,
+                category=_category(v.task),
+                job_id=v.job_id,
+                status=job.status if job is not None else NOT_STARTED,
+                best_p=job.best_score if job is not None else None,
+                rounds_used=r,
+                debug_steps=d,
+                tokens=int(job.input_tokens + job.output_tokens) if job is not None else 0,
+                cost_usd=float(job.cost_usd) if job is not None else 0.0,
+                flags=flags,
+                baseline_class=baseline_class.get(v.job_id or "", UNKNOWN),
+                best_class=best_class,
+                profile_tokens=profile_tokens[v.job_id],
+                planner_calls=planner_calls[v.job_id],
+            )
+        )
+    return CampaignSummary(campaign.id, campaign.name, campaign.status, dict(campaign.config), lines, per_role)
+
+
+# -- writing -----------------------------------------------------------------------------------------
+def _pct(x: float) -> str:
+    return f"{100 * x:.0f}%"
+
+
+def _num(x: float | None, fmt: str = "{:.3f}") -> str:
+    return "–" if x is None else fmt.format(x)
+
+
+def _label(s: CampaignSummary) -> str:
+    return f"{s.name or s.id} ({s.id})" if s.name else s.id
+
+
+def _config_line(s: CampaignSummary) -> str:
+    c = s.config
+    models = ", ".join(f"{k}={v}" for k, v in sorted((c.get("models") or {}).items())) or "service defaults"
+    budget = c.get("profile_token_budget")
+    return (
+        f"R={c.get('rounds')}, D={c.get('debug')}, profile {c.get('profile_mode')}"
+        + (f" (budget {budget} tokens)" if budget else "")
+        + f", sizes {c.get('sizes')}, models {models}, "
+        f"flag choice {c.get('choose_flags')}"
+    )
+
+
+def _tables(s: CampaignSummary, prefix: str) -> list[Table]:
+    head = ["group", "variants"] + [("correct" if t == 0 else f"P ≥ {t}") for t in TAUS]
+    success = [["overall", str(s.n), *(_pct(x) for x in s.success().values())]]
+    for key in ("precision", "category"):
+        for name, group in s.groups(key).items():
+            success.append([f"{key} {name}", str(len(group)), *(_pct(x) for x in s.success(group).values())])
+    variants = [
+        [
+            f"{v.task}/{v.precision}",
+            v.category,
+            v.status,
+            _num(v.best_p),
+            str(v.rounds_used),
+            str(v.debug_steps),
+            str(v.tokens),
+            f"{v.cost_usd:.4f}",
+            ", ".join(v.flags) or "–",
+            v.baseline_class,
+            v.best_class,
+            "FAILED" if v.status == "failed" else "",
+        ]
+        for v in s.lines
+    ]
+    n = s.n or 1
+    costs = [["all roles", str(s.total_tokens), f"{s.total_cost_usd:.4f}", f"{s.total_tokens / n:.1f}", f"{s.total_cost_usd / n:.5f}"]]
+    costs += [
+        [role, str(int(r["tokens"])), f"{r['cost_usd']:.4f}", f"{r['avg_tokens']:.1f}", f"{r['avg_cost_usd']:.5f}"]
+        for role, r in sorted(s.per_role.items())
+    ]
+    classes = sorted({c for pair in s.transitions for c in pair})
+    moves = [
+        [b, *(str(s.transitions.get((b, k), 0)) for k in classes), str(sum(s.transitions.get((b, k), 0) for k in classes))] for b in classes
+    ]
+    counts = sorted(set(s.baseline_classes) | set(s.best_classes))
+    totals = [[c, str(s.baseline_classes.get(c, 0)), str(s.best_classes.get(c, 0))] for c in counts]
+    pt = s.profile_tokens
+    return [
+        (f"{prefix}Success at tau (share of variants)", head, success),
+        (
+            f"{prefix}Per variant",
+            [
+                "variant",
+                "category",
+                "status",
+                "best P",
+                "rounds",
+                "debug steps",
+                "tokens",
+                "cost $",
+                "verdict flags",
+                "baseline class",
+                "best class",
+                "",
+            ],
+            variants,
+        ),
+        (f"{prefix}Cost and tokens (total and per variant)", ["role", "tokens", "cost $", "tokens / variant", "cost $ / variant"], costs),
+        (
+            f"{prefix}Bottleneck classes: baselines (all variants) and best kernels (correct ones)",
+            ["class", "baselines", "best kernels"],
+            totals,
+        ),
+        (
+            f"{prefix}Bottleneck transitions: baseline class (row) -> best kernel class (column), variants with a correct kernel",
+            ["baseline \\ best", *classes, "total"],
+            moves,
+        ),
+        (
+            f"{prefix}Profile tokens sent to the planner",
+            ["mode", "budget", "tokens sent", "planner calls", "per call", "per variant"],
+            [
+                [
+                    pt["mode"],
+                    str(pt["budget"] or "whole"),
+                    str(pt["tokens_sent"]),
+                    str(pt["planner_calls"]),
+                    f"{pt['per_call']:.1f}",
+                    f"{pt['per_variant']:.1f}",
+                ]
+            ],
+        ),
+    ]
+
+
+def ablation_table(summaries: list[CampaignSummary]) -> Table:
+    """The campaigns side by side; each later one with its difference from the first."""
+    head = (
+        ["campaign", "configuration", "variants"]
+        + [("correct" if t == 0 else f"P ≥ {t}") for t in TAUS]
+        + ["geomean P", "cost $ / variant", "tokens / variant", "profile tokens / planner call"]
+    )
+    first = summaries[0]
+    rows = []
+    for s in summaries:
+        pt = s.profile_tokens
+        rows.append(
+            [
+                _label(s),
+                _config_line(s),
+                str(s.n),
+                *(_pct(x) for x in s.success().values()),
+                _num(s.geomean_p()),
+                f"{s.total_cost_usd / (s.n or 1):.5f}",
+                f"{s.total_tokens / (s.n or 1):.1f}",
+                f"{pt['per_call']:.1f}",
+            ]
+        )
+        if s is not first:
+            d = [b - a for a, b in zip(first.success().values(), s.success().values())]
+            g1, g2 = first.geomean_p(), s.geomean_p()
+            rows.append(
+                [
+                    f"  difference from {first.id}",
+                    "",
+                    str(s.n - first.n),
+                    *(f"{100 * x:+.0f} pt" for x in d),
+                    _num(g2 - g1, "{:+.3f}") if g1 is not None and g2 is not None else "–",
+                    f"{s.total_cost_usd / (s.n or 1) - first.total_cost_usd / (first.n or 1):+.5f}",
+                    f"{s.total_tokens / (s.n or 1) - first.total_tokens / (first.n or 1):+.1f}",
+                    f"{pt['per_call'] - first.profile_tokens['per_call']:+.1f}",
+                ]
+            )
+    return ("Campaigns side by side (ablation)", head, rows)
+
+
+def all_tables(summaries: list[CampaignSummary]) -> list[Table]:
+    tables: list[Table] = [ablation_table(summaries)] if len(summaries) > 1 else []
+    for s in summaries:
+        tables += _tables(s, f"{s.id}: " if len(summaries) > 1 else "")
+    return tables
+
+
+def _intro(summaries: list[CampaignSummary]) -> list[str]:
+    return [f"Campaign {_label(s)}: {s.status}, {s.n} variants; {_config_line(s)}" for s in summaries] + [
+        "Success at tau: share of variants with a correct kernel (tau 0) whose best P is at least tau; a variant "
+        "without a correct kernel counts as below every tau."
+    ]
+
+
+def _svg_success(summaries: list[CampaignSummary]) -> str:
+    """Cumulative success (overall) against tau, one line per campaign, inline SVG."""
+    colors = ("#2f6fde", "#d9822b", "#2e9e5b", "#a23bc4", "#7a7f87")
+    w, h, left, top = 520, 220, 40, 14
+    step = (w - left - 20) / (len(TAUS) - 1)
+    parts = [
+        f'<svg width="{w}" height="{h + 60}" role="img" aria-label="share of variants reaching each tau">',
+        f'<line x1="{left}" y1="{top + h - 20}" x2="{w - 10}" y2="{top + h - 20}" stroke="#999"/>',
+    ]
+    for i, t in enumerate(TAUS):
+        parts.append(
+            f'<text x="{left + i * step:.1f}" y="{top + h}" text-anchor="middle" font-size="11">{"correct" if t == 0 else f"≥{t}"}</text>'
+        )
+    for j, s in enumerate(summaries):
+        c = colors[j % len(colors)]
+        pts = [(left + i * step, top + (h - 20) * (1 - x)) for i, x in enumerate(s.success().values())]
+        parts.append(f'<polyline fill="none" stroke="{c}" stroke-width="2" points="' + " ".join(f"{x:.1f},{y:.1f}" for x, y in pts) + '"/>')
+        parts += [
+            f'<circle cx="{x:.1f}" cy="{y:.1f}" r="3" fill="{c}"><title>{html.escape(s.id)}: {100 * v:.0f}%</title></circle>'
+            for (x, y), v in zip(pts, s.success().values())
+        ]
+        parts.append(
+            f'<rect x="{left + j * 160}" y="{top + h + 18}" width="10" height="10" fill="{c}"/>'
+            f'<text x="{left + 14 + j * 160}" y="{top + h + 27}" font-size="11">{html.escape(s.id)}</text>'
+        )
+    parts.append("</svg>")
+    return "".join(parts)
+
+
+def to_markdown(summaries: list[CampaignSummary]) -> str:
+    return markdown_page("Campaign report", _intro(summaries), all_tables(summaries))
+
+
+def to_html(summaries: list[CampaignSummary]) -> str:
+    return html_page("Campaign report", [html.escape(line) for line in _intro(summaries)], [_svg_success(summaries)], all_tables(summaries))

@@ -1,0 +1,132 @@
+"""What crosses the API for campaigns (the dashboard and `cudamaster campaign` read the same models)."""
+
+from __future__ import annotations
+
+from datetime import datetime
+from typing import Any, Literal
+
+from pydantic import BaseModel, ConfigDict, Field, model_validator
+
+from ..bounds import RequestBody
+from ..schemas import Precision, ProfileMode, ProfileTokenBudget, SizeSet, check_models
+
+MAX_COST_USD = 1e9
+MAX_TOKENS = 10**15  # fits the BIGINT column with room
+CampaignStatus = Literal["running", "finished", "cancelled", "capped"]
+
+
+class Selection(BaseModel):
+    """Which variants: all (nothing set), a category and/or a precision, or an explicit list."""
+
+    model_config = ConfigDict(extra="forbid")
+    category: str | None = Field(None, max_length=64, description="e.g. activation, dense/algebra (GET /api/v1/tasks)")
+    precision: Precision | None = None
+    variants: list[str] | None = Field(
+        None,
+        min_length=1,
+        max_length=1000,
+        examples=[["vector_add/fp32", "relu/bf16"]],
+        description="TASK/PRECISION names; not together with category or precision",
+    )
+
+    @model_validator(mode="after")
+    def _list_alone(self) -> "Selection":
+        if self.variants is not None and (self.category is not None or self.precision is not None):
+            raise ValueError("selection: give `variants` alone, or `category` and/or `precision` (nothing: every variant)")
+        return self
+
+
+class AgentConfig(BaseModel):
+    """The configuration every job of the campaign runs with (the job fields but the task)."""
+
+    model_config = ConfigDict(extra="forbid")
+    rounds: int = Field(3, ge=1, le=10, description="optimization rounds (R)")
+    debug: int = Field(3, ge=0, le=10, description="debug steps allowed per round (D)")
+    sizes: SizeSet = "paper"
+    models: dict[str, str] = Field(default_factory=dict, max_length=16, description="role (or *) -> model name")
+    profile_mode: ProfileMode = "filtered"
+    profile_token_budget: ProfileTokenBudget = None
+    choose_flags: bool | None = None
+
+    @model_validator(mode="after")
+    def _models(self) -> "AgentConfig":
+        check_models(self.models)
+        return self
+
+    def job_spec(self, task: str, precision: str) -> dict[str, Any]:
+        """The graph.runner.JobSpec fields of one variant's job (never manual: nobody answers a campaign)."""
+        return {"task": task, "precision": precision, **self.model_dump(), "manual": False}
+
+
+class CampaignSubmit(RequestBody):
+    model_config = ConfigDict(extra="forbid")
+    name: str = Field("", max_length=128)
+    selection: Selection = Selection()
+    config: AgentConfig = AgentConfig()
+    max_in_flight: int = Field(4, ge=1, le=256, description="jobs of the campaign queued or running at once")
+    max_cost_usd: float | None = Field(None, gt=0, le=MAX_COST_USD, description="spending cap in US dollars over all its jobs")
+    max_tokens: int | None = Field(None, gt=0, le=MAX_TOKENS, description="spending cap in tokens (input + output) over all its jobs")
+
+
+class CampaignResume(RequestBody):
+    """Optionally raise (or lift, with null) the caps before resuming a capped campaign."""
+
+    model_config = ConfigDict(extra="forbid")
+    max_cost_usd: float | None = Field(None, gt=0, le=MAX_COST_USD)
+    max_tokens: int | None = Field(None, gt=0, le=MAX_TOKENS)
+    lift_caps: bool = Field(False, description="remove both caps")
+
+
+class Progress(BaseModel):
+    variants: int
+    not_started: int
+    queued: int
+    running: int
+    waiting_for_input: int
+    finished: int
+    no_correct_kernel: int
+    cancelled: int
+    failed: int
+    correct: int = Field(description="variants whose job has a correct kernel")
+    cost_usd: float
+    tokens: int
+
+
+class VariantOut(BaseModel):
+    task: str
+    precision: str
+    job_id: str | None
+    status: str = Field(description="the job's status, or not_started")
+    best_score: float | None
+    cost_usd: float
+    tokens: int
+
+
+class CampaignOut(BaseModel):
+    id: str
+    name: str
+    status: CampaignStatus
+    message: str
+    selection: dict[str, Any]
+    config: dict[str, Any]
+    max_in_flight: int
+    max_cost_usd: float | None
+    max_tokens: int | None
+    api_key_id: str | None
+    team: str
+    created_at: datetime
+    updated_at: datetime
+    finished_at: datetime | None
+    progress: Progress
+
+
+class CampaignDetail(CampaignOut):
+    variants: list[VariantOut]
+
+
+class CampaignPage(BaseModel):
+    items: list[CampaignOut]
+    total: int
+    limit: int
+    offset: int
+    next_offset: int | None
