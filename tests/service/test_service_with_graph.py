@@ -148,9 +148,13 @@ def test_sigkill_mid_job_then_restart_finishes_without_loss_or_duplicates(db_url
         keys = [a["attempt_key"] for a in job["attempts"]]
         assert keys == [f"{job_id}:r{r}:d0" for r in (1, 2, 3)]  # none lost, none twice
         # Every request the endpoint received is on record once: paid, or lost in flight (the kill caught it
-        # unanswered; the step re-ran and paid for it again).
+        # unanswered; the step re-ran and paid for it again). A call is recorded `sent` before its request goes
+        # out, so the kill may also leave a lost-in-flight record of a request that never left: at most those
+        # records are more than the endpoint's requests.
         calls = job["llm_calls"]
-        assert len(calls) == len({c["call_key"] for c in calls}) == job["totals"]["llm_calls_count"] == len(llm.requests)
+        lost = sum(c["status"] == "lost_in_flight" for c in calls)
+        assert len(calls) == len({c["call_key"] for c in calls}) == job["totals"]["llm_calls_count"]
+        assert len(llm.requests) <= len(calls) <= len(llm.requests) + lost
         assert {c["status"] for c in calls} <= {"paid", "lost_in_flight"}
         assert sum(c["status"] == "paid" for c in calls) >= 6
         events = read_sse(client, f"{API}/jobs/{job_id}/events", headers)
