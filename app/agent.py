@@ -1,8 +1,8 @@
 """The contract between the job runner and the agent, and the adapter to graph.runner.
 
-The runner calls a `RunJob` function in a worker thread with a `JobRun`; it returns an object with
-the fields of graph.runner.JobOutcome (status, message, attempts, llm_calls, ...). Tests inject
-their own function through `create_app(run_job=...)`.
+The runner calls a `RunJob` function in a worker thread with a `JobRun`; it returns a
+graph.contract.Outcome (status, message, attempts, llm_calls, ...) and sends graph.contract events
+through `on_event`. Tests inject their own function through `create_app(run_job=...)`.
 """
 
 from __future__ import annotations
@@ -12,18 +12,18 @@ from collections.abc import Callable
 from dataclasses import dataclass
 from typing import Any
 
-AGENT_STATUSES = {"finished", "no_correct_kernel", "waiting_for_input", "stopped", "failed"}
+from graph.contract import Answer, AttemptEvent, JobSpec, LlmCallEvent, Outcome, ProfileEvent
 
 
 @dataclass
 class JobRun:
     job_id: str
-    spec: dict[str, Any]  # graph.runner.JobSpec fields
+    spec: JobSpec
     resume: bool  # the job ran before: continue from its checkpoint
-    answer: str | None  # manual mode: the answer to the question the job is waiting on
+    answer: Answer | None  # manual mode: the answer to the question it names
     evaluator: Any  # GPU evaluator (wrapped in the per-GPU lock), or None for the agent's default
     checkpoint_url: str
-    on_event: Callable[[dict[str, Any]], None]
+    on_event: Callable[[Any], None]  # called with graph.contract event models
     should_stop: Callable[[], bool]
     # The LLM call ledger (graph.llm.call_ledger): stores a call record (status `sent` before the request,
     # `failed` on an error answer); returns False, storing nothing, when a `sent` call may not start
@@ -56,7 +56,7 @@ def run_with_graph(run: JobRun) -> Any:
 
 
 def _run_graph(run: JobRun) -> Any:
-    from graph.runner import JobSpec, job_state, resume_job, start_job
+    from graph.runner import job_state, resume_job, start_job
 
     saver = checkpointer(run.checkpoint_url)
     kwargs = dict(checkpointer=saver, evaluator=run.evaluator, on_event=run.on_event, should_stop=run.should_stop)
@@ -71,20 +71,23 @@ def _run_graph(run: JobRun) -> Any:
         # checkpoint holds first (stored once, by id), then continue.
         values = state.get("values") or {}
         for attempt in values.get("attempts", []):
-            run.on_event({"type": "attempt", "job_id": run.job_id, "node": "resume", **attempt})
+            run.on_event(AttemptEvent.model_validate({**attempt, "node": "resume"}))
         for call in values.get("llm_calls", []):
-            run.on_event({"type": "llm_call", "job_id": run.job_id, "node": "resume", **call})
+            run.on_event(LlmCallEvent.model_validate({**call, "node": "resume"}))
+        for profile in values.get("profiles", []):
+            of = profile["attempt_id"]
+            run.on_event(
+                ProfileEvent.model_validate({**profile["profile"], "job_id": run.job_id, "node": "resume", "of": of, "attempt_id": of})
+            )
         return resume_job(run.job_id, answer=run.answer, **kwargs)
     # First run, or a crash before the first checkpoint: start (the stored events dedupe any replay).
-    return start_job(JobSpec(**run.spec), job_id=run.job_id, **kwargs)
+    return start_job(run.spec, job_id=run.job_id, **kwargs)
 
 
-def outcome_fields(outcome: Any) -> dict[str, Any]:
-    """JobOutcome (pydantic model, dataclass or dict) -> plain dict."""
+def outcome_of(job_id: str, outcome: Any) -> Outcome:
+    """What a RunJob returned, checked against the contract (anything else fails the job, saying why)."""
     if outcome is None:
-        return {"status": "failed", "message": "the agent returned nothing"}
-    if hasattr(outcome, "model_dump"):
-        return outcome.model_dump(mode="json")
-    if isinstance(outcome, dict):
-        return dict(outcome)
-    return {k: getattr(outcome, k, None) for k in ("job_id", "status", "best", "attempts", "llm_calls", "totals", "message")}
+        return Outcome(job_id=job_id, status="failed", message="the agent returned nothing")
+    if isinstance(outcome, Outcome):
+        return outcome
+    return Outcome.model_validate(outcome.model_dump(mode="json") if hasattr(outcome, "model_dump") else outcome)

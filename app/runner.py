@@ -23,7 +23,9 @@ from typing import Any
 
 from sqlalchemy.orm import Session, sessionmaker
 
-from .agent import JobRun, RunJob, outcome_fields
+from graph.contract import Answer, AttemptEvent, JobSpec, LlmCallEvent, Outcome
+
+from .agent import JobRun, RunJob, outcome_of
 from .reviews import ReviewRule
 from .settings import ServiceSettings
 from .store import leases
@@ -179,17 +181,17 @@ class JobRunner:
         renewer = asyncio.create_task(self._renew(job_id, stop))
         try:
             try:
-                outcome = await _in_daemon_thread(f"job-{job_id}", self._run_sync, claim, stop)
-                fields = outcome_fields(outcome)
+                outcome = outcome_of(job_id, await _in_daemon_thread(f"job-{job_id}", self._run_sync, claim, stop))
             except Exception as exc:  # noqa: BLE001 - the job fails, the service stays up
                 log.error("job %s raised:\n%s", job_id, traceback.format_exc())
-                fields = {
-                    "status": "failed",
-                    "message": f"the agent raised {type(exc).__name__}: {exc}. Fix the cause and "
+                outcome = Outcome(
+                    job_id=job_id,
+                    status="failed",
+                    message=f"the agent raised {type(exc).__name__}: {exc}. Fix the cause and "
                     f"POST /api/v1/jobs/{job_id}/resume to continue from the last checkpoint.",
-                }
+                )
             renewer.cancel()
-            await asyncio.to_thread(self._settle, job_id, fields)
+            await asyncio.to_thread(self._settle, job_id, outcome)
         finally:
             renewer.cancel()
             self._tasks.pop(job_id, None)
@@ -200,24 +202,24 @@ class JobRunner:
                 listener()
 
     def _run_sync(self, claim: leases.Claim, stop: threading.Event) -> Any:
-        def on_event(event: dict[str, Any]) -> None:
-            event = dict(event)
-            event.setdefault("job_id", claim.job_id)
+        def on_event(event: Any) -> None:
             with self.sessions() as session:
                 record_event(session, claim.job_id, event, self.review)
             self._signal_threadsafe(claim.job_id)
 
+        answer = None if claim.answer is None else Answer(question_id=claim.answer_for, text=claim.answer)
+
         def record_llm_call(call: dict[str, Any]) -> bool:
             if call.get("status") == "sent" and (stop.is_set() or self.draining):
                 return False  # stopping (cancel, or the service shutting down): no new LLM call starts
-            on_event({"type": "llm_call", **call})
+            on_event(LlmCallEvent.model_validate({**call, "node": "ledger"}))
             return True
 
         run = JobRun(
             job_id=claim.job_id,
-            spec=claim.settings,
+            spec=JobSpec.model_validate(claim.settings),
             resume=claim.resume,
-            answer=claim.answer,
+            answer=answer,
             evaluator=self._evaluator_for(claim.job_id),
             checkpoint_url=self.checkpoint_url,
             on_event=on_event,
@@ -234,23 +236,23 @@ class JobRunner:
         with self.sessions() as session:
             return self.evaluator.for_job(job_id, job_gpu_model(session, job_id))
 
-    def _settle(self, job_id: str, fields: dict[str, Any]) -> None:
+    def _settle(self, job_id: str, outcome: Outcome) -> None:
         with self.sessions() as session:
             # Reconcile: anything in the outcome that no event delivered is stored now (idempotent).
-            for attempt in fields.get("attempts") or []:
-                if isinstance(attempt, dict):
-                    record_event(session, job_id, {"type": "attempt", **attempt}, self.review)
-            for call in fields.get("llm_calls") or []:
-                if isinstance(call, dict):
-                    record_event(session, job_id, {"type": "llm_call", **call})
+            for attempt in outcome.attempts:
+                record_event(session, job_id, AttemptEvent(**attempt.model_dump(), node="settle"), self.review)
+            for call in outcome.llm_calls:
+                record_event(session, job_id, LlmCallEvent(**call.model_dump(), node="settle"))
+            question = outcome.question.model_dump(mode="json") if outcome.question else None
             status = leases.settle(
                 session,
                 job_id,
                 self.holder,
-                str(fields.get("status")),
-                str(fields.get("message") or ""),
+                outcome.status,
+                outcome.message,
                 draining=self.draining,
-                question=fields.get("question"),
+                question=question,
+                stop_reason=outcome.stop_reason,
             )
         log.info("job %s -> %s", job_id, status)
 

@@ -1,4 +1,8 @@
-"""Request and response bodies of the HTTP API (they make the OpenAPI document)."""
+"""Request and response bodies of the HTTP API (they make the OpenAPI document).
+
+What the agent produces is served in the contract's shapes (graph.contract): measurements and
+profiles are the contract's models read from the stored rows, a job's question is the contract's
+InterruptEvent, a submission becomes a contract JobSpec, and its spending cap is the contract's."""
 
 from __future__ import annotations
 
@@ -6,7 +10,9 @@ import re
 from datetime import datetime
 from typing import Annotated, Any, Literal
 
-from pydantic import BaseModel, ConfigDict, Field, model_validator
+from pydantic import BaseModel, BeforeValidator, ConfigDict, Field, field_validator, model_validator
+
+from graph.contract import InterruptEvent, JobSpec, Measurement, Profile, SpendingCap, StopReason
 
 from .bounds import MODEL_PATTERN, RequestBody, TaskName
 
@@ -72,6 +78,11 @@ class JobSubmit(RequestBody):
     profile_mode: ProfileMode = "filtered"
     profile_token_budget: ProfileTokenBudget = None
     choose_flags: bool | None = Field(None, description="let the compiler role choose nvcc flags; default: the service's setting")
+    spending_cap: SpendingCap | None = Field(
+        None,
+        description="stop the job cleanly, keeping its best kernel, before an LLM call would pass this many dollars "
+        "and/or tokens (input + output); the job then ends with stop_reason `spending_cap`",
+    )
 
     @model_validator(mode="after")
     def _one_task(self) -> "JobSubmit":
@@ -80,29 +91,43 @@ class JobSubmit(RequestBody):
         check_models(self.models)
         return self
 
-    def agent_spec(self) -> dict[str, Any]:
-        """The graph.runner.JobSpec fields."""
-        return {
-            "task": self.task,
-            "precision": self.precision,
-            "rounds": self.rounds,
-            "debug": self.debug,
-            "sizes": self.sizes,
-            "models": dict(self.models),
-            "manual": self.manual,
-            "profile_mode": self.profile_mode,
-            "profile_token_budget": self.profile_token_budget,
-            "choose_flags": self.choose_flags,
-        }
+    def agent_spec(self, task: str) -> JobSpec:
+        """The job spec the agent runs (`task`: the benchmark or stored custom task's name)."""
+        return JobSpec(
+            task=task,
+            precision=self.precision,
+            rounds=self.rounds,
+            debug=self.debug,
+            sizes=self.sizes,
+            models=dict(self.models),
+            manual=self.manual,
+            profile_mode=self.profile_mode,
+            profile_token_budget=self.profile_token_budget,
+            choose_flags=self.choose_flags,
+            spending_cap=self.spending_cap,
+        )
 
 
 class AnswerIn(RequestBody):
     model_config = ConfigDict(extra="forbid")
     answer: str = Field(min_length=1, max_length=20000)
+    question_id: str | None = Field(
+        None,
+        max_length=160,
+        description="the question answered (`question.question.question_id` of the job); 409 when the job waits on another one",
+    )
 
 
 class _Orm(BaseModel):
     model_config = ConfigDict(from_attributes=True)
+
+
+def _question(value: Any) -> Any:
+    """A stored question in the contract's shape; one stored before questions had ids reads as none."""
+    try:
+        return None if value is None else InterruptEvent.model_validate(value)
+    except ValueError:
+        return None
 
 
 class JobTotals(_Orm):
@@ -129,7 +154,12 @@ class JobOut(_Orm):
     finished_at: datetime | None
     best_attempt_id: int | None
     best_score: float | None
-    question: dict[str, Any] | None
+    stop_reason: StopReason | None = Field(
+        None, description="why a finished job stopped before its rounds were done: `spending_cap` (it kept its best kernel)"
+    )
+    question: Annotated[InterruptEvent | None, BeforeValidator(_question)] = Field(
+        None, description="what a waiting job asks: answer `question.question_id` with POST /jobs/{id}/answer"
+    )
     cancel_requested: bool
     lease_holder: str | None
     totals: JobTotals
@@ -154,25 +184,19 @@ class JobPage(BaseModel):
     next_offset: int | None
 
 
-class MeasurementOut(_Orm):
-    size_index: int
-    params: dict[str, Any]
-    passed: bool
-    baseline_median_us: float | None
-    baseline_iqr_us: float | None
-    candidate_median_us: float | None
-    candidate_iqr_us: float | None
-    speedup: float | None
-    speedup_iqr: float | None
-    roofline_floor_us: float | None
-    candidate_roofline_pct: float | None
+class MeasurementOut(Measurement):
+    model_config = ConfigDict(from_attributes=True)
+
     gpu_model: str | None = Field(None, description="the GPU model it was measured on; speedups of different models never compare")
 
 
-class ProfileOut(_Orm):
-    bottleneck_class: str
-    metrics: dict[str, Any]
-    text: str
+class ProfileOut(Profile):
+    model_config = ConfigDict(from_attributes=True)
+
+    @field_validator("note", mode="before")
+    @classmethod
+    def _no_note(cls, value: Any) -> Any:
+        return "" if value is None else value  # stored before profiles had notes
 
 
 class AttemptOut(_Orm):

@@ -7,6 +7,11 @@
 
 A compile or verify failure goes to the debugger while the round has debug tries left, else the
 round ends with the failure recorded. The next round starts from the best kernel so far.
+
+Spending cap (graph/spending.py): a step that would call an LLM is not entered once the cap is
+reached. After the planner the round ends without code; the optional compiler role is skipped (the
+coder's kernel, already paid for, is still compiled and verified); a failure goes to round_end
+instead of the debugger; no further round starts. round_end then records `stop_reason`.
 """
 
 from __future__ import annotations
@@ -18,7 +23,8 @@ from langgraph.types import RetryPolicy
 
 from bench_tasks.harness import Verdict
 
-from .deps import Deps, spec_of
+from . import spending
+from .deps import Deps
 from .llm import is_transient
 from .nodes import baseline, code, compile, debug, filter, finish, flags, plan, profile, round_end, verify
 from .state import JobState
@@ -27,34 +33,38 @@ LLM_NODES = ("plan", "code", "flags", "debug")
 INFRASTRUCTURE_ERROR = Verdict.infrastructure_error.value
 
 
-def _debug_left(state: dict[str, Any]) -> bool:
-    return state.get("debug_step", 0) < spec_of(state).debug
+class Routes:
+    """The conditional edges; they read the job's spec from its deps (validated once)."""
 
+    def __init__(self, deps: Deps):
+        self.spec = deps.spec
 
-def after_code(state: dict[str, Any]) -> str:
-    return "flags" if state.get("choose_flags") else "compile"
+    def capped(self, state: dict[str, Any]) -> bool:
+        return spending.reached(self.spec, state.get("llm_calls", []))
 
+    def _debug_or_end(self, state: dict[str, Any]) -> str:
+        """Debug a failure the debugger can act on: not an infrastructure error (a GPU worker died or hung
+        twice, graph/cluster), which is nothing in the kernel; that attempt is recorded and the round ends."""
+        debug_left = state.get("debug_step", 0) < self.spec.debug
+        debuggable = (state.get("failure") or {}).get("verdict") != INFRASTRUCTURE_ERROR
+        return "debug" if debug_left and debuggable and not self.capped(state) else "round_end"
 
-def _debuggable(state: dict[str, Any]) -> bool:
-    """A failure the debugger can act on: not an infrastructure error (a GPU worker died or hung twice,
-    graph/cluster), which is nothing in the kernel; that attempt is recorded and the round ends."""
-    return (state.get("failure") or {}).get("verdict") != INFRASTRUCTURE_ERROR and _debug_left(state)
+    def after_plan(self, state: dict[str, Any]) -> str:
+        return "round_end" if self.capped(state) else "code"
 
+    def after_code(self, state: dict[str, Any]) -> str:
+        return "flags" if state.get("choose_flags") and not self.capped(state) else "compile"
 
-def after_compile(state: dict[str, Any]) -> str:
-    if state.get("compiled"):
-        return "verify"
-    return "debug" if _debuggable(state) else "round_end"
+    def after_compile(self, state: dict[str, Any]) -> str:
+        return "verify" if state.get("compiled") else self._debug_or_end(state)
 
+    def after_verify(self, state: dict[str, Any]) -> str:
+        return "profile" if state.get("failure") is None else self._debug_or_end(state)
 
-def after_verify(state: dict[str, Any]) -> str:
-    if state.get("failure") is None:
-        return "profile"
-    return "debug" if _debuggable(state) else "round_end"
-
-
-def after_round(state: dict[str, Any]) -> str:
-    return "plan" if len(state.get("round_log", [])) < spec_of(state).rounds else "finish"
+    def after_round(self, state: dict[str, Any]) -> str:
+        if state.get("stop_reason") or len(state.get("round_log", [])) >= self.spec.rounds:
+            return "finish"
+        return "plan"
 
 
 def build_graph(deps: Deps, checkpointer=None):
@@ -67,6 +77,7 @@ def build_graph(deps: Deps, checkpointer=None):
         jitter=r.jitter,
         retry_on=is_transient,
     )
+    routes = Routes(deps)
     g = StateGraph(JobState)
     modules = {
         "baseline": baseline,
@@ -87,14 +98,14 @@ def build_graph(deps: Deps, checkpointer=None):
         g.add_node(name, node, retry_policy=llm_retry if name in LLM_NODES else None)
     g.add_edge(START, "baseline")
     g.add_edge("baseline", "plan")
-    g.add_edge("plan", "code")
-    g.add_conditional_edges("code", after_code, ["flags", "compile"])
+    g.add_conditional_edges("plan", routes.after_plan, ["code", "round_end"])
+    g.add_conditional_edges("code", routes.after_code, ["flags", "compile"])
     g.add_edge("flags", "compile")
-    g.add_conditional_edges("compile", after_compile, ["verify", "debug", "round_end"])
-    g.add_conditional_edges("verify", after_verify, ["profile", "debug", "round_end"])
+    g.add_conditional_edges("compile", routes.after_compile, ["verify", "debug", "round_end"])
+    g.add_conditional_edges("verify", routes.after_verify, ["profile", "debug", "round_end"])
     g.add_edge("debug", "compile")
     g.add_edge("profile", "filter")
     g.add_edge("filter", "round_end")
-    g.add_conditional_edges("round_end", after_round, ["plan", "finish"])
+    g.add_conditional_edges("round_end", routes.after_round, ["plan", "finish"])
     g.add_edge("finish", END)
     return g.compile(checkpointer=checkpointer)

@@ -13,8 +13,9 @@ from rich.table import Table
 from app.config import load_settings
 
 from .cluster import RAY_OPTION_HELP, evaluator_for_cli
-from .runner import JobOutcome, make_checkpointer, new_job_id, resume_job, start_job
-from .settings import ROLES, AgentSettings, JobSpec
+from .contract import Answer, AttemptEvent, JobSpec, LlmCallEvent, NodeEvent, Outcome, Question
+from .runner import make_checkpointer, new_job_id, resume_job, start_job
+from .settings import ROLES, AgentSettings
 
 console = Console()
 
@@ -33,27 +34,26 @@ def _parse_models(models: list[str] | None) -> dict[str, str]:
     return out
 
 
-def _on_event(event: dict[str, Any]) -> None:
-    kind = event["type"]
-    if kind == "node":
+def _on_event(event: Any) -> None:
+    if isinstance(event, NodeEvent):
         extra = ""
-        if event.get("verdict"):
-            extra = f"  verdict=[bold]{event['verdict']}[/]"
-            if event.get("speedup") is not None:
-                extra += f"  P={event['speedup']:.3f}"
-        console.print(f"[dim]round {event['round']}[/] {event['node']}{extra}")
-    elif kind == "llm_call":
+        if event.verdict:
+            extra = f"  verdict=[bold]{event.verdict}[/]"
+            if event.speedup is not None:
+                extra += f"  P={event.speedup:.3f}"
+        console.print(f"[dim]round {event.round}[/] {event.node}{extra}")
+    elif isinstance(event, LlmCallEvent):
         console.print(
-            f"[dim]    {event['role']} ({event['model']}): {event['input_tokens']} in / {event['output_tokens']} out, "
-            f"{event['latency_s']:.1f} s, ${event['cost_usd']:.4f}[/]"
+            f"[dim]    {event.role} ({event.model}): {event.input_tokens} in / {event.output_tokens} out, "
+            f"{event.latency_s:.1f} s, ${event.cost_usd:.4f}[/]"
         )
-    elif kind == "attempt" and event["verdict"] != "ok":
-        console.print(f"    [yellow]{event['attempt_id']}: {event['verdict']}[/] {event['message'][:200]}")
+    elif isinstance(event, AttemptEvent) and event.verdict != "ok":
+        console.print(f"    [yellow]{event.attempt_id}: {event.verdict}[/] {event.message[:200]}")
 
 
-def _read_answer(question: dict[str, Any]) -> str:
-    console.rule(f"[bold]{question.get('role', '?')}[/]: {question.get('question', '')}")
-    console.print(question.get("prompt", ""))
+def _read_answer(question: Question) -> str:
+    console.rule(f"[bold]{question.role}[/]: {question.question}")
+    console.print(question.prompt)
     console.rule("Type the answer; end with a line holding only '.' (or EOF)")
     lines = []
     for line in sys.stdin:
@@ -63,35 +63,35 @@ def _read_answer(question: dict[str, Any]) -> str:
     return "".join(lines)
 
 
-def _report(outcome: JobOutcome) -> None:
+def _report(outcome: Outcome) -> None:
     table = Table(title=f"job {outcome.job_id}")
     for col in ("round", "strategy", "verdict", "P", "tokens in/out", "cost $"):
         table.add_column(col)
     for r in outcome.rounds:
         table.add_row(
-            str(r["round"]),
-            r["strategy_title"],
-            r["verdict"],
-            "-" if r["score"] is None else f"{r['score']:.3f}",
-            f"{r['input_tokens']}/{r['output_tokens']}",
-            f"{r['cost_usd']:.4f}",
+            str(r.round),
+            r.strategy_title,
+            r.verdict,
+            "-" if r.score is None else f"{r.score:.3f}",
+            f"{r.input_tokens}/{r.output_tokens}",
+            f"{r.cost_usd:.4f}",
         )
     console.print(table)
     t = outcome.totals
     console.print(
-        f"total: {t.get('input_tokens', 0)} input / {t.get('output_tokens', 0)} output tokens "
-        f"({t.get('reasoning_tokens', 0)} reasoning, {t.get('cached_tokens', 0)} cached), ${t.get('cost_usd', 0):.4f}"
+        f"total: {t.input_tokens} input / {t.output_tokens} output tokens "
+        f"({t.reasoning_tokens} reasoning, {t.cached_tokens} cached), ${t.cost_usd:.4f}"
     )
     style = {"finished": "green", "no_correct_kernel": "yellow"}.get(outcome.status, "red")
     console.print(f"[{style}]{outcome.status}[/]: {outcome.message}")
     if outcome.best:
-        console.print(f"best kernel: {outcome.best['attempt_id']} (P = {outcome.best['score']:.3f})")
+        console.print(f"best kernel: {outcome.best.attempt_id} (P = {outcome.best.score:.3f})")
     console.print(f"job id: [bold]{outcome.job_id}[/] (resume with `cudamaster resume {outcome.job_id}`)")
 
 
-def _drive(outcome: JobOutcome, checkpointer, settings: AgentSettings, interactive: bool, evaluator=None) -> JobOutcome:
+def _drive(outcome: Outcome, checkpointer, settings: AgentSettings, interactive: bool, evaluator=None) -> Outcome:
     while outcome.status == "waiting_for_input" and interactive and outcome.question:
-        answer = _read_answer(outcome.question)
+        answer = Answer(question_id=outcome.question.question_id, text=_read_answer(outcome.question))
         outcome = resume_job(
             outcome.job_id, checkpointer=checkpointer, on_event=_on_event, answer=answer, settings=settings, evaluator=evaluator
         )
@@ -129,10 +129,13 @@ def optimize(
         typer.Option(help="checkpoints: sqlite:///path or postgresql://... (default: CUDAMASTER_CHECKPOINT_URL, the service's store)"),
     ] = None,
     job_id: Annotated[str | None, typer.Option(help="job id (default: a new random one)")] = None,
+    max_usd: Annotated[float | None, typer.Option(help="spending cap: US dollars over all LLM calls")] = None,
+    max_tokens: Annotated[int | None, typer.Option(help="spending cap: input + output tokens over all LLM calls")] = None,
     ray: Annotated[str | None, typer.Option("--ray", help=RAY_OPTION_HELP)] = None,
 ) -> None:
     """Optimize one kernel: plan, code, compile, verify, profile, for R rounds."""
     try:
+        cap = {"usd": max_usd, "tokens": max_tokens} if max_usd is not None or max_tokens is not None else None
         spec = JobSpec.model_validate(
             dict(
                 task=task,
@@ -145,6 +148,7 @@ def optimize(
                 replay_file=replay,
                 profile_mode=profile,
                 choose_flags=choose_flags,
+                spending_cap=cap,
             )
         )
     except ValidationError as exc:

@@ -1,27 +1,24 @@
-"""What the nodes are given besides the state: settings and the evaluator."""
+"""What the nodes are given besides the state: settings, the evaluator and the job's spec."""
 
 from __future__ import annotations
 
 from dataclasses import dataclass
-from typing import Any
+from functools import cached_property
 
 from bench_tasks import load_task
 from bench_tasks.spec import Variant
 
+from .contract import JobSpec
 from .evaluator import Evaluator
-from .settings import AgentSettings, JobSpec
+from .settings import AgentSettings
 
 
 @dataclass
 class Deps:
     settings: AgentSettings
     evaluator: Evaluator
+    spec: JobSpec  # validated once, when the job starts or resumes (the state keeps its JSON)
 
-
-def spec_of(state: dict[str, Any]) -> JobSpec:
-    return JobSpec.model_validate(state["spec"])
-
-
-def variant_of(state: dict[str, Any]) -> Variant:
-    spec = spec_of(state)
-    return load_task(spec.task).variant(spec.precision)
+    @cached_property
+    def variant(self) -> Variant:
+        return load_task(self.spec.task).variant(self.spec.precision)

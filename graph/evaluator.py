@@ -15,10 +15,15 @@ import os
 import tempfile
 from dataclasses import asdict, dataclass
 from pathlib import Path
-from typing import Protocol, runtime_checkable
+from typing import TYPE_CHECKING, Protocol, runtime_checkable
 
 from bench_tasks import load_task
 from bench_tasks.harness import EvaluationResult, HarnessSettings, SizeRow, compile_candidate, evaluate, get_settings
+
+from .contract import Profile, ProfileMode
+
+if TYPE_CHECKING:
+    from profiling.report import ProfileReport
 
 log = logging.getLogger(__name__)
 
@@ -36,11 +41,22 @@ class CompileReport:
         return self.verdict is None
 
 
-@dataclass
-class ProfileResult:
-    text: str  # rendered profile ("" when none)
-    note: str = ""  # why there is none, or what was profiled
-    bottleneck: str = ""  # profiling.classify.Bottleneck value, "" when unknown
+def profile_of(report: ProfileReport, mode: ProfileMode, row: SizeRow | None, note: str) -> Profile:
+    """A profiling.ProfileReport as the contract keeps it: the text the planner sees in `mode`, its class
+    and the metrics that text shows (the real profiler and the test double share this)."""
+    from profiling import filter as profile_filter
+
+    return Profile(
+        text=profile_filter.render(report, mode=mode, row=row),
+        note=note,
+        mode=mode,
+        bottleneck_class=report.bottleneck.value if report.bottleneck else "",
+        metrics=profile_filter.shown_values(report, mode),
+    )
+
+
+def no_profile(note: str, mode: ProfileMode = "none") -> Profile:
+    return Profile(text="", note=note, mode=mode)
 
 
 @runtime_checkable
@@ -50,8 +66,8 @@ class Evaluator(Protocol):
     def evaluate(self, task: str, precision: str, source: str | None, sizes: str, flags: list[str]) -> EvaluationResult: ...
 
     def profile(
-        self, task: str, precision: str, source: str | None, mode: str = "filtered", rows: list[dict] | None = None
-    ) -> ProfileResult: ...
+        self, task: str, precision: str, source: str | None, mode: ProfileMode = "filtered", rows: list[dict] | None = None
+    ) -> Profile: ...
 
 
 class LocalEvaluator:
@@ -70,27 +86,22 @@ class LocalEvaluator:
         return evaluate(task, precision, source, sizes, settings=self.settings, extra_flags=list(flags) or None)
 
     def profile(
-        self, task: str, precision: str, source: str | None, mode: str = "filtered", rows: list[dict] | None = None
-    ) -> ProfileResult:
+        self, task: str, precision: str, source: str | None, mode: ProfileMode = "filtered", rows: list[dict] | None = None
+    ) -> Profile:
         if mode == "none":
-            return ProfileResult("", "profiling switched off for this job")
+            return no_profile("profiling switched off for this job")
         try:
-            from profiling import filter as profile_filter
             from profiling.ncu import profile_kernel
         except ImportError as exc:
-            return ProfileResult("", f"profiler unavailable: {exc}")
+            return no_profile(f"profiler unavailable: {exc}", mode)
         try:
             report = profile_kernel(task, precision, candidate_source=source, harness_settings=self.settings)
             # The harness's row at the profiled size gives the roofline position.
             row = next((SizeRow.model_validate(r) for r in rows or [] if r.get("params") == report.params), None)
-            return ProfileResult(
-                profile_filter.render(report, mode=mode, row=row),
-                f"Nsight Compute, {mode} metrics",
-                report.bottleneck.value if report.bottleneck else "",
-            )
+            return profile_of(report, mode, row, f"Nsight Compute, {mode} metrics")
         except Exception as exc:  # noqa: BLE001 - a missing or failing profiler must not end the job
             log.warning("profile of %s/%s failed: %s", task, precision, exc)
-            return ProfileResult("", f"no profile ({type(exc).__name__}: {exc})")
+            return no_profile(f"no profile ({type(exc).__name__}: {exc})", mode)
 
 
 def _key(*parts: object) -> str:
@@ -150,12 +161,12 @@ class CachingEvaluator:
         return result
 
     def profile(
-        self, task: str, precision: str, source: str | None, mode: str = "filtered", rows: list[dict] | None = None
-    ) -> ProfileResult:
+        self, task: str, precision: str, source: str | None, mode: ProfileMode = "filtered", rows: list[dict] | None = None
+    ) -> Profile:
         key = _key("profile", task, precision, source_sha(source), mode)
         if (hit := self._load("profiles", key)) is not None:
-            return ProfileResult(**hit)
+            return Profile.model_validate({**hit, "mode": mode})
         result = self.inner.profile(task, precision, source, mode, rows)
         if result.text:  # a missing profiler may be installed before the resume
-            self._save("profiles", key, asdict(result))
+            self._save("profiles", key, result.model_dump(mode="json"))
         return result

@@ -24,7 +24,7 @@ from contextlib import contextmanager
 from contextvars import ContextVar
 from functools import cache
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 import httpx
 import openai
@@ -33,7 +33,11 @@ from langgraph.errors import GraphDrained
 from langgraph.types import interrupt
 from pydantic import BaseModel
 
-from .settings import AgentSettings, JobSpec, ResolvedRole
+from .contract import LlmCall, Question
+from .settings import AgentSettings, ResolvedRole
+
+if TYPE_CHECKING:
+    from .deps import Deps
 
 TRANSIENT_LLM_ERRORS: tuple[type[BaseException], ...] = (
     openai.APITimeoutError,
@@ -190,70 +194,79 @@ def load_replay_file(path: Path) -> list[dict[str, Any]]:
 
 
 def ask(
-    state: dict[str, Any], role: str, system: str, user: str, settings: AgentSettings, schema: type[BaseModel] | None = None
+    state: dict[str, Any], role: str, system: str, user: str, deps: Deps, schema: type[BaseModel] | None = None
 ) -> tuple[str, dict[str, Any]]:
-    """Ask `role`; return (response text, call record). May pause the job (manual mode)."""
-    spec = JobSpec.model_validate(state["spec"])
+    """Ask `role`; return (response text, call record: a contract.LlmCall as JSON). May pause the job
+    (manual mode) with a contract.Question whose id is the call's id."""
+    spec, settings = deps.spec, deps.settings
     calls = state.get("llm_calls", [])
     index = len(calls)
     nth_for_role = sum(1 for c in calls if c["role"] == role)
     resolved = settings.role(role, spec.model_for(role))
-    record: dict[str, Any] = {
-        "call_id": f"{state['job_id']}:llm{index}",
-        "job_id": state["job_id"],
-        "round": state.get("round", 0),
-        "debug_step": state.get("debug_step", 0),
-        "role": role,
-        "model": resolved.model,
-        "input_tokens": 0,
-        "output_tokens": 0,
-        "reasoning_tokens": 0,
-        "cached_tokens": 0,
-        "latency_s": 0.0,
-        "cost_usd": 0.0,
-        "priced": True,
-    }
+    record = LlmCall(
+        call_id=f"{state['job_id']}:llm{index}",
+        job_id=state["job_id"],
+        round=state.get("round", 0),
+        debug_step=state.get("debug_step", 0),
+        role=role,
+        model=resolved.model,
+    )
     if spec.replay_file:
         recorded = [r for r in _replay_responses(spec.replay_file) if r["role"] == role]
         if nth_for_role >= len(recorded):
             raise ReplayExhausted(
                 f"the replay file {spec.replay_file} has {len(recorded)} {role} responses; the job asked for response {nth_for_role + 1}"
             )
-        record.update(mode="replay", model=f"replay:{recorded[nth_for_role].get('model', resolved.model)}")
+        record.mode, record.model = "replay", f"replay:{recorded[nth_for_role].get('model', resolved.model)}"
         text = str(recorded[nth_for_role]["response"])
     elif spec.manual or not resolved.has_endpoint:
         why = (
             "the job runs in manual mode"
             if spec.manual
-            else "no LLM endpoint is configured (CUDAMASTER_AGENT__BASE_URL / CUDAMASTER_AGENT__API_KEY)"
+            else ("no LLM endpoint is configured (CUDAMASTER_AGENT__BASE_URL / CUDAMASTER_AGENT__API_KEY)")
         )
-        answer = interrupt(
-            {
-                "type": "llm_request",
-                "role": role,
-                "call_id": record["call_id"],
-                "round": record["round"],
-                "question": f"Answer as the {role} ({why}).",
-                "system": system,
-                "prompt": user,
-            }
+        question = Question(
+            question_id=record.call_id,
+            role=role,
+            round=record.round,
+            debug_step=record.debug_step,
+            question=f"Answer as the {role} ({why}).",
+            system=system,
+            prompt=user,
         )
-        record.update(mode="manual", model="manual")
-        text = str(answer)
+        answer = interrupt(question.model_dump(mode="json"))
+        record.mode, record.model = "manual", "manual"
+        text = answer_text(answer, question)
     else:
-        record.update(send_id=uuid.uuid4().hex, status="paid")
-        _record_sent(record, system, user, settings)
+        record.send_id, record.status = uuid.uuid4().hex, "paid"
+        _record_sent(record.model_dump(mode="json"), system, user, settings)
         started = time.monotonic()
         try:
             text, usage = _call_endpoint(resolved, system, user, schema)
         except Exception as exc:
-            _record_failed(record, exc)
+            _record_failed(record.model_dump(mode="json"), exc)
             raise
-        record.update(usage)
-        record["latency_s"] = round(time.monotonic() - started, 3)
-        record["cost_usd"], record["priced"] = cost_usd(
+        record = record.model_copy(update=usage)
+        record.latency_s = round(time.monotonic() - started, 3)
+        record.cost_usd, record.priced = cost_usd(
             settings, resolved.model, usage["input_tokens"], usage["output_tokens"], usage["cached_tokens"]
         )
-        record["mode"] = "endpoint"
-    record["response"] = text
-    return text, record
+        record.mode = "endpoint"
+    record.response = text
+    return text, record.model_dump(mode="json")
+
+
+class StaleAnswer(LlmError):
+    """An answer reached a question it was not given for (graph.runner refuses these before resuming)."""
+
+
+def answer_text(answer: Any, question: Question) -> str:
+    """The text of the answer a paused job was resumed with; an Answer must name this question."""
+    if isinstance(answer, dict) and "question_id" in answer:
+        if answer["question_id"] != question.question_id:
+            raise StaleAnswer(
+                f"the answer given for question {answer['question_id']} reached question "
+                f"{question.question_id} ({question.role}); answer the pending question again"
+            )
+        return str(answer.get("text", ""))
+    return str(answer)

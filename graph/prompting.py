@@ -7,11 +7,10 @@ from pathlib import Path
 from string import Template
 from typing import Any
 
-from bench_tasks import load_task
 from bench_tasks.spec import Variant
 
+from .deps import Deps
 from .kernel_text import FLAG_ALLOWLIST_TEXT
-from .settings import AgentSettings, JobSpec
 
 PROMPTS = Path(__file__).parent / "prompts"
 
@@ -48,12 +47,11 @@ def arguments_text(variant: Variant) -> str:
     return "\n".join(lines)
 
 
-def system_prompt(role: str, state: dict[str, Any], settings: AgentSettings) -> str:
-    spec = JobSpec.model_validate(state["spec"])
-    variant = load_task(spec.task).variant(spec.precision)
+def system_prompt(role: str, deps: Deps) -> str:
+    spec, variant = deps.spec, deps.variant
     task = variant.task
     notes = "\n".join(f"- {k}: {v}" for k, v in task.notes.items() if k != "published_timing")
-    t = settings.target
+    t = deps.settings.target
     return render(
         "system",
         role=role,
@@ -96,7 +94,7 @@ def results_table(evaluation: dict[str, Any] | None, candidate: bool = True) -> 
     return "\n".join(lines)
 
 
-def best_context(state: dict[str, Any]) -> dict[str, str]:
+def best_context(state: dict[str, Any], variant: Variant) -> dict[str, str]:
     """The best kernel so far (or the baseline when none is correct yet) and its results."""
     best = state.get("best")
     if best:
@@ -105,8 +103,6 @@ def best_context(state: dict[str, Any]) -> dict[str, str]:
             "best_source": best["source"],
             "results": results_table(best.get("evaluation")),
         }
-    spec = JobSpec.model_validate(state["spec"])
-    variant = load_task(spec.task).variant(spec.precision)
     baseline = state.get("baseline", {})
     return {
         "best_label": f"the baseline; its entry point is `{variant.entry}`, yours must be `{variant.candidate_entry}`",

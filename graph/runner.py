@@ -4,6 +4,10 @@ A job is one LangGraph thread (thread_id = job id) checkpointed after every step
 "sync"). Its ledger (attempts, LLM calls, rounds) lives in the state and only grows. Compile and
 GPU results are also cached per job by source hash (CachingEvaluator), so a job killed in the middle
 of a step redoes at most that step, and never a finished compile or evaluation.
+
+What a run emits (`on_event`) and returns are graph.contract models: events of the `Event` union and
+an `Outcome`. An answer (manual mode) is an `Answer` bound to the question it answers: a job that
+waits on another question is not resumed with it.
 """
 
 from __future__ import annotations
@@ -13,39 +17,41 @@ import sqlite3
 import uuid
 from collections.abc import Callable
 from pathlib import Path
-from typing import Any, Literal
+from typing import Any
 
 from langgraph.errors import GraphDrained
 from langgraph.runtime import RunControl
 from langgraph.types import Command
-from pydantic import BaseModel, Field
 
 from bench_tasks import TaskError, load_task
 
+from . import spending
 from .builder import build_graph
+from .contract import (
+    FINAL_STATUSES,
+    Answer,
+    Attempt,
+    AttemptEvent,
+    FinishedEvent,
+    InterruptEvent,
+    JobSpec,
+    LlmCallEvent,
+    NodeEvent,
+    Outcome,
+    ProfileEvent,
+    Question,
+    Status,
+    Totals,
+)
 from .deps import Deps
 from .evaluator import CachingEvaluator, Evaluator, LocalEvaluator
 from .llm import LlmError, is_transient, load_replay_file
-from .settings import AgentSettings, JobSpec
+from .settings import AgentSettings
 from .state import GRAPH_VERSION
 
 log = logging.getLogger(__name__)
 
-Status = Literal["finished", "no_correct_kernel", "waiting_for_input", "stopped", "failed"]
-EventSink = Callable[[dict[str, Any]], None]
-FINAL_STATUSES = ("finished", "no_correct_kernel")  # what the graph's `finish` node sets
-
-
-class JobOutcome(BaseModel):
-    job_id: str
-    status: Status
-    best: dict[str, Any] | None = None  # the best correct attempt (with its evaluation), or None
-    attempts: list[dict[str, Any]] = Field(default_factory=list)
-    llm_calls: list[dict[str, Any]] = Field(default_factory=list)
-    rounds: list[dict[str, Any]] = Field(default_factory=list)  # per round: strategy, verdict, P, tokens, cost
-    totals: dict[str, Any] = Field(default_factory=dict)  # tokens and cost_usd over all LLM calls
-    question: dict[str, Any] | None = None  # the pending interrupt's payload when waiting_for_input
-    message: str = ""
+EventSink = Callable[[Any], None]  # called with each contract event model (see graph.contract.Event)
 
 
 # -- checkpointers ---------------------------------------------------------------------------------
@@ -102,26 +108,32 @@ def _config(job_id: str, settings: AgentSettings) -> dict[str, Any]:
     }
 
 
-def _graph(job_id: str, settings: AgentSettings, checkpointer, evaluator: Evaluator | None):
+def _graph(job_id: str, spec: JobSpec, settings: AgentSettings, checkpointer, evaluator: Evaluator | None):
     inner = evaluator if evaluator is not None else LocalEvaluator()
     if not isinstance(inner, CachingEvaluator):
         inner = CachingEvaluator(inner, settings.jobs_dir() / job_id)
-    return build_graph(Deps(settings=settings, evaluator=inner), checkpointer=checkpointer)
+    return build_graph(Deps(settings=settings, evaluator=inner, spec=spec), checkpointer=checkpointer)
 
 
-def _emit(sink: EventSink | None, event: dict[str, Any]) -> None:
+def _reader(settings: AgentSettings, checkpointer):
+    """A graph to read a job's checkpoints with (its spec is in the state; nothing runs)."""
+    unused = JobSpec(task="(reading checkpoints)", precision="fp32")
+    return build_graph(Deps(settings=settings, evaluator=LocalEvaluator(), spec=unused), checkpointer=checkpointer)
+
+
+def _emit(sink: EventSink | None, event: Any) -> None:
     if sink is None:
         return
     try:
         sink(event)
     except Exception:  # noqa: BLE001 - a broken consumer must not break the job
-        log.exception("on_event consumer failed on %s", event.get("type"))
+        log.exception("on_event consumer failed on %s", event.type)
 
 
-def _pending_interrupt(snapshot) -> Any | None:
+def _pending_interrupt(snapshot) -> Question | None:
     for task in snapshot.tasks or ():
         for intr in task.interrupts or ():
-            return intr.value
+            return Question.model_validate(intr.value)
     return None
 
 
@@ -153,25 +165,24 @@ def _pending_error(snapshot) -> str | None:
     return None
 
 
-def totals(llm_calls: list[dict[str, Any]]) -> dict[str, Any]:
-    keys = ("input_tokens", "output_tokens", "reasoning_tokens", "cached_tokens")
-    out: dict[str, Any] = {k: sum(int(c.get(k, 0)) for c in llm_calls) for k in keys}
-    out["cost_usd"] = round(sum(float(c.get("cost_usd", 0.0)) for c in llm_calls), 8)
-    out["llm_calls"] = len(llm_calls)
-    out["unpriced_models"] = sorted({c["model"] for c in llm_calls if not c.get("priced", True)})
-    return out
+def _with_profile(attempt: dict[str, Any], profiles: dict[str, Any]) -> Attempt:
+    return Attempt.model_validate({**attempt, "profile": profiles.get(attempt["attempt_id"])})
 
 
-def _outcome(job_id: str, values: dict[str, Any], status: Status, message: str, question: Any = None) -> JobOutcome:
+def _outcome(job_id: str, values: dict[str, Any], status: Status, message: str, question: Question | None = None) -> Outcome:
     calls = list(values.get("llm_calls", []))
-    return JobOutcome(
+    profiles = {p["attempt_id"]: p["profile"] for p in values.get("profiles", [])}
+    best = values.get("best")
+    stop_reason = values.get("stop_reason") if status in FINAL_STATUSES else None
+    return Outcome(
         job_id=job_id,
         status=status,
-        best=values.get("best"),
-        attempts=list(values.get("attempts", [])),
+        stop_reason=stop_reason,
+        best=_with_profile(best, profiles) if best else None,
+        attempts=[_with_profile(a, profiles) for a in values.get("attempts", [])],
         llm_calls=calls,
         rounds=list(values.get("round_log", [])),
-        totals=totals(calls),
+        totals=Totals.of(calls),
         question=question,
         message=message,
     )
@@ -190,7 +201,7 @@ def _failure_message(exc: BaseException, job_id: str, settings: AgentSettings) -
 
 def _run(
     graph, job_id: str, graph_input: Any, settings: AgentSettings, on_event: EventSink | None, should_stop: Callable[[], bool] | None
-) -> JobOutcome:
+) -> Outcome:
     config = _config(job_id, settings)
     current_round = (graph.get_state(config).values or {}).get("round", 0)
     control = RunControl()
@@ -203,40 +214,32 @@ def _run(
                     continue
                 if node == "__interrupt__":
                     for intr in update:
-                        value = intr.value if isinstance(intr.value, dict) else {"question": intr.value}
+                        asked = Question.model_validate(intr.value)
                         _emit(
                             on_event,
-                            {
-                                "type": "interrupt",
-                                "job_id": job_id,
-                                "round": current_round,
-                                "node": value.get("role", ""),
-                                "interrupt_id": intr.id,
-                                "question": value,
-                            },
+                            InterruptEvent(job_id=job_id, round=current_round, node=asked.role, interrupt_id=intr.id, question=asked),
                         )
                     continue
                 update = update or {}
                 if node != "round_end" and "round" in update:
                     current_round = update["round"]
                 for a in update.get("attempts", []):
-                    _emit(on_event, {"type": "attempt", "job_id": job_id, "node": node, **a})
+                    _emit(on_event, AttemptEvent.model_validate({**a, "node": node}))
                 for c in update.get("llm_calls", []):
-                    _emit(on_event, {"type": "llm_call", "node": node, **c})
+                    _emit(on_event, LlmCallEvent.model_validate({**c, "node": node}))
                 for shown in (update.get("profile"), update.get("current_profile")):
                     if shown:
                         _emit(on_event, profile_event(job_id, shown, sent=shown is update.get("profile")))
                 last = (update.get("attempts") or [None])[-1]
                 _emit(
                     on_event,
-                    {
-                        "type": "node",
-                        "job_id": job_id,
-                        "round": current_round,
-                        "node": node,
-                        "verdict": last["verdict"] if last else None,
-                        "speedup": last["score"] if last else None,
-                    },
+                    NodeEvent(
+                        job_id=job_id,
+                        round=current_round,
+                        node=node,
+                        verdict=last["verdict"] if last else None,
+                        speedup=last["score"] if last else None,
+                    ),
                 )
                 if node == "round_end":
                     current_round = update.get("round", current_round)
@@ -252,60 +255,54 @@ def _run(
     question = _pending_interrupt(snapshot)
     if status is None:
         if question is not None:
-            status = "waiting_for_input"
-            message = (
-                f"waiting for an answer for the {question.get('role', '?')} role" if isinstance(question, dict) else "waiting for input"
-            )
+            status, message = "waiting_for_input", f"waiting for an answer for the {question.role} role"
         elif not snapshot.next:
             status, message = _end_status(job_id, snapshot, values)
         else:
             status, message = "stopped", f"stopped before {', '.join(snapshot.next)}"
     outcome = _outcome(job_id, values, status, message, question)
+    best = outcome.best
     _emit(
         on_event,
-        {
-            "type": "finished",
-            "job_id": job_id,
-            "round": values.get("round", 0),
-            "node": "",
-            "status": status,
-            "message": message,
-            "best_attempt_id": (outcome.best or {}).get("attempt_id"),
-            "speedup": (outcome.best or {}).get("score"),
-            "totals": outcome.totals,
-        },
+        FinishedEvent(
+            job_id=job_id,
+            round=values.get("round", 0),
+            status=status,
+            stop_reason=outcome.stop_reason,
+            message=message,
+            best_attempt_id=best.attempt_id if best else None,
+            speedup=best.score if best else None,
+            totals=outcome.totals,
+        ),
     )
     return outcome
 
 
-def profile_event(job_id: str, profile: dict[str, Any], *, sent: bool) -> dict[str, Any]:
-    """A `profile` event: a profile taken (`sent` False: of the round's kernel) or the one the next
-    planner is sent (`sent` True: with its mode, token budget and tokens). The service stores the
-    bottleneck class per attempt from it; the baseline's has `of` == "baseline" and no attempt."""
-    event = {
-        "type": "profile",
-        "job_id": job_id,
-        "of": profile.get("of"),
-        "sent": sent,
-        "bottleneck_class": profile.get("bottleneck", ""),
-        "note": profile.get("note", ""),
-        "text": profile.get("text", ""),
-    }
-    if profile.get("of") != "baseline":
-        event["attempt_id"] = profile.get("of")
-    if sent:
-        event |= {
-            "mode": profile.get("mode"),
-            "tokens": profile.get("tokens", 0),
-            "budget": profile.get("budget"),
-            "lines_cut": profile.get("lines_cut", 0),
-        }
-    return event
+def profile_event(job_id: str, profile: dict[str, Any], *, sent: bool) -> ProfileEvent:
+    """A `profile` event: a profile taken (`sent` False: of the round's kernel, or the baseline's) or the one
+    the next planner is sent (`sent` True: with its mode, token budget and tokens). The service stores the
+    attempt's profile from it; the baseline's has `of` == "baseline" and no attempt."""
+    of = str(profile.get("of"))
+    return ProfileEvent(
+        job_id=job_id,
+        node="filter" if sent else "profile",
+        of=of,
+        sent=sent,
+        attempt_id=None if of == "baseline" else of,
+        bottleneck_class=profile.get("bottleneck") or "",
+        metrics=profile.get("metrics") or {},
+        note=profile.get("note") or "",
+        text=profile.get("text") or "",
+        mode=profile.get("mode") or "none",
+        tokens=int(profile.get("tokens") or 0),
+        budget=profile.get("budget") if sent else None,
+        lines_cut=int(profile.get("lines_cut") or 0),
+    )
 
 
-def _refuse(job_id: str, message: str, on_event: EventSink | None) -> JobOutcome:
-    _emit(on_event, {"type": "finished", "job_id": job_id, "round": 0, "node": "", "status": "failed", "message": message})
-    return JobOutcome(job_id=job_id, status="failed", message=message, totals=totals([]))
+def _refuse(job_id: str, message: str, on_event: EventSink | None) -> Outcome:
+    _emit(on_event, FinishedEvent(job_id=job_id, status="failed", message=message))
+    return Outcome(job_id=job_id, status="failed", message=message)
 
 
 def start_job(
@@ -317,7 +314,7 @@ def start_job(
     on_event: EventSink | None = None,
     should_stop: Callable[[], bool] | None = None,
     settings: AgentSettings | None = None,
-) -> JobOutcome:
+) -> Outcome:
     """Run a new job until it finishes, asks a question, is stopped or fails."""
     settings = settings or _tree().agent
     job_id = job_id or new_job_id()
@@ -334,8 +331,10 @@ def start_job(
         except (OSError, ValueError) as exc:
             return _refuse(job_id, f"cannot use replay file {spec.replay_file}: {exc}", on_event)
         spec = spec.model_copy(update={"replay_file": str(path)})
+    if (why := spending.unenforceable(spec, settings)) is not None:
+        return _refuse(job_id, why, on_event)
     checkpointer = checkpointer if checkpointer is not None else make_checkpointer()
-    graph = _graph(job_id, settings, checkpointer, evaluator)
+    graph = _graph(job_id, spec, settings, checkpointer, evaluator)
     if graph.get_state(_config(job_id, settings)).values:
         return _refuse(job_id, f"job {job_id} already exists; resume it instead", on_event)
     initial = {  # type: ignore[var-annotated]
@@ -348,8 +347,10 @@ def start_job(
         "attempts": [],
         "llm_calls": [],
         "round_log": [],
+        "profiles": [],
         "best": None,
         "status": "running",
+        "stop_reason": None,
         "message": "",
     }
     return _run(graph, job_id, initial, settings, on_event, should_stop)
@@ -362,15 +363,17 @@ def resume_job(
     evaluator: Evaluator | None = None,
     on_event: EventSink | None = None,
     should_stop: Callable[[], bool] | None = None,
-    answer: str | None = None,
+    answer: Answer | str | None = None,
     settings: AgentSettings | None = None,
-) -> JobOutcome:
-    """Continue a job from its last checkpoint; `answer` answers its pending question (manual mode)."""
+) -> Outcome:
+    """Continue a job from its last checkpoint; `answer` answers its pending question (manual mode).
+
+    An `Answer` names the question it answers: when the job waits on another one, it is not resumed
+    and keeps waiting (a plain string answers whatever question is pending)."""
     settings = settings or _tree().agent
     checkpointer = checkpointer if checkpointer is not None else make_checkpointer()
-    graph = _graph(job_id, settings, checkpointer, evaluator)
     config = _config(job_id, settings)
-    snapshot = graph.get_state(config)
+    snapshot = _reader(settings, checkpointer).get_state(config)
     values = snapshot.values or {}
     if not values:
         return _refuse(job_id, f"no job {job_id} in this checkpoint database", on_event)
@@ -383,26 +386,40 @@ def resume_job(
     question = _pending_interrupt(snapshot)
     if _graph_ended(snapshot):
         return _outcome(job_id, values, *_end_status(job_id, snapshot, values))
+    if isinstance(answer, str):
+        answer = Answer(question_id=None, text=answer)
     if question is not None and answer is None:
         return _outcome(job_id, values, "waiting_for_input", "waiting for an answer; resume with answer=...", question)
-    graph_input = Command(resume=answer) if question is not None else None  # type: ignore[var-annotated]
+    if question is not None and answer is not None and answer.question_id not in (None, question.question_id):
+        return _outcome(
+            job_id,
+            values,
+            "waiting_for_input",
+            f"the answer given was for question {answer.question_id}, which is no longer pending: the job "
+            f"waits on question {question.question_id} for the {question.role} role; answer that one",
+            question,
+        )
+    graph_input: Command | None = None
+    if question is not None and answer is not None:
+        graph_input = Command(resume={"question_id": question.question_id, "text": answer.text})
+    graph = _graph(job_id, JobSpec.model_validate(values["spec"]), settings, checkpointer, evaluator)
     return _run(graph, job_id, graph_input, settings, on_event, should_stop)
 
 
 def job_state(job_id: str, checkpointer, settings: AgentSettings | None = None) -> dict[str, Any]:
     """The job's current state values, what runs next, its pending question and last error, if any."""
     settings = settings or _tree().agent
-    graph = build_graph(Deps(settings=settings, evaluator=LocalEvaluator()), checkpointer=checkpointer)
-    snapshot = graph.get_state(_config(job_id, settings))
+    snapshot = _reader(settings, checkpointer).get_state(_config(job_id, settings))
     values = dict(snapshot.values or {})
+    question = _pending_interrupt(snapshot) if values.get("graph_version") == GRAPH_VERSION else None
     return {
         "job_id": job_id,
         "exists": bool(values),
         "values": values,
         "next": list(snapshot.next),
-        "interrupt": _pending_interrupt(snapshot),
+        "interrupt": question.model_dump(mode="json") if question else None,
         "error": _pending_error(snapshot),
-        "totals": totals(values.get("llm_calls", [])),
+        "totals": Totals.of(values.get("llm_calls", [])).model_dump(mode="json"),
     }
 
 

@@ -1,4 +1,4 @@
-"""Agent settings (the `agent` section of the settings tree, app/config.py) and the job specification.
+"""Agent settings (the `agent` section of the settings tree, app/config.py). The job specification is graph.contract.JobSpec.
 
     CUDAMASTER_AGENT__BASE_URL=https://api.deepseek.com/v1 CUDAMASTER_AGENT__API_KEY=... CUDAMASTER_AGENT__MODEL=deepseek-chat
     CUDAMASTER_AGENT__ROLES__CODER__MODEL=deepseek-reasoner CUDAMASTER_AGENT__ROLES__CODER__STRUCTURED_OUTPUT=json_mode
@@ -131,24 +131,3 @@ class ResolvedRole(BaseModel):
     @property
     def has_endpoint(self) -> bool:
         return self.base_url is not None or self.api_key is not None
-
-
-class JobSpec(BaseModel):
-    """What one optimization job does. R and D are the paper's knobs (R=1, D=0 are its ablations)."""
-
-    task: str
-    precision: str
-    rounds: int = Field(3, ge=1, le=10)
-    debug: int = Field(3, ge=0, le=10)
-    sizes: str = "paper"
-    models: dict[str, str] = Field(default_factory=dict, description="role -> model; key '*' for every role")
-    manual: bool = False
-    replay_file: str | None = None
-    profile_mode: Literal["filtered", "full", "none"] = "filtered"
-    profile_token_budget: int | None = Field(
-        None, ge=64, description="cut each profile the planner is sent to this many tokens (o200k_base); None: sent whole"
-    )
-    choose_flags: bool | None = None  # None: the settings' choose_flags
-
-    def model_for(self, role: str) -> str | None:
-        return self.models.get(role) or self.models.get("*")

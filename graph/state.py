@@ -1,8 +1,11 @@
-"""The job's state in the graph. Everything in it is plain JSON-able data, checkpointed after every step.
+"""The job's state in the graph. Everything in it is plain JSON-able data, checkpointed after every step:
+the records are graph.contract models dumped with `model_dump(mode="json")` (spec: JobSpec, attempts:
+Attempt, llm_calls: LlmCall, round_log: RoundSummary, profiles: ProfileEvent).
 
-`attempts`, `llm_calls` and `round_log` only grow (reducer: list concatenation); a node returns the
-records it adds. An attempt is one kernel source at (round, debug_step) with its final verdict; it is
-written exactly once, by the node that decided that verdict (compile on a failure, verify otherwise).
+`attempts`, `llm_calls`, `round_log` and `profiles` only grow (reducer: list concatenation); a node
+returns the records it adds. An attempt is one kernel source at (round, debug_step) with its final
+verdict; it is written exactly once, by the node that decided that verdict (compile on a failure,
+verify otherwise). Its profile, taken after it was verified, is a record of its own in `profiles`.
 """
 
 from __future__ import annotations
@@ -10,7 +13,7 @@ from __future__ import annotations
 import operator
 from typing import Annotated, Any, TypedDict
 
-GRAPH_VERSION = "1"
+GRAPH_VERSION = "2"  # 2: contract records, questions with ids, profiles, spending cap routing
 
 # Agent-level verdicts, beside the harness's (ok, compile_error, link_error, rejected, runtime_error,
 # timeout, wrong_answer).
@@ -21,7 +24,7 @@ BAD_SOURCE = "bad_source"  # empty, oversized or badly marked source (harness Ca
 
 class JobState(TypedDict, total=False):
     job_id: str
-    spec: dict[str, Any]  # JobSpec.model_dump()
+    spec: dict[str, Any]  # JobSpec.model_dump(mode="json"); nodes read deps.spec
     graph_version: str
     choose_flags: bool
 
@@ -43,8 +46,10 @@ class JobState(TypedDict, total=False):
     attempts: Annotated[list[dict[str, Any]], operator.add]
     llm_calls: Annotated[list[dict[str, Any]], operator.add]
     round_log: Annotated[list[dict[str, Any]], operator.add]
+    profiles: Annotated[list[dict[str, Any]], operator.add]
 
     status: str  # running | finished | no_correct_kernel
+    stop_reason: str | None  # contract.StopReason: why the job ended before its rounds were done
     message: str
 
 

@@ -8,20 +8,24 @@ symbol checks) and then invents the GPU part from markers in the source:
     // FAKE_CRASH          -> verdict runtime_error
     (no marker)            -> verdict ok, speedup 1.0
 
-`before_compile` is called before each real compile (tests use it to time a SIGKILL).
+`before_compile` is called before each real compile (tests use it to time a SIGKILL). With
+`ncu_report` (a saved `ncu --page raw --csv` report, e.g. tests/fixtures/ncu/*.csv) every profile is
+that FAKE report (not of this kernel) put through the real parser, classifier and metric filter.
 """
 
 from __future__ import annotations
 
 import re
 from collections.abc import Callable
+from pathlib import Path
 
 from bench_tasks import load_task
 from bench_tasks.harness import EvaluationResult, HarnessSettings, SizeRow, TimeStats, Verdict
 from bench_tasks.harness import source as harness_source
 from bench_tasks.harness.result import GpuInfo
 
-from .evaluator import CompileReport, LocalEvaluator, ProfileResult
+from .contract import Profile, ProfileMode
+from .evaluator import CompileReport, LocalEvaluator, no_profile, profile_of
 
 FAKE_GPU = GpuInfo(name="FAKE GPU (test double, no measurement)", compute_capability="9.0", sm_count=132, l2_bytes=60 * 2**20)
 
@@ -35,9 +39,15 @@ class FakeGpuEvaluator:
 
     gpu_info = FAKE_GPU  # the GPU model a Ray worker running this double reports (graph/cluster/worker.py)
 
-    def __init__(self, harness_settings: HarnessSettings | None = None, before_compile: Callable[[str], None] | None = None):
+    def __init__(
+        self,
+        harness_settings: HarnessSettings | None = None,
+        before_compile: Callable[[str], None] | None = None,
+        ncu_report: Path | None = None,
+    ):
         self.real = LocalEvaluator(harness_settings)
         self.before_compile = before_compile
+        self.ncu_report = ncu_report
         self.compiles: list[str] = []
         self.evaluations: list[str | None] = []
         self.profiles: list[str | None] = []
@@ -97,13 +107,26 @@ class FakeGpuEvaluator:
         return result
 
     def profile(
-        self, task: str, precision: str, source: str | None, mode: str = "filtered", rows: list[dict] | None = None
-    ) -> ProfileResult:
+        self, task: str, precision: str, source: str | None, mode: ProfileMode = "filtered", rows: list[dict] | None = None
+    ) -> Profile:
         self.profiles.append(source)
         if mode == "none":
-            return ProfileResult("", "profiling switched off for this job")
+            return no_profile("profiling switched off for this job")
         what = "baseline" if source is None else "candidate"
+        if self.ncu_report is not None:
+            from profiling.parse import parse_raw
+            from profiling.report import ProfileReport
+
+            text = Path(self.ncu_report).read_text()
+            report = ProfileReport.from_kernels(parse_raw(text), raw_csv=text, task=task, precision=precision, impl=what)
+            row = SizeRow.model_validate(rows[0]) if rows else None
+            return profile_of(report, mode, row, f"FAKE profiler: the saved report {Path(self.ncu_report).name} (test double)")
         text = f"FAKE PROFILE ({mode}) of the {what}: bottleneck memory-bound; dram throughput 5% of peak"
         if mode == "full":  # long enough for a token budget to cut
             text += "".join(f"\n- FAKE metric {i}: {i}.00 % [fake__unit_{i}.avg.pct_of_peak_sustained_elapsed]" for i in range(200))
-        return ProfileResult(text, "FAKE profiler (test double)", "memory_latency" if source is None else "memory_bandwidth")
+        return Profile(
+            text=text,
+            note="FAKE profiler (test double)",
+            mode=mode,
+            bottleneck_class="memory_latency" if source is None else "memory_bandwidth",
+        )

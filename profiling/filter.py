@@ -89,6 +89,20 @@ def _metric_line(report: ProfileReport, raw: str) -> str:
     return f"- {m.label(raw)}: {format_value(report.summary.get(raw))}" + (f" ({meaning})" if meaning else "")
 
 
+def shown_metrics(report: ProfileReport, mode: str = "filtered") -> list[str]:
+    """The raw metric names `render` shows in `mode`: the class's metrics (filtered), every one (full)."""
+    if mode == "full":
+        return sorted(report.summary)
+    if mode == "filtered" and report.classification is not None:
+        return list(CLASS_METRICS[report.classification.bottleneck])
+    return []
+
+
+def shown_values(report: ProfileReport, mode: str = "filtered") -> dict[str, float | None]:
+    """What the LLM saw of the metrics, as numbers (raw name -> value; None when not collected)."""
+    return {raw: (report.summary[raw].value if raw in report.summary else None) for raw in shown_metrics(report, mode)}
+
+
 def render(report: ProfileReport, mode: str = "filtered", row: SizeRow | None = None) -> str:
     if mode not in MODES:
         raise ValueError(f"unknown filter mode {mode!r}: choose one of {', '.join(MODES)}")
@@ -102,7 +116,7 @@ def render(report: ProfileReport, mode: str = "filtered", row: SizeRow | None = 
         lines.append(f"Bottleneck: unknown ({report.classify_error or 'not classified'})")
     if mode == "filtered" and c is not None:
         lines.append(f"Metrics for a {c.bottleneck.title} kernel (Nsight Compute):")
-        lines += [_metric_line(report, raw) for raw in CLASS_METRICS[c.bottleneck]]
+        lines += [_metric_line(report, raw) for raw in shown_metrics(report, mode)]
     lines.append("Launch:")
     lines += _launch(report)
     if row is not None:

@@ -18,6 +18,7 @@ from bench_tasks import TaskError, load_task
 from bench_tasks.harness import get_settings
 from bench_tasks.harness.sandbox import SandboxUnavailable
 from bench_tasks.spec import Task
+from graph import spending
 
 from .. import custom_tasks, permissions
 from ..bounds import INT32_MAX, KEY_ID_PATTERN, MAX_OFFSET, MODEL_PATTERN, TASK_PATTERN, is_custom_task_id
@@ -90,6 +91,9 @@ def submit_job(
                 413, f"custom.baseline_cu is {size} bytes; the limit is {settings.max_source_bytes} (CUDAMASTER_SERVICE__MAX_SOURCE_BYTES)"
             )
     task = _task_of(session, caller, body, settings)
+    spec = body.agent_spec(task.name)
+    if (why := spending.unenforceable(spec, request.app.state.tree.agent)) is not None:
+        raise unprocessable(("body", "spending_cap"), why)
     assert caller.key_id is not None
     try:  # the key's lock, held until the commit below: the count and the insert are one step
         take_job_slot(session, caller.key_id, settings.max_jobs_in_flight_per_key)
@@ -99,7 +103,7 @@ def submit_job(
         session,
         task=task.name,
         precision=body.precision,
-        settings=body.agent_spec() | {"task": task.name},
+        settings=spec.model_dump(mode="json"),
         api_key_id=caller.key_id,
         team=caller.team,
         commit=False,
@@ -234,7 +238,7 @@ def answer_job(job_id: JobId, body: AnswerIn, request: Request, session: Session
     job = actionable_job(session, caller, job_id, "answer")
     require_gpus(request)
     try:
-        job = store.submit_answer(session, job, body.answer)
+        job = store.submit_answer(session, job, body.answer, body.question_id)
     except store.JobStateError as exc:
         raise HTTPException(409, str(exc)) from None
     runner.wake()
@@ -275,7 +279,8 @@ def _start_after(
     summary="Stream a job's events (server-sent events)",
     responses=_READ,
     description="Replays the stored events after `Last-Event-ID` (or `after`), then streams new ones. Event names are "
-    "the agent's event types (node, attempt, llm_call, interrupt, finished); a final `end` event carries "
+    "the agent's event types (node, attempt, llm_call, profile, interrupt, finished), each event's data its "
+    "graph.contract model (sources, evaluations, logs and responses blanked); a final `end` event carries "
     "the job's status when it stops running (finished, failed, cancelled, or waiting_for_input).",
 )
 async def job_events(

@@ -102,6 +102,8 @@ class Job(Base):
     cancel_requested: Mapped[bool] = mapped_column(Boolean, default=False)
     question: Mapped[dict[str, Any] | None]  # what a manual-mode job is waiting for
     pending_answer: Mapped[str | None] = mapped_column(Text)  # answer handed to the agent on its next run
+    answer_for: Mapped[str | None] = mapped_column(String(200))  # the question id pending_answer answers
+    stop_reason: Mapped[str | None] = mapped_column(String(32))  # graph.contract.StopReason of a finished job
 
     attempts: Mapped[list["Attempt"]] = relationship(
         back_populates="job",
@@ -179,6 +181,9 @@ class Profile(Base):
     bottleneck_class: Mapped[str] = mapped_column(String(64), default="")
     metrics: Mapped[dict[str, Any]] = mapped_column(default=dict)
     text: Mapped[str] = mapped_column(Text, default="")  # the filtered profile the agent saw
+    mode: Mapped[str] = mapped_column(String(16), default="filtered", server_default="filtered")
+    tokens: Mapped[int] = mapped_column(Integer, default=0, server_default="0")
+    note: Mapped[str | None] = mapped_column(Text, default="")  # None: stored before notes were
     created_at: Mapped[datetime] = mapped_column(default=utcnow)
 
     attempt: Mapped[Attempt] = relationship(back_populates="profile")

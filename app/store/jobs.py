@@ -185,10 +185,22 @@ def request_resume(session: Session, job: Job) -> Job:
     return job
 
 
-def submit_answer(session: Session, job: Job, answer: str) -> Job:
+def pending_question_id(job: Job) -> str | None:
+    """The id of the question a waiting job asked (its interrupt event's graph.contract.Question)."""
+    question = (job.question or {}).get("question")
+    return question.get("question_id") if isinstance(question, dict) else None
+
+
+def submit_answer(session: Session, job: Job, answer: str, question_id: str | None = None) -> Job:
+    """Queue the job with `answer`, bound to the question it is waiting on (`question_id`, when given,
+    must be that one): the agent feeds it to that question only."""
     if job.status != WAITING:
         raise JobStateError(f"job {job.id} is {job.status}, not waiting for input; nothing to answer")
-    job.pending_answer, job.status, job.message, job.question = answer, QUEUED, "answer received; queued to continue", None
+    pending = pending_question_id(job)
+    if question_id is not None and question_id != pending:
+        raise JobStateError(f"job {job.id} waits on question {pending}, not {question_id}: GET /api/v1/jobs/{job.id} shows its question")
+    job.pending_answer, job.answer_for = answer, pending
+    job.status, job.message, job.question = QUEUED, "answer received; queued to continue", None
     job.updated_at = utcnow()
     session.commit()
     return job

@@ -23,6 +23,7 @@ class Claim:
     resume: bool  # the job ran before: continue from its checkpoint
     answer: str | None
     cancel_requested: bool
+    answer_for: str | None = None  # the id of the question `answer` answers (graph.contract.Answer)
 
 
 def _free(now):
@@ -55,7 +56,7 @@ def claim_jobs(session: Session, holder: str, lease_s: float, limit: int) -> lis
         if resume:
             mark_lost_in_flight(session, job.id)  # sent by a holder that is gone: never answered to this runner
         session.commit()
-        claims.append(Claim(job.id, dict(job.settings), resume, job.pending_answer, job.cancel_requested))
+        claims.append(Claim(job.id, dict(job.settings), resume, job.pending_answer, job.cancel_requested, job.answer_for))
     return claims
 
 
@@ -75,7 +76,15 @@ OUTCOME_STATUS = {"finished": FINISHED, "no_correct_kernel": NO_CORRECT, "waitin
 
 
 def settle(
-    session: Session, job_id: str, holder: str, outcome_status: str, message: str, *, draining: bool, question: Any = None
+    session: Session,
+    job_id: str,
+    holder: str,
+    outcome_status: str,
+    message: str,
+    *,
+    draining: bool,
+    question: Any = None,
+    stop_reason: str | None = None,
 ) -> str | None:
     """Record how a run ended and release the lease. Returns the job's new status (None if the lease was lost)."""
     job = lock_job(session, job_id)  # a cancel stored meanwhile is seen here, or waits for this settle
@@ -99,9 +108,11 @@ def settle(
         if outcome_status not in OUTCOME_STATUS:
             message = f"the agent returned an unknown status {outcome_status!r}: {message}"
     job.status, job.message, job.updated_at = status, message[:4000], now
-    # The answer this run was given is consumed whatever the outcome: a job that asks again must not hand the
-    # next run (after a cancel and resume) the answer to the previous question.
-    job.pending_answer = None
+    job.stop_reason = stop_reason if status in (FINISHED, NO_CORRECT) else None
+    # The answer this run was given is consumed whatever the outcome (or refused as an answer to another
+    # question, graph.runner.resume_job): a job that asks again must not hand the next run (after a cancel
+    # and resume) the answer to the previous question.
+    job.pending_answer, job.answer_for = None, None
     if status != WAITING:
         job.question = None
     elif question is not None and not job.question:

@@ -533,10 +533,11 @@ def answer(
     runner: RunnerDep,
     csrf: Csrf,
     answer: Annotated[str, Form(max_length=20000)] = "",
+    question_id: Annotated[str, Form(max_length=160)] = "",
 ) -> Response:
     def act() -> None:
         try:
-            body = AnswerIn(answer=answer)
+            body = AnswerIn(answer=answer, question_id=question_id or None)
         except ValidationError as exc:
             raise HTTPException(422, "answer: " + "; ".join(e["msg"] for e in exc.errors())) from None
         jobs_api.answer_job(job_id, body, request, session, web.caller, runner)

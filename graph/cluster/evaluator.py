@@ -31,7 +31,8 @@ from bench_tasks import load_task
 from bench_tasks.harness import EvaluationResult, HarnessSettings, Verdict, get_settings
 from bench_tasks.work import CompiledObject, WorkItem, WorkKind, work_item
 
-from ..evaluator import CompileReport, ProfileResult
+from ..contract import Profile
+from ..evaluator import CompileReport, no_profile
 from .queue import FairQueue, Request
 from .settings import RaySettings, ray_settings
 from .worker import WorkerEngine, WorkOutcome
@@ -240,7 +241,7 @@ class RayEvaluator:
                 implementation="candidate" if item.source is not None else ("vendor" if item.implementation == "vendor" else "baseline"),
             )
         else:
-            out.profile = ProfileResult("", f"no profile: {message}")
+            out.profile = no_profile(f"no profile: {message}")
         return out
 
     def _queue_for(self, item: WorkItem) -> FairQueue:
@@ -291,9 +292,7 @@ class RayEvaluator:
     def evaluate(self, task: str, precision: str, source: str | None, sizes: str, flags: list[str]) -> EvaluationResult:
         return self._default.evaluate(task, precision, source, sizes, flags)
 
-    def profile(
-        self, task: str, precision: str, source: str | None, mode: str = "filtered", rows: list[dict] | None = None
-    ) -> ProfileResult:
+    def profile(self, task: str, precision: str, source: str | None, mode: str = "filtered", rows: list[dict] | None = None) -> Profile:
         return self._default.profile(task, precision, source, mode, rows)
 
     # -- status and shutdown ----------------------------------------------------------------------------
@@ -361,11 +360,9 @@ class JobEvaluator:
             self.gpu_model = result.gpu.name  # the job's measurements stay on this model from now on
         return result
 
-    def profile(
-        self, task: str, precision: str, source: str | None, mode: str = "filtered", rows: list[dict] | None = None
-    ) -> ProfileResult:
+    def profile(self, task: str, precision: str, source: str | None, mode: str = "filtered", rows: list[dict] | None = None) -> Profile:
         if mode == "none":
-            return ProfileResult("", "profiling switched off for this job")
+            return no_profile("profiling switched off for this job")
         out = self.cluster.run(self._item("profile", task, precision, source, profile_mode=mode, rows=rows, gpu_model=self.gpu_model))
         assert out.profile is not None
         return out.profile

@@ -23,7 +23,8 @@ from bench_tasks.harness.result import GpuInfo
 from bench_tasks.spec import register_task
 from bench_tasks.work import CompiledObject, WorkItem, build_task
 
-from ..evaluator import CompileReport, ProfileResult
+from ..contract import Profile
+from ..evaluator import CompileReport
 
 
 @dataclass
@@ -35,7 +36,7 @@ class WorkOutcome:
     compile: CompileReport | None = None
     compiled: CompiledObject | None = None  # the compile's cache entry, for the evaluation of the same source
     evaluation: EvaluationResult | None = None
-    profile: ProfileResult | None = None
+    profile: Profile | None = None
     nvcc_runs: dict[str, int] = field(default_factory=dict)  # this worker's nvcc runs so far, per kind
 
 

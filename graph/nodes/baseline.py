@@ -8,9 +8,9 @@ from __future__ import annotations
 
 from typing import Any
 
-from ..deps import Deps, spec_of
-from ..evaluator import ProfileResult
-from .sent_profile import sent
+from ..deps import Deps
+from ..evaluator import no_profile
+from .sent_profile import sent, taken
 
 
 class BaselineFailed(RuntimeError):
@@ -18,7 +18,7 @@ class BaselineFailed(RuntimeError):
 
 
 def run(state: dict[str, Any], deps: Deps) -> dict[str, Any]:
-    spec = spec_of(state)
+    spec = deps.spec
     evaluation = deps.evaluator.evaluate(spec.task, spec.precision, None, spec.sizes, [])
     if not evaluation.ok:
         raise BaselineFailed(
@@ -26,7 +26,7 @@ def run(state: dict[str, Any], deps: Deps) -> dict[str, Any]:
             "and run correctly before any candidate can be judged against it; fix the baseline and submit again)"
         )
     if spec.profile_mode == "none":
-        profile = ProfileResult("", "profiling switched off for this job")
+        profile = no_profile("profiling switched off for this job")
     else:
         rows = evaluation.model_dump(mode="json")["rows"]
         profile = deps.evaluator.profile(spec.task, spec.precision, None, spec.profile_mode, rows)
@@ -35,9 +35,9 @@ def run(state: dict[str, Any], deps: Deps) -> dict[str, Any]:
             "evaluation": evaluation.model_dump(mode="json"),
             "profile": profile.text,
             "profile_note": profile.note,
-            "bottleneck": profile.bottleneck,
+            "bottleneck": profile.bottleneck_class,
         },
-        "profile": sent(spec, "baseline", profile.text, profile.note, profile.bottleneck),
+        "profile": sent(spec, taken("baseline", profile)),
         "round": 1,
         "debug_step": 0,
         "status": "running",

@@ -8,14 +8,14 @@ from typing import Any
 from bench_tasks.harness import CandidateError, get_settings
 from bench_tasks.harness import source as harness_source
 
-from ..deps import Deps, spec_of, variant_of
+from ..deps import Deps
 from ..kernel_text import check_prototype
 from ..state import BAD_SOURCE, NO_CODE, PROTOTYPE_CHANGED
 from .records import attempt
 
 
 def run(state: dict[str, Any], deps: Deps) -> dict[str, Any]:
-    spec, variant = spec_of(state), variant_of(state)
+    spec, variant = deps.spec, deps.variant
     source = state.get("source") or ""
     verdict, message, log = None, "", ""
     if not source.strip():

@@ -5,12 +5,12 @@ from __future__ import annotations
 from typing import Any
 
 from .. import llm, prompting
-from ..deps import Deps, variant_of
+from ..deps import Deps
 from ..kernel_text import extract_code
 
 
 def run(state: dict[str, Any], deps: Deps) -> dict[str, Any]:
-    variant = variant_of(state)
+    variant = deps.variant
     failure = state.get("failure") or {}
     source = state.get("source") or "(the previous reply had no code; its text is in the log above)"
     user = prompting.render(
@@ -22,7 +22,7 @@ def run(state: dict[str, Any], deps: Deps) -> dict[str, Any]:
         strategy=state.get("strategy", ""),
         prototype=variant.candidate_prototype.c_declaration(),
     )
-    text, record = llm.ask(state, "debugger", prompting.system_prompt("debugger", state, deps.settings), user, deps.settings)
+    text, record = llm.ask(state, "debugger", prompting.system_prompt("debugger", deps), user, deps)
     return {
         "source": extract_code(text, variant.candidate_entry),
         "reply": text,

@@ -6,7 +6,7 @@ from __future__ import annotations
 
 from typing import Any
 
-from ..deps import Deps, spec_of
+from ..deps import Deps
 from .sent_profile import sent
 
 
@@ -15,4 +15,4 @@ def run(state: dict[str, Any], deps: Deps) -> dict[str, Any]:
     best = state.get("best")
     if not current or not best or best["attempt_id"] != current["of"]:
         return {}
-    return {"profile": sent(spec_of(state), current["of"], current["text"], current["note"], current.get("bottleneck", ""))}
+    return {"profile": sent(deps.spec, current)}

@@ -20,9 +20,7 @@ def run(state: dict[str, Any], deps: Deps) -> dict[str, Any]:
     user = prompting.render(
         "compiler", strategy=state.get("strategy", ""), source=state.get("source") or "(no code)", allowlist=prompting.flag_allowlist()
     )
-    text, record = llm.ask(
-        state, "compiler", prompting.system_prompt("compiler", state, deps.settings), user, deps.settings, schema=FlagChoice
-    )
+    text, record = llm.ask(state, "compiler", prompting.system_prompt("compiler", deps), user, deps, schema=FlagChoice)
     allowed, dropped = parse_flags(text)
     record["note"] = f"dropped flags not on the allowlist: {' '.join(dropped)}" if dropped else ""
     return {"flags": allowed, "llm_calls": [record]}

@@ -7,16 +7,31 @@ from typing import Any
 
 from profiling.budget import fit_to_budget
 
-from ..settings import JobSpec
+from ..contract import JobSpec, Profile
 
 
-def sent(spec: JobSpec, of: str, text: str, note: str, bottleneck: str) -> dict[str, Any]:
-    fitted = fit_to_budget(text, spec.profile_token_budget) if text else None
+def taken(of: str, profile: Profile) -> dict[str, Any]:
+    """A profile as the state keeps it (`current_profile`, and the baseline's): what the profiler said."""
     return {
         "of": of,
+        "text": profile.text,
+        "note": profile.note,
+        "bottleneck": profile.bottleneck_class,
+        "mode": profile.mode,
+        "metrics": dict(profile.metrics),
+    }
+
+
+def sent(spec: JobSpec, current: dict[str, Any]) -> dict[str, Any]:
+    """`current` (a `taken` profile) as the next planner is sent it."""
+    text = current.get("text") or ""
+    fitted = fit_to_budget(text, spec.profile_token_budget) if text else None
+    return {
+        "of": current["of"],
         "text": fitted.text if fitted else "",
-        "note": note,
-        "bottleneck": bottleneck,
+        "note": current.get("note", ""),
+        "bottleneck": current.get("bottleneck", ""),
+        "metrics": current.get("metrics") or {},
         "mode": spec.profile_mode,
         "tokens": fitted.tokens if fitted else 0,
         "budget": spec.profile_token_budget,

@@ -4,13 +4,13 @@ from __future__ import annotations
 
 from typing import Any
 
-from ..deps import Deps, spec_of
+from ..deps import Deps
 from ..state import best_of
 from .records import attempt
 
 
 def run(state: dict[str, Any], deps: Deps) -> dict[str, Any]:
-    spec = spec_of(state)
+    spec = deps.spec
     result = deps.evaluator.evaluate(spec.task, spec.precision, state["source"], spec.sizes, list(state.get("flags", [])))
     evaluation = result.model_dump(mode="json")
     record = attempt(state, result.verdict.value, result.message, state.get("compile_log", ""), evaluation)

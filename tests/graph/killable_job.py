@@ -11,8 +11,9 @@ import time
 from pathlib import Path
 
 from bench_tasks.harness import HarnessSettings
+from graph.contract import JobSpec
 from graph.runner import make_checkpointer, start_job
-from graph.settings import AgentSettings, JobSpec, RetrySettings
+from graph.settings import AgentSettings, RetrySettings
 from graph.testing import FakeGpuEvaluator
 
 MODELS = {"planner": "planner-model", "coder": "coder-model", "compiler": "compiler-model", "debugger": "debugger-model"}

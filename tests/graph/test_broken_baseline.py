@@ -21,7 +21,7 @@ class FakeGpuBaselineCrashes(FakeGpuEvaluator):
 
 
 def test_a_baseline_failing_on_the_gpu_fails_the_job_before_the_planner_with_fake_gpu(tmp_path, server, harness_settings, checkpointer):
-    events: list[dict] = []
+    events: list = []
     out = start_job(
         JobSpec(task="vector_add", precision="fp32", rounds=1, debug=0),
         job_id="broken-baseline",
@@ -34,4 +34,4 @@ def test_a_baseline_failing_on_the_gpu_fails_the_job_before_the_planner_with_fak
     assert "baseline: runtime_error: FAKE illegal memory access in the baseline" in out.message, out.message
     assert server.requests == []  # no planner call, no call at all
     assert out.llm_calls == [] and out.attempts == []
-    assert [e["node"] for e in events if e["type"] == "node"] == []  # no node finished: the job stopped at the baseline
+    assert [e.node for e in events if e.type == "node"] == []  # no node finished: the job stopped at the baseline

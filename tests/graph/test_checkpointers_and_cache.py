@@ -7,10 +7,10 @@ import uuid
 import pytest
 
 from bench_tasks import load_task
+from graph.contract import JobSpec
 from graph.evaluator import CachingEvaluator
 from graph.kernel_text import check_prototype, extract_code, parse_flags
 from graph.runner import make_checkpointer, start_job
-from graph.settings import JobSpec
 from tests.graph.conftest import MODELS, agent_settings
 from tests.support import kernels as k
 
@@ -56,7 +56,7 @@ def test_job_on_postgres_checkpointer_with_fake_gpu(tmp_path, server, fake_gpu):
         evaluator=fake_gpu,
         settings=agent_settings(tmp_path, server),
     )
-    assert out.status == "finished" and out.best["score"] == 1.9
+    assert out.status == "finished" and out.best.score == 1.9
     reopened = make_checkpointer(PG_URL)
     assert reopened.get_tuple({"configurable": {"thread_id": job_id}}) is not None
 

@@ -6,9 +6,9 @@ from __future__ import annotations
 import pytest
 
 from bench_tasks.harness import gpu_status
+from graph.contract import JobSpec
 from graph.evaluator import LocalEvaluator
 from graph.runner import start_job
-from graph.settings import JobSpec
 from tests.graph.conftest import MODELS, agent_settings
 from tests.support import kernels as k
 
@@ -26,9 +26,9 @@ def test_job_on_vector_add_keeps_the_faster_round_one_kernel(tmp_path, server, h
         settings=agent_settings(tmp_path, server),
     )
     assert out.status == "finished", out.message
-    assert [a["verdict"] for a in out.attempts] == ["ok", "wrong_answer"]
-    assert out.best["attempt_id"] == "gpu:r1:d0"
-    assert out.best["score"] > 1.0
-    rows = out.best["evaluation"]["rows"]
+    assert [a.verdict for a in out.attempts] == ["ok", "wrong_answer"]
+    assert out.best.attempt_id == "gpu:r1:d0"
+    assert out.best.score > 1.0
+    rows = out.best.evaluation["rows"]
     assert rows and all(r["speedup"] is not None for r in rows)
-    assert out.best["evaluation"]["gpu"]["name"]
+    assert out.best.evaluation["gpu"]["name"]

@@ -6,8 +6,9 @@ from __future__ import annotations
 import pytest
 from pydantic import ValidationError
 
+from graph.contract import Answer, JobSpec
 from graph.runner import job_state, resume_job, start_job
-from graph.settings import JobSpec, Price
+from graph.settings import Price
 from tests.graph.conftest import MODELS, agent_settings
 from tests.support import kernels as k
 from tests.support.openai_stub import Reply
@@ -22,7 +23,7 @@ def script(server, role: str, *replies) -> None:
 
 
 def verdicts(outcome) -> list[tuple[str, str]]:
-    return [(a["attempt_id"].split(":", 1)[1], a["verdict"]) for a in outcome.attempts]
+    return [(a.attempt_id.split(":", 1)[1], a.verdict) for a in outcome.attempts]
 
 
 def test_happy_path_over_three_rounds_with_fake_gpu(tmp_path, server, fake_gpu, checkpointer):
@@ -39,9 +40,9 @@ def test_happy_path_over_three_rounds_with_fake_gpu(tmp_path, server, fake_gpu, 
     )
     assert out.status == "finished", out.message
     assert verdicts(out) == [("r1:d0", "ok"), ("r2:d0", "ok"), ("r3:d0", "ok")]
-    assert out.best["attempt_id"] == "happy:r2:d0" and out.best["score"] == 2.5
-    assert out.best["evaluation"]["rows"][0]["speedup"] == 2.5  # per-size measurements kept
-    assert [r["strategy_title"] for r in out.rounds] == ["Grid", "Vectorize", "Unroll"]
+    assert out.best.attempt_id == "happy:r2:d0" and out.best.score == 2.5
+    assert out.best.evaluation["rows"][0]["speedup"] == 2.5  # per-size measurements kept
+    assert [r.strategy_title for r in out.rounds] == ["Grid", "Vectorize", "Unroll"]
     # baseline + one evaluation per round; the GPU was profiled for the baseline and each correct kernel
     assert fake_gpu.evaluations[0] is None and len(fake_gpu.evaluations) == 4
     assert len(fake_gpu.profiles) == 4
@@ -52,14 +53,14 @@ def test_happy_path_over_three_rounds_with_fake_gpu(tmp_path, server, fake_gpu, 
     assert "NVIDIA H200, compute capability 9.0, 132 SMs, 60 MiB L2" in planner_prompts[0]
     assert "FAKE PROFILE" in planner_prompts[0]
     # progress events
-    types = {e["type"] for e in events}
+    types = {e.type for e in events}
     assert {"node", "attempt", "llm_call", "finished"} <= types
-    attempt_events = [e for e in events if e["type"] == "attempt"]
-    assert [e["attempt_id"] for e in attempt_events] == [a["attempt_id"] for a in out.attempts]
-    assert all(e["evaluation"]["verdict"] == "ok" for e in attempt_events)
-    verify_events = [e for e in events if e["type"] == "node" and e["node"] == "verify"]
-    assert [(e["round"], e["speedup"]) for e in verify_events] == [(1, 1.5), (2, 2.5), (3, 2.0)]
-    assert events[-1]["type"] == "finished" and events[-1]["status"] == "finished"
+    attempt_events = [e for e in events if e.type == "attempt"]
+    assert [e.attempt_id for e in attempt_events] == [a.attempt_id for a in out.attempts]
+    assert all(e.evaluation["verdict"] == "ok" for e in attempt_events)
+    verify_events = [e for e in events if e.type == "node" and e.node == "verify"]
+    assert [(e.round, e.speedup) for e in verify_events] == [(1, 1.5), (2, 2.5), (3, 2.0)]
+    assert events[-1].type == "finished" and events[-1].status == "finished"
     assert server.remaining() == {}
 
 
@@ -72,11 +73,11 @@ def test_compile_error_fixed_by_debug_with_fake_gpu(tmp_path, server, fake_gpu, 
     )
     assert out.status == "finished", out.message
     assert verdicts(out) == [("r1:d0", "compile_error"), ("r1:d1", "ok")]
-    assert out.attempts[0]["role"] == "coder" and out.attempts[1]["role"] == "debugger"
-    assert "error" in out.attempts[0]["compile_log"]
+    assert out.attempts[0].role == "coder" and out.attempts[1].role == "debugger"
+    assert "error" in out.attempts[0].compile_log
     debugger_prompt = [r.prompt_text for r in server.answered() if r.model == MODELS["debugger"]][0]
     assert "compile_error" in debugger_prompt and "int i = blockIdx.x * blockDim.x + threadIdx.x\n" in debugger_prompt
-    assert out.best["attempt_id"] == "fix:r1:d1"
+    assert out.best.attempt_id == "fix:r1:d1"
 
 
 def test_debug_budget_runs_out_then_next_round_starts_from_best_with_fake_gpu(tmp_path, server, fake_gpu, checkpointer):
@@ -94,11 +95,11 @@ def test_debug_budget_runs_out_then_next_round_starts_from_best_with_fake_gpu(tm
         ("r2:d2", "wrong_answer"),
         ("r3:d0", "ok"),
     ]
-    assert out.rounds[1]["verdict"] == "wrong_answer" and out.rounds[1]["debug_steps"] == 2
+    assert out.rounds[1].verdict == "wrong_answer" and out.rounds[1].debug_steps == 2
     # round 3's coder got round 1's kernel (the best so far) as its starting point, not round 2's failure
     coder_prompts = [r.prompt_text for r in server.answered() if r.model == MODELS["coder"]]
     assert "FAKE_SPEEDUP 2.0" in coder_prompts[2] and "FAKE_WRONG" not in coder_prompts[2]
-    assert out.best["attempt_id"] == "budget:r1:d0"  # P 2.0 beats round 3's 1.2
+    assert out.best.attempt_id == "budget:r1:d0"  # P 2.0 beats round 3's 1.2
 
 
 def test_one_round_without_debug_with_fake_gpu(tmp_path, server, fake_gpu, checkpointer):
@@ -111,7 +112,7 @@ def test_one_round_without_debug_with_fake_gpu(tmp_path, server, fake_gpu, check
     assert "no correct kernel in 1 attempt" in out.message
     assert not any(r.model == MODELS["debugger"] for r in server.requests)
     out = start_job(spec(rounds=1, debug=0), job_id="r1d0-good", checkpointer=checkpointer, evaluator=fake_gpu, settings=settings)
-    assert out.status == "finished" and out.best["score"] == 1.3 and len(out.rounds) == 1
+    assert out.status == "finished" and out.best.score == 1.3 and len(out.rounds) == 1
 
 
 def test_no_correct_kernel_keeps_every_attempt_with_fake_gpu(tmp_path, server, fake_gpu, checkpointer):
@@ -123,7 +124,7 @@ def test_no_correct_kernel_keeps_every_attempt_with_fake_gpu(tmp_path, server, f
     )
     assert out.status == "no_correct_kernel"
     assert verdicts(out) == [("r1:d0", "wrong_answer"), ("r1:d1", "wrong_answer"), ("r2:d0", "compile_error"), ("r2:d1", "no_code")]
-    assert all(a["source"] or a["verdict"] == "no_code" for a in out.attempts)
+    assert all(a.source or a.verdict == "no_code" for a in out.attempts)
 
 
 def test_token_and_cost_totals_equal_what_the_server_reported_with_fake_gpu(tmp_path, server, fake_gpu, checkpointer):
@@ -159,7 +160,7 @@ def test_token_and_cost_totals_equal_what_the_server_reported_with_fake_gpu(tmp_
     assert out.status == "finished", out.message
     reported = server.usage_totals()
     for key in ("input_tokens", "output_tokens", "cached_tokens", "reasoning_tokens"):
-        assert out.totals[key] == reported[key], key
+        assert getattr(out.totals, key) == reported[key], key
     expected = (
         (1200 - 1000) * 2
         + 1000 * 0.5
@@ -174,11 +175,11 @@ def test_token_and_cost_totals_equal_what_the_server_reported_with_fake_gpu(tmp_
         + 64 * 0.3
         + 700 * 12
     ) / 1e6  # debugger
-    assert out.totals["cost_usd"] == pytest.approx(expected, rel=1e-9)
-    assert sum(r["cost_usd"] for r in out.rounds) == pytest.approx(expected, rel=1e-9)
+    assert out.totals.cost_usd == pytest.approx(expected, rel=1e-9)
+    assert sum(r.cost_usd for r in out.rounds) == pytest.approx(expected, rel=1e-9)
     call = out.llm_calls[0]
-    assert call["role"] == "planner" and call["model"] == MODELS["planner"] and call["latency_s"] >= 0
-    assert (call["input_tokens"], call["output_tokens"], call["cached_tokens"], call["reasoning_tokens"]) == (1200, 300, 1000, 200)
+    assert call.role == "planner" and call.model == MODELS["planner"] and call.latency_s >= 0
+    assert (call.input_tokens, call.output_tokens, call.cached_tokens, call.reasoning_tokens) == (1200, 300, 1000, 200)
 
 
 def test_rate_limit_and_server_error_then_success_are_retried_with_fake_gpu(tmp_path, server, fake_gpu, checkpointer):
@@ -189,8 +190,8 @@ def test_rate_limit_and_server_error_then_success_are_retried_with_fake_gpu(tmp_
     )
     assert out.status == "finished", out.message
     assert [r.status for r in server.requests] == [429, 429, 200, 503, 200]
-    assert [c["role"] for c in out.llm_calls] == ["planner", "coder"]  # failed tries are not billed calls
-    assert out.totals["input_tokens"] == server.usage_totals()["input_tokens"]
+    assert [c.role for c in out.llm_calls] == ["planner", "coder"]  # failed tries are not billed calls
+    assert out.totals.input_tokens == server.usage_totals()["input_tokens"]
 
 
 def test_transient_errors_that_persist_fail_the_job_resumably_with_fake_gpu(tmp_path, server, fake_gpu, checkpointer):
@@ -223,22 +224,46 @@ def test_manual_mode_answered_through_the_graph_api_with_fake_gpu(tmp_path, fake
         spec(rounds=1, debug=1), job_id="manual", checkpointer=checkpointer, evaluator=fake_gpu, settings=settings, on_event=events.append
     )
     assert out.status == "waiting_for_input"
-    assert out.question["role"] == "planner" and "no LLM endpoint" in out.question["question"]
-    assert "vector_add_optimized" in out.question["system"]
-    assert events[-2]["type"] == "interrupt" and events[-2]["question"]["role"] == "planner"
+    assert out.question.role == "planner" and "no LLM endpoint" in out.question.question
+    assert "vector_add_optimized" in out.question.system
+    assert events[-2].type == "interrupt" and events[-2].question.role == "planner"
     state = job_state("manual", checkpointer, settings)
     assert state["interrupt"]["role"] == "planner" and state["next"] == ["plan"]
     # resuming without an answer keeps waiting and runs nothing
     assert resume_job("manual", checkpointer=checkpointer, evaluator=fake_gpu, settings=settings).status == "waiting_for_input"
     out = resume_job("manual", checkpointer=checkpointer, evaluator=fake_gpu, settings=settings, answer=k.plan("Manual plan"))
-    assert out.status == "waiting_for_input" and out.question["role"] == "coder"
-    assert "Manual plan" in out.question["prompt"]
+    assert out.status == "waiting_for_input" and out.question.role == "coder"
+    assert "Manual plan" in out.question.prompt
     out = resume_job("manual", checkpointer=checkpointer, evaluator=fake_gpu, settings=settings, answer=k.reply(k.SYNTAX_ERROR_KERNEL))
-    assert out.status == "waiting_for_input" and out.question["role"] == "debugger"
+    assert out.status == "waiting_for_input" and out.question.role == "debugger"
     out = resume_job("manual", checkpointer=checkpointer, evaluator=fake_gpu, settings=settings, answer=k.reply(k.fast_kernel(2.2)))
     assert out.status == "finished", out.message
     assert verdicts(out) == [("r1:d0", "compile_error"), ("r1:d1", "ok")]
-    assert [c["model"] for c in out.llm_calls] == ["manual"] * 3 and out.totals["cost_usd"] == 0
+    assert [c.model for c in out.llm_calls] == ["manual"] * 3 and out.totals.cost_usd == 0
+
+
+def test_an_answer_is_fed_only_to_the_question_it_answers_with_fake_gpu(tmp_path, fake_gpu, checkpointer):
+    settings = agent_settings(tmp_path, None)  # every role asks a person
+    out = start_job(spec(rounds=1, debug=1), job_id="bound", checkpointer=checkpointer, evaluator=fake_gpu, settings=settings)
+    planner_answer = Answer(question_id=out.question.question_id, text=k.plan("Manual plan"))
+    out = resume_job("bound", checkpointer=checkpointer, evaluator=fake_gpu, settings=settings, answer=planner_answer)
+    assert out.status == "waiting_for_input" and out.question.role == "coder"
+    coder_question = out.question.question_id
+    assert coder_question != planner_answer.question_id
+    # The planner's answer again (a service that resumed the job with the answer it had): the coder never sees it.
+    again = resume_job("bound", checkpointer=checkpointer, evaluator=fake_gpu, settings=settings, answer=planner_answer)
+    assert again.status == "waiting_for_input" and again.question.question_id == coder_question
+    assert f"was for question {planner_answer.question_id}" in again.message
+    assert again.attempts == [] and [c.role for c in again.llm_calls] == ["planner"] and fake_gpu.compiles == []
+    out = resume_job(
+        "bound",
+        checkpointer=checkpointer,
+        evaluator=fake_gpu,
+        settings=settings,
+        answer=Answer(question_id=coder_question, text=k.reply(k.fast_kernel(1.7))),
+    )
+    assert out.status == "finished" and [a.verdict for a in out.attempts] == ["ok"]
+    assert [c.response for c in out.llm_calls] == [planner_answer.text, k.reply(k.fast_kernel(1.7))]
 
 
 def test_manual_mode_on_request_even_with_an_endpoint_with_fake_gpu(tmp_path, server, fake_gpu, checkpointer):
@@ -249,7 +274,7 @@ def test_manual_mode_on_request_even_with_an_endpoint_with_fake_gpu(tmp_path, se
         evaluator=fake_gpu,
         settings=agent_settings(tmp_path, server),
     )
-    assert out.status == "waiting_for_input" and "manual mode" in out.question["question"]
+    assert out.status == "waiting_for_input" and "manual mode" in out.question.question
     assert server.requests == []
 
 
@@ -265,14 +290,14 @@ def test_stop_at_a_step_boundary_and_resume_with_fake_gpu(tmp_path, server, fake
         evaluator=fake_gpu,
         settings=settings,
         on_event=seen.append,
-        should_stop=lambda: any(e["type"] == "node" and e["node"] == "verify" for e in seen),
+        should_stop=lambda: any(e.type == "node" and e.node == "verify" for e in seen),
     )
-    assert out.status == "stopped" and [a["attempt_id"] for a in out.attempts] == ["stop:r1:d0"]
+    assert out.status == "stopped" and [a.attempt_id for a in out.attempts] == ["stop:r1:d0"]
     # stopped at a step boundary shortly after verify (LangGraph drains before its next superstep)
     assert job_state("stop", checkpointer, settings)["next"] in (["profile"], ["filter"], ["round_end"])
     out = resume_job("stop", checkpointer=checkpointer, evaluator=fake_gpu, settings=settings)
     assert out.status == "finished"
-    assert [a["attempt_id"] for a in out.attempts] == ["stop:r1:d0", "stop:r2:d0"]
+    assert [a.attempt_id for a in out.attempts] == ["stop:r1:d0", "stop:r2:d0"]
     assert len(fake_gpu.evaluations) == 3  # baseline + two kernels, nothing twice
 
 
@@ -296,8 +321,8 @@ def test_replay_reruns_a_job_from_recorded_responses_with_fake_gpu(tmp_path, ser
         settings=settings,
     )
     assert again.status == "finished" and len(server.requests) == n_requests  # no endpoint call
-    assert [(a["verdict"], a["source"]) for a in again.attempts] == [(a["verdict"], a["source"]) for a in first.attempts]
-    assert {c["model"] for c in again.llm_calls} == {f"replay:{m}" for m in (MODELS["planner"], MODELS["coder"], MODELS["debugger"])}
+    assert [(a.verdict, a.source) for a in again.attempts] == [(a.verdict, a.source) for a in first.attempts]
+    assert {c.model for c in again.llm_calls} == {f"replay:{m}" for m in (MODELS["planner"], MODELS["coder"], MODELS["debugger"])}
 
 
 def test_compiler_role_chooses_allowlisted_flags_with_fake_gpu(tmp_path, server, fake_gpu, checkpointer):
@@ -313,9 +338,9 @@ def test_compiler_role_chooses_allowlisted_flags_with_fake_gpu(tmp_path, server,
     assert compiler_request.body["response_format"] == {"type": "json_object"}
     assert compiler_request.body["reasoning_effort"] == "high"
     assert "response_format" not in [r for r in server.answered() if r.model == MODELS["coder"]][0].body
-    assert out.attempts[0]["flags"] == ["-use_fast_math", "-Xptxas=-O3,-v", "--maxrregcount=64"]
-    assert "-lcublas" in out.llm_calls[2]["note"]
-    assert "ptxas info" in out.attempts[0]["compile_log"]  # -Xptxas=-v reached the real nvcc
+    assert out.attempts[0].flags == ["-use_fast_math", "-Xptxas=-O3,-v", "--maxrregcount=64"]
+    assert "-lcublas" in out.llm_calls[2].note
+    assert "ptxas info" in out.attempts[0].compile_log  # -Xptxas=-v reached the real nvcc
 
 
 # -- bad input ------------------------------------------------------------------------------------
@@ -347,7 +372,7 @@ def test_endpoint_refusing_the_key_fails_the_job_clearly_and_resumably_with_fake
         assert [r.status for r in server.requests] == [401]  # a refused key is not retried
         assert "refused the key" in job_state("auth", checkpointer, wrong)["error"]
         out = resume_job("auth", checkpointer=checkpointer, evaluator=fake_gpu, settings=agent_settings(tmp_path, server, api_key="right"))
-        assert out.status == "finished" and out.best["score"] == 1.5
+        assert out.status == "finished" and out.best.score == 1.5
 
 
 def test_reply_without_code_gets_a_verdict_and_the_job_goes_on_with_fake_gpu(tmp_path, server, fake_gpu, checkpointer):
@@ -358,8 +383,8 @@ def test_reply_without_code_gets_a_verdict_and_the_job_goes_on_with_fake_gpu(tmp
         spec(rounds=1, debug=1), job_id="nocode", checkpointer=checkpointer, evaluator=fake_gpu, settings=agent_settings(tmp_path, server)
     )
     assert verdicts(out) == [("r1:d0", "no_code"), ("r1:d1", "ok")]
-    assert "contained no kernel source" in out.attempts[0]["message"]
-    assert "grid-stride loop" in out.attempts[0]["compile_log"]  # the reply is kept
+    assert "contained no kernel source" in out.attempts[0].message
+    assert "grid-stride loop" in out.attempts[0].compile_log  # the reply is kept
     assert out.status == "finished"
 
 
@@ -371,7 +396,7 @@ def test_reply_changing_the_prototype_gets_a_verdict_with_fake_gpu(tmp_path, ser
         spec(rounds=1, debug=1), job_id="proto", checkpointer=checkpointer, evaluator=fake_gpu, settings=agent_settings(tmp_path, server)
     )
     assert verdicts(out) == [("r1:d0", "prototype_changed"), ("r1:d1", "ok")]
-    assert "long N" in out.attempts[0]["message"] and "int N" in out.attempts[0]["message"]
+    assert "long N" in out.attempts[0].message and "int N" in out.attempts[0].message
     debugger_prompt = [r.prompt_text for r in server.answered() if r.model == MODELS["debugger"]][0]
     assert "prototype_changed" in debugger_prompt
     assert len(fake_gpu.compiles) == 1  # the changed prototype never reached nvcc
@@ -403,7 +428,7 @@ def test_profile_events_and_tokens_sent_with_a_budget_with_fake_gpu(tmp_path, se
         checkpointer=checkpointer,
         evaluator=fake_gpu,
         settings=agent_settings(tmp_path, server),
-        on_event=events.append,
+        on_event=lambda e: events.append(e.model_dump(mode="json")),
     )
     assert out.status == "finished", out.message
     sent = [e for e in events if e["type"] == "profile" and e["sent"]]
@@ -415,7 +440,7 @@ def test_profile_events_and_tokens_sent_with_a_budget_with_fake_gpu(tmp_path, se
         assert e["tokens"] == count_tokens(e["text"]).tokens <= 300 and "token budget" in e["text"]
     taken = [e for e in events if e["type"] == "profile" and not e["sent"]]
     assert [e["attempt_id"] for e in taken] == ["budget:r1:d0", "budget:r2:d0"]
-    planner_calls = [c for c in out.llm_calls if c["role"] == "planner"]
+    planner_calls = [c.model_dump() for c in out.llm_calls if c.role == "planner"]
     # each planner call records the tokens of the profile in its prompt, and that text is in the prompt
     assert [c["profile_tokens"] for c in planner_calls] == [sent[0]["tokens"], sent[1]["tokens"]]
     assert all(c["profile_mode"] == "full" for c in planner_calls)
@@ -460,4 +485,4 @@ def test_an_infrastructure_error_is_recorded_and_not_sent_to_the_debugger_with_f
     assert out.status == "finished", out.message
     assert verdicts(out) == [("r1:d0", "infrastructure_error"), ("r2:d0", "ok")]  # recorded, not lost
     assert not [r for r in server.answered() if r.model == MODELS["debugger"]]  # nothing in the kernel to debug
-    assert out.best["score"] == 2.0
+    assert out.best is not None and out.best.score == 2.0

@@ -14,8 +14,8 @@ from pathlib import Path
 
 import pytest
 
+from graph.contract import JobSpec
 from graph.runner import _config, _graph, job_state, make_checkpointer, resume_job, start_job
-from graph.settings import JobSpec
 from tests.graph.conftest import MODELS, agent_settings
 from tests.support import kernels as k
 
@@ -57,15 +57,15 @@ def test_process_killed_during_compile_resumes_without_losing_or_repeating_with_
 
     out = resume_job("killed", checkpointer=checkpointer, evaluator=fake_gpu, settings=settings)
     assert out.status == "finished", out.message
-    ids = [a["attempt_id"] for a in out.attempts]
+    ids = [a.attempt_id for a in out.attempts]
     assert ids == ["killed:r1:d0", "killed:r1:d1", "killed:r2:d0"] and len(set(ids)) == len(ids)
-    assert [a["verdict"] for a in out.attempts] == ["compile_error", "ok", "ok"]
-    call_ids = [c["call_id"] for c in out.llm_calls]
+    assert [a.verdict for a in out.attempts] == ["compile_error", "ok", "ok"]
+    call_ids = [c.call_id for c in out.llm_calls]
     assert len(call_ids) == len(set(call_ids)) == 5
     assert len(server.answered()) == 5 and server.remaining() == {}  # no LLM call was made twice
     # the resumed process started at the compile step: the baseline was not evaluated again
     assert None not in fake_gpu.evaluations and len(fake_gpu.evaluations) == 2
-    assert out.best["attempt_id"] == "killed:r1:d1" and out.best["score"] == 2.4
+    assert out.best.attempt_id == "killed:r1:d1" and out.best.score == 2.4
 
 
 class _Killed(BaseException):
@@ -104,13 +104,13 @@ def test_killed_after_a_steps_writes_before_its_checkpoint_resumes_and_finishes_
     assert before["next"] == [] and before["values"]["status"] == "running"  # the state that misled the runner
     assert [a["attempt_id"] for a in before["values"]["attempts"]] == ["cut:r1:d0"]
 
-    events: list[dict] = []
+    events: list = []
     out = resume_job("cut", checkpointer=saver, evaluator=fake_gpu, settings=settings, on_event=events.append)
     assert out.status == "finished", out.message
-    assert [a["attempt_id"] for a in out.attempts] == ["cut:r1:d0", "cut:r2:d0"]
+    assert [a.attempt_id for a in out.attempts] == ["cut:r1:d0", "cut:r2:d0"]
     assert len(server.answered()) == 4 and server.remaining() == {}  # round 1's LLM calls were not made again
-    assert out.best["attempt_id"] == "cut:r2:d0"
-    assert "__metadata__" not in {e.get("node") for e in events}
+    assert out.best.attempt_id == "cut:r2:d0"
+    assert "__metadata__" not in {e.node for e in events}
     assert resume_job("cut", checkpointer=saver, evaluator=fake_gpu, settings=settings).status == "finished"
 
 
@@ -128,7 +128,7 @@ def test_graph_ended_without_a_final_status_is_reported_not_raised_with_fake_gpu
         ).status
         == "finished"
     )
-    graph = _graph("odd", settings, checkpointer, fake_gpu)
+    graph = _graph("odd", JobSpec(task="vector_add", precision="fp32", rounds=1, debug=0), settings, checkpointer, fake_gpu)
     graph.update_state(_config("odd", settings), {"status": "running"}, as_node="finish")
     out = resume_job("odd", checkpointer=checkpointer, evaluator=fake_gpu, settings=settings)
     assert out.status == "failed" and "'running'" in out.message

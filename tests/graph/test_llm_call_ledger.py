@@ -9,6 +9,8 @@ from typing import Any
 import pytest
 from langgraph.errors import GraphDrained
 
+from graph.contract import JobSpec
+from graph.deps import Deps
 from graph.llm import LlmError, ask, call_ledger
 from graph.settings import AgentSettings
 from tests.support.openai_stub import Reply, ScriptedOpenAI
@@ -21,8 +23,10 @@ def _state() -> dict[str, Any]:
     return {"job_id": "job_0123456789abcdef", "spec": spec, "round": 1, "debug_step": 0, "llm_calls": []}
 
 
-def _settings(server: ScriptedOpenAI, tmp_path: Path) -> AgentSettings:
-    return AgentSettings(base_url=server.base_url, api_key="test-key", state_dir=tmp_path, prices=PRICES)
+def _settings(server: ScriptedOpenAI, tmp_path: Path) -> Deps:
+    """What graph.llm.ask is given: the agent's settings and the job's spec (no evaluator: no GPU work here)."""
+    settings = AgentSettings(base_url=server.base_url, api_key="test-key", state_dir=tmp_path, prices=PRICES)
+    return Deps(settings=settings, evaluator=None, spec=JobSpec.model_validate(_state()["spec"]))  # type: ignore[arg-type]
 
 
 def test_a_call_is_recorded_sent_before_the_endpoint_sees_it_then_paid(tmp_path):
@@ -85,4 +89,4 @@ def test_every_call_of_a_job_goes_through_the_ledger_with_fake_gpu(tmp_path, ser
     assert out.status == "finished", out.message
     assert len(server.requests) == 4
     assert ledger == [("sent", n) for n in range(4)]  # each recorded before its request reached the endpoint
-    assert sorted(c["send_id"] for c in out.llm_calls) == sorted({c["send_id"] for c in out.llm_calls})
+    assert sorted(c.send_id for c in out.llm_calls) == sorted({c.send_id for c in out.llm_calls})

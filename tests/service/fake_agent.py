@@ -1,6 +1,7 @@
 """A FAKE agent for the service tests: no LLM, no GPU, no LangGraph. It follows the graph.runner
-contract (events, should_stop, outcomes) and keeps a durable checkpoint in a JSON file per job, so
-restarts, cancels and manual answers can be tested against a real server process.
+contract (events, should_stop, outcomes: built as graph.contract models, so a change of the contract
+fails these tests too) and keeps a durable checkpoint in a JSON file per job, so restarts, cancels
+and manual answers can be tested against a real server process.
 
 Like LangGraph after a crash, a resumed job re-runs the step that was in flight and re-sends that
 step's events: the service must store them once.
@@ -27,6 +28,7 @@ from typing import Any
 
 from app.agent import JobRun
 from app.main import create_app
+from graph.contract import AttemptEvent, FinishedEvent, InterruptEvent, LlmCallEvent, NodeEvent, Outcome, Profile, Question
 
 
 def _state_path(job_id: str) -> Path:
@@ -133,7 +135,7 @@ def _varied_attempts(run: JobRun, r: int, v: dict[str, Any]) -> list[dict[str, A
                 "evaluation": None,
             }
         )
-    evaluation = fake_evaluation(spec["task"], spec["precision"], r)
+    evaluation = fake_evaluation(spec.task, spec.precision, r)
     if v["correct"]:
         evaluation["score"] = v["base_p"] * r
         for row in evaluation["rows"]:
@@ -163,8 +165,8 @@ def fake_varied_run_job(run: JobRun) -> dict[str, Any]:
     spec = run.spec
     state = _load(run.job_id)
     step_s = float(os.environ.get("FAKE_AGENT_STEP_SECONDS", "0"))
-    v = fake_variant(spec["task"], spec["precision"])
-    mode = spec.get("profile_mode", "filtered")
+    v = fake_variant(spec.task, spec.precision)
+    mode = spec.profile_mode
     tokens = 0 if mode == "none" else v["profile_tokens"] * (8 if mode == "full" else 1)
     if state["step"] == 0 and not state.get("baseline"):
         run.on_event(
@@ -181,7 +183,7 @@ def fake_varied_run_job(run: JobRun) -> dict[str, Any]:
         )
         state["baseline"] = True
         _save(run.job_id, state)
-    while state["step"] < int(spec.get("rounds", 3)):
+    while state["step"] < spec.rounds:
         if run.should_stop():
             return {"job_id": run.job_id, "status": "stopped", "message": "stopped at a step boundary", "attempts": [], "llm_calls": []}
         r = state["step"] + 1
@@ -238,47 +240,38 @@ def fake_varied_run_job(run: JobRun) -> dict[str, Any]:
                 )
         state["step"] = r
         _save(run.job_id, state)  # the checkpoint: this step is done
-    run.on_event({"type": "finished", "job_id": run.job_id, "round": state["step"], "node": "end"})
     status = "finished" if v["correct"] else "no_correct_kernel"
+    run.on_event({"type": "finished", "job_id": run.job_id, "round": state["step"], "node": "end", "status": status})
     return {"job_id": run.job_id, "status": status, "message": f"fake agent {status}", "attempts": [], "llm_calls": []}
 
 
-def fake_run_job(run: JobRun) -> dict[str, Any]:
+def fake_run_job(run: JobRun) -> Outcome | dict[str, Any]:
     if os.environ.get("FAKE_AGENT_VARIED") == "1":
         return fake_varied_run_job(run)
     spec = run.spec
     state = _load(run.job_id)
     step_s = float(os.environ.get("FAKE_AGENT_STEP_SECONDS", "0.3"))
-    rounds = int(spec.get("rounds", 3))
-    if run.answer is not None and state.get("waiting"):
-        state["answers"].append(run.answer)
+    if run.answer is not None and state.get("waiting") and run.answer.question_id == state.get("question_id"):
+        state["answers"].append(run.answer.text)
         state["waiting"] = False
         _save(run.job_id, state)
-    while state["step"] < rounds:
+    while state["step"] < spec.rounds:
         if run.should_stop():
-            return {"job_id": run.job_id, "status": "stopped", "message": "stopped at a step boundary", "attempts": [], "llm_calls": []}
+            return Outcome(job_id=run.job_id, status="stopped", message="stopped at a step boundary")
         r = state["step"] + 1
-        if spec.get("manual") and len(state["answers"]) < r:
-            state["waiting"] = True
-            _save(run.job_id, state)
-            run.on_event(
-                {
-                    "type": "interrupt",
-                    "job_id": run.job_id,
-                    "round": r,
-                    "node": "plan",
-                    "question": f"round {r}: which strategy?",
-                    "options": ["tiling", "vectorize"],
-                }
+        if spec.manual and len(state["answers"]) < r:
+            question = Question(
+                question_id=f"{run.job_id}-r{r}-planner",
+                role="planner",
+                round=r,
+                question=f"round {r}: which strategy? (tiling or vectorize)",
+                prompt="FAKE planner prompt",
             )
-            return {
-                "job_id": run.job_id,
-                "status": "waiting_for_input",
-                "message": f"round {r}: which strategy?",
-                "attempts": [],
-                "llm_calls": [],
-            }
-        run.on_event({"type": "node", "job_id": run.job_id, "round": r, "node": "coder"})
+            state["waiting"], state["question_id"] = True, question.question_id
+            _save(run.job_id, state)
+            run.on_event(InterruptEvent(job_id=run.job_id, round=r, node="plan", question=question))
+            return Outcome(job_id=run.job_id, status="waiting_for_input", message=question.question, question=question)
+        run.on_event(NodeEvent(job_id=run.job_id, round=r, node="coder"))
         call = {
             "job_id": run.job_id,
             "round": r,
@@ -289,58 +282,49 @@ def fake_run_job(run: JobRun) -> dict[str, Any]:
             "model": "fake-model",
         }
         if not run.record_llm_call({**call, "status": "sent", "input_tokens": 900 * r, "cost_usd": 0.005 * r}):
-            return {"job_id": run.job_id, "status": "stopped", "message": "stopped before an LLM call", "attempts": [], "llm_calls": []}
+            return Outcome(job_id=run.job_id, status="stopped", message="stopped before an LLM call")
         _model_request(run.job_id, call)
         hold = os.environ.get("FAKE_MODEL_HOLD")
         while hold and os.path.exists(hold):
             time.sleep(0.02)
         time.sleep(step_s)
         run.on_event(
-            {
-                "type": "llm_call",
+            LlmCallEvent(
                 **call,
-                "status": "paid",
-                "input_tokens": 1000 * r,
-                "output_tokens": 100 * r,
-                "reasoning_tokens": 10,
-                "cached_tokens": 5,
-                "latency_s": 0.5,
-                "cost_usd": 0.01 * r,
-            }
+                status="paid",
+                input_tokens=1000 * r,
+                output_tokens=100 * r,
+                reasoning_tokens=10,
+                cached_tokens=5,
+                latency_s=0.5,
+                cost_usd=0.01 * r,
+            )
         )
-        strategy = state["answers"][r - 1] if spec.get("manual") else "fake strategy"
+        strategy = state["answers"][r - 1] if spec.manual else "fake strategy"
+        evaluation = fake_evaluation(spec.task, spec.precision, r)
         run.on_event(
-            {
-                "type": "attempt",
-                "job_id": run.job_id,
-                "round": r,
-                "node": "evaluate",
-                "attempt_id": f"{run.job_id}-r{r}-d0",
-                "debug_step": 0,
-                "role": "coder",
-                "strategy": strategy,
-                "source": f"// fake kernel, round {r}\n",
-                "flags": [],
-                "compile_log": "",
-                "verdict": "ok",
-                "message": "",
-                "evaluation": fake_evaluation(spec["task"], spec["precision"], r),
-                "profile": {"bottleneck_class": "memory", "metrics": {"dram_pct": 80.0 + r}, "text": "filtered profile"},
-            }
+            AttemptEvent(
+                job_id=run.job_id,
+                round=r,
+                node="evaluate",
+                attempt_id=f"{run.job_id}-r{r}-d0",
+                debug_step=0,
+                role="coder",
+                strategy=strategy,
+                source=f"// fake kernel, round {r}\n",
+                verdict="ok",
+                score=evaluation["score"],
+                evaluation=evaluation,
+                profile=Profile(
+                    bottleneck_class="memory_bandwidth", metrics={"dram_pct": 80.0 + r}, text="FAKE filtered profile", tokens=4
+                ),
+            )
         )
         time.sleep(step_s)
         state["step"] = r
         _save(run.job_id, state)  # the checkpoint: this step is done
-    run.on_event({"type": "finished", "job_id": run.job_id, "round": rounds, "node": "end"})
-    return {
-        "job_id": run.job_id,
-        "status": "finished",
-        "message": "fake agent finished",
-        "attempts": [],
-        "llm_calls": [],
-        "best": None,
-        "totals": {},
-    }
+    run.on_event(FinishedEvent(job_id=run.job_id, round=spec.rounds, node="end", status="finished"))
+    return Outcome(job_id=run.job_id, status="finished", message="fake agent finished")
 
 
 def create_fake_app():

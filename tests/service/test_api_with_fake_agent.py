@@ -39,7 +39,7 @@ def test_submit_stream_finish_with_fake_agent(api):
     kinds = [k for k, _ in events]
     assert kinds.count("attempt") == 3 and kinds.count("llm_call") == 3 and kinds[-2:] == ["finished", "end"]
     assert events[-1][1]["status"] == "finished"
-    assert all("source" not in data for kind, data in events if kind == "attempt")  # sources are fetched separately
+    assert all(data["source"] == "" and data["evaluation"] is None for kind, data in events if kind == "attempt")  # fetched separately
 
     detail = client.get(f"{API}/jobs/{job['id']}", headers=headers).json()
     assert detail["status"] == "finished" and detail["finished_at"]
@@ -47,7 +47,7 @@ def test_submit_stream_finish_with_fake_agent(api):
     assert all(len(a["measurements"]) == 2 for a in detail["attempts"])
     m = detail["attempts"][0]["measurements"][1]
     assert m["params"] == {"N": 65536} and m["baseline_median_us"] == 20.0 and m["speedup"] == pytest.approx(2.0)
-    assert detail["attempts"][2]["profile"]["bottleneck_class"] == "memory"
+    assert detail["attempts"][2]["profile"]["bottleneck_class"] == "memory_bandwidth"
     totals = detail["totals"]
     assert totals["llm_calls_count"] == 3 and totals["input_tokens"] == 6000 and totals["cost_usd"] == pytest.approx(0.06)
     best = max(detail["attempts"], key=lambda a: a["score"])
@@ -113,7 +113,10 @@ def test_manual_mode_answered_over_http_with_fake_agent(api):
         events = read_sse(client, f"{url}/events", headers)
         assert events[-1] == ("end", {"job_id": job["id"], "status": "waiting_for_input"})
         waiting = client.get(url, headers=headers).json()
-        assert waiting["status"] == "waiting_for_input" and waiting["question"]["question"] == f"round {round_no}: which strategy?"
+        question = waiting["question"]["question"]
+        assert (
+            waiting["status"] == "waiting_for_input" and question["question"] == f"round {round_no}: which strategy? (tiling or vectorize)"
+        )
         assert client.post(f"{url}/resume", headers=headers).status_code == 409  # answer, not resume
         r = client.post(f"{url}/answer", json={"answer": answer}, headers=headers)
         assert r.status_code == 200 and r.json()["status"] == "queued"

@@ -101,7 +101,7 @@ def test_sign_in_submit_from_form_and_watch_it_live_with_fake_agent(db_url, serv
         # Timeline, LLM calls, profile and the diff against the previous best are on the page.
         assert page.locator("#timeline tbody tr").count() >= 6
         assert page.locator("#llm-calls tbody tr").count() == 2
-        assert page.text_content("#bottleneck") == "memory"
+        assert page.text_content("#bottleneck") == "memory_bandwidth"
         assert "+// fake kernel, round 2" in page.text_content("#diff")
     # Nothing the pages loaded came from anywhere but this service.
     foreign = [u for u in page.requests if not u.startswith(server.url) and not u.startswith("data:")]
@@ -123,6 +123,8 @@ def test_manual_question_answer_cancel_and_resume_from_the_page_with_fake_agent(
     page.wait_for_selector("#question:not([hidden])")  # it appears on the open page when the job asks
     assert _still_same_page(page)
     assert "round 1: which strategy?" in page.text_content("#question-text")
+    first_question = page.input_value("#question-id")
+    assert first_question  # the form names the question it answers
     page.fill("#answer-form textarea[name=answer]", "tile it in shared memory")
     page.click("#answer-form button[type=submit]")
     page.wait_for_selector("#question:not([hidden])")
@@ -146,6 +148,19 @@ def test_manual_question_answer_cancel_and_resume_from_the_page_with_fake_agent(
         assert resumed["status"] == "waiting_for_input"
         # Round 2 still waits for its own answer: the answer to round 1 was not handed to it again.
         assert [a["strategy"] for a in resumed["attempts"]] == ["tile it in shared memory"]
+        assert page.input_value("#question-id") == resumed["question"]["question"]["question_id"] != first_question
+
+        # A page left open on round 1's question answers a question the job no longer asks: refused (409),
+        # and the job keeps waiting on round 2 with nothing recorded.
+        page.evaluate(f"document.getElementById('question-id').value = {first_question!r}")
+        page.fill("#answer-form textarea[name=answer]", "a stale answer")
+        page.click("#answer-form button[type=submit]")
+        page.wait_for_load_state()
+        assert f"waits on question {resumed['question']['question']['question_id']}" in page.text_content("body")
+        after = client.get(f"{API}/jobs/{job_id}").json()
+        assert after["status"] == "waiting_for_input"
+        assert after["question"]["question"]["question_id"] == resumed["question"]["question"]["question_id"]
+        assert [a["strategy"] for a in after["attempts"]] == ["tile it in shared memory"]
 
 
 def test_wrong_key_and_viewer_key_get_the_right_pages_with_fake_agent(db_url, server_factory, page):

@@ -114,7 +114,7 @@
         return (e.role || "") + " called " + (e.model || "?") + ": " + num(e.input_tokens || 0) + " in / " +
           num(e.output_tokens || 0) + " out tokens, " + usd(e.cost_usd || 0);
       case "interrupt":
-        return "waiting for a person: " + (e.question || "") + (e.options ? " (" + e.options.join(", ") + ")" : "");
+        return "waiting for a person: " + ((e.question && e.question.question) || "");
       case "finished":
         return "finished";
       case "profile":
@@ -144,9 +144,12 @@
       document.getElementById("resume-form").hidden = ["cancelled", "failed"].indexOf(job.status) < 0;
       const waiting = job.status === "waiting_for_input";
       document.getElementById("question").hidden = !waiting;
-      if (waiting && job.question) {
-        document.getElementById("question-text").textContent = job.question.question || "";
-        document.getElementById("question-options").textContent = job.question.options ? "options: " + job.question.options.join(", ") : "";
+      const asked = job.question && job.question.question;
+      if (waiting && asked) {
+        // a stale page answers with the id of the question it shows: the service refuses it (409) once the job moved on
+        document.getElementById("question-text").textContent = asked.question || "";
+        document.getElementById("question-role").textContent = asked.role ? "asked by the " + asked.role + " (round " + (asked.round || 0) + ")" : "";
+        document.getElementById("question-id").value = asked.question_id || "";
       }
     }
     jobCharts(job);
