@@ -3,6 +3,7 @@
 #   OUT=/some/dir bash scripts/device_checks.sh STEP [STEP ...]
 # Steps (each under its own time limit, logged to $OUT/<step>.log; a failing step does not stop the next):
 #   gpu-tests       pytest -m gpu on tests/bench (all but the per-size baseline sweep), tests/graph, tests/service
+#                   (GPU_TESTS="tests/graph tests/service" picks the folders)
 #   baseline-sweep  pytest -m gpu: every baseline at every paper and edge size (tests/bench)
 #   figures         scripts/harness_figures.py -> $OUT/harness_figures.json
 #   large           scripts/check_baselines.py --sizes large -> $OUT/baseline_checks_large.json
@@ -19,7 +20,8 @@
 #   ray-tests       pytest -m gpu tests/cluster: a local Ray cluster on the real GPU(s), one worker per GPU, real candidates
 #                   give the local evaluator's verdicts and speedups (~3 min)
 #   ray-figures     scripts/ray_figures.py -> $OUT/ray_figures.json: Ray's overhead per evaluation vs local, and bench run's
-#                   work over 12 variants through Ray on one GPU vs locally (RAY_FIGURES_ALL=1: every variant, ~10 min)
+#                   work over 12 variants through Ray on one GPU vs locally (RAY_FIGURES_ALL=1: every variant, ~10 min;
+#                   RAY_FIGURES_ARGS="--repeats 3 --only overhead" passes arguments on)
 #   Without Ray importable, the carried .whl/ray-*.whl (a slim wheel, scripts/make_device_wheels.sh) and its dependencies
 #   are unpacked to /tmp/cm-ray-site and put on PYTHONPATH (no pip needed).
 # Needs python3 with this repo importable (see scripts/make_device_wheels.sh) and nvcc; ncu for figures.
@@ -57,7 +59,7 @@ for step in "$@"; do
   t0=$(date +%s)
   case $step in
     gpu-tests) timeout -k 5 "$LIMIT" $PY -m pytest -m gpu -q -rfE -p no:cacheprovider --timeout 240 \
-                 --junitxml="$OUT/gpu_tests.xml" tests/bench tests/graph tests/service -k "not every_baseline and not vendor" ;;
+                 --junitxml="$OUT/gpu_tests.xml" ${GPU_TESTS:-tests/bench tests/graph tests/service} -k "not every_baseline and not vendor" ;;
     vendor-tests) timeout -k 5 "$LIMIT" $PY -m pytest -m gpu -q -rfE -p no:cacheprovider --timeout 240 \
                  --junitxml="$OUT/vendor_tests.xml" tests/bench/test_vendor_gpu.py ${VENDOR_K:+-k "$VENDOR_K"} ;;
     vendor-paper|vendor-large)
@@ -79,7 +81,7 @@ for step in "$@"; do
     suite) timeout -k 5 "$LIMIT" $PY scripts/throughput_figures.py --only suite --output "$OUT/suite.json" ;;
     ray-tests) CUDAMASTER_TEST_RAY_GPUS=detect timeout -k 5 "$LIMIT" $PY -m pytest -m gpu -q -rfE -p no:cacheprovider \
                  --timeout 600 --junitxml="$OUT/ray_tests.xml" tests/cluster ;;
-    ray-figures) timeout -k 5 "$LIMIT" $PY scripts/ray_figures.py --output "$OUT/ray_figures.json" ${RAY_FIGURES_ALL:+--all} ;;
+    ray-figures) timeout -k 5 "$LIMIT" $PY scripts/ray_figures.py --output "$OUT/ray_figures.json" ${RAY_FIGURES_ALL:+--all} ${RAY_FIGURES_ARGS:-} ;;
     *) echo "unknown step $step"; continue ;;
   esac > "$OUT/$step.log" 2>&1
   rc=$?

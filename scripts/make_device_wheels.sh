@@ -10,7 +10,8 @@ python3 -m pip download -q --only-binary=:all: --python-version 3.12 --implement
   --platform manylinux_2_27_x86_64 --platform manylinux1_x86_64 -d .whl \
   pydantic==2.14.4 pydantic-settings==2.16.3 langgraph==1.2.24 langgraph-checkpoint-sqlite==3.1.2 \
   langchain-core==1.8.1 langchain-openai==1.7.4 fastapi==0.165.0 uvicorn==0.54.0 sqlalchemy==2.1.9 \
-  alembic==1.20.1 "psycopg[binary,pool]==3.3.9" pytest-timeout==2.4.0
+  alembic==1.20.1 "psycopg[binary,pool]==3.3.9" pytest-timeout==2.4.0 \
+  jinja2==3.1.6 itsdangerous==2.2.0 python-multipart==0.0.34 python-dotenv==1.2.4
 # Ray (scripts/ray_device.sh): a slim copy of its wheel (~37 MiB instead of ~80: no Java jars, dashboard web client,
 # RLlib, Data, Serve, Tune, Train, LLM; scripts/slim_ray_wheel.py) and the dependencies the device image lacks.
 rm -rf /tmp/cm-ray-wheel && mkdir -p /tmp/cm-ray-wheel
@@ -23,7 +24,8 @@ python3 -m pip download -q --only-binary=:all: --python-version 3.12 --implement
 # drop what the device image already provides
 for p in numpy scipy rich typer httpx httpcore anyio idna certifi h11 click pygments markdown_it mdurl pytest pluggy iniconfig \
          shellingham typing_extensions tiktoken regex requests urllib3 charset_normalizer PyYAML pyyaml \
-         packaging MarkupSafe markupsafe xxhash tqdm greenlet; do
+         packaging MarkupSafe markupsafe xxhash tqdm greenlet \
+         zstandard psycopg psycopg_binary psycopg_pool; do  # zstandard: optional for langsmith; psycopg: the device uses SQLite (64 MiB carry limit)
   rm -f .whl/${p}-*.whl
 done
 grep -qx '/.whl/' .git/info/exclude 2>/dev/null || echo '/.whl/' >> .git/info/exclude

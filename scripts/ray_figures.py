@@ -108,11 +108,13 @@ def main() -> None:
                     "repeats": args.repeats,
                     "note": "added_s = caller's wall time - the harness's own wall_seconds",
                 }
+                _write(args.output, doc)  # a step cut by a time limit leaves the ones before it
             if "suite" in steps:
                 jobs = _suite_jobs(args.all)
                 t0 = time.perf_counter()
                 local_results = run_pipeline(jobs, "paper", base.model_copy(update={"cache_dir": fresh("suite-local")}))
                 local_s = time.perf_counter() - t0
+                print(f"suite locally: {len(jobs)} variants in {local_s:.1f} s", flush=True)
                 cluster = cluster_with(fresh("suite-ray"))
                 try:
                     doc["cluster"] = cluster.status()
@@ -134,9 +136,13 @@ def main() -> None:
                 }
         finally:
             ray.shutdown()
-    args.output.parent.mkdir(parents=True, exist_ok=True)
-    args.output.write_text(json.dumps(doc, indent=1))
+    _write(args.output, doc)
     print(json.dumps(doc["figures"], indent=1))
+
+
+def _write(path: Path, doc: dict) -> None:
+    path.parent.mkdir(parents=True, exist_ok=True)
+    path.write_text(json.dumps(doc, indent=1))
 
 
 if __name__ == "__main__":
