@@ -375,3 +375,33 @@ def test_spmm_with_x_read_transposed_fails(task):
     wrong = dict(x, X=x["X"].reshape(K, cols).T.reshape(-1))  # X read as K x cols
     got = {"Y": np.asarray(t.reference_module.reference(wrong, names, "fp32", None)["Y"], dtype=np.float64)}
     assert not _passes(variant, got, ref, x, names)
+
+
+# -- FP32 sums: atol covers a row that cancels to about 0, at every size --------------------------------------
+
+
+@pytest.mark.parametrize("task", TASKS)
+def test_fp32_atol_covers_the_rounding_of_a_row_that_cancels_at_every_size(task):
+    """An output element sums a row's products in FP32 (in order, or atomically in any order). Its rounding error
+    grows with the entries a row holds and does not shrink when the sum cancels to about 0, where rtol gives
+    nothing: atol alone must cover it. Emulated per size: 256 rows with the most entries a row gets (mean + 4 sd),
+    FP32 products summed in FP32 in a random order, the largest error against the float64 sum <= atol; a zero
+    output still fails. (spmv_csc at 2048 x 2^20, ~10^4 entries a row, failed on the H200 with atol 1e-4: a row
+    that cancelled to -0.098 was 1.2e-4 off.)"""
+    variant = load_task(task).variant("fp32")
+    (out,) = variant.outputs()
+    rng = np.random.default_rng(7)
+    for size_set in ("paper", "large", "edge"):
+        for params in variant.task.size_list(size_set):
+            names = variant.task.names(params, "fp32")
+            per_row = names["nnz"] / names["rows"]
+            n = max(1, int(np.ceil(per_row + 4 * np.sqrt(per_row))))
+            a = rng.uniform(-1, 1, (256, n)).astype(np.float32)
+            terms = a * rng.uniform(-1, 1, (256, n)).astype(np.float32)
+            exact = terms.astype(np.float64).sum(axis=1)
+            order = rng.permuted(np.tile(np.arange(n), (256, 1)), axis=1)
+            fp32 = np.cumsum(np.take_along_axis(terms, order, axis=1), axis=1, dtype=np.float32)[:, -1]
+            tol = variant.tolerance_for(out, names)
+            assert np.abs(fp32 - exact).max() <= tol.atol, (size_set, params, np.abs(fp32 - exact).max(), tol)
+            if n >= 16:
+                assert np.mean(np.abs(exact) > tol.atol + tol.rtol * np.abs(exact)) > 0.9, (size_set, params)  # zero fails
