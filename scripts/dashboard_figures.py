@@ -77,6 +77,7 @@ def fill(database_url: str) -> dict[str, int]:
                     "message": "",
                     "score": score,
                     "evaluation": {"gpu": {"name": "NVIDIA H200"}},
+                    "gpu_model": "NVIDIA H200",  # as app/store/events.py stores it: from the evaluation's gpu.name
                     "created_at": created,
                 }
             )
@@ -94,6 +95,7 @@ def fill(database_url: str) -> dict[str, int]:
                         "speedup": speed,
                         "roofline_floor_us": 1.0,
                         "candidate_roofline_pct": 100.0 * speed / base,
+                        "gpu_model": "NVIDIA H200",
                     }
                 )
             if ok and rng.random() < 0.05:

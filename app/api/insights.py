@@ -34,8 +34,8 @@ def leaderboard(
     visible = permissions.visible_jobs(caller)
     entries, shares = aggregates.leaderboard(session, visible, model=model, precision=precision)
     return LeaderboardOut(
-        entries=[LeaderboardEntry.model_validate(asdict(e)) for e in entries],
-        shares=[LeaderboardShare.model_validate(asdict(s)) for s in shares],
+        entries=[LeaderboardEntry.model_validate(e, from_attributes=True) for e in entries],
+        shares=[LeaderboardShare.model_validate(s, from_attributes=True) for s in shares],
         models=aggregates.known_models(session, visible),
     )
 

@@ -5,7 +5,7 @@ from __future__ import annotations
 import secrets
 from typing import Any
 
-from sqlalchemy import exists, func, select, update
+from sqlalchemy import ColumnElement, exists, func, select, update
 from sqlalchemy.orm import Session, selectinload
 
 from ..db.models import ACTIVE_STATUSES, CANCELLED, DEFAULT_TEAM, FAILED, QUEUED, RUNNING, WAITING, Attempt, Job, JobEvent, LlmCall
@@ -76,6 +76,32 @@ SORTS = {
 }
 
 
+def job_filters(
+    *,
+    team: str | None = None,
+    status: str | None = None,
+    task: str | None = None,
+    precision: str | None = None,
+    model: str | None = None,
+    key: str | None = None,
+) -> list[ColumnElement[bool]]:
+    """The WHERE conditions of a job list (list_jobs; the dashboard's live table uses them for new jobs)."""
+    conds: list[ColumnElement[bool]] = []
+    if team is not None:
+        conds.append(Job.team == team)
+    if status:
+        conds.append(Job.status == status)
+    if task:
+        conds.append(Job.task == task)
+    if precision:
+        conds.append(Job.precision == precision)
+    if key:
+        conds.append(Job.api_key_id == key)
+    if model:
+        conds.append(exists().where(LlmCall.job_id == Job.id, LlmCall.model == model))
+    return conds
+
+
 def list_jobs(
     session: Session,
     *,
@@ -91,19 +117,7 @@ def list_jobs(
 ) -> tuple[list[Job], int]:
     """`team`: only that team's jobs (None: every team's). `model`: jobs with an LLM call to that model.
     `key`: jobs submitted by that key id. `sort`: a name of SORTS, descending when prefixed with "-"."""
-    conds = []
-    if team is not None:
-        conds.append(Job.team == team)
-    if status:
-        conds.append(Job.status == status)
-    if task:
-        conds.append(Job.task == task)
-    if precision:
-        conds.append(Job.precision == precision)
-    if key:
-        conds.append(Job.api_key_id == key)
-    if model:
-        conds.append(exists().where(LlmCall.job_id == Job.id, LlmCall.model == model))
+    conds = job_filters(team=team, status=status, task=task, precision=precision, model=model, key=key)
     column = SORTS[sort.removeprefix("-")]
     order = (
         (column.desc().nulls_last(), Job.created_at.desc(), Job.id.desc())

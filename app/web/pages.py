@@ -13,12 +13,14 @@ import json
 import re
 import secrets
 from collections.abc import AsyncIterator
+from dataclasses import dataclass
+from datetime import UTC, datetime, timedelta
 from pathlib import Path
 from typing import Annotated, Any
 from urllib.parse import quote, urlencode
 
 from fastapi import APIRouter, Depends, FastAPI, File, Form, HTTPException, Request, UploadFile
-from fastapi.responses import HTMLResponse, RedirectResponse, Response
+from fastapi.responses import HTMLResponse, JSONResponse, RedirectResponse, Response
 from fastapi.sse import EventSourceResponse, ServerSentEvent
 from fastapi.templating import Jinja2Templates
 from markupsafe import Markup
@@ -35,6 +37,7 @@ from ..api.deps import RunnerDep, SessionDep, SettingsDep
 from ..auth import KeyRejected, verify_key
 from ..bounds import JOB_ID_PATTERN, KEY_ID_PATTERN, MODEL_PATTERN, TASK_PATTERN
 from ..db.models import ACTIVE_STATUSES, ALL_STATUSES, CANCELLED, FAILED, REVIEW_STATUSES, WAITING, Attempt, Job, Review
+from ..db.types import utcnow
 from ..reviews import list_reviews
 from ..schemas import AnswerIn, JobDetail, JobSubmit, ReviewDecision
 from ..store import aggregates
@@ -273,6 +276,7 @@ def _jobs_page(
         return problem(request, web, exc.status_code, str(exc.detail))
     caller = web.caller
     team = None if permissions.is_admin(caller) else caller.team
+    live_since = utcnow().isoformat()  # read before the rows: the live table adds the jobs created since (jobs_live)
     rows, total = store.list_jobs(
         session,
         status=filters["status"] or None,
@@ -299,6 +303,8 @@ def _jobs_page(
         web,
         http_status=status_code,
         rows=rendered,
+        live_since=live_since,
+        live_filters=urlencode({k: v for k, v in filters.items() if v and k != "sort"}),
         total=total,
         offset=offset,
         page_size=PAGE_SIZE,
@@ -417,28 +423,82 @@ def submit_job(
     return RedirectResponse(f"/jobs/{job.id}", status_code=303)
 
 
-def _live_rows(request: Request, caller: permissions.Caller, ids: list[str]) -> dict[str, dict[str, Any]]:
+def _rows_html() -> Any:
+    """The row macros of _rows.html (the same HTML as the pages render)."""
+    return templates.env.get_template("_rows.html").module
+
+
+# A job committed a little after the page read its rows may carry an earlier created_at: look back this far.
+NEW_JOBS_SLACK = timedelta(seconds=10)
+
+
+@dataclass(frozen=True)
+class LiveFilters:
+    """The jobs page's filters, as its live table sends them back, and when the page read its rows."""
+
+    filters: dict[str, str]
+    since: datetime | None
+
+
+def _live_filters(status: str = "", task: str = "", precision: str = "", model: str = "", key: str = "", since: str = "") -> LiveFilters:
+    filters = {
+        "status": _check_filter("status", status, allowed=ALL_STATUSES),
+        "task": _check_filter("task", task, TASK_PATTERN),
+        "precision": _check_filter("precision", precision, allowed=("fp32", "bf16")),
+        "model": _check_filter("model", model, MODEL_PATTERN),
+        "key": _check_filter("key", key, KEY_ID_PATTERN),
+    }
+    try:
+        when = datetime.fromisoformat(since) if since else None
+    except ValueError:
+        raise HTTPException(422, f"since={since[:40]!r} is not an ISO 8601 time: reload the page") from None
+    if when is not None and when.tzinfo is None:
+        when = when.replace(tzinfo=UTC)
+    return LiveFilters(filters, when)
+
+
+def _live_rows(
+    request: Request, caller: permissions.Caller, ids: list[str], live: LiveFilters
+) -> tuple[dict[str, dict[str, Any]], list[dict[str, Any]]]:
+    """The rows of the jobs `ids` the caller may read; and, with `live.since`, the rows of the other jobs created
+    since then that match the page's filters and that the caller may list (oldest first, with their HTML)."""
     with request.app.state.sessions() as session:
         jobs = [j for j in session.scalars(select(Job).where(Job.id.in_(ids))) if permissions.can_read(caller, j)]
-        found = [j.id for j in jobs]
+        new: list[Job] = []
+        if live.since is not None:
+            team = None if permissions.is_admin(caller) else caller.team
+            conds = store.job_filters(team=team, **{k: v or None for k, v in live.filters.items()})
+            query = select(Job).where(*conds, Job.created_at >= live.since - NEW_JOBS_SLACK, Job.id.not_in(ids))
+            new = [j for j in session.scalars(query.order_by(Job.created_at, Job.id).limit(PAGE_SIZE)) if permissions.can_read(caller, j)]
+        found = [j.id for j in jobs + new]
         models, rounds = aggregates.models_of(session, found), rounds_used(session, found)
-        return {j.id: job_row(j, models[j.id], rounds.get(j.id, 0)) for j in jobs}
+        rows = {j.id: job_row(j, models[j.id], rounds.get(j.id, 0)) for j in jobs + new}
+    macros = _rows_html()
+    return {j.id: rows[j.id] for j in jobs}, [rows[j.id] | {"html": str(macros.job_tr(rows[j.id]))} for j in new]
 
 
 @router.get("/jobs/live", response_class=EventSourceResponse)
-async def jobs_live(request: Request, web: Web, ids: str = "") -> AsyncIterator[ServerSentEvent]:
-    """The jobs table's rows, sent again whenever one changes (event `job`), for the ids the page shows."""
+async def jobs_live(
+    request: Request, web: Web, live: Annotated[LiveFilters, Depends(_live_filters)], ids: str = ""
+) -> AsyncIterator[ServerSentEvent]:
+    """The jobs table's rows, sent again whenever one changes (event `job`), for the ids the page shows. With
+    `since` (when the page read its rows) and the page's filters: each job created since then that matches them
+    and that the key may list (event `new_job`, its row and the row's HTML); it is followed like the others."""
     wanted = [i for i in ids.split(",") if re.fullmatch(JOB_ID_PATTERN, i)][:200]
     last: dict[str, dict[str, Any]] = {}
     runner = request.app.state.runner
     while not await request.is_disconnected():
         changed = [runner.change_event(j) for j in wanted]  # taken before the read: no change is missed
-        rows = await asyncio.to_thread(_live_rows, request, web.caller, wanted)
+        rows, new = await asyncio.to_thread(_live_rows, request, web.caller, wanted, live)
         for job_id, row in rows.items():
             if last.get(job_id) != row:
                 last[job_id] = row
                 yield ServerSentEvent(data=row, event="job")
-        # Woken by this process's runner; every second regardless, for jobs another process runs.
+        for row in new[: max(0, 400 - len(wanted))]:  # a bound on what one page follows
+            wanted.append(row["id"])
+            last[row["id"]] = {k: v for k, v in row.items() if k != "html"}
+            yield ServerSentEvent(data=row, event="new_job")
+        # Woken by this process's runner; every second regardless, for jobs another process runs or submits.
         waits = [asyncio.ensure_future(ev.wait()) for ev in changed]
         if waits:
             _, pending = await asyncio.wait(waits, timeout=1.0, return_when=asyncio.FIRST_COMPLETED)
@@ -464,6 +524,23 @@ def _diff(old: Attempt | None, new: Attempt) -> list[tuple[str, str]]:
     ]
 
 
+def _review_status(session: Any, job_id: str) -> dict[int, str]:
+    return dict(session.execute(select(Review.attempt_id, Review.status).where(Review.job_id == job_id)).all())
+
+
+@router.get("/jobs/{job_id}/rows")
+def job_rows(job_id: str, web: Web, session: SessionDep, chosen: str = "") -> JSONResponse:
+    """The job page's attempts and LLM-calls rows as it renders them (HTML), for its live updates."""
+    job = deps.readable_job(session, web.caller, job_id, detail=True)
+    chosen_id = int(chosen) if chosen.isdigit() and len(chosen) < 10 else None
+    macros = _rows_html()
+    body = {
+        "attempts": str(macros.attempt_rows(job, chosen_id, _review_status(session, job.id))),
+        "llm_calls": str(macros.llm_call_rows(job)),
+    }
+    return JSONResponse(body, headers={"X-Content-Type-Options": "nosniff", "Cache-Control": "no-store"})
+
+
 @router.get("/jobs/{job_id}", response_class=HTMLResponse)
 def job_page(request: Request, job_id: str, web: Web, session: SessionDep, attempt: str = "") -> HTMLResponse:
     try:
@@ -478,7 +555,7 @@ def job_page(request: Request, job_id: str, web: Web, session: SessionDep, attem
     previous = _previous_best(job.attempts, chosen) if chosen else None
     events = store.events_after(session, job.id, 0, limit=2000)
     can_act = permissions.can_act(web.caller, job)
-    review_status = dict(session.execute(select(Review.attempt_id, Review.status).where(Review.job_id == job.id)).all())
+    review_status = _review_status(session, job.id)
     return render(
         request,
         "job.html",

@@ -9,6 +9,7 @@ the API's numbers), and what a wrong key and a viewer key get.
 from __future__ import annotations
 
 import re
+import time
 
 import httpx
 import pytest
@@ -106,6 +107,105 @@ def test_sign_in_submit_from_form_and_watch_it_live_with_fake_agent(db_url, serv
     # Nothing the pages loaded came from anywhere but this service.
     foreign = [u for u in page.requests if not u.startswith(server.url) and not u.startswith("data:")]
     assert foreign == []
+
+
+def _wait_for(client: httpx.Client, url: str, check, timeout: float = 60) -> dict:
+    deadline = time.monotonic() + timeout
+    while time.monotonic() < deadline:
+        job = client.get(url).json()
+        if check(job):
+            return job
+        time.sleep(0.1)
+    raise AssertionError(f"never true for {url}: {job}")
+
+
+ATTEMPT_ROWS = "#attempts tbody tr:not(:has(td.empty))"
+CALL_ROWS = "#llm-calls tbody tr:not(:has(td.empty))"
+
+
+def test_job_page_attempt_and_llm_call_rows_appear_live_with_fake_agent(db_url, server_factory, page, tmp_path):
+    key = make_key(db_url, "jill", role="member")
+    hold = tmp_path / "model-hold"
+    hold.write_text("the FAKE model answers nothing while this file exists")
+    server = server_factory(FAKE_MODEL_HOLD=str(hold), FAKE_AGENT_STEP_SECONDS="0.2", CUDAMASTER_SERVICE__REVIEW_SPEEDUP="2.5")
+    with httpx.Client(base_url=server.url, headers={"X-API-Key": key}, timeout=30) as client:
+        job_id = client.post(f"{API}/jobs", json={"task": "vector_add", "rounds": 2}).json()["id"]
+        # Round 1's model call is recorded (sent) and held: no attempt yet when the page opens.
+        _wait_for(client, f"{API}/jobs/{job_id}", lambda j: j["status"] == "running" and len(j["llm_calls"]) == 1)
+        browser.sign_in(page, server.url, key)
+        page.goto(f"{server.url}/jobs/{job_id}")
+        _mark_no_reload(page)
+        assert page.locator(ATTEMPT_ROWS).count() == 0
+        assert page.text_content("#attempts tbody").strip() == "No attempts yet."
+        assert page.locator(CALL_ROWS).count() == 1  # the held call, recorded as sent
+
+        hold.unlink()  # the job goes on: 2 rounds, an LLM call and an attempt each
+        page.wait_for_function(f"""document.getElementById('job-status').textContent === 'finished'
+            && document.querySelectorAll("{ATTEMPT_ROWS}").length === 2 && document.querySelectorAll("{CALL_ROWS}").length === 2""")
+        assert _still_same_page(page), "the job page reloaded"
+        job = client.get(f"{API}/jobs/{job_id}").json()
+
+    # The rows are the server's own, as a reload would show them (the review column included).
+    attempts = page.locator(ATTEMPT_ROWS)
+    assert [attempts.nth(i).locator("td").first.text_content() for i in range(2)] == [str(a["id"]) for a in job["attempts"]]
+    assert [attempts.nth(i).locator("td").nth(4).text_content() for i in range(2)] == [f"{a['score']:.3f}" for a in job["attempts"]]
+    assert attempts.nth(1).locator(".status").text_content() == "flagged, pending"  # round 2's 3x is over 2.5x
+    calls = page.locator(CALL_ROWS)
+    shown = [[calls.nth(i).locator("td").nth(k).text_content() for k in (1, 2, 3, 4)] for i in range(2)]
+    assert shown == [[c["role"], c["model"], f"{c['input_tokens']:,}", f"{c['output_tokens']:,}"] for c in job["llm_calls"]]
+    assert page.text_content("#llm-count") == "2"
+
+
+def test_jobs_page_shows_new_jobs_live_within_its_filters_and_its_keys_team_with_fake_agent(db_url, server_factory, page):
+    kim = make_key(db_url, "kim", role="member", team="red")
+    lee = make_key(db_url, "lee", role="member", team="blue")
+    server = server_factory(FAKE_AGENT_STEP_SECONDS="0.05")
+    with httpx.Client(base_url=server.url, timeout=30) as client:
+
+        def submit(key: str, task: str) -> str:
+            r = client.post(f"{API}/jobs", json={"task": task, "rounds": 1}, headers={"X-API-Key": key})
+            assert r.status_code == 201, r.text
+            return r.json()["id"]
+
+        def finished(job_id: str, key: str) -> dict:
+            return wait_status(client, f"{API}/jobs/{job_id}", {"X-API-Key": key}, {"finished"})
+
+        old = submit(kim, "vector_add")
+        finished(old, kim)
+        browser.sign_in(page, server.url, kim)
+        page.goto(f"{server.url}/jobs?task=vector_add")
+        _mark_no_reload(page)
+        table = page.locator("#jobs-table tbody tr[data-job]")
+        assert [table.nth(i).get_attribute("data-job") for i in range(table.count())] == [old]
+
+        # Another client submits: a job of another team, one outside the page's filter, then one inside it.
+        blue = submit(lee, "vector_add")
+        relu = submit(kim, "RELU")
+        new = submit(kim, "vector_add")
+        page.wait_for_selector(f"#jobs-table tr[data-job='{new}']")
+        # Each poll of the live table reads every new job at once: the two others would be here by now.
+        assert page.locator(f"#jobs-table tr[data-job='{blue}'], #jobs-table tr[data-job='{relu}']").count() == 0
+        job = finished(new, kim)
+        page.wait_for_function(f"document.querySelector(\"tr[data-job='{new}'] [data-field=status]\").textContent === 'finished'")
+        finished(blue, lee)
+        finished(relu, kim)
+        page.wait_for_timeout(2500)  # two more polls: still nothing of another team's, nor outside the filter
+        assert [table.nth(i).get_attribute("data-job") for i in range(table.count())] == [new, old]  # newest first
+        row = page.locator(f"tr[data-job='{new}']")
+        assert row.locator("td").first.text_content() == "vector_add"
+        assert row.locator("[data-field=tokens]").text_content() == f"{job['totals']['input_tokens'] + job['totals']['output_tokens']:,}"
+        assert page.text_content("h1 [data-total]") == "2"
+        assert _still_same_page(page), "the jobs page reloaded"
+
+        # In another order the new job's place is not on this page: the page says it exists instead.
+        page.goto(f"{server.url}/jobs?task=vector_add&sort=-cost")
+        page.wait_for_function("document.getElementById('live-state').textContent === '● live'")
+        _mark_no_reload(page)
+        later = submit(kim, "vector_add")
+        page.wait_for_selector("#new-jobs:not([hidden])")
+        assert page.text_content("#new-jobs [data-new-count]") == "1"
+        assert page.locator(f"#jobs-table tr[data-job='{later}']").count() == 0
+        assert _still_same_page(page)
 
 
 def test_manual_question_answer_cancel_and_resume_from_the_page_with_fake_agent(db_url, server_factory, page):

@@ -105,3 +105,92 @@ def test_leaderboard_counts_only_unflagged_or_accepted_attempts_with_fake_agent(
     per_job = {j["job_id"]: j for j in costs["per_job"]}
     assert per_job[vadd["id"]]["usd_per_speedup"] == pytest.approx(vadd["totals"]["cost_usd"] / vadd["best_score"])
     assert client.get(f"{API}/costs", headers=h["outsider"]).json()["per_model_day"] == []
+
+
+def test_leaderboard_is_aggregated_in_the_database_from_the_stored_columns(db_url):
+    """The leaderboard over many random jobs equals the rule computed here row by row (review holds, ties to the
+    first stored, GPU models apart, custom tasks and other teams left out, the model filter), from a fixed number
+    of statements whatever the number of jobs, none of which reads an attempt's evaluation JSON (parsing every
+    stored evaluation is what made the page slow with 10,000 attempts)."""
+    import random
+    from datetime import UTC, datetime, timedelta
+
+    from sqlalchemy import event, insert, true
+
+    from app.db.engine import make_engine, make_sessionmaker
+    from app.db.models import Attempt, Job, LlmCall, Review
+    from app.store import aggregates
+
+    make_key(db_url, "board")  # migrates
+    rng = random.Random(11)
+    start = datetime(2026, 11, 1, tzinfo=UTC)
+    jobs, attempts, calls, reviews = [], [], [], []
+    for j in range(60):
+        job_id = f"job_{j:016x}"
+        task = "ct_00000000000000aa" if j % 17 == 0 else ("vector_add", "RELU", "FFT")[j % 3]
+        jobs.append(
+            {
+                "id": job_id,
+                "task": task,
+                "precision": ("fp32", "bf16")[j % 2],
+                "settings": {},
+                "status": "finished",
+                "team": ("red", "blue")[j % 5 == 0],
+                "cost_usd": 0.01 * j,
+                "created_at": start + timedelta(minutes=j),
+                "updated_at": start,
+            }
+        )
+        calls.append({"job_id": job_id, "call_key": f"c{j}", "model": ("model-a", "model-b")[j % 4 == 0]})
+        gpu = ("NVIDIA H200", "NVIDIA A100", None)[j % 7 % 3]
+        for k in range(6):
+            aid = len(attempts) + 1
+            ok = rng.random() < 0.7
+            attempts.append(
+                {
+                    "id": aid,
+                    "job_id": job_id,
+                    "attempt_key": f"a{k}",
+                    "verdict": "ok" if ok else "wrong_answer",
+                    "score": rng.choice([0.5, 1.0, 2.0, 2.5, 4.0, 9.0]) if ok else None,  # few values: ties happen
+                    "evaluation": {"gpu": {"name": gpu}} if gpu else None,
+                    "gpu_model": gpu,
+                    "created_at": start,
+                }
+            )
+            if ok and rng.random() < 0.2:
+                reviews.append({"attempt_id": aid, "job_id": job_id, "status": rng.choice(["pending", "accepted", "rejected"])})
+    engine = make_engine(db_url)
+    try:
+        with engine.begin() as conn:
+            for model, rows in ((Job, jobs), (Attempt, attempts), (LlmCall, calls), (Review, reviews)):
+                conn.execute(insert(model), rows)
+
+        def expected(team: str | None, model: str | None) -> dict:
+            job = {j["id"]: j for j in jobs}
+            held = {r["attempt_id"] for r in reviews if r["status"] != "accepted"}
+            models = {c["job_id"]: c["model"] for c in calls}
+            best: dict = {}
+            for a in attempts:  # in the order stored: the first of equal scores wins
+                j = job[a["job_id"]]
+                if j["task"].startswith("ct_") or (team and j["team"] != team) or (model and models[j["id"]] != model):
+                    continue
+                if a["verdict"] == "ok" and a["score"] is not None and a["id"] not in held:
+                    key = (j["task"], j["precision"], a["gpu_model"] or "")
+                    if key not in best or a["score"] > best[key][0]:
+                        best[key] = (a["score"], a["id"])
+            return best
+
+        statements: list[str] = []
+        event.listen(engine, "before_cursor_execute", lambda conn, cursor, sql, *rest: statements.append(sql))
+        with make_sessionmaker(engine)() as session:
+            for team, model in ((None, None), ("red", None), (None, "model-b"), ("blue", "model-a")):
+                statements.clear()
+                visible = true() if team is None else Job.team == team
+                entries, shares = aggregates.leaderboard(session, visible, model=model)
+                assert {(e.task, e.precision, e.gpu): (e.score, e.attempt_id) for e in entries} == expected(team, model)
+                assert len(statements) <= 4, statements
+                assert not [s for s in statements if "evaluation" in s], statements
+        assert {e.gpu for e in entries} <= {"NVIDIA H200", "NVIDIA A100", ""}
+    finally:
+        engine.dispose()

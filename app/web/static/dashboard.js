@@ -163,13 +163,24 @@
     let count = body.children.length;
     showJob(job, root);
     let pending = null;
+    let latest = 0;
     function refresh() {
       if (pending) return;
       pending = setTimeout(function () {
         pending = null;
-        fetch("/api/v1/jobs/" + encodeURIComponent(jobId), { credentials: "same-origin", headers: { Accept: "application/json" } })
-          .then((r) => (r.ok ? r.json() : Promise.reject(r.status)))
-          .then((j) => { job = j; showJob(job, root); })
+        const mine = (latest += 1);
+        const get = (url) => fetch(url, { credentials: "same-origin", headers: { Accept: "application/json" } })
+          .then((r) => (r.ok ? r.json() : Promise.reject(r.status)));
+        const id = encodeURIComponent(jobId);
+        // The job (status, totals, charts) and its attempts and LLM-calls rows as the server renders them.
+        Promise.all([get("/api/v1/jobs/" + id), get("/jobs/" + id + "/rows?chosen=" + encodeURIComponent(root.dataset.chosen))])
+          .then(function ([j, rows]) {
+            if (mine !== latest) return; // a later refresh was sent: its answer is the newer one
+            job = j;
+            showJob(job, root);
+            document.querySelector("#attempts tbody").innerHTML = rows.attempts;
+            document.querySelector("#llm-calls tbody").innerHTML = rows.llm_calls;
+          })
           .catch(function () { /* the next event retries */ });
       }, 150);
     }
@@ -199,15 +210,20 @@
       form.querySelectorAll("input[name=kind]").forEach((el) => el.addEventListener("change", sync));
       sync();
     }
-    const rows = Array.from(document.querySelectorAll("#jobs-table tr[data-job]"));
-    if (!rows.length) return;
+    const table = document.getElementById("jobs-table");
+    const body = table.querySelector("tbody");
+    const rows = () => Array.from(body.querySelectorAll("tr[data-job]"));
     const state = document.getElementById("live-state");
-    const es = new EventSource("/jobs/live?ids=" + rows.map((r) => r.dataset.job).join(","));
+    // The rows shown, and the jobs created since the page read them that match its filters (event new_job).
+    const query = new URLSearchParams(table.dataset.filters);
+    query.set("ids", rows().map((r) => r.dataset.job).join(","));
+    query.set("since", table.dataset.since);
+    const es = new EventSource("/jobs/live?" + query.toString());
     es.onopen = function () { state.textContent = "● live"; };
     es.onerror = function () { state.textContent = "reconnecting…"; };
     es.addEventListener("job", function (msg) {
       const j = JSON.parse(msg.data);
-      const tr = document.querySelector('#jobs-table tr[data-job="' + j.id + '"]');
+      const tr = body.querySelector('tr[data-job="' + j.id + '"]');
       if (!tr) return;
       const set = (field, value) => { const el = tr.querySelector('[data-field="' + field + '"]'); if (el) el.textContent = value; };
       const status = tr.querySelector('[data-field="status"]');
@@ -219,6 +235,31 @@
       set("rounds_used", j.rounds_used);
       set("tokens", num(j.tokens));
       set("cost_usd", usd(j.cost_usd));
+    });
+    let unseen = 0;
+    es.addEventListener("new_job", function (msg) {
+      const j = JSON.parse(msg.data);
+      if (body.querySelector('tr[data-job="' + j.id + '"]')) return;
+      if (table.dataset.newRows !== "insert") {
+        // Another order or page: where the job belongs is not on this page; say that it exists.
+        unseen += 1;
+        document.querySelector("#new-jobs [data-new-count]").textContent = unseen;
+        document.getElementById("new-jobs").hidden = false;
+        return;
+      }
+      // The first page, newest first: the job goes in its place by submission time.
+      const shown = rows();
+      const pageSize = Number(table.dataset.pageSize);
+      const next = shown.find((r) => r.dataset.created < j.created_at);
+      if (!next && shown.length >= pageSize) return; // older than a full page: it belongs to a later one
+      const tpl = document.createElement("template");
+      tpl.innerHTML = j.html.trim();
+      const empty = body.querySelector("tr.no-rows");
+      if (empty) empty.remove();
+      body.insertBefore(tpl.content.firstElementChild, next || null);
+      if (shown.length + 1 > pageSize) shown[shown.length - 1].remove();
+      document.querySelectorAll("[data-total]").forEach((el) => { el.textContent = Number(el.textContent) + 1; });
+      document.querySelectorAll("[data-shown-to]").forEach((el) => { el.textContent = rows().length; });
     });
   }
 
