@@ -8,11 +8,15 @@ never repeats a finished compile or GPU evaluation. The CPU test double lives in
 
 from __future__ import annotations
 
+import fcntl
 import hashlib
 import json
 import logging
 import os
 import tempfile
+import time
+from collections.abc import Iterator
+from contextlib import contextmanager
 from dataclasses import asdict, dataclass
 from pathlib import Path
 from typing import TYPE_CHECKING, Protocol, runtime_checkable
@@ -70,8 +74,30 @@ class Evaluator(Protocol):
     ) -> Profile: ...
 
 
+@contextmanager
+def gpu_turn(settings: HarnessSettings) -> Iterator[float]:
+    """This machine's GPU for one evaluation or profile at a time, across threads and processes (an exclusive
+    lock on a file under cache_dir, one per CUDA_VISIBLE_DEVICES): two jobs timed on one GPU at once would
+    each see the other's kernels in their times. Yields the seconds spent waiting for the turn. Compiles do not
+    take it; Ray's GPU workers are one actor per GPU and serialise on their own."""
+    devices = os.environ.get("CUDA_VISIBLE_DEVICES", "all").replace(",", "_").replace("/", "_") or "none"
+    path = Path(settings.cache_dir) / "locks" / f"gpu-{devices}.lock"
+    path.parent.mkdir(parents=True, exist_ok=True)
+    started = time.monotonic()
+    with open(path, "a") as handle:
+        fcntl.flock(handle, fcntl.LOCK_EX)
+        waited = time.monotonic() - started
+        if waited > 1.0:
+            log.info("waited %.1f s for the GPU (%s)", waited, path)
+        try:
+            yield waited
+        finally:
+            fcntl.flock(handle, fcntl.LOCK_UN)
+
+
 class LocalEvaluator:
-    """The real thing: harness compile and evaluate, Nsight Compute profile through `profiling`."""
+    """The real thing: harness compile and evaluate, Nsight Compute profile through `profiling`. Evaluations and
+    profiles take turns on the GPU (`gpu_turn`): the service runs several jobs at once."""
 
     def __init__(self, settings: HarnessSettings | None = None):
         self.settings = settings or get_settings()
@@ -83,7 +109,8 @@ class LocalEvaluator:
         return CompileReport(None if out.ok else out.verdict.value, out.message, out.log[-20000:], out.flags, key)  # type: ignore[union-attr]
 
     def evaluate(self, task: str, precision: str, source: str | None, sizes: str, flags: list[str]) -> EvaluationResult:
-        return evaluate(task, precision, source, sizes, settings=self.settings, extra_flags=list(flags) or None)
+        with gpu_turn(self.settings):
+            return evaluate(task, precision, source, sizes, settings=self.settings, extra_flags=list(flags) or None)
 
     def profile(
         self, task: str, precision: str, source: str | None, mode: ProfileMode = "filtered", rows: list[dict] | None = None
@@ -95,7 +122,8 @@ class LocalEvaluator:
         except ImportError as exc:
             return no_profile(f"profiler unavailable: {exc}", mode)
         try:
-            report = profile_kernel(task, precision, candidate_source=source, harness_settings=self.settings)
+            with gpu_turn(self.settings):
+                report = profile_kernel(task, precision, candidate_source=source, harness_settings=self.settings)
             # The harness's row at the profiled size gives the roofline position.
             row = next((SizeRow.model_validate(r) for r in rows or [] if r.get("params") == report.params), None)
             return profile_of(report, mode, row, f"Nsight Compute, {mode} metrics")
