@@ -15,7 +15,7 @@ import logging
 import os
 import tempfile
 import time
-from collections.abc import Iterator
+from collections.abc import Callable, Iterator
 from contextlib import contextmanager
 from dataclasses import asdict, dataclass
 from pathlib import Path
@@ -99,8 +99,13 @@ class LocalEvaluator:
     """The real thing: harness compile and evaluate, Nsight Compute profile through `profiling`. Evaluations and
     profiles take turns on the GPU (`gpu_turn`): the service runs several jobs at once."""
 
-    def __init__(self, settings: HarnessSettings | None = None):
+    def __init__(self, settings: HarnessSettings | None = None, on_gpu_wait: Callable[[str, str, float], None] | None = None):
         self.settings = settings or get_settings()
+        self.on_gpu_wait = on_gpu_wait  # (task, precision, seconds waited for the GPU turn): figures keep it apart
+
+    def _waited(self, task: str, precision: str, seconds: float) -> None:
+        if self.on_gpu_wait is not None:
+            self.on_gpu_wait(task, precision, seconds)
 
     def compile(self, task: str, precision: str, source: str, flags: list[str]) -> CompileReport:
         variant = load_task(task).variant(precision)
@@ -109,7 +114,8 @@ class LocalEvaluator:
         return CompileReport(None if out.ok else out.verdict.value, out.message, out.log[-20000:], out.flags, key)  # type: ignore[union-attr]
 
     def evaluate(self, task: str, precision: str, source: str | None, sizes: str, flags: list[str]) -> EvaluationResult:
-        with gpu_turn(self.settings):
+        with gpu_turn(self.settings) as waited:
+            self._waited(task, precision, waited)
             return evaluate(task, precision, source, sizes, settings=self.settings, extra_flags=list(flags) or None)
 
     def profile(
@@ -122,7 +128,8 @@ class LocalEvaluator:
         except ImportError as exc:
             return no_profile(f"profiler unavailable: {exc}", mode)
         try:
-            with gpu_turn(self.settings):
+            with gpu_turn(self.settings) as waited:
+                self._waited(task, precision, waited)
                 report = profile_kernel(task, precision, candidate_source=source, harness_settings=self.settings)
             # The harness's row at the profiled size gives the roofline position.
             row = next((SizeRow.model_validate(r) for r in rows or [] if r.get("params") == report.params), None)

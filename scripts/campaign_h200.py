@@ -17,7 +17,8 @@ Usage tokens are the prompt's and the reply's o200k_base token counts; they are 
 prices in SCRIPTED_PRICES so the report's cost columns carry numbers.
 
 Written to DIR: report.md, report.html, report.json (the campaign report), figures.json (per job:
-wall time, evaluation time, LLM time, service overhead; the suite's wall time against the sum of its
+wall time, evaluation time, LLM time, the time its evaluations waited for another job's GPU turn, service
+overhead = wall - evaluation - GPU wait - LLM; the suite's wall time against the sum of its
 evaluation times; provenance), overhead.svg and suite_wall.svg. Targets (issue 17): service overhead
 < 1 % of a job's evaluation time; suite wall time within 10 % of the sum of evaluation times.
 
@@ -124,11 +125,18 @@ class TimedEvaluator:
         try:
             return fn(task, precision, *args)
         finally:
-            with self._lock:
-                self.seconds[f"{task}/{precision}"][kind] += time.monotonic() - started
-                tmp = self.path.with_suffix(".tmp")
-                tmp.write_text(json.dumps(self.seconds))
-                os.replace(tmp, self.path)
+            self._add(task, precision, kind, time.monotonic() - started)
+
+    def _add(self, task: str, precision: str, kind: str, seconds: float) -> None:
+        with self._lock:
+            self.seconds[f"{task}/{precision}"][kind] += seconds
+            tmp = self.path.with_suffix(".tmp")
+            tmp.write_text(json.dumps(self.seconds))
+            os.replace(tmp, self.path)
+
+    def gpu_wait(self, task: str, precision: str, seconds: float) -> None:
+        """The part of an evaluate/profile spent waiting for the GPU's turn (another job held it)."""
+        self._add(task, precision, "gpu_wait", seconds)
 
     def compile(self, task: str, precision: str, *args: Any) -> Any:
         return self._timed("compile", task, precision, self.inner.compile, *args)
@@ -213,6 +221,8 @@ def run(args: argparse.Namespace) -> dict[str, Any]:
 
         inner = LocalEvaluator()
     timed = TimedEvaluator(inner, out / "evaluator_seconds.json")
+    if hasattr(inner, "on_gpu_wait"):
+        inner.on_gpu_wait = timed.gpu_wait
     url = f"sqlite:///{db}"
     upgrade(url)
     engine = make_engine(url)
@@ -292,13 +302,14 @@ def run(args: argparse.Namespace) -> dict[str, Any]:
         jobs = [(v, session.get(Job, v.job_id)) for v in campaign.variants if v.job_id] if campaign else []
         rows = []
         for v, job in jobs:
-            spent = timed.seconds.get(f"{v.task}/{v.precision}", {})
-            evaluation_s = sum(spent.values())
+            spent = dict(timed.seconds.get(f"{v.task}/{v.precision}", {}))
+            gpu_wait_s = spent.pop("gpu_wait", 0.0)  # inside evaluate/profile, but waiting for another job's GPU turn
+            evaluation_s = sum(spent.values()) - gpu_wait_s
             wall_s = (job.finished_at - job.started_at).total_seconds() if job.finished_at and job.started_at else None
             one_sitting = wall_s is not None and any(
                 s["start"] <= job.started_at.timestamp() and job.finished_at.timestamp() <= s["end"] for s in sittings
             )
-            overhead = wall_s - evaluation_s - job.llm_latency_s if one_sitting else None
+            overhead = wall_s - evaluation_s - gpu_wait_s - job.llm_latency_s if one_sitting else None
             rows.append(
                 {
                     "variant": f"{v.task}/{v.precision}",
@@ -307,6 +318,7 @@ def run(args: argparse.Namespace) -> dict[str, Any]:
                     "wall_s": wall_s,
                     "evaluation_s": evaluation_s,
                     "evaluation_parts_s": dict(spent),
+                    "gpu_wait_s": gpu_wait_s,
                     "llm_s": job.llm_latency_s,
                     "overhead_s": overhead,
                     "overhead_pct_of_evaluation": 100 * overhead / evaluation_s if overhead is not None and evaluation_s else None,

@@ -75,3 +75,17 @@ def test_a_turn_reports_its_wait(tmp_path):
     with ev.gpu_turn(settings) as waited:
         assert waited > 0.1
     t.join()
+
+
+def test_the_evaluator_reports_each_wait_for_the_gpu_to_whoever_keeps_figures(tmp_path, monkeypatch):
+    log = tmp_path / "spans"
+    monkeypatch.setattr(ev, "evaluate", _fake_evaluate(log))
+    waits: list[tuple[str, str, float]] = []
+    evaluator = ev.LocalEvaluator(get_settings(cache_dir=tmp_path / "cache"), on_gpu_wait=lambda *w: waits.append(w))
+    threads = [threading.Thread(target=evaluator.evaluate, args=("vector_add", p, None, "paper", [])) for p in ("fp32", "bf16")]
+    for t in threads:
+        t.start()
+    for t in threads:
+        t.join()
+    assert sorted(w[1] for w in waits) == ["bf16", "fp32"]
+    assert max(w[2] for w in waits) > 0.1  # the second one waited for the first one's turn
