@@ -181,3 +181,14 @@ def wait_status(client: httpx.Client, url: str, headers: dict, statuses: set[str
             return job
         time.sleep(0.2)
     raise AssertionError(f"job never reached {statuses}: {job.get('status')} ({job.get('message')})")
+
+
+@pytest.fixture
+def llm():
+    """A scripted OpenAI-compatible endpoint on a loopback port (a FAKE model: tests queue its replies)."""
+    from tests.support.openai_stub import ScriptedOpenAI
+
+    server = ScriptedOpenAI({})
+    server.start()
+    yield server
+    server.stop()

@@ -22,7 +22,7 @@ from graph.contract import EVENT_TYPES, parse_event
 from profiling.classify import Bottleneck
 from profiling.filter import CLASS_METRICS
 from tests.support import kernels as k
-from tests.support.openai_stub import Reply, ScriptedOpenAI
+from tests.support.openai_stub import Reply
 
 from .conftest import make_key, wait_status
 
@@ -36,14 +36,6 @@ MODELS = {"planner": "planner-model", "coder": "coder-model", "compiler": "compi
 @pytest.fixture(scope="module")
 def harness_cache(tmp_path_factory) -> Path:
     return tmp_path_factory.mktemp("harness-cache")  # one nvcc object cache: the same source compiles once
-
-
-@pytest.fixture
-def llm():
-    server = ScriptedOpenAI({})
-    server.start()
-    yield server
-    server.stop()
 
 
 @pytest.fixture

@@ -62,16 +62,6 @@ def attack(entry: str, **subs: object) -> str:
     return text
 
 
-@pytest.fixture
-def llm():
-    from tests.support.openai_stub import ScriptedOpenAI
-
-    server = ScriptedOpenAI({})
-    server.start()
-    yield server
-    server.stop()
-
-
 def _everything(client: httpx.Client, job_id: str, headers: dict) -> str:
     job = client.get(f"{API}/jobs/{job_id}", headers=headers).text
     events = client.get(f"{API}/jobs/{job_id}/events", headers=headers, timeout=60).text

@@ -25,14 +25,6 @@ MODELS = {"planner": "planner-model", "coder": "coder-model", "compiler": "compi
 PRICES = {m: {"input": 1.0, "output": 4.0} for m in MODELS.values()}
 
 
-@pytest.fixture
-def llm():
-    server = ScriptedOpenAI({})
-    server.start()
-    yield server
-    server.stop()
-
-
 def graph_env(tmp_path, llm: ScriptedOpenAI | None, tmp_path_factory) -> dict[str, str]:
     env = {
         "CUDAMASTER_AGENT__STATE_DIR": str(tmp_path / "agent-state"),
