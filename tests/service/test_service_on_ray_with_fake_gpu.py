@@ -11,7 +11,7 @@ from graph.testing import FAKE_GPU
 from tests.support import kernels as k
 
 from .conftest import make_key, wait_status
-from .test_service_with_graph import MODELS, graph_env, llm  # noqa: F401 - the scripted LLM fixture
+from .test_service_with_graph import MODELS, graph_env  # the scripted LLM fixture `llm` is in conftest.py
 
 pytestmark = [pytest.mark.timeout(600), pytest.mark.slow]
 
