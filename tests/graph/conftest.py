@@ -1,6 +1,5 @@
 from __future__ import annotations
 
-import os
 from pathlib import Path
 
 import pytest
@@ -9,6 +8,7 @@ from bench_tasks.harness import HarnessSettings, get_settings
 from graph.runner import make_checkpointer
 from graph.settings import AgentSettings, RetrySettings
 from graph.testing import FakeGpuEvaluator
+from tests.support.machine_env import clear_settings_env
 from tests.support.openai_stub import ScriptedOpenAI
 
 MODELS = {"planner": "planner-model", "coder": "coder-model", "compiler": "compiler-model", "debugger": "debugger-model"}
@@ -61,13 +61,4 @@ def server():
 def _no_ambient_llm_env(monkeypatch):
     # The tests configure endpoints explicitly; a developer's CUDAMASTER_* environment must not leak in.
     # The machine's own harness facts stay (nvcc, and where bubblewrap is: the H200 carries it unpacked).
-    machine = (
-        "CUDAMASTER_HARNESS__NVCC",
-        "CUDAMASTER_HARNESS__NVCC_ARCH",
-        "CUDAMASTER_HARNESS__SANDBOX_BWRAP",
-        "CUDAMASTER_HARNESS__SCRATCH_ROOT",
-        "CUDAMASTER_GIT_COMMIT",
-    )
-    for key in list(os.environ):
-        if key.startswith("CUDAMASTER_") and key not in machine:
-            monkeypatch.delenv(key, raising=False)
+    clear_settings_env(monkeypatch)

@@ -7,7 +7,6 @@ keeps what the graph emitted, and the API serves it."""
 from __future__ import annotations
 
 import json
-import os
 from pathlib import Path
 
 import pytest
@@ -22,6 +21,7 @@ from graph.contract import EVENT_TYPES, parse_event
 from profiling.classify import Bottleneck
 from profiling.filter import CLASS_METRICS
 from tests.support import kernels as k
+from tests.support.machine_env import clear_settings_env
 from tests.support.openai_stub import Reply
 
 from .conftest import make_key, wait_status
@@ -44,15 +44,7 @@ def service(db_url, tmp_path, llm, harness_cache, monkeypatch):
     from bench_tasks.harness import HarnessSettings
     from graph.testing import FakeGpuEvaluator
 
-    machine = (
-        "CUDAMASTER_HARNESS__NVCC",
-        "CUDAMASTER_HARNESS__NVCC_ARCH",
-        "CUDAMASTER_HARNESS__SANDBOX_BWRAP",
-        "CUDAMASTER_HARNESS__SCRATCH_ROOT",
-        "CUDAMASTER_GIT_COMMIT",
-    )
-    for key in [v for v in os.environ if v.startswith("CUDAMASTER_") and v not in machine]:
-        monkeypatch.delenv(key)
+    clear_settings_env(monkeypatch)
     monkeypatch.setenv("CUDAMASTER_AGENT__BASE_URL", llm.base_url)
     monkeypatch.setenv("CUDAMASTER_AGENT__API_KEY", "test-key")
     monkeypatch.setenv("CUDAMASTER_AGENT__STATE_DIR", str(tmp_path / "agent-state"))
