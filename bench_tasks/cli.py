@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import json
+import os
 import time
 from pathlib import Path
 from typing import Annotated, Optional
@@ -203,9 +204,14 @@ def run(
         merged = dict.fromkeys([*str(previous.get("size_set", "")).split(","), *sizes.split(",")])
         meta["size_set"] = ",".join(x for x in merged if x)
 
+    dumped: list[dict] = []  # each result serialised once (saving re-serialised them all after every variant)
+
     def save() -> None:  # after every variant: an interrupted run keeps what it measured
         meta["wall_seconds"] = round(time.monotonic() - started, 1)
-        output.write_text(json.dumps({**meta, "results": [r.model_dump(mode="json") for r in results]}, indent=1))
+        dumped.extend(r.model_dump(mode="json") for r in results[len(dumped) :])
+        tmp = output.with_name(f".{output.name}.{os.getpid()}.tmp")
+        tmp.write_text(json.dumps({**meta, "results": dumped}, indent=1))
+        os.replace(tmp, output)  # whole: a run killed while saving leaves the previous save, never half a file
 
     with Progress(TextColumn("{task.description}"), BarColumn(), MofNCompleteColumn(), TimeElapsedColumn(), console=console) as progress:
         bar = progress.add_task("benchmark", total=len(work) * len(size_sets))

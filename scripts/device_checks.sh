@@ -11,8 +11,11 @@
 #   sandbox         cudamaster sandbox check --gpu -> $OUT/sandbox_check.json (probes inside the sandbox, a kernel,
 #                   ncu), then scripts/sandbox_figures.py -> $OUT/sandbox_figures.json (~2 min)
 #   timed-calls     pytest -m gpu: the timed-call checks (issue 13): honest kernel, adversaries, device draws
-#   throughput      scripts/throughput_figures.py --only wall --only spread -> $OUT/throughput_figures.json
-#   suite           scripts/throughput_figures.py --only suite (bench run, every variant, paper) -> $OUT/suite.json
+#   throughput      scripts/throughput_figures.py --only spread --only wall -> $OUT/throughput_figures.json (spread first;
+#                   the JSON is written after each step)
+#   suite           scripts/throughput_figures.py --only suite (bench run, every variant, paper, empty caches) -> $OUT/suite.json;
+#                   bench run is stopped 20 s before the step's limit and what it finished is recorded (cut: true); its own
+#                   results, saved after every variant, in $OUT/suite.run.json
 #   vendor-tests    pytest -m gpu tests/bench/test_vendor_gpu.py (every vendor reference at every paper size; VENDOR_K
 #                   selects, e.g. VENDOR_K="cublas or cudnn or cufft" and VENDOR_K="not cublas and not cudnn and not cufft")
 #   vendor-paper    bench run --vendor --sizes paper, appended to $OUT/vendor_run.json (+ report); vendor-large: the large
@@ -77,8 +80,9 @@ for step in "$@"; do
     timed-calls) timeout -k 5 "$LIMIT" $PY -m pytest -m gpu -q -rfE -p no:cacheprovider --timeout 240 \
                  --junitxml="$OUT/timed_calls.xml" tests/bench/test_harness_gpu.py \
                  -k "timed or replay or honest or lazy or structure or device_draws or call_count" ;;
-    throughput) timeout -k 5 "$LIMIT" $PY scripts/throughput_figures.py --only wall --only spread --output "$OUT/throughput_figures.json" ;;
-    suite) timeout -k 5 "$LIMIT" $PY scripts/throughput_figures.py --only suite --output "$OUT/suite.json" ;;
+    throughput) timeout -k 5 "$LIMIT" $PY scripts/throughput_figures.py --only spread --only wall --output "$OUT/throughput_figures.json" ;;
+    suite) timeout -k 5 "$LIMIT" $PY scripts/throughput_figures.py --only suite --suite-limit-s $((LIMIT - 20)) \
+                 --output "$OUT/suite.json" ;;
     ray-tests) CUDAMASTER_TEST_RAY_GPUS=detect timeout -k 5 "$LIMIT" $PY -m pytest -m gpu -q -rfE -p no:cacheprovider \
                  --timeout 600 --junitxml="$OUT/ray_tests.xml" tests/cluster ;;
     ray-figures) timeout -k 5 "$LIMIT" $PY scripts/ray_figures.py --output "$OUT/ray_figures.json" ${RAY_FIGURES_ALL:+--all} ${RAY_FIGURES_ARGS:-} ;;

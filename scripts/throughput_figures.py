@@ -13,8 +13,11 @@ Steps (each recorded on its own; a failing one does not stop the next):
            data cache warm; the per-stage seconds of each. Target: <= 20 s.
   spread   GPU: the same pair (baseline vs itself) evaluated 5 times, spmv_csr/fp32 and matrix_mul/fp32
            at paper sizes: per size, the max/min spread of the speedup. Target: <= 1 % for kernels >= 10 us.
-  suite    GPU: `cudamaster bench run --sizes paper` over every variant (baselines, correctness and
-           timing, compile included, empty cache), as one command: its wall time. Target: <= 300 s.
+  suite    GPU: `cudamaster bench run --sizes paper -j CPUS` over every variant (baselines, correctness and
+           timing, compile included, empty compile and data caches), as one command: its wall time, per-stage
+           totals, the disk's free space. Target: <= 300 s. With --suite-limit-s the run is stopped there
+           and what it finished is still recorded (`cut`); bench run's own results file is kept beside
+           --output (<output>.run.json), saved after every variant.
 """
 
 from __future__ import annotations
@@ -23,9 +26,11 @@ import argparse
 import json
 import os
 import shutil
+import signal
 import subprocess
 import sys
 import tempfile
+import threading
 import time
 from pathlib import Path
 
@@ -42,7 +47,11 @@ from bench_tasks.provenance import provenance  # noqa: E402
 
 
 def _fresh(settings: HarnessSettings) -> HarnessSettings:
-    return settings.model_copy(update={"cache_dir": Path(tempfile.mkdtemp(prefix="cm-tp-cache-"))})
+    """Empty compile and data caches (the data cache lives under scratch_root, which the sandbox user traverses)."""
+    cache = Path(tempfile.mkdtemp(prefix="cm-tp-cache-"))
+    cache.chmod(0o755)
+    (cache / "scratch").mkdir(mode=0o755)
+    return settings.model_copy(update={"cache_dir": cache, "scratch_root": cache / "scratch"})
 
 
 def _variants(only: list[str] | None) -> list:
@@ -149,41 +158,95 @@ def spread(settings: HarnessSettings, tasks: list[str] | None, repeats: int = 5)
                     "speedups": speedups,
                     "spread_pct": round(pct, 3),
                     "min_median_us": round(min(times), 2),
+                    "pairs": [run.rows[i].candidate.samples for run in runs],  # how long the stop rule ran
                     "met": pct <= 1.0 if long_enough else None,
                 }
             )
-        out.append({"variant": f"{task}/fp32", "verdicts": [r.verdict.value for r in runs], "rows": rows})
-    return {"repeats": repeats, "target_pct": 1.0, "pairs": "baseline against itself", "tasks": out}
+        out.append(
+            {
+                "variant": f"{task}/fp32",
+                "verdicts": [r.verdict.value for r in runs],
+                "wall_s": [r.wall_seconds for r in runs],
+                "rows": rows,
+            }
+        )
+    timing = {k: getattr(settings, k) for k in ("min_pairs", "min_seconds_per_size", "max_seconds_per_size", "target_rse")}
+    return {"repeats": repeats, "target_pct": 1.0, "pairs": "baseline against itself", "timing_settings": timing, "tasks": out}
+
+
+def _suite_command(out: Path, tasks: list[str] | None) -> list[str]:
+    command = [sys.executable, "-m", "app.cli", "bench", "run", "--sizes", "paper", "-j", str(os.cpu_count() or 1), "-o", str(out)]
+    for t in tasks or []:
+        command += ["--task", t]
+    return command
+
+
+SUITE_LIMIT_S: float | None = None  # --suite-limit-s
+SUITE_RUN_FILE: Path | None = None  # bench run's results file (beside --output)
 
 
 def suite(settings: HarnessSettings, tasks: list[str] | None) -> dict:
-    cache = tempfile.mkdtemp(prefix="cm-tp-suite-")
-    out = Path(cache) / "suite.json"
-    command = [sys.executable, "-m", "app.cli", "bench", "run", "--sizes", "paper", "-o", str(out)]
-    for t in tasks or []:
-        command += ["--task", t]
-    env = dict(os.environ, CUDAMASTER_HARNESS__CACHE_DIR=cache)
+    root = Path(tempfile.mkdtemp(prefix="cm-tp-suite-"))
+    root.chmod(0o755)  # the sandbox user traverses it to the data cache
+    (root / "scratch").mkdir(mode=0o755)
+    out = SUITE_RUN_FILE or root / "suite.json"
+    out.unlink(missing_ok=True)
+    command = _suite_command(out, tasks)
+    # empty compile and data caches: cache_dir (objects, drivers, references) and scratch_root (datasets) fresh
+    env = dict(os.environ, CUDAMASTER_HARNESS__CACHE_DIR=str(root / "cache"), CUDAMASTER_HARNESS__SCRATCH_ROOT=str(root / "scratch"))
+    free = {"start": shutil.disk_usage(root).free, "min": shutil.disk_usage(root).free}
+    stop = threading.Event()
+
+    def watch_disk() -> None:  # the suite's datasets once filled the H200 machine's disk
+        while not stop.wait(1.0):
+            free["min"] = min(free["min"], shutil.disk_usage(root).free)
+
+    watcher = threading.Thread(target=watch_disk, daemon=True)
+    watcher.start()
+    log = root / "bench_run.log"
     t0 = time.monotonic()
-    proc = subprocess.run(command, cwd=ROOT, env=env, capture_output=True, text=True)
+    with open(log, "w") as sink:
+        proc = subprocess.Popen(command, cwd=ROOT, env=env, stdout=sink, stderr=subprocess.STDOUT, start_new_session=True)
+        cut = False
+        try:
+            rc = proc.wait(timeout=SUITE_LIMIT_S)
+        except subprocess.TimeoutExpired:  # stop it (its sandboxed drivers die with it) and keep what it finished
+            cut = True
+            os.killpg(proc.pid, signal.SIGTERM)
+            try:
+                rc = proc.wait(timeout=15)
+            except subprocess.TimeoutExpired:
+                os.killpg(proc.pid, signal.SIGKILL)
+                rc = proc.wait()
     wall = time.monotonic() - t0
+    stop.set()
+    watcher.join()
     doc = json.loads(out.read_text()) if out.exists() else {"results": []}
     results = doc.get("results", [])
     stage_totals: dict[str, float] = {}
     for r in results:
         for k, v in r.get("stages", {}).items():
             stage_totals[k] = round(stage_totals.get(k, 0.0) + v, 2)
-    shutil.rmtree(cache, ignore_errors=True)
+    total = sum(1 for t in all_tasks() if not tasks or t.name in tasks for _ in t.variants())
+    tail = log.read_text(errors="replace")[-2000:] if log.exists() else ""
+    shutil.rmtree(root, ignore_errors=True)
     return {
         "command": " ".join(command[1:]),
-        "exit_code": proc.returncode,
+        "exit_code": rc,
+        "cut": cut,
+        "limit_s": SUITE_LIMIT_S,
         "variants": len(results),
+        "variants_total": total,
         "wall_s": round(wall, 1),
         "target_s": 300.0,
-        "met": wall <= 300.0 and proc.returncode == 0,
+        "met": wall <= 300.0 and rc == 0 and not cut,
+        "sum_of_variant_walls_s": round(sum(r["wall_seconds"] for r in results), 1),
         "not_ok": [f"{r['task']}/{r['precision']}: {r['message'][:200]}" for r in results if r["verdict"] != "ok"],
         "per_variant_wall_s": {f"{r['task']}/{r['precision']}": r["wall_seconds"] for r in results},
         "stage_totals_s": stage_totals,
-        "stderr_tail": proc.stderr[-2000:],
+        "disk_free_gb": {"start": round(free["start"] / 1e9, 1), "min": round(free["min"] / 1e9, 1)},
+        "run_file": str(out) if SUITE_RUN_FILE else None,
+        "log_tail": tail,
     }
 
 
@@ -193,16 +256,20 @@ STEPS = {"compile": compile_times, "data": data_times, "wall": wall_one_candidat
 def main() -> None:
     parser = argparse.ArgumentParser()
     parser.add_argument("--output", type=Path, required=True)
-    parser.add_argument("--only", action="append", choices=sorted(STEPS), help="step to run (repeatable); default: all")
+    parser.add_argument("--only", action="append", choices=sorted(STEPS), help="step to run (repeatable, run in this order); default: all")
     parser.add_argument("--task", action="append", help="restrict the steps to these tasks (repeatable)")
+    parser.add_argument("--suite-limit-s", type=float, help="suite: stop bench run after this long and record what it finished")
     args = parser.parse_args()
+    global SUITE_LIMIT_S, SUITE_RUN_FILE
+    SUITE_LIMIT_S = args.suite_limit_s
+    SUITE_RUN_FILE = args.output.with_name(args.output.stem + ".run.json")
+    args.output.parent.mkdir(parents=True, exist_ok=True)
     settings = get_settings()  # the settings tree's harness section (CUDAMASTER_HARNESS__*)
     from bench_tasks.harness.evaluate import gpu_status, nvidia_driver_version
 
     doc = {"provenance": provenance(), "gpu": gpu_status(settings)[1], "nvidia_driver": nvidia_driver_version(), "figures": {}}
-    for name, fn in STEPS.items():
-        if args.only and name not in args.only:
-            continue
+    for name in dict.fromkeys(args.only or STEPS):  # in the order asked for: a step cut by a time limit comes last
+        fn = STEPS[name]
         t0 = time.monotonic()
         try:
             doc["figures"][name] = fn(settings, args.task)

@@ -36,6 +36,12 @@ class Case:
     def first_check(self) -> int:
         return next(d for d, (_, purpose, _) in enumerate(self.datasets) if purpose == "check")
 
+    @property
+    def timed_dataset(self) -> int:
+        """The dataset the timed pairs start from (their kept inputs, structure, are its): the last check
+        dataset, which the driver's buffers hold once its correctness calls are done."""
+        return max(d for d, (_, purpose, _) in enumerate(self.datasets) if purpose == "check")
+
 
 def outputs(variant: Variant) -> list[str]:
     return variant.outputs()

@@ -430,7 +430,7 @@ def compile_baseline(variant: Variant, settings: HarnessSettings) -> Path:
 
 
 RUNTIME_DIR = Path(__file__).parent / "runtime"
-RUNTIME_HEADERS = ("cm_driver.h", "cm_refresh.h")
+RUNTIME_HEADERS = ("cm_driver.h", "cm_refresh.h", "cm_host.h")
 
 
 def compile_runtime(settings: HarnessSettings) -> Path:

@@ -23,7 +23,10 @@ import os
 import shutil
 import tempfile
 import threading
+from collections.abc import Callable, Collection
+from concurrent.futures import Future
 from pathlib import Path
+from typing import TypeVar
 
 import numpy as np
 
@@ -53,6 +56,35 @@ def _key(variant: Variant, params: dict[str, int], seed: int) -> str | None:
         return None
     text = json.dumps([variant.task.name, version, variant.precision, sorted(params.items()), seed])
     return hashlib.sha256(text.encode()).hexdigest()[:24]
+
+
+T = TypeVar("T")
+_inflight: dict[str, Future] = {}
+_inflight_lock = threading.Lock()
+
+
+def single_flight(key: str, work: Callable[[], T]) -> T:
+    """`work()`, run once at a time per `key` in this process: a thread asking for a key whose work is under
+    way waits for that work's answer (or its exception) instead of doing it again (the pipeline's prefetch
+    and an evaluation asking for the same dataset or reference)."""
+    with _inflight_lock:
+        running = _inflight.get(key)
+        if running is None:
+            mine: Future = Future()
+            _inflight[key] = mine
+    if running is not None:
+        return running.result()
+    try:
+        value = work()
+    except BaseException as exc:
+        mine.set_exception(exc)
+        raise
+    else:
+        mine.set_result(value)
+        return value
+    finally:
+        with _inflight_lock:
+            _inflight.pop(key, None)
 
 
 def write_dataset(variant: Variant, params: dict[str, int], seed: int, directory: Path) -> Path:
@@ -122,7 +154,8 @@ class DataCache:
             return directory
         if not self.has_room():
             return write_dataset(variant, params, seed, fallback)
-        return write_dataset(variant, params, seed, directory)
+        # one draw per entry at a time in this process: a second thread waits for the first one's
+        return single_flight(f"dataset {directory}", lambda: _ready_or_write(variant, params, seed, directory))
 
     def publish(self, variant: Variant, params: dict[str, int], seed: int, drawn: Path) -> None:
         """Move a dataset drawn outside the cache (during an evaluation, once its driver has ended) into it."""
@@ -156,6 +189,30 @@ class DataCache:
         except (OSError, ValueError):  # being written by another evaluation, or removed by a prune
             return None
 
+    def full_reference(
+        self, variant: Variant, params: dict[str, int], seed: int, compute: Callable[[], dict[str, np.ndarray]]
+    ) -> tuple[dict[str, np.ndarray], bool]:
+        """The full float64 reference of a check dataset: from the cache, else `compute()` (stored when there
+        is room), one computation per entry at a time in this process. Returns (reference, computed here)."""
+        stored = self.reference(variant, params, seed)
+        if stored is not None:
+            return stored, False
+        directory = self._ref_dir(variant, params, seed)
+        if directory is None:
+            return compute(), True
+        computed: list[bool] = []
+
+        def work() -> dict[str, np.ndarray]:
+            again = self.reference(variant, params, seed)  # stored while this thread waited for the lock
+            if again is not None:
+                return again
+            ref = compute()
+            computed.append(True)
+            self.store_reference(variant, params, seed, ref)
+            return ref
+
+        return single_flight(f"reference {directory}", work), bool(computed)
+
     def store_reference(self, variant: Variant, params: dict[str, int], seed: int, ref: dict[str, np.ndarray]) -> None:
         directory = self._ref_dir(variant, params, seed)
         if directory is None or not self.has_room():
@@ -169,13 +226,30 @@ class DataCache:
         tmp.write_text(json.dumps(sorted(ref)))
         tmp.replace(directory / "reference.json")  # last, and atomically: a reader sees all of it or nothing
 
-    def prune(self) -> int:
-        """Remove least recently used entries until the cache fits its bound; returns bytes removed."""
+    def prune(self, released: Collection[Path] = ()) -> int:
+        """Remove least recently used entries until the cache fits its bound; returns bytes removed.
+
+        `released`: entries this process has finished reading (bench run's pipeline, once a variant is
+        evaluated): they may go before the grace period that protects entries other evaluations may be
+        reading (a whole suite runs within it, and would otherwise grow the cache past its bound)."""
         if not self.enabled or not self.root.exists():
             return 0
         # An entry's size counts its float64 references too (kept apart, in cache_dir/references).
         found = [lru.Entry(e.used, e.size + _bytes(self.refs / e.path.name), e.path) for e in lru.entries(self.root, "ready")]
-        return lru.prune(found, self.limit, self.grace_s, also_remove=lambda d: shutil.rmtree(self.refs / d.name, ignore_errors=True))
+        return lru.prune(
+            found,
+            self.limit,
+            self.grace_s,
+            also_remove=lambda d: shutil.rmtree(self.refs / d.name, ignore_errors=True),
+            released=set(released),
+        )
+
+
+def _ready_or_write(variant: Variant, params: dict[str, int], seed: int, directory: Path) -> Path:
+    if (directory / "ready").exists():  # drawn by the thread this one waited for
+        _touch(directory)
+        return directory
+    return write_dataset(variant, params, seed, directory)
 
 
 def _bytes(directory: Path) -> int:

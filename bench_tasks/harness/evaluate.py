@@ -18,7 +18,7 @@ import signal
 import subprocess
 import threading
 import time
-from collections.abc import Iterator
+from collections.abc import Callable, Iterator
 from concurrent.futures import Future, ThreadPoolExecutor
 from contextlib import contextmanager
 from dataclasses import dataclass, field
@@ -60,6 +60,19 @@ if TYPE_CHECKING:
 from .settings import HarnessSettings, get_settings
 
 _EXIT_VERDICT = {3: Verdict.runtime_error, 4: Verdict.runtime_error, 5: Verdict.wrong_answer}
+
+# The driver's `stage` lines -> the result's stage names. gpu_input_wait is part of gpu_checks (the driver
+# blocked on a dataset the parent was still drawing, or reading it); timing_warmup and timing_checked_pairs
+# are parts of timing (the warm-up calls; saving the checked pairs' inputs and outputs).
+DRIVER_STAGES = {
+    "init": "driver_init",
+    "checks": "gpu_checks",
+    "fresh": "gpu_checks",
+    "timing": "timing",
+    "input_wait": "gpu_input_wait",
+    "warmup": "timing_warmup",
+    "timed_checks": "timing_checked_pairs",
+}
 
 
 def gpu_status(settings: HarnessSettings | None = None) -> tuple[bool, str]:
@@ -171,6 +184,7 @@ def _plan(
             settings.target_rse,
             settings.warmup_calls,
             settings.warmup_seconds,
+            settings.warmup_seconds_first,
         ),
         refresh_key=refresh_key,
         dump_baseline=dump_baseline,
@@ -271,8 +285,12 @@ def evaluate(
     timing: bool = True,
     keep_workdir: bool = False,
     implementation: str = "candidate",
+    on_driver_done: Callable[[], None] | None = None,
 ) -> EvaluationResult:
     """Check and time `candidate_source` (None: the baseline alone) for one task variant.
+
+    `on_driver_done` is called once the driver has exited (the GPU is free; output checks may still be
+    running): bench run's pipeline starts the next variant's driver then.
 
     `implementation="vendor"` measures the task's vendor reference (bench_tasks/vendor) in the candidate's
     place instead: compiled with its libraries, prototype checked, symbols not (it is trusted code).
@@ -332,7 +350,9 @@ def evaluate(
     inputs_dir.chmod(0o755)
     try:
         (workdir / "out").mkdir()
-        return finish(*_run(variant, built, result, size_list, seeds, fresh_seed, workdir, inputs_dir, settings, stages, timing))
+        return finish(
+            *_run(variant, built, result, size_list, seeds, fresh_seed, workdir, inputs_dir, settings, stages, timing, on_driver_done)
+        )
     finally:
         if not keep_workdir:
             remove_scratch(workdir)
@@ -430,6 +450,7 @@ def _run(
     settings: HarnessSettings,
     stages: Stages,
     timing: bool,
+    on_driver_done: Callable[[], None] | None = None,
 ) -> tuple[Verdict, str, str]:
     """Draw the data, run the driver, and check its outputs as it writes them; the verdict."""
     task = variant.task
@@ -466,15 +487,14 @@ def _run(
             if oracle:
                 return {}
             seed, purpose, _ = case.datasets[d]
-            cacheable = case.sample is None and purpose == "check"
-            stored = cache.reference(variant, case.params, seed) if cacheable else None
-            if stored is not None:
-                return stored
-            with stages("references"):
-                ref = reference(variant, case, read_inputs(variant, directory, case.params))
-            if cacheable:
-                cache.store_reference(variant, case.params, seed, ref)
-            return ref
+
+            def compute() -> dict[str, np.ndarray]:
+                with stages("references"):
+                    return reference(variant, case, read_inputs(variant, directory, case.params))
+
+            if case.sample is None and purpose == "check":  # cached (or being computed ahead by bench run's pipeline)
+                return cache.full_reference(variant, case.params, seed, compute)[0]
+            return compute()
 
         references = {(c.index, d): check.submit(refs, c, d) for c in cases for d in range(len(c.datasets))}
         out = workdir / "out"
@@ -499,7 +519,7 @@ def _run(
 
         def timed_check(ci: int, pair: int, impls: list[str]) -> list[Check]:
             case = cases[ci]
-            first = case.first_check
+            first = case.timed_dataset
             kept_from = drawn[(ci, first)].result()
             stored = timed_inputs(variant, case, out, pair, kept_from)
             wrong = generator_mismatch(variant, case, stored, refresh_key, pair, np.random.default_rng(pair), kept_from)
@@ -557,6 +577,8 @@ def _run(
             time.sleep(0.02)
         rc, output = finished.result()
         stages.add("driver", time.monotonic() - driver_started)
+        if on_driver_done is not None:
+            on_driver_done()
         pump()
         results.feed("\n")
         pump_end = time.monotonic()
@@ -578,8 +600,7 @@ def _run(
                 if purpose == "check" and directory.is_relative_to(inputs_dir):
                     cache.publish(variant, case.params, seed, directory)
     for case_id, stage, seconds in results.stages:
-        name = {"init": "driver_init", "checks": "gpu_checks", "fresh": "gpu_checks", "timing": "timing"}.get(stage, stage)
-        stages.add(name, seconds)
+        stages.add(DRIVER_STAGES.get(stage, stage), seconds)
     if results.gpu is not None:
         results.gpu.driver_version = nvidia_driver_version() or results.gpu.driver_version
     result.gpu = results.gpu

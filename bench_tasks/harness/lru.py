@@ -13,7 +13,7 @@ import os
 import shutil
 import threading
 import time
-from collections.abc import Callable, Iterable
+from collections.abc import Callable, Collection, Iterable
 from dataclasses import dataclass
 from pathlib import Path
 
@@ -64,8 +64,15 @@ def _unlocked(entry: Path) -> bool:
         return False
 
 
-def prune(found: Iterable[Entry], limit: int, grace_s: float, also_remove: Callable[[Path], None] | None = None) -> int:
-    """Remove least recently used entries until the total fits `limit`; returns the bytes removed."""
+def prune(
+    found: Iterable[Entry],
+    limit: int,
+    grace_s: float,
+    also_remove: Callable[[Path], None] | None = None,
+    released: Collection[Path] = (),
+) -> int:
+    """Remove least recently used entries until the total fits `limit`; returns the bytes removed.
+    Entries in `released` (their user is done with them) are not protected by `grace_s`."""
     with _lock:
         ordered = sorted(found, key=lambda e: e.used)
         total = sum(e.size for e in ordered)
@@ -74,7 +81,7 @@ def prune(found: Iterable[Entry], limit: int, grace_s: float, also_remove: Calla
         for e in ordered:
             if total - removed <= limit:
                 break
-            if now - e.used < grace_s or not _unlocked(e.path):
+            if (now - e.used < grace_s and e.path not in released) or not _unlocked(e.path):
                 continue
             shutil.rmtree(e.path, ignore_errors=True)
             if also_remove is not None:

@@ -1,20 +1,32 @@
 """Many evaluations in a row, with the host work of the next ones done while the GPU runs this one.
 
-`bench run` evaluates variant after variant on the one GPU. While variant k runs, the pipeline
-compiles variants k+1, k+2, ... on all cores (candidate, baseline, driver: the objects land in the
-content-addressed cache, so evaluate() finds them) and draws the check datasets and full float64
-references of the next `lookahead` variants into the data cache. Every evaluation is still a plain
-evaluate() call with all of its checks; the pipeline only warms the caches ahead of it.
+`bench run` evaluates variant after variant on the one GPU. While variant k runs:
+- the next variants compile on all cores (the harness runtime first; candidate, baseline, driver: the
+  objects land in the content-addressed cache, so evaluate() finds them);
+- the check datasets of the next variants are drawn into the data cache on `prefetch_workers` threads, one
+  task per (size, seed), variants in order and as far ahead as `prefetch_bytes` allows (at least one
+  variant), then their full float64 references; variant k starts as soon as its datasets are there (its
+  references may still be computing: the evaluation waits for those, rather than computing them again);
+- variant k-1's output checks finish, and its scratch directories go, while variant k's driver runs: the
+  next driver starts as soon as the previous one has exited, not when its evaluation has returned.
+Once variant k is evaluated its cached datasets are released to the cache's bound (the suite's datasets do
+not fit on a disk of the H200 machine's size). Every evaluation is still a plain evaluate() call with all
+of its checks; the pipeline only warms the caches ahead of it and overlaps its host-side tail.
 """
 
 from __future__ import annotations
 
 import os
 import threading
+import time
 from collections.abc import Callable
 from concurrent.futures import Future, ThreadPoolExecutor
-from dataclasses import dataclass
+from dataclasses import dataclass, field
+from pathlib import Path
 
+import numpy as np
+
+from bench_tasks import data
 from bench_tasks.spec import Variant, load_task
 
 from . import compile as cc
@@ -38,6 +50,14 @@ class Job:
     @property
     def key(self) -> str:
         return f"{self.task}/{self.precision}" + (" vendor" if self.implementation == "vendor" else "")
+
+
+def prebuild_runtime(settings: HarnessSettings) -> None:
+    """The harness runtime object, which every driver links: compiled first, beside the first baseline."""
+    try:
+        cc.compile_runtime(settings)
+    except RuntimeError:
+        return  # the first build reports it
 
 
 def prebuild(job: Job, settings: HarnessSettings) -> None:
@@ -64,19 +84,124 @@ def prebuild(job: Job, settings: HarnessSettings) -> None:
         return
 
 
-def prefetch_data(variant: Variant, sizes: str | list[dict[str, int]], settings: HarnessSettings) -> None:
-    """Draw the check datasets of every size into the data cache, with their full references."""
-    cache = DataCache(settings)
-    if not cache.enabled or variant.task.custom or not cache.has_room():
-        return
+def dataset_bytes(variant: Variant, sizes: str | list[dict[str, int]], settings: HarnessSettings) -> int:
+    """What the check datasets of `variant` hold on disk (every size, every seed), full references included."""
+    total = 0
     for params in variant.task.size_list(sizes) if isinstance(sizes, str) else sizes:
-        full = not sampled(variant, params, settings)
-        for seed in settings.seeds:
-            directory = cache.dataset(variant, params, seed, settings.cache_dir / "unused")
-            if full and cache.reference(variant, params, seed) is None:
-                cache.store_reference(
-                    variant, params, seed, reference(variant, Case(0, params, []), read_inputs(variant, directory, params))
-                )
+        lengths = variant.task.lengths(params, variant.precision)
+        for name in lengths:
+            arg = next((a for a in variant.task.args if a.name == name), None)
+            if arg is None:
+                continue
+            itemsize = np.dtype(data.STORAGE[variant.param(name).dtype]).itemsize
+            if arg.role_for(variant.precision) in ("input", "inout"):
+                total += lengths[name] * itemsize * len(settings.seeds)
+        if not sampled(variant, params, settings):
+            total += sum(lengths[o] for o in variant.outputs()) * 8 * len(settings.seeds)
+    return total
+
+
+def _prefetch_tasks(
+    variant: Variant, sizes: str | list[dict[str, int]], settings: HarnessSettings
+) -> list[tuple[Callable[[], None], Callable[[], None]]]:
+    """Per (size, seed): (draw the dataset into the cache, compute and store its full reference)."""
+    cache = DataCache(settings)
+    if not cache.enabled or variant.task.custom:
+        return []
+
+    def tasks_for(params: dict[str, int], seed: int, full: bool) -> tuple[Callable[[], None], Callable[[], None]]:
+        def draw() -> None:
+            if cache.ready(variant, params, seed) is None and cache.has_room():
+                cache.dataset(variant, params, seed, settings.cache_dir / "unused")
+
+        def ref() -> None:
+            directory = cache.ready(variant, params, seed)
+            if full and directory is not None:
+                case = Case(0, params, [])
+                cache.full_reference(variant, params, seed, lambda: reference(variant, case, read_inputs(variant, directory, params)))
+
+        return draw, ref
+
+    return [
+        tasks_for(params, seed, not sampled(variant, params, settings))
+        for params in (variant.task.size_list(sizes) if isinstance(sizes, str) else sizes)
+        for seed in settings.seeds
+    ]
+
+
+@dataclass
+class _Ahead:
+    """One variant's prefetch: its dataset draws and reference computations in the pool."""
+
+    nbytes: int
+    draws: list[Future] = field(default_factory=list)
+    refs: list[Future] = field(default_factory=list)
+    entries: list[Path] = field(default_factory=list)
+
+
+class Prefetcher:
+    """Check datasets and full references of the variants ahead, in order, within a byte budget."""
+
+    def __init__(self, jobs: list[Job], sizes: str | list[dict[str, int]], settings: HarnessSettings, workers: int, budget: int):
+        self.jobs, self.sizes, self.settings, self.budget = jobs, sizes, settings, budget
+        self.pool = ThreadPoolExecutor(max_workers=workers, thread_name_prefix="cm-prefetch")
+        self.ahead: dict[str, _Ahead] = {}  # variant key -> its prefetch (each variant once)
+        self.done: set[str] = set()
+        self.next = 0  # next job to admit
+
+    def _key(self, k: int) -> str:
+        return f"{self.jobs[k].task}/{self.jobs[k].precision}"
+
+    def _pending_bytes(self) -> int:
+        return sum(a.nbytes for key, a in self.ahead.items() if key not in self.done)
+
+    def admit(self, current: int, lookahead: int | None = None) -> None:
+        """Start the prefetch of the jobs from `current` on while the admitted, unfinished variants' bytes stay
+        within the budget (and at most `lookahead` jobs ahead); the current job and the next are always admitted."""
+        while self.next < len(self.jobs):
+            if lookahead is not None and self.next > current + max(1, lookahead):
+                return
+            key = self._key(self.next)
+            if key not in self.ahead:
+                variant = load_task(self.jobs[self.next].task).variant(self.jobs[self.next].precision)
+                nbytes = dataset_bytes(variant, self.sizes, self.settings)
+                if self.next > current + 1 and self._pending_bytes() + nbytes > self.budget:
+                    return
+                ahead = _Ahead(nbytes)
+                tasks = _prefetch_tasks(variant, self.sizes, self.settings)
+                ahead.draws = [self.pool.submit(draw) for draw, _ in tasks]
+                # the references after the draws (FIFO): a worker never waits on a draw that has not started
+                ahead.refs = [self.pool.submit(ref) for _, ref in tasks]
+                cache = DataCache(self.settings)
+                params_list = variant.task.size_list(self.sizes) if isinstance(self.sizes, str) else self.sizes
+                ahead.entries = [e for p in params_list for s in self.settings.seeds if (e := cache.entry(variant, p, s)) is not None]
+                self.ahead[key] = ahead
+            self.next += 1
+
+    def wait_inputs(self, k: int) -> None:
+        """Wait for job k's check datasets (not its references); a failed draw is left to evaluate()."""
+        ahead = self.ahead.get(self._key(k))
+        for fut in ahead.draws if ahead else []:
+            try:
+                fut.result()
+            except Exception:
+                pass
+
+    def finished(self, k: int) -> list[Path]:
+        """Job k is evaluated: its bytes leave the budget; returns its cache entries when no later job uses them."""
+        key = self._key(k)
+        if any(self._key(j) == key for j in range(k + 1, len(self.jobs))):
+            return []
+        self.done.add(key)
+        ahead = self.ahead.get(key)
+        return list(ahead.entries) if ahead else []
+
+    def close(self) -> None:
+        self.pool.shutdown(wait=True, cancel_futures=True)
+
+
+def prefetch_workers(settings: HarnessSettings) -> int:
+    return settings.prefetch_workers or max(2, min(8, (os.cpu_count() or 1) // 4))
 
 
 def run_pipeline(
@@ -85,48 +210,82 @@ def run_pipeline(
     settings: HarnessSettings,
     *,
     compile_workers: int | None = None,
-    lookahead: int = 2,
+    lookahead: int | None = None,
     on_start: Callable[[Job, int], None] | None = None,
     on_result: Callable[[Job, EvaluationResult | CandidateError | VendorUnavailable], None] | None = None,
     timing: bool = True,
 ) -> list[EvaluationResult]:
-    """Evaluate `jobs` in order on the GPU, compiling and drawing data ahead; returns the results."""
+    """Evaluate `jobs` in order on the GPU, compiling and drawing data ahead; returns the results.
+
+    `lookahead`: at most this many variants' data drawn ahead (default: as many as `prefetch_bytes` allows)."""
     workers = compile_workers or os.cpu_count() or 1
     results: list[EvaluationResult] = []
     compiled_count = [0]
     lock = threading.Lock()
+    cache = DataCache(settings)
 
     def build(job: Job) -> None:
         prebuild(job, settings)
         with lock:
             compiled_count[0] += 1
 
-    with ThreadPoolExecutor(max_workers=workers) as compile_pool, ThreadPoolExecutor(max_workers=1) as data_pool:
-        builds = [compile_pool.submit(build, job) for job in jobs]
-        data: dict[int, Future] = {}
+    def run(job: Job, gpu_free: threading.Event) -> EvaluationResult | CandidateError | VendorUnavailable:
+        try:
+            return evaluate(
+                job.task,
+                job.precision,
+                job.source,
+                sizes,
+                settings=settings,
+                timing=timing,
+                implementation=job.implementation,
+                on_driver_done=gpu_free.set,
+            )
+        except (CandidateError, VendorUnavailable) as exc:
+            return exc
+        finally:
+            gpu_free.set()
 
-        def want_data(k: int) -> None:
-            if k < len(jobs) and k not in data:
-                variant = load_task(jobs[k].task).variant(jobs[k].precision)
-                data[k] = data_pool.submit(prefetch_data, variant, sizes, settings)
+    prefetcher = Prefetcher(jobs, sizes, settings, prefetch_workers(settings), settings.prefetch_bytes)
+    try:
+        with (
+            ThreadPoolExecutor(max_workers=workers) as compile_pool,
+            ThreadPoolExecutor(max_workers=2, thread_name_prefix="cm-eval") as eval_pool,
+        ):
+            compile_pool.submit(prebuild_runtime, settings)
+            builds = [compile_pool.submit(build, job) for job in jobs]
+            previous: tuple[int, Future, dict[str, float]] | None = None
 
-        for k, job in enumerate(jobs):
-            for ahead in range(k + 1, k + 1 + lookahead):  # variant k draws what it lacks itself, while its driver starts
-                want_data(ahead)
-            if on_start is not None:
-                on_start(job, compiled_count[0])
-            builds[k].result()
-            if k in data:
-                data[k].result()
-            try:
-                result = evaluate(
-                    job.task, job.precision, job.source, sizes, settings=settings, timing=timing, implementation=job.implementation
-                )
-            except (CandidateError, VendorUnavailable) as exc:
+            def report(k: int, fut: Future, waits: dict[str, float]) -> None:
+                outcome = fut.result()  # a harness error (not a verdict) ends the run, as before
+                if isinstance(outcome, EvaluationResult):
+                    outcome.stages.update(waits)
+                    results.append(outcome)
+                released = prefetcher.finished(k)
+                if released:
+                    cache.prune(released)
                 if on_result is not None:
-                    on_result(job, exc)
-                continue
-            results.append(result)
-            if on_result is not None:
-                on_result(job, result)
+                    on_result(jobs[k], outcome)
+
+            for k, job in enumerate(jobs):
+                prefetcher.admit(k, lookahead)
+                if on_start is not None:
+                    on_start(job, compiled_count[0])
+                t0 = time.monotonic()
+                builds[k].result()
+                t1 = time.monotonic()
+                prefetcher.wait_inputs(k)
+                t2 = time.monotonic()
+                # What the GPU waited for before this evaluation: its compile, its data drawn ahead (not in wall_seconds).
+                waits = {"pipeline_wait_compile": round(t1 - t0, 3), "pipeline_wait_inputs": round(t2 - t1, 3)}
+                gpu_free = threading.Event()
+                fut = eval_pool.submit(run, job, gpu_free)
+                if previous is not None:  # its output checks and clean-up ran beside this driver's start
+                    report(*previous)
+                gpu_free.wait()  # the driver has exited (or there was none): the next one may start
+                previous = (k, fut, waits)
+            if previous is not None:
+                report(*previous)
+    finally:
+        prefetcher.close()
     return results

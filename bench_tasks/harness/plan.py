@@ -51,11 +51,12 @@ class CasePlan:
 class TimingPlan:
     min_pairs: int = 10
     max_pairs: int = 2000
-    min_seconds: float = 0.3
+    min_seconds: float = 0.05
     max_seconds: float = 2.0
-    target_rse: float = 0.005
+    target_rse: float = 0.002
     warmup_calls: int = 3
-    warmup_seconds: float = 0.1
+    warmup_seconds: float = 0.02
+    warmup_first: float | None = None  # the first timed size's warm-up seconds; None: warmup_seconds
 
 
 @dataclass
@@ -84,6 +85,8 @@ class Plan:
             f"dump_baseline {int(self.dump_baseline)}",
             f"wait_seconds {self.wait_seconds!r}",
         ]
+        if t.warmup_first is not None:
+            lines.append(f"warmup_first {float(t.warmup_first)!r}")
         for case in self.cases:
             lines.append(f"case {case.index}")
             for b in case.buffers:
@@ -134,7 +137,8 @@ class Plan:
                 plan.outdir = Path(take()[0])
             elif tok == "timing":
                 v = take(7)
-                plan.timing = TimingPlan(int(v[0]), int(v[1]), float(v[2]), float(v[3]), float(v[4]), int(v[5]), float(v[6]))
+                first = plan.timing.warmup_first  # its own token, in any order
+                plan.timing = TimingPlan(int(v[0]), int(v[1]), float(v[2]), float(v[3]), float(v[4]), int(v[5]), float(v[6]), first)
             elif tok == "refresh_key":
                 k0, k1 = (int(x) for x in take(2))
                 plan.refresh_key = k0 | (k1 << 32)
@@ -144,6 +148,8 @@ class Plan:
                 plan.dump_baseline = take()[0] != "0"
             elif tok == "wait_seconds":
                 plan.wait_seconds = float(take()[0])
+            elif tok == "warmup_first":
+                plan.timing.warmup_first = float(take()[0])
             elif tok == "case":
                 case = CasePlan(int(take()[0]))
                 plan.cases.append(case)

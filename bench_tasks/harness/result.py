@@ -13,7 +13,7 @@ from typing import Any
 from pydantic import BaseModel, Field, model_validator
 
 SCHEMA_VERSION = "1.3"
-HARNESS_VERSION = "0.5.0"
+HARNESS_VERSION = "0.6.0"
 
 
 class Verdict(StrEnum):

@@ -67,16 +67,26 @@ class HarnessSettings(BaseModel):
     max_source_bytes: int = 256 * 1024
 
     seeds: list[int] = [1, 2, 3]
-    # Timing: interleaved pairs until the relative standard error of the paired ratios is below
-    # target_rse, with at least min_pairs pairs and min_seconds, at most max_pairs or max_seconds
-    # per size; after warmup_calls calls of each implementation and at least warmup_seconds.
-    min_pairs: int = 10
+    # Timing: interleaved pairs until the relative standard error of the reported median (of the paired
+    # ratios; of the baseline's times when it runs alone) is below target_rse, with at least min_pairs
+    # pairs and min_seconds, at most max_pairs or max_seconds per size; after warmup_calls calls of each
+    # implementation and at least warmup_seconds (warmup_seconds_first at a driver's first timed size).
+    # The rule and why its target, not the seconds, bounds the spread: bench_tasks/harness/stoprule.py.
+    min_pairs: int = Field(10, description="timed pairs per size at least (the two consecutive checked pairs are among them)")
     max_pairs: int = 2000
-    min_seconds_per_size: float = 0.3
+    min_seconds_per_size: float = Field(0.05, ge=0, description="seconds of timed pairs per size at least (a floor; the RSE decides)")
     max_seconds_per_size: float = 2.0
-    target_rse: float = 0.005
+    target_rse: float = Field(
+        0.002,
+        gt=0,
+        description="stop once the median's relative standard error (robust, from the IQR) is below this; "
+        "five evaluations then spread by ~2.3x this on average",
+    )
     warmup_calls: int = 3
-    warmup_seconds: float = 0.1
+    warmup_seconds: float = Field(0.02, ge=0, description="warm-up seconds at every timed size (after warmup_calls calls)")
+    warmup_seconds_first: float = Field(
+        0.2, ge=0, description="warm-up seconds at the first size a driver times (the GPU's clocks come up from idle)"
+    )
 
     # References are computed in full below these; above, on a random sample of output elements.
     reference_full_flops: float = 2e9
@@ -84,6 +94,18 @@ class HarnessSettings(BaseModel):
     reference_sample: int = 1 << 14
     # Threads that draw inputs and compute references (0: min(8, CPUs)).
     data_workers: int = Field(0, ge=0, le=64)
+    prefetch_workers: int = Field(
+        0,
+        ge=0,
+        le=64,
+        description="bench run: threads drawing the next variants' check datasets and references while the GPU works (0: CPUs/4, 2 to 8)",
+    )
+    prefetch_bytes: int = Field(
+        8 << 30,
+        ge=0,
+        description="bench run: check datasets (and full references) drawn ahead of the GPU, at most this many bytes "
+        "for the variants not yet evaluated (the next variant is always drawn ahead)",
+    )
     # Check datasets and full references are cached on disk under cache_dir/data, at most this many
     # bytes (least recently used entries go first); 0 turns the cache off.
     data_cache_bytes: int = Field(16 << 30, ge=0)

@@ -3,7 +3,7 @@
 It runs no GPU code. Its "kernel" is the task's float64 reference rounded to the output type; the
 timed pairs redraw the inputs with the numpy twin of the device generator, exactly where the real
 runtime does, and save what the real runtime saves. CM_FAKE_MODE makes it misbehave like a cheating
-candidate: `replay` (timed calls return the outputs of the first dataset), `skip_odd` (every other
+candidate: `replay` (timed calls return the outputs of the dataset the timing starts from), `skip_odd` (every other
 timed call leaves its output unwritten), `bad_draw` (the saved inputs of checked calls are not what
 the generator draws). Like the real driver it starts before its datasets exist and waits for `ready`.
 
@@ -80,7 +80,7 @@ def main() -> int:
             if purpose != "check":
                 continue
             stored = load(directory)
-            first = stored if first is None else first
+            first = stored  # the timing loop starts from the last check dataset, as the runtime's
             runs = [("baseline", "first")] + [("candidate", "first"), ("candidate", "second")]
             for impl, stage in runs:
                 save(kernel(stored), f"c{cp.index}_d{d}_{impl}_{stage}")
@@ -117,6 +117,8 @@ def main() -> int:
                             say(f"timed {cp.index} {pair} {impl}")
                 for impl, us in (("baseline", 100.0), ("candidate", 50.0)):
                     say(f"time {cp.index} {impl} {pair} {us + pair % 3:.4f} {us + 10:.4f} 8.0000")
+            say(f"stage {cp.index} warmup 0.001000")
+            say(f"stage {cp.index} timed_checks 0.002000")
             say(f"stage {cp.index} timing 0.010000")
         for d, (directory, purpose) in enumerate(cp.datasets):
             if purpose != "fresh":
@@ -127,6 +129,7 @@ def main() -> int:
             save(kernel(stored), f"c{cp.index}_d{d}_candidate_after_timing")
             say(f"output {cp.index} {d} candidate after_timing")
         say(f"stage {cp.index} checks 0.020000")
+        say(f"stage {cp.index} input_wait 0.004000")
         say(f"case_done {cp.index}")
     say("done")
     return 0

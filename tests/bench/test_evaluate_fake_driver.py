@@ -62,6 +62,9 @@ def test_an_honest_fake_run_is_ok_with_timed_checks_and_stages_with_a_fake_drive
         assert row.speedup == pytest.approx(2.0, rel=0.05)
     assert result.refreshed_inputs == ["A", "B"] and len(result.refresh_key) == 16
     assert {"compile", "inputs", "references", "output_checks", "driver", "timing", "gpu_checks"} <= set(result.stages)
+    # the parts of the driver's stages that show what the GPU waits for (two sizes: each part summed over both)
+    assert result.stages["gpu_input_wait"] == pytest.approx(0.008)
+    assert result.stages["timing_warmup"] == pytest.approx(0.002) and result.stages["timing_checked_pairs"] == pytest.approx(0.004)
 
 
 @pytest.mark.parametrize("mode, words", [("replay", "timed call"), ("skip_odd", "not finite")])
@@ -125,6 +128,7 @@ def test_the_pipeline_compiles_and_draws_ahead_and_keeps_every_check_with_a_fake
 
     built, ready_at_start = [], []
     monkeypatch.setattr(pipeline, "prebuild", lambda job, settings: built.append(job.key))
+    monkeypatch.setattr(pipeline, "prebuild_runtime", lambda settings: None)
     settings = _settings(tmp_path)
     cache = DataCache(settings)
     variant_of = {"vector_add/fp32": "vector_add/fp32", "vector_add/bf16": "vector_add/bf16"}
@@ -145,6 +149,8 @@ def test_the_pipeline_compiles_and_draws_ahead_and_keeps_every_check_with_a_fake
     assert [r.verdict for r in results] == [Verdict.ok] * 3
     assert sorted(built) == sorted(j.key for j in jobs)
     assert ready_at_start[1:] == [True, True]  # drawn (with references) while the previous variant ran
+    # what the GPU waited for before each evaluation (outside wall_seconds) is in its stages
+    assert all(r.stages["pipeline_wait_compile"] >= 0 and r.stages["pipeline_wait_inputs"] >= 0 for r in results)
     assert all(any(c.stage == "timed_call" for c in row.checks) for r in results for row in r.rows)
 
 
@@ -158,6 +164,7 @@ def test_bench_run_is_one_command_with_a_progress_bar_and_stage_seconds_with_a_f
 
     monkeypatch.setattr(harness, "require_gpu", lambda settings: None)
     monkeypatch.setattr(pipeline, "prebuild", lambda job, settings: None)
+    monkeypatch.setattr(pipeline, "prebuild_runtime", lambda settings: None)
     monkeypatch.setenv("CUDAMASTER_HARNESS__CACHE_DIR", str(tmp_path / "cache"))
     monkeypatch.setenv("CUDAMASTER_HARNESS__MIN_PAIRS", "6")
     monkeypatch.setenv("CUDAMASTER_HARNESS__SCRATCH_ROOT", str(tmp_path / "scratch"))

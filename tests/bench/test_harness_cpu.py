@@ -153,6 +153,7 @@ ADVERSARIES = {  # tests/bench/test_harness_gpu.py runs them; here: they build, 
         "mm_lazy_late.cu",
     ],
     "spmv_csr": ["spmv_structure_cache.cu"],
+    "vector_add": ["modifies_input_later.cu"],
 }
 
 

@@ -55,6 +55,7 @@ def test_marked_format_candidate_evaluates(harness_settings):
         ("half.cu", Verdict.wrong_answer, "not finite"),
         ("cache_replay.cu", Verdict.wrong_answer, "outside"),
         ("modifies_input.cu", Verdict.wrong_answer, "modified input argument A"),
+        ("modifies_input_later.cu", Verdict.wrong_answer, "modified input argument A"),
         ("write_past.cu", Verdict.runtime_error, "past the end of argument C"),
         ("bad_pointer.cu", Verdict.runtime_error, "cudaErrorIllegalAddress"),
         ("cublas_header.cu", Verdict.rejected, "cublas"),

@@ -1,0 +1,155 @@
+// Host-side pieces of the harness runtime that need no GPU: the timing loop's stop rule and a parallel
+// for over host buffers. Included by cm_runtime.cuh; tests/bench/test_stop_rule.py compiles it alone (no
+// GPU) and checks it against the Python twin, bench_tasks/harness/stoprule.py.
+#pragma once
+
+#include <algorithm>
+#include <atomic>
+#include <cmath>
+#include <cstddef>
+#include <mutex>
+#include <system_error>
+#include <thread>
+#include <utility>
+#include <vector>
+
+namespace cm {
+
+// The q-quantile of sorted values, interpolated linearly between order statistics (numpy's default).
+inline double quantile_sorted(const std::vector<double>& s, double q) {
+  double pos = q * (double)(s.size() - 1);
+  size_t lo = (size_t)std::floor(pos);
+  size_t hi = std::min(lo + 1, s.size() - 1);
+  return s[lo] + (s[hi] - s[lo]) * (pos - (double)lo);
+}
+
+// The relative standard error of the MEDIAN of `v` (what the result reports: the median of the paired
+// ratios, or of the baseline's times when it runs alone), estimated robustly: the median of n draws has
+// a standard error of sqrt(pi/2) * sigma / sqrt(n) for normal noise, with sigma taken as IQR / 1.349. A
+// few outliers (a preempted call) barely move it, where they blow up the standard deviation. 1e9 when
+// it cannot be estimated (fewer than 2 values, a median that is not positive).
+inline double median_rse(std::vector<double> v) {
+  if (v.size() < 2) return 1e9;
+  std::sort(v.begin(), v.end());
+  double med = quantile_sorted(v, 0.5);
+  if (!(med > 0)) return 1e9;
+  double iqr = quantile_sorted(v, 0.75) - quantile_sorted(v, 0.25);
+  return 1.2533141373155003 * (iqr / 1.3489795003921634) / std::sqrt((double)v.size()) / med;
+}
+
+struct StopRule {
+  int min_pairs = 10, max_pairs = 2000;
+  double min_seconds = 0.05, max_seconds = 2.0, target_rse = 0.002;
+};
+
+// Whether the timing loop may stop after `pairs` pairs and `elapsed` seconds, `stat` holding each pair's
+// statistic: at max_pairs or past max_seconds; otherwise once it has at least min_pairs pairs and
+// min_seconds and the median's relative standard error is under target_rse. The median is estimated at
+// every pair up to 64, then every 8th pair (a sort of up to max_pairs values).
+inline bool stop_after(const StopRule& r, int pairs, double elapsed, const std::vector<double>& stat) {
+  if (pairs >= r.max_pairs || elapsed > r.max_seconds) return true;
+  if (pairs < r.min_pairs || elapsed < r.min_seconds) return false;
+  if (pairs > 64 && pairs % 8 != 0) return false;
+  return median_rse(stat) < r.target_rse;
+}
+
+// f(lo, hi) over [0, n) in up to 8 threads (chunks of at least `grain`); the calling thread takes the
+// first chunk. Used for host buffers, which the runtime redraws and verifies on the CPU. If a thread
+// cannot be started (a process limit), its chunk runs on the calling thread.
+template <typename F>
+void parallel_for(size_t n, F f, size_t grain = size_t(1) << 16) {
+  size_t hw = std::max<size_t>(1, std::thread::hardware_concurrency());
+  size_t chunks = std::min<size_t>(std::min<size_t>(hw, 8), (n + grain - 1) / std::max<size_t>(grain, 1));
+  if (chunks <= 1) {
+    if (n) f(size_t(0), n);
+    return;
+  }
+  size_t step = (n + chunks - 1) / chunks;
+  std::vector<std::thread> threads;
+  std::vector<std::pair<size_t, size_t>> inline_chunks;
+  for (size_t c = 1; c < chunks; ++c) {
+    size_t lo = c * step, hi = std::min(n, lo + step);
+    if (lo >= hi) continue;
+    try {
+      threads.emplace_back(f, lo, hi);
+    } catch (const std::system_error&) {
+      inline_chunks.push_back({lo, hi});
+    }
+  }
+  f(size_t(0), std::min(n, step));
+  for (auto& ch : inline_chunks) f(ch.first, ch.second);
+  for (auto& t : threads) t.join();
+}
+
+// Host byte vectors handed back and taken again. A driver reads, compares and saves buffers of the same
+// few sizes over and over (four datasets a size, every correctness call, every checked pair), and a fresh
+// vector of a gigabyte costs more (page faults, zero fill: ~0.65 s/GB measured on a VM) than the copy into
+// it (~0.1 s/GB). take(n) gives a vector of size n, reusing the smallest spare whose capacity fits (at least
+// n, at most 4n or 1 MiB: its pages are already mapped); give() hands one back. Thread-safe (the dataset reader and the file writer are
+// threads). Spare capacity is bounded by `limit` bytes (the smallest spares go first).
+class BytePool {
+ public:
+  explicit BytePool(size_t limit = size_t(8) << 30) : limit_(limit) {}
+
+  std::vector<unsigned char> take(size_t n) {
+    std::vector<unsigned char> v;
+    {
+      std::lock_guard<std::mutex> lock(m_);
+      size_t best = spare_.size();
+      for (size_t i = 0; i < spare_.size(); ++i)
+        if (fits(spare_[i].capacity(), n) && (best == spare_.size() || spare_[i].capacity() < spare_[best].capacity())) best = i;
+      if (best != spare_.size()) {
+        v = std::move(spare_[best]);
+        held_ -= v.capacity();
+        spare_.erase(spare_.begin() + (std::ptrdiff_t)best);
+        ++reused_;
+      }
+    }
+    v.resize(n);  // within the capacity: no new pages
+    return v;
+  }
+
+  void give(std::vector<unsigned char>&& v) {
+    if (v.capacity() == 0 || v.capacity() > limit_) {
+      std::vector<unsigned char>().swap(v);
+      return;
+    }
+    std::vector<std::vector<unsigned char>> dropped;
+    {
+      std::lock_guard<std::mutex> lock(m_);
+      held_ += v.capacity();
+      spare_.push_back(std::move(v));
+      while (held_ > limit_) {
+        size_t smallest = 0;
+        for (size_t i = 1; i < spare_.size(); ++i)
+          if (spare_[i].capacity() < spare_[smallest].capacity()) smallest = i;
+        held_ -= spare_[smallest].capacity();
+        dropped.push_back(std::move(spare_[smallest]));
+        spare_.erase(spare_.begin() + (std::ptrdiff_t)smallest);
+      }
+    }  // freed outside the lock
+  }
+
+  // A spare serves a request it holds, not one far smaller (a gigabyte is not lent for a few kilobytes).
+  static bool fits(size_t capacity, size_t n) { return capacity >= n && capacity <= std::max(4 * n, size_t(1) << 20); }
+
+  size_t held() {
+    std::lock_guard<std::mutex> lock(m_);
+    return held_;
+  }
+  size_t spares() {
+    std::lock_guard<std::mutex> lock(m_);
+    return spare_.size();
+  }
+  size_t reused() {
+    std::lock_guard<std::mutex> lock(m_);
+    return reused_;
+  }
+
+ private:
+  std::mutex m_;
+  std::vector<std::vector<unsigned char>> spare_;
+  size_t held_ = 0, reused_ = 0, limit_;
+};
+
+}  // namespace cm

@@ -1,0 +1,86 @@
+// Host-side check of runtime/cm_host.h (tests/bench/test_stop_rule.py compiles and runs it; no GPU).
+// stdin lines:
+//   "R min_pairs max_pairs min_seconds max_seconds target pairs elapsed n v1 .. vn"
+//       -> "<median_rse %.17g> <stop 0|1>"
+//   "P n grain" -> "<chunks that ran> <1 if every index in [0, n) was visited exactly once, else 0>"
+//   "B" -> the BytePool scenario's figures, one "name value" a line, then "end"
+#include <atomic>
+#include <cstdio>
+#include <mutex>
+#include <thread>
+#include <vector>
+
+#include "cm_host.h"
+
+int main() {
+  char mode[4];
+  while (scanf("%3s", mode) == 1) {
+    if (mode[0] == 'B') {
+      const size_t MiB = size_t(1) << 20;
+      cm::BytePool pool(10 * MiB);
+      std::vector<unsigned char> a = pool.take(8 * MiB);
+      a[0] = 1;
+      const unsigned char* where = a.data();
+      pool.give(std::move(a));
+      std::vector<unsigned char> b = pool.take(4 * MiB);  // fits in the 8 MiB spare: the same memory
+      printf("same_memory %d\n", b.data() == where ? 1 : 0);
+      printf("size %zu\n", b.size());
+      printf("reused %zu\n", pool.reused());
+      pool.give(std::move(b));
+      std::vector<unsigned char> c = pool.take(MiB + 1);  // far smaller than the spare: not lent
+      printf("small_not_lent %d\n", c.data() != where ? 1 : 0);
+      pool.give(std::move(c));
+      printf("spares %zu\n", pool.spares());  // 8 MiB + (1 MiB + 1) <= 10 MiB
+      pool.give(std::vector<unsigned char>(4 * MiB));  // over the limit: the smallest spares go
+      printf("held_within_limit %d\n", pool.held() <= 10 * MiB ? 1 : 0);
+      printf("spares_after %zu\n", pool.spares());
+      pool.give(std::vector<unsigned char>(11 * MiB));  // larger than the limit: freed, not kept
+      printf("spares_after_huge %zu\n", pool.spares());
+      std::atomic<int> bad{0};
+      std::vector<std::thread> ts;
+      for (int t = 0; t < 8; ++t)
+        ts.emplace_back([&, t] {
+          for (int i = 0; i < 200; ++i) {
+            size_t n = (size_t)((i * 7 + t) % 5 + 1) * MiB / 2;
+            std::vector<unsigned char> v = pool.take(n);
+            if (v.size() != n) bad++;
+            v[n - 1] = (unsigned char)t;
+            pool.give(std::move(v));
+          }
+        });
+      for (auto& th : ts) th.join();
+      printf("threads_ok %d\n", bad.load() == 0 && pool.held() <= 10 * MiB ? 1 : 0);
+      printf("end\n");
+      continue;
+    }
+    if (mode[0] == 'P') {
+      unsigned long long n, grain;
+      if (scanf("%llu %llu", &n, &grain) != 2) return 2;
+      std::vector<std::atomic<int>> seen(n);
+      for (auto& s : seen) s = 0;
+      std::atomic<int> chunks{0};
+      cm::parallel_for(
+          (size_t)n,
+          [&](size_t lo, size_t hi) {
+            chunks++;
+            for (size_t i = lo; i < hi; ++i) seen[i]++;
+          },
+          (size_t)grain);
+      int once = 1;
+      for (auto& s : seen) once &= s.load() == 1;
+      printf("%d %d\n", chunks.load(), once);
+      continue;
+    }
+    cm::StopRule r;
+    int pairs, n;
+    double elapsed;
+    if (scanf("%d %d %lf %lf %lf %d %lf %d", &r.min_pairs, &r.max_pairs, &r.min_seconds, &r.max_seconds, &r.target_rse, &pairs,
+              &elapsed, &n) != 8)
+      return 2;
+    std::vector<double> v(n);
+    for (int i = 0; i < n; ++i)
+      if (scanf("%lf", &v[i]) != 1) return 2;
+    printf("%.17g %d\n", cm::median_rse(v), cm::stop_after(r, pairs, elapsed, v) ? 1 : 0);
+  }
+  return 0;
+}

@@ -1,0 +1,397 @@
+"""Throughput (issue 13) on the CPU: the timing loop's stop rule (runtime/cm_host.h against its Python twin,
+and the argument that its target, not the seconds, bounds the spread), the warm-up plan, the host-buffer
+parallel for."""
+
+from __future__ import annotations
+
+import re
+import subprocess
+from pathlib import Path
+
+import numpy as np
+import pytest
+
+from bench_tasks import load_task
+from bench_tasks.harness import HarnessSettings
+from bench_tasks.harness.compile import RUNTIME_DIR
+from bench_tasks.harness.evaluate import _cases, _plan
+from bench_tasks.harness.plan import Plan
+from bench_tasks.harness.stoprule import RSE_NONE, StopRule, median_rse, stop_after
+
+HOST_TEST = Path(__file__).parent / "stoprule" / "stop_host.cpp"
+
+
+@pytest.fixture(scope="module")
+def host_rule(tmp_path_factory) -> Path:
+    exe = tmp_path_factory.mktemp("stoprule") / "stop_host"
+    subprocess.run(
+        ["g++", "-std=c++17", "-O2", "-pthread", f"-I{RUNTIME_DIR}", str(HOST_TEST), "-o", str(exe)],
+        check=True,
+        capture_output=True,
+        timeout=300,
+    )
+    return exe
+
+
+def _sequences(rng: np.random.Generator) -> list[list[float]]:
+    """Per-pair statistics as the loop sees them: ratios near 1 and times in µs, with outliers, ties,
+    event-timer quantisation (32 ns steps) and a few degenerate cases."""
+    out: list[list[float]] = [[], [1.0], [2.0, 2.0], [0.0, 0.0, 0.0], [1.0, -1.0, 0.5]]
+    for _ in range(300):
+        n = int(rng.integers(2, 400))
+        kind = rng.integers(4)
+        if kind == 0:
+            v = 1.0 + 0.03 * rng.standard_normal(n)
+        elif kind == 1:
+            v = np.round(12.0 * (1 + 0.02 * rng.standard_normal(n)) / 0.032) * 0.032
+        elif kind == 2:
+            v = 250.0 * rng.lognormal(0, 0.01, n)
+            v[rng.random(n) < 0.05] *= 3.0  # calls delayed by the host
+        else:
+            v = rng.choice([9.984, 10.016, 10.048], n)  # a handful of distinct quantised times
+        out.append([float(x) for x in v])
+    return out
+
+
+def test_the_runtime_stop_rule_is_the_python_twin_on_every_sequence(host_rule):
+    rng = np.random.default_rng(13)
+    cases, lines = [], []
+    for v in _sequences(rng):
+        rule = StopRule(
+            int(rng.integers(2, 20)), int(rng.integers(20, 3000)), float(rng.uniform(0, 0.3)), 2.0, float(rng.uniform(1e-3, 1e-2))
+        )
+        pairs, elapsed = len(v), float(rng.uniform(0, 2.5))
+        cases.append((rule, pairs, elapsed, v))
+        fields = [rule.min_pairs, rule.max_pairs, rule.min_seconds, rule.max_seconds, rule.target_rse, pairs, elapsed, len(v), *v]
+        lines.append("R " + " ".join(repr(x) for x in fields))
+    out = subprocess.run([str(host_rule)], input="\n".join(lines) + "\n", capture_output=True, text=True, check=True, timeout=120)
+    got = out.stdout.split("\n")
+    stops = 0
+    for (rule, pairs, elapsed, v), line in zip(cases, got, strict=False):
+        rse, stop = line.split()
+        assert float(rse) == pytest.approx(median_rse(v), rel=1e-12, abs=0), v[:8]
+        assert (stop == "1") == stop_after(rule, pairs, elapsed, v), (rule, pairs, elapsed)
+        stops += stop == "1"
+    assert 0 < stops < len(cases)  # both decisions are exercised
+
+
+def test_the_stop_rule_keeps_its_floors_and_its_caps():
+    tight = [1.0 + 1e-6 * i for i in range(30)]  # a median known to 1e-6: only the floors hold the loop
+    rule = StopRule(min_pairs=10, max_pairs=2000, min_seconds=0.05, max_seconds=2.0, target_rse=0.002)
+    assert not stop_after(rule, 9, 1.0, tight[:9])  # fewer than min_pairs
+    assert not stop_after(rule, 30, 0.01, tight)  # under min_seconds
+    assert stop_after(rule, 30, 0.06, tight)
+    noisy = [float(x) for x in 1.0 + 0.5 * np.random.default_rng(0).standard_normal(100)]
+    assert not stop_after(rule, 96, 1.0, noisy)
+    assert stop_after(rule, 96, 2.01, noisy) and stop_after(StopRule(max_pairs=96), 96, 0.0, noisy)  # the caps
+    # past 64 pairs the median is estimated every 8th pair only (a sort of up to max_pairs values)
+    assert not stop_after(rule, 65, 1.0, tight + [1.0] * 35) and stop_after(rule, 72, 1.0, tight + [1.0] * 42)
+    assert median_rse([1.0]) == RSE_NONE and median_rse([0.0, 0.0]) == RSE_NONE
+
+
+def test_a_few_delayed_calls_do_not_hold_the_loop_as_they_held_the_standard_deviation():
+    rng = np.random.default_rng(3)
+    v = 1.0 + 0.005 * rng.standard_normal(200)
+    v[::50] = 4.0  # four pairs with one call delayed by the host (the statistic jumps)
+    mean_rse = float(np.std(v, ddof=1) / np.sqrt(v.size) / np.mean(v))
+    assert mean_rse > 0.005  # the old rule (the mean's standard error) would run on to max_pairs or max_seconds
+    assert median_rse(list(v)) < 0.001  # the median the result reports is known well: the loop stops
+
+
+def _evaluation(rng: np.random.Generator, rule: StopRule, call_us: float, cv: float, per_pair_overhead_us: float) -> tuple[float, int]:
+    """One simulated size of a candidate evaluation: each pair times baseline and candidate (the same kernel,
+    noise cv per call, 5 % of calls delayed by 30 %, 32 ns event quantisation) until the rule stops."""
+    ratios: list[float] = []
+    elapsed = 0.0
+    while True:
+        t = call_us * (1 + cv * rng.standard_normal(2))
+        t[rng.random(2) < 0.05] *= 1.3
+        t = np.round(t / 0.032) * 0.032
+        ratios.append(float(t[0] / t[1]))
+        elapsed += (2 * call_us + per_pair_overhead_us) * 1e-6
+        if stop_after(rule, len(ratios), elapsed, ratios):
+            return float(np.median(ratios)), len(ratios)
+
+
+# (call µs, noise per call, mean pairs at most): 2 % per call is what the H200 showed at 10 µs (conv_1d:
+# IQR 0.29 µs at 9.8 µs); 4 % is a noisy kernel, which still stops under max_pairs.
+@pytest.mark.parametrize("call_us, cv, most_pairs", [(10.0, 0.02, 800), (10.0, 0.04, 2000), (100.0, 0.01, 300), (2000.0, 0.01, 300)])
+def test_the_target_not_the_seconds_bounds_the_spread_of_five_evaluations(call_us, cv, most_pairs):
+    # The issue's target: speedups of the same pair over 5 evaluations spread by <= 1 % (kernels >= 10 us).
+    # With the defaults (min 0.05 s a size, RSE of the median < 0.2 %) the spread stays under it in
+    # 95 % of trials, at a fraction of the 2000 pairs the old 0.3 s floor forced on a 10 us kernel.
+    rule = StopRule(**{k: getattr(HarnessSettings(), f) for k, f in _RULE_SETTINGS.items()})
+    rng = np.random.default_rng(int(call_us * 100 + cv * 1000))
+    spreads, pairs = [], []
+    for _ in range(40):
+        runs = [_evaluation(rng, rule, call_us, cv, 100.0) for _ in range(5)]
+        medians = [m for m, _ in runs]
+        spreads.append((max(medians) / min(medians) - 1) * 100)
+        pairs += [n for _, n in runs]
+    assert np.percentile(spreads, 95) <= 1.0, spreads
+    assert np.mean(pairs) < most_pairs
+
+
+_RULE_SETTINGS = {
+    "min_pairs": "min_pairs",
+    "max_pairs": "max_pairs",
+    "min_seconds": "min_seconds_per_size",
+    "max_seconds": "max_seconds_per_size",
+    "target_rse": "target_rse",
+}
+
+
+def test_every_plan_token_python_writes_is_one_the_runtime_reads(tmp_path):
+    runtime = (RUNTIME_DIR / "cm_runtime.cuh").read_text()
+    known = set(re.findall(r'tok == "(\w+)"', runtime))
+    settings = HarnessSettings(cache_dir=tmp_path / "cache", reference_full_elements=3000)
+    variant = load_task("spmv_csr").variant("bf16")
+    cases = _cases(variant, variant.task.size_list("paper")[:3], [1, 2, 3], 77, tmp_path, settings, True)
+    text = _plan(variant, cases, tmp_path, settings, refresh_key=5).to_text()
+    written = {line.split()[0] for line in text.splitlines() if line.strip()}
+    assert "warmup_first" in written and written <= known, written - known
+
+
+def test_the_first_timed_size_warms_up_longer_than_the_next_ones(tmp_path):
+    settings = HarnessSettings(cache_dir=tmp_path / "cache", warmup_seconds=0.01, warmup_seconds_first=0.3)
+    variant = load_task("vector_add").variant("fp32")
+    plan = _plan(variant, _cases(variant, [{"N": 1000}], [1], 5, tmp_path, settings, True), tmp_path, settings)
+    again = Plan.from_text(plan.to_text())
+    assert (again.timing.warmup_seconds, again.timing.warmup_first) == (0.01, 0.3)
+    # the runtime applies warmup_first to the first size it times only
+    runtime = (RUNTIME_DIR / "cm_runtime.cuh").read_text()
+    assert "time_case(c, specs, p, call, has_candidate, timer, !timed_before)" in runtime
+    assert "first && p.warmup_first >= 0" in runtime
+
+
+@pytest.mark.parametrize("n, grain", [(0, 1), (1, 1), (10, 65536), (1_000_003, 65536), (1000, 7)])
+def test_host_buffers_are_redrawn_in_parallel_chunks_that_cover_each_element_once(host_rule, n, grain):
+    out = subprocess.run([str(host_rule)], input=f"P {n} {grain}\n", capture_output=True, text=True, check=True, timeout=60)
+    chunks, once = (int(x) for x in out.stdout.split())
+    assert once == 1  # every element exactly once
+    if n <= grain:
+        assert chunks == (1 if n else 0)  # small buffers: no thread started
+    else:
+        assert 1 <= chunks <= 8
+
+
+# --- bench run's pipeline (fake driver: tests/bench/fake_driver.py) ------------------------------------------------
+
+from tests.bench import test_evaluate_fake_driver as _fake  # noqa: E402
+
+SIZES, _settings = _fake.SIZES, _fake._settings
+fake_driver = _fake.fake_driver  # the fixture, shared with that module
+
+
+def test_single_flight_runs_the_work_once_and_every_waiter_gets_its_answer():
+    import threading
+    from concurrent.futures import ThreadPoolExecutor
+
+    from bench_tasks.harness.datacache import single_flight
+
+    started, release, calls = threading.Event(), threading.Event(), []
+
+    def work() -> int:
+        calls.append(1)
+        started.set()
+        release.wait(10)
+        return 42
+
+    with ThreadPoolExecutor(4) as pool:
+        first = pool.submit(single_flight, "k", work)
+        started.wait(10)
+        others = [pool.submit(single_flight, "k", work) for _ in range(3)]
+        release.set()
+        assert [f.result(10) for f in [first, *others]] == [42] * 4
+    assert len(calls) == 1
+    assert single_flight("k", lambda: 7) == 7  # done: a later call works again
+
+    def boom() -> int:
+        raise ValueError("no")
+
+    with pytest.raises(ValueError):
+        single_flight("k2", boom)
+
+
+def test_released_entries_leave_an_over_full_cache_at_once_and_others_wait_their_grace(tmp_path):
+    from bench_tasks.harness.datacache import DataCache
+
+    settings = _settings(tmp_path, data_cache_bytes=1)  # every entry is over the bound
+    cache = DataCache(settings)
+    variant = load_task("vector_add").variant("fp32")
+    entries = [cache.dataset(variant, {"N": n}, 1, tmp_path / "unused") for n in (100, 200, 300)]
+    assert all((e / "ready").exists() for e in entries)
+    assert cache.prune() == 0 and all(e.exists() for e in entries)  # used just now: protected by the grace period
+    assert cache.prune(released=entries[:2]) > 0
+    assert [e.exists() for e in entries] == [False, False, True]
+
+
+def test_dataset_bytes_counts_every_seed_and_the_full_references():
+    from bench_tasks.harness.pipeline import dataset_bytes
+
+    variant = load_task("vector_add").variant("fp32")
+    settings = HarnessSettings()
+    # A, B (float32) per seed, and C's float64 reference per seed (full at these sizes)
+    assert dataset_bytes(variant, [{"N": 1000}], settings) == 3 * (2 * 1000 * 4 + 1000 * 8)
+    big = HarnessSettings(reference_full_elements=10)  # sampled: no stored reference
+    assert dataset_bytes(variant, [{"N": 1000}], big) == 3 * 2 * 1000 * 4
+
+
+def test_the_prefetch_admits_variants_within_its_byte_budget_and_always_the_next(tmp_path, monkeypatch):
+    from bench_tasks.harness import pipeline
+
+    jobs = [pipeline.Job(t, p) for t in ("vector_add", "RELU") for p in ("fp32", "bf16")]
+    monkeypatch.setattr(pipeline, "dataset_bytes", lambda variant, sizes, settings: 1000)
+    monkeypatch.setattr(pipeline, "_prefetch_tasks", lambda variant, sizes, settings: [])
+    settings = _settings(tmp_path)
+    tight = pipeline.Prefetcher(jobs, SIZES, settings, workers=2, budget=1500)
+    tight.admit(0)
+    assert tight.next == 2  # the current job and the next, though together over the budget
+    tight.finished(0)
+    tight.admit(1)
+    assert tight.next == 3  # the next again; the one after would make 3000 pending > 1500
+    tight.finished(1)
+    tight.admit(2)
+    assert tight.next == 4
+    roomy = pipeline.Prefetcher(jobs, SIZES, settings, workers=2, budget=10_000)
+    roomy.admit(0)
+    assert roomy.next == 4
+    limited = pipeline.Prefetcher(jobs, SIZES, settings, workers=2, budget=10_000)
+    limited.admit(0, lookahead=1)
+    assert limited.next == 2
+    for p in (tight, roomy, limited):
+        p.close()
+
+
+def test_the_next_driver_starts_while_the_previous_evaluation_still_checks_outputs(fake_driver, tmp_path, monkeypatch):
+    import threading
+    import time
+
+    from bench_tasks.harness import pipeline
+
+    ev = __import__("sys").modules["bench_tasks.harness.evaluate"]
+    events: list[tuple[str, str]] = []
+    lock = threading.Lock()
+    order: list[str] = []
+    monkeypatch.setattr(pipeline, "prebuild", lambda job, settings: order.append(job.key))
+    monkeypatch.setattr(pipeline, "prebuild_runtime", lambda settings: order.append("runtime"))
+    real_start, real_check, real_evaluate = ev._start_driver, ev.as_check, pipeline.evaluate
+
+    def start_driver(exe, workdir, inputs_dir, cases, variant, settings):
+        with lock:
+            events.append(("driver", variant.key))
+        return real_start(exe, workdir, inputs_dir, cases, variant, settings)
+
+    def slow_check(*args, **kwargs):
+        time.sleep(0.2)  # output checks that outlast the driver
+        return real_check(*args, **kwargs)
+
+    def evaluate(task, precision, *args, **kwargs):
+        try:
+            return real_evaluate(task, precision, *args, **kwargs)
+        finally:
+            with lock:
+                events.append(("returned", f"{task}/{precision}"))
+
+    monkeypatch.setattr(ev, "_start_driver", start_driver)
+    monkeypatch.setattr(ev, "as_check", slow_check)
+    monkeypatch.setattr(pipeline, "evaluate", evaluate)
+    fake_driver("vector_add/fp32", SIZES)
+    jobs = [pipeline.Job("vector_add", "fp32", "// a"), pipeline.Job("vector_add", "fp32", "// b")]
+    settings = _settings(tmp_path)
+    results = pipeline.run_pipeline(jobs, SIZES, settings, compile_workers=1)
+    assert [r.verdict.value for r in results] == ["ok", "ok"]
+    assert order[0] == "runtime"  # compiled first, beside the first baseline
+    assert events.index(("driver", "vector_add/fp32")) < events.index(("returned", "vector_add/fp32"))
+    second_driver = [i for i, e in enumerate(events) if e[0] == "driver"][1]
+    first_return = events.index(("returned", "vector_add/fp32"))
+    assert second_driver < first_return  # the GPU did not wait for the first evaluation's output checks
+    assert all(any(c.stage == "timed_call" for c in row.checks) for r in results for row in r.rows)
+
+
+def test_the_pipeline_computes_each_reference_once_and_releases_each_variants_data(fake_driver, tmp_path, monkeypatch):
+    from bench_tasks.harness import pipeline
+    from bench_tasks.harness.datacache import DataCache
+
+    monkeypatch.setattr(pipeline, "prebuild", lambda job, settings: None)
+    monkeypatch.setattr(pipeline, "prebuild_runtime", lambda settings: None)
+    stored: list[tuple] = []
+    real_store = DataCache.store_reference
+
+    def store(self, variant, params, seed, ref):
+        stored.append((variant.key, tuple(sorted(params.items())), seed))
+        return real_store(self, variant, params, seed, ref)
+
+    monkeypatch.setattr(DataCache, "store_reference", store)
+    settings = _settings(tmp_path, data_cache_bytes=1)  # over the bound at once: only the grace period would keep entries
+    fake_driver("vector_add/fp32", SIZES)
+    jobs = [pipeline.Job("vector_add", "fp32", "// a")]
+    results = pipeline.run_pipeline(jobs, SIZES, settings, compile_workers=1)
+    assert [r.verdict.value for r in results] == ["ok"]
+    assert len(stored) == len(set(stored)) == len(SIZES) * len(settings.seeds)  # prefetch and evaluation: once each
+    cache = DataCache(settings)
+    assert not [e for e in cache.root.iterdir() if (e / "ready").exists()]  # released once evaluated, then pruned
+
+
+# --- the device figures: a suite cut by its time limit still reports what it finished ------------------------------
+
+
+def test_a_suite_cut_by_its_limit_records_the_variants_it_finished(tmp_path, monkeypatch):
+    import importlib.util
+    import json
+    import sys
+    import time
+
+    spec = importlib.util.spec_from_file_location("throughput_figures", Path(__file__).parents[2] / "scripts" / "throughput_figures.py")
+    assert spec is not None and spec.loader is not None
+    tf = importlib.util.module_from_spec(spec)
+    spec.loader.exec_module(tf)
+    finished = {"task": "vector_add", "precision": "fp32", "verdict": "ok", "message": "", "wall_seconds": 1.5, "stages": {"timing": 1.0}}
+    # bench run as it is when the limit comes: one variant saved, the next one running
+    script = (
+        "import json, sys, time\n"
+        f"open(sys.argv[1], 'w').write(json.dumps({{'results': [{finished!r}]}}))\n"
+        "print('vector_add/fp32 done', flush=True)\n"
+        "time.sleep(60)\n"
+    )
+    monkeypatch.setattr(tf, "_suite_command", lambda out, tasks: [sys.executable, "-c", script, str(out)])
+    monkeypatch.setattr(tf, "SUITE_LIMIT_S", 3.0)
+    monkeypatch.setattr(tf, "SUITE_RUN_FILE", tmp_path / "suite.run.json")
+    t0 = time.monotonic()
+    fig = tf.suite(HarnessSettings(), ["vector_add"])
+    assert time.monotonic() - t0 < 30
+    assert fig["cut"] is True and fig["met"] is False and fig["exit_code"] != 0
+    assert fig["variants"] == 1 and fig["variants_total"] == 2 and fig["per_variant_wall_s"] == {"vector_add/fp32": 1.5}
+    assert fig["stage_totals_s"] == {"timing": 1.0} and "vector_add/fp32 done" in fig["log_tail"]
+    assert json.loads((tmp_path / "suite.run.json").read_text())["results"][0]["task"] == "vector_add"  # kept beside the figures
+    assert fig["disk_free_gb"]["min"] <= fig["disk_free_gb"]["start"]
+
+
+def test_the_driver_reuses_host_memory_instead_of_mapping_fresh_gigabytes(host_rule):
+    out = subprocess.run([str(host_rule)], input="B\n", capture_output=True, text=True, check=True, timeout=120)
+    figures = dict(line.split() for line in out.stdout.splitlines() if line != "end")
+    assert figures["same_memory"] == "1" and figures["size"] == str(4 << 20) and figures["reused"] == "1"
+    assert figures["small_not_lent"] == "1" and figures["spares"] == "2"
+    assert figures["held_within_limit"] == "1" and figures["spares_after"] == "1"  # the two smaller spares went
+    assert figures["spares_after_huge"] == "1" and figures["threads_ok"] == "1"
+    runtime = (RUNTIME_DIR / "cm_runtime.cuh").read_text()
+    # every large host buffer of the driver goes through the pool: datasets read, inputs compared, buffers saved
+    assert "std::vector<unsigned char> v = g_bytes.take(bytes);" in runtime  # read_file
+    assert "std::vector<unsigned char> now = g_bytes.take(b.bytes);" in runtime  # check_inputs_unchanged
+    assert runtime.count("g_bytes.give(") >= 5 and "now.resize" not in runtime and "h.resize" not in runtime
+
+
+def test_the_timing_loop_starts_from_the_last_check_dataset_the_buffers_already_hold(fake_driver, tmp_path):
+    # spmv_csr keeps its structure (indices, offsets) in timed pairs: the parent must check them against the
+    # dataset the driver timed from, the last check dataset (no copy of the first one kept, nothing uploaded again)
+    from bench_tasks.harness import Verdict, evaluate
+
+    sizes = [{"rows": 300, "cols": 200}]
+    fake_driver("spmv_csr/fp32", sizes)
+    settings = _settings(tmp_path)
+    result = evaluate("spmv_csr", "fp32", "// fake", sizes, settings=settings)
+    assert result.verdict == Verdict.ok, result.message
+    timed = [c for c in result.rows[0].checks if c.stage == "timed_call"]
+    assert timed and {c.seed for c in timed} == {settings.seeds[-1]}
+    runtime = (RUNTIME_DIR / "cm_runtime.cuh").read_text()
+    assert "Loaded first" not in runtime and "upload_inputs(c, c.resident);" in runtime
