@@ -7,7 +7,8 @@
 #   baseline-sweep  pytest -m gpu: every baseline at every paper and edge size (tests/bench)
 #   figures         scripts/harness_figures.py -> $OUT/harness_figures.json
 #   large           scripts/check_baselines.py --sizes large -> $OUT/baseline_checks_large.json
-#   edge            scripts/check_baselines.py --sizes edge  -> $OUT/baseline_checks_edge.json
+#   edge            scripts/check_baselines.py --sizes edge  -> $OUT/baseline_checks_edge.json (CHECK_ARGS="--task spmv_csc"
+#                   passes arguments on, for large and edge)
 #   sandbox         cudamaster sandbox check --gpu -> $OUT/sandbox_check.json (probes inside the sandbox, a kernel,
 #                   ncu), then scripts/sandbox_figures.py -> $OUT/sandbox_figures.json (~2 min)
 #   timed-calls     pytest -m gpu: the timed-call checks (issue 13): honest kernel, adversaries, device draws
@@ -73,8 +74,8 @@ for step in "$@"; do
     baseline-sweep) timeout -k 5 "$LIMIT" $PY -m pytest -m gpu -q -rfE -p no:cacheprovider --timeout 240 \
                  --junitxml="$OUT/baseline_sweep.xml" tests/bench -k every_baseline ;;
     figures) timeout -k 5 "$LIMIT" $PY scripts/harness_figures.py --output "$OUT/harness_figures.json" ;;
-    large) timeout -k 5 "$LIMIT" $PY scripts/check_baselines.py --sizes large --output "$OUT/baseline_checks_large.json" ;;
-    edge) timeout -k 5 "$LIMIT" $PY scripts/check_baselines.py --sizes edge --output "$OUT/baseline_checks_edge.json" ;;
+    large) timeout -k 5 "$LIMIT" $PY scripts/check_baselines.py --sizes large ${CHECK_ARGS:-} --output "$OUT/baseline_checks_large.json" ;;
+    edge) timeout -k 5 "$LIMIT" $PY scripts/check_baselines.py --sizes edge ${CHECK_ARGS:-} --output "$OUT/baseline_checks_edge.json" ;;
     sandbox) timeout -k 5 "$LIMIT" sh -c "$PY -m app.cli sandbox check --gpu --json '$OUT/sandbox_check.json'; \
                  $PY scripts/sandbox_figures.py --output '$OUT/sandbox_figures.json'" ;;
     timed-calls) timeout -k 5 "$LIMIT" $PY -m pytest -m gpu -q -rfE -p no:cacheprovider --timeout 240 \
