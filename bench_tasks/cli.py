@@ -6,7 +6,7 @@ import json
 import os
 import time
 from pathlib import Path
-from typing import Annotated, Optional
+from typing import TYPE_CHECKING, Annotated, Optional
 
 import typer
 from rich.console import Console
@@ -15,6 +15,9 @@ from rich.table import Table
 
 from bench_tasks.provenance import provenance
 from bench_tasks.spec import PRECISIONS, SIZE_SETS, TaskError, all_tasks, load_task
+
+if TYPE_CHECKING:
+    from bench_tasks.harness.pipeline import Job
 
 app = typer.Typer(no_args_is_help=True)
 console = Console()
@@ -136,6 +139,14 @@ def run(
     append: Annotated[
         bool, typer.Option("--append", help="keep the results already in --output and add these (a long run split into several commands)")
     ] = False,
+    skip_done: Annotated[
+        bool,
+        typer.Option(
+            "--skip-done",
+            help="with --append: leave out what --output already holds (same variant, measured implementation and "
+            "size set), so a run cut short continues where it stopped",
+        ),
+    ] = False,
     ray: Annotated[
         Optional[str],
         typer.Option(
@@ -158,6 +169,8 @@ def run(
     size_sets = [s.strip() for s in sizes.split(",") if s.strip()]
     for s in size_sets or [sizes]:
         _sizes_ok(s)
+    if skip_done and not append:
+        _fail("--skip-done continues the run in --output: give --append too")
     variants = _variants(task, precision)
     settings = get_settings()
     cluster = _cluster(ray, settings)
@@ -204,6 +217,7 @@ def run(
         merged = dict.fromkeys([*str(previous.get("size_set", "")).split(","), *sizes.split(",")])
         meta["size_set"] = ",".join(x for x in merged if x)
 
+    done = {(r.task, r.precision, r.implementation, r.size_set) for r in results}
     dumped: list[dict] = []  # each result serialised once (saving re-serialised them all after every variant)
 
     def save() -> None:  # after every variant: an interrupted run keeps what it measured
@@ -229,13 +243,16 @@ def run(
 
         try:
             for size_set in size_sets:
+                todo = [j for j in work if not skip_done or _measured(j, size_set) not in done]
+                if len(todo) < len(work):
+                    progress.advance(bar, len(work) - len(todo))
                 if cluster is not None:
                     from graph.cluster.suite import run_suite
 
                     progress.update(bar, description=f"benchmark on {meta['ray']['gpu_workers']} Ray GPU worker(s)")
-                    run_suite(cluster, work, size_set, on_result=finished_one)
+                    run_suite(cluster, todo, size_set, on_result=finished_one)
                 else:
-                    run_pipeline(work, size_set, settings, compile_workers=jobs, on_start=started_one, on_result=finished_one)
+                    run_pipeline(todo, size_set, settings, compile_workers=jobs, on_start=started_one, on_result=finished_one)
         finally:
             if cluster is not None:
                 cluster.close()
@@ -260,6 +277,12 @@ def run(
     console.print(f"results written to {output} ({meta['wall_seconds']} s)")
     if any(r.verdict.value != "ok" for r in results):
         raise typer.Exit(1)
+
+
+def _measured(job: Job, size_set: str) -> tuple[str, str, str, str]:
+    """The key of a result of `job` (EvaluationResult's task, precision, implementation, size_set)."""
+    implementation = "vendor" if job.implementation == "vendor" else "baseline" if job.source is None else "candidate"
+    return (job.task, job.precision, implementation, size_set)
 
 
 @app.command("report")

@@ -20,7 +20,10 @@
 #   vendor-tests    pytest -m gpu tests/bench/test_vendor_gpu.py (every vendor reference at every paper size; VENDOR_K
 #                   selects, e.g. VENDOR_K="cublas or cudnn or cufft" and VENDOR_K="not cublas and not cudnn and not cufft")
 #   vendor-paper    bench run --vendor --sizes paper, appended to $OUT/vendor_run.json (+ report); vendor-large: the large
-#                   sizes; VENDOR_PRECISION=fp32|bf16 splits a step in two (each appends)
+#                   sizes; VENDOR_PRECISION=fp32|bf16 splits a step in two (each appends; what the file holds is skipped)
+#   bench           bench run $BENCH_ARGS -> $OUT/bench_run.json (--append --skip-done: a second call continues it)
+#   campaign        scripts/campaign_h200.py --out $OUT/campaign, stopping cleanly a minute before the step's limit
+#                   (CAMPAIGN_ARGS="--resume" continues it in a later call on the same warm machine)
 #   ray-tests       pytest -m gpu tests/cluster: a local Ray cluster on the real GPU(s), one worker per GPU, real candidates
 #                   give the local evaluator's verdicts and speedups (~3 min)
 #   ray-figures     scripts/ray_figures.py -> $OUT/ray_figures.json: Ray's overhead per evaluation vs local, and bench run's
@@ -69,8 +72,10 @@ for step in "$@"; do
     vendor-paper|vendor-large)
       sizes=${step#vendor-}
       timeout -k 5 "$LIMIT" $PY -m app.cli bench run --vendor --sizes "$sizes" ${VENDOR_PRECISION:+-p "$VENDOR_PRECISION"} \
-        -o "$OUT/vendor_run.json" --append
+        -o "$OUT/vendor_run.json" --append --skip-done
       $PY -m app.cli bench report "$OUT/vendor_run.json" -o "$OUT/vendor_report" ;;
+    bench) timeout -k 5 "$LIMIT" $PY -m app.cli bench run ${BENCH_ARGS:-} -o "$OUT/bench_run.json" --append --skip-done ;;
+    campaign) timeout -k 5 "$LIMIT" $PY scripts/campaign_h200.py --out "$OUT/campaign" --stop-after $((LIMIT - 60)) ${CAMPAIGN_ARGS:-} ;;
     baseline-sweep) timeout -k 5 "$LIMIT" $PY -m pytest -m gpu -q -rfE -p no:cacheprovider --timeout 240 \
                  --junitxml="$OUT/baseline_sweep.xml" tests/bench -k every_baseline ;;
     figures) timeout -k 5 "$LIMIT" $PY scripts/harness_figures.py --output "$OUT/harness_figures.json" ;;

@@ -187,6 +187,21 @@ def test_bench_run_is_one_command_with_a_progress_bar_and_stage_seconds_with_a_f
     assert result["verdict"] == "ok" and result["schema_version"] == SCHEMA_VERSION
     assert {"compile", "inputs", "driver", "timing"} <= set(result["stages"]) and doc["wall_seconds"] > 0
 
+    # A run cut short continues with --append --skip-done: what the file holds is not measured again.
+    def again(*extra: str):
+        try:
+            return CliRunner().invoke(cli, ["bench", "run", "-t", "vector_add", "-p", "fp32", "-o", str(out_file), *extra])
+        finally:
+            reset_settings()
+
+    assert again("--skip-done").exit_code != 0  # without --append it would overwrite what it should continue
+    out = again("--append", "--skip-done")
+    assert out.exit_code == 0, out.output
+    assert len(json.loads(out_file.read_text())["results"]) == 1
+    out = again("--append")  # without --skip-done, --append measures again
+    assert out.exit_code == 0, out.output
+    assert len(json.loads(out_file.read_text())["results"]) == 2
+
 
 def test_shuffled_inputs_keep_their_values_and_a_replayed_loss_is_caught_with_a_fake_driver(fake_driver, tmp_path):
     # cross_entropy_loss's inputs are probability vectors: each pair permutes them (their sum stays 1).
