@@ -8,6 +8,8 @@ gets the same 404 as for a job that does not exist.
 
 from __future__ import annotations
 
+from contextlib import closing
+
 import httpx
 import pytest
 
@@ -142,3 +144,37 @@ def test_a_custom_task_is_private_to_the_key_that_created_it_with_fake_agent(peo
     assert again.status_code == 201 and again.json()["task"] == task
     listed = client.get(f"{API}/jobs", params={"task": task}, headers=h["admin"]).json()
     assert listed["total"] == 2 and {j["api_key_id"] for j in listed["items"]} == {h["owner"]["X-API-Key"].split("_")[1]}
+
+
+def _signed_in(base_url: str, key: str) -> httpx.Client:
+    """A browser-like client (its own cookie jar) signed in to the dashboard with `key`."""
+    import re
+
+    web = httpx.Client(base_url=base_url, timeout=30)
+    form = web.get("/login")
+    csrf = re.search(r'name="csrf" value="([^"]+)"', form.text)
+    assert form.status_code == 200 and csrf, form.text[:500]
+    r = web.post("/login", data={"key": key, "csrf": csrf.group(1)})
+    assert r.status_code == 303 and r.headers["location"] == "/jobs", (r.status_code, r.text[:300])
+    return web
+
+
+def test_dashboard_reads_of_a_members_job_from_every_other_keys_side_with_fake_agent(people):
+    """The dashboard's job page and its live rows (`/jobs/{id}/rows`) follow the API's rules: the team and an
+    admin read them; another team gets what a job that does not exist gets."""
+    client, h = people
+    job = submit(client, h["owner"])
+    wait_status(client, f"{API}/jobs/{job}", h["owner"], {"finished"})
+    for who in PEOPLE:
+        with closing(_signed_in(str(client.base_url), h[who]["X-API-Key"])) as web:
+            page, rows = web.get(f"/jobs/{job}"), web.get(f"/jobs/{job}/rows")
+            if who == "stranger":
+                missing_page, missing_rows = web.get(f"/jobs/{MISSING_JOB}"), web.get(f"/jobs/{MISSING_JOB}/rows")
+                assert page.status_code == rows.status_code == 404, (page.status_code, rows.status_code)
+                assert missing_page.status_code == missing_rows.status_code == 404
+                assert page.text.replace(job, MISSING_JOB) == missing_page.text and "attempts" not in rows.text
+                assert rows.json()["detail"].replace(job, MISSING_JOB) == missing_rows.json()["detail"]
+                continue
+            assert page.status_code == 200 and job in page.text, (who, page.status_code)
+            assert rows.status_code == 200, (who, rows.text[:300])
+            assert "<tr" in rows.json()["attempts"], who  # the finished job's attempt row, rendered
