@@ -2,7 +2,7 @@
 
 Starts the real service (uvicorn, the FAKE scripted agent of tests/service/fake_agent.py: made-up
 timings, no GPU, no LLM) on a fresh SQLite database, runs a few jobs through it (one waiting for a
-person, one flagged for review), and photographs each page in headless Chromium at 1280x800, plus the
+person, one flagged for review) and a campaign over a few variants, and photographs each page in headless Chromium at 1280x800, plus the
 job page on a narrow (390 px) screen.
 
     python scripts/dashboard_screenshots.py [--out docs/screenshots]
@@ -47,9 +47,15 @@ def main() -> None:
                     r = client.post(f"{API}/jobs", json={"task": task, "rounds": rounds, "debug": 2, "models": {"coder": "fake-model"}})
                     ids.append(r.json()["id"])
                 manual = client.post(f"{API}/jobs", json={"task": "gelu", "rounds": 2, "manual": True}).json()["id"]
+                variants = ["vector_add/fp32", "vector_add/bf16", "softmax/fp32", "RELU/fp32", "RELU/bf16", "layer_norm/fp32"]
+                campaign = client.post(
+                    f"{API}/campaigns",
+                    json={"name": "six variants, R=2", "selection": {"variants": variants}, "config": {"rounds": 2, "debug": 1}},
+                ).json()["id"]
                 for job_id in ids:
                     wait_status(client, f"{API}/jobs/{job_id}", {}, {"finished"})
                 wait_status(client, f"{API}/jobs/{manual}", {}, {"waiting_for_input"})
+                wait_status(client, f"{API}/campaigns/{campaign}", {}, {"finished"}, timeout=120)
             shots = {
                 "login": "/login",
                 "jobs": "/jobs",
@@ -57,6 +63,8 @@ def main() -> None:
                 "job-waiting": f"/jobs/{manual}",
                 "leaderboard": "/leaderboard",
                 "costs": "/costs",
+                "campaigns": "/campaigns",
+                "campaign": f"/campaigns/{campaign}",
                 "reviews": "/reviews",
             }
             with browser.chromium() as chromium:

@@ -1,6 +1,6 @@
-"""The team dashboard, served by the service itself at `/`: server-side Jinja2 pages (app/web/pages.py),
-own JS and CSS, and vendored browser libraries under static/ (uPlot for charts; swagger-ui and Redoc
-for the API docs). Nothing is loaded from a CDN."""
+"""The team dashboard, served by the service itself at `/`: server-side Jinja2 pages (app/web/pages.py;
+the campaigns' in app/web/campaign_pages.py), own JS and CSS, and vendored browser libraries under
+static/ (uPlot for charts; swagger-ui and Redoc for the API docs). Nothing is loaded from a CDN."""
 
 from __future__ import annotations
 
@@ -9,7 +9,7 @@ from pathlib import Path
 from fastapi import FastAPI
 from fastapi.staticfiles import StaticFiles
 
-from . import docs, pages
+from . import campaign_pages, docs, pages
 
 STATIC = Path(__file__).parent / "static"
 
@@ -18,4 +18,5 @@ def mount(app: FastAPI, api_prefix: str) -> None:
     app.mount("/static", StaticFiles(directory=STATIC), name="static")
     app.include_router(docs.router(app, api_prefix))
     app.include_router(pages.router)
+    app.include_router(campaign_pages.router)
     pages.install_handlers(app)

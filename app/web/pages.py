@@ -48,8 +48,14 @@ from .session import WebSession
 router = APIRouter(include_in_schema=False)
 templates = Jinja2Templates(directory=Path(__file__).parent / "templates")
 
-# The navigation bar: (label, path). A new page adds itself here (the campaigns page will).
-NAV: list[tuple[str, str]] = [("Jobs", "/jobs"), ("Leaderboard", "/leaderboard"), ("Costs", "/costs"), ("Reviews", "/reviews")]
+# The navigation bar: (label, path). A new page adds itself here.
+NAV: list[tuple[str, str]] = [
+    ("Jobs", "/jobs"),
+    ("Campaigns", "/campaigns"),
+    ("Leaderboard", "/leaderboard"),
+    ("Costs", "/costs"),
+    ("Reviews", "/reviews"),
+]
 
 # Everything the pages load comes from this service: no CDN, no inline script.
 CSP = (

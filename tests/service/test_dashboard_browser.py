@@ -418,3 +418,108 @@ def test_custom_kernel_uploaded_from_the_form_with_fake_agent(db_url, server_fac
         job = client.get(f"{API}/jobs/{job_id}").json()
     assert job["task"].startswith("ct_")
     assert job["settings"]["task"] == job["task"]
+
+
+CAMPAIGN_VARIANTS = ["vector_add/fp32", "RELU/bf16", "softmax/fp32"]
+
+
+def _pct(x: float) -> str:
+    return f"{100 * x:.0f}%"
+
+
+def _cells(page, selector: str) -> list[list[str]]:
+    return page.eval_on_selector_all(f"{selector} tbody tr", "rows => rows.map(r => Array.from(r.cells).map(c => c.textContent.trim()))")
+
+
+def test_campaign_pages_progress_report_chart_and_cancel_with_fake_agent(db_url, server_factory, page, tmp_path):
+    """A campaign over three variants, watched on its page until it ends (no reload); its progress, variant rows,
+    success table and chart equal the API's numbers; the list shows it; a second campaign is cancelled from its page."""
+    from app.web.pages import _usd
+
+    key = make_key(db_url, "carla", role="member")
+    hold = tmp_path / "model-hold"
+    hold.write_text("the FAKE model answers nothing while this file exists")
+    server = server_factory(FAKE_MODEL_HOLD=str(hold), FAKE_AGENT_STEP_SECONDS="0.05")
+    with httpx.Client(base_url=server.url, headers={"X-API-Key": key}, timeout=30) as client:
+        body = {"name": "three variants", "selection": {"variants": CAMPAIGN_VARIANTS}, "config": {"rounds": 1}, "max_in_flight": 1}
+        first = client.post(f"{API}/campaigns", json=body).json()["id"]
+        url = f"{API}/campaigns/{first}"
+        _wait_for(client, url, lambda c: c["progress"]["running"] == 1)  # its first job waits on the held model
+
+        browser.sign_in(page, server.url, key)
+        assert page.locator("header nav a[href='/campaigns']").count() == 1
+        page.goto(f"{server.url}/campaigns/{first}")
+        _mark_no_reload(page)
+        assert page.text_content("#campaign-status") == "running"
+        assert page.text_content("#campaign-progress [data-field=ended]") == "0"
+        assert page.text_content("#campaign-progress [data-field=total]") == "3"
+        assert page.is_visible("#cancel-form") and page.is_hidden("#resume-form")
+        hold.unlink()
+        # The page follows the campaign until it ends, without a reload.
+        page.wait_for_function("document.getElementById('campaign-status').textContent === 'finished'")
+        assert _still_same_page(page), "the campaign page reloaded"
+        detail = client.get(url).json()
+        assert detail["status"] == "finished"
+        p = detail["progress"]
+        ended = p["finished"] + p["no_correct_kernel"] + p["cancelled"] + p["failed"]
+        progress = "#campaign-progress "
+        assert page.text_content(progress + "[data-field=ended]") == str(ended) == "3"
+        assert page.text_content(progress + "[data-field=correct]") == str(p["correct"])
+        assert page.text_content(progress + "[data-field=cost_usd]") == _usd(p["cost_usd"])
+        assert page.is_hidden("#cancel-form") and page.is_visible("#resume-form")
+        for v in detail["variants"]:
+            row = page.locator(f"#variants tr[data-variant='{v['task']}/{v['precision']}']")
+            assert row.locator("[data-field=status]").text_content() == v["status"]
+            assert row.locator("[data-field=job] a").get_attribute("href") == f"/jobs/{v['job_id']}"
+            assert row.locator("[data-field=best_score]").text_content() == ("–" if v["best_score"] is None else f"{v['best_score']:,.3f}")
+        assert page.locator("#variants tbody tr").count() == 3
+
+        # The report's success table and the chart hold the API report's numbers.
+        report = client.get(f"{url}/report").json()["campaigns"][0]
+        taus = report["taus"]
+        success = report["success"]
+        expected = [["overall", "3", *(_pct(success["overall"][str(t)]) for t in taus)]]
+        for group in ("precision", "category"):
+            for name, shares in success[group].items():
+                n = sum(1 for line in report["lines"] if line[group] == name)
+                expected.append([f"{group} {name}", str(n), *(_pct(shares[str(t)]) for t in taus)])
+        table = "#report table[data-title^='Success at tau']"
+        assert _cells(page, table) == expected
+        page.wait_for_function("window.cmCharts && window.cmCharts.success")
+        chart = page.evaluate("({data: window.cmCharts.success.data, labels: window.cmCharts.success.series.map(s => s.label)})")
+        assert chart["data"][0] == list(range(len(taus)))
+        assert chart["data"][1] == pytest.approx([100 * success["overall"][str(t)] for t in taus])
+        for i, (name, shares) in enumerate(success["precision"].items()):
+            assert chart["labels"][i + 2].startswith(f"precision {name} ")
+            assert chart["data"][i + 2] == pytest.approx([100 * shares[str(t)] for t in taus])
+        canvas = page.locator("#chart-success canvas")
+        assert canvas.count() == 1 and canvas.is_visible()
+        assert page.evaluate("document.querySelector('#chart-success canvas').width") > 0
+
+        # A second campaign, cancelled from its page while its first job waits on the model.
+        hold.write_text("held again")
+        body = {"name": "to cancel", "selection": {"variants": CAMPAIGN_VARIANTS[:2]}, "config": {"rounds": 1}, "max_in_flight": 1}
+        second = client.post(f"{API}/campaigns", json=body).json()["id"]
+        _wait_for(client, f"{API}/campaigns/{second}", lambda c: c["progress"]["running"] == 1)
+
+        page.goto(f"{server.url}/campaigns")
+        rows = page.locator("#campaigns-table tbody tr[data-campaign]")
+        assert [rows.nth(i).get_attribute("data-campaign") for i in range(rows.count())] == [second, first]  # newest first
+        listed = page.locator(f"tr[data-campaign='{first}']")
+        assert listed.locator("[data-field=status]").text_content() == "finished"
+        assert listed.locator("[data-field=ended]").text_content() == "3" and listed.locator("[data-field=total]").text_content() == "3"
+        assert listed.locator("[data-field=correct]").text_content() == str(p["correct"])
+        assert listed.locator("[data-field=cost_usd]").text_content() == _usd(p["cost_usd"])
+        assert "R=1 D=3" in listed.locator("[data-field=config]").text_content()
+        assert page.locator(f"tr[data-campaign='{second}'] [data-field=status]").text_content() == "running"
+
+        page.click(f"tr[data-campaign='{second}'] a[href='/campaigns/{second}']")
+        page.wait_for_url(f"**/campaigns/{second}")
+        page.click("#cancel-form button")
+        page.wait_for_url(f"**/campaigns/{second}")
+        page.wait_for_function("document.getElementById('campaign-status').textContent === 'cancelled'")
+        assert client.get(f"{API}/campaigns/{second}").json()["status"] == "cancelled"
+        assert page.is_visible("#resume-form") and page.is_hidden("#cancel-form")
+        hold.unlink()
+    foreign = [u for u in page.requests if not u.startswith(server.url) and not u.startswith("data:")]
+    assert foreign == []

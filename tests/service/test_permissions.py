@@ -178,3 +178,46 @@ def test_dashboard_reads_of_a_members_job_from_every_other_keys_side_with_fake_a
             assert page.status_code == 200 and job in page.text, (who, page.status_code)
             assert rows.status_code == 200, (who, rows.text[:300])
             assert "<tr" in rows.json()["attempts"], who  # the finished job's attempt row, rendered
+
+
+MISSING_CAMPAIGN = "cmp_00000000deadbeef"
+
+
+def test_dashboard_campaign_pages_from_every_other_keys_side_with_fake_agent(people):
+    """The dashboard's campaign pages follow the campaigns API's rules: the team and an admin read them; another
+    team gets what a missing campaign gets; only the key that created it or an admin sees and uses cancel and resume."""
+    import re
+
+    client, h = people
+    r = client.post(f"{API}/campaigns", json={"selection": {"variants": ["vector_add/fp32"]}, "config": {"rounds": 1}}, headers=h["owner"])
+    assert r.status_code == 201, r.text
+    cid = r.json()["id"]
+    wait_status(client, f"{API}/campaigns/{cid}", h["owner"], {"finished"})
+    buttons = (f'action="/campaigns/{cid}/cancel"', f'action="/campaigns/{cid}/resume"')
+    for who in PEOPLE:
+        with closing(_signed_in(str(client.base_url), h[who]["X-API-Key"])) as web:
+            page, live, listing = web.get(f"/campaigns/{cid}"), web.get(f"/campaigns/{cid}/live"), web.get("/campaigns")
+            csrf = re.search(r'name="csrf" value="([^"]+)"', listing.text)
+            assert listing.status_code == 200 and csrf, (who, listing.status_code)
+            posts = {verb: web.post(f"/campaigns/{cid}/{verb}", data={"csrf": csrf.group(1)}) for verb in ("cancel", "resume")}
+            if who == "stranger":
+                missing_page, missing_live = web.get(f"/campaigns/{MISSING_CAMPAIGN}"), web.get(f"/campaigns/{MISSING_CAMPAIGN}/live")
+                assert page.status_code == live.status_code == missing_page.status_code == missing_live.status_code == 404
+                assert page.text.replace(cid, MISSING_CAMPAIGN) == missing_page.text
+                assert live.json()["detail"].replace(cid, MISSING_CAMPAIGN) == missing_live.json()["detail"]
+                assert cid not in listing.text
+                for verb, answer in posts.items():
+                    twin = web.post(f"/campaigns/{MISSING_CAMPAIGN}/{verb}", data={"csrf": csrf.group(1)})
+                    assert answer.status_code == twin.status_code == 404, (verb, answer.status_code)
+                    assert answer.text.replace(cid, MISSING_CAMPAIGN) == twin.text
+                continue
+            assert page.status_code == live.status_code == 200, (who, page.status_code, live.status_code)
+            assert cid in listing.text and 'id="variants"' in page.text, who
+            if who in ("owner", "admin"):
+                assert all(b in page.text for b in buttons), who
+                continue
+            assert not any(b in page.text for b in buttons), who  # the mate and the viewer: no buttons
+            for verb, answer in posts.items():
+                assert answer.status_code == 403, (who, verb, answer.status_code)
+                assert "only the key that submitted it" in answer.text, (who, verb)
+    assert client.get(f"{API}/campaigns/{cid}", headers=h["owner"]).json()["status"] == "finished"  # nothing happened to it

@@ -295,7 +295,68 @@
     }))));
   }
 
-  const pages = { job: jobPage, jobs: jobsPage, leaderboard: leaderboardPage, costs: costsPage };
+  /* ---- campaigns ---------------------------------------------------------------------------------- */
+  // A campaign changes when its jobs do: while one may still change, its page asks the server every few
+  // seconds for the parts it renders (the same HTML as the page) and redraws the chart.
+  const POLL_MS = 2000;
+  function poll(url, apply, state) {
+    function tick() {
+      fetch(url(), { credentials: "same-origin", headers: { Accept: "application/json" } })
+        .then((r) => (r.ok ? r.json() : Promise.reject(r.status)))
+        .then(function (body) {
+          state.textContent = "● live";
+          if (apply(body)) setTimeout(tick, POLL_MS);
+          else state.textContent = "";
+        })
+        .catch(function () { state.textContent = "reconnecting…"; setTimeout(tick, 2 * POLL_MS); });
+    }
+    setTimeout(tick, POLL_MS);
+  }
+  function successChart(data) {
+    const taus = data.taus;
+    const label = (i) => (taus[i] === undefined ? "" : taus[i] === 0 ? "correct" : "P ≥ " + taus[i]);
+    plot("success", document.getElementById("chart-success"), {
+      scales: { x: { time: false, range: [-0.2, taus.length - 0.8] }, y: { range: [0, 100] } },
+      axes: [{ label: "τ (best P at least; τ = 0: a correct kernel)", incrs: [1], values: (u, splits) => splits.map(label) },
+             { label: "share of variants (%)" }],
+      series: [{ label: "τ", value: (u, v) => (v === null ? "–" : label(v)) }]
+        .concat(data.series.map((s, i) => series(s.label, i, { value: (u, v) => (v === null ? "–" : v.toFixed(0) + "%") }))),
+    }, [taus.map((_, i) => i)].concat(data.series.map((s) => s.share.map((x) => 100 * x))));
+  }
+  function campaignPage() {
+    const root = document.getElementById("campaign");
+    successChart(readJson("campaign-chart"));
+    if (root.dataset.live !== "yes") return;
+    const id = encodeURIComponent(root.dataset.campaign);
+    poll(() => "/campaigns/" + id + "/live", function (c) {
+      const status = document.getElementById("campaign-status");
+      status.textContent = c.status;
+      status.className = "status s-" + c.status;
+      document.getElementById("campaign-message").textContent = c.message;
+      document.getElementById("campaign-progress").innerHTML = c.progress;
+      document.querySelector("#variants tbody").innerHTML = c.variants;
+      document.getElementById("report").innerHTML = c.tables;
+      if (root.dataset.canAct === "yes") {
+        document.getElementById("cancel-form").hidden = !c.can_cancel;
+        document.getElementById("resume-form").hidden = !c.can_resume;
+      }
+      successChart(c.chart);
+      root.dataset.live = c.live ? "yes" : "no";
+      return c.live;
+    }, document.getElementById("live-state"));
+  }
+  function campaignsPage() {
+    const table = document.getElementById("campaigns-table");
+    if (table.dataset.live !== "yes") return;
+    poll(() => "/campaigns/rows?" + table.dataset.query, function (page) {
+      table.querySelector("tbody").innerHTML = page.rows;
+      document.querySelectorAll("[data-total]").forEach((el) => { el.textContent = page.total; });
+      table.dataset.live = page.live ? "yes" : "no";
+      return page.live;
+    }, document.getElementById("live-state"));
+  }
+
+  const pages = { job: jobPage, jobs: jobsPage, leaderboard: leaderboardPage, costs: costsPage, campaign: campaignPage, campaigns: campaignsPage };
   const run = pages[document.body.dataset.page];
   if (run) run();
 })();
