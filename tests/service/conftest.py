@@ -120,7 +120,7 @@ class Server:
                     return self
             except httpx.HTTPError:
                 pass
-            time.sleep(0.2)
+            time.sleep(0.05)
         raise RuntimeError(f"server did not start:\n{self.log.read_text()[-3000:]}")
 
     def kill(self) -> None:
