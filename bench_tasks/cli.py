@@ -216,6 +216,8 @@ def run(
             _fail(f"--append: {output} is not a results file of `cudamaster bench run` ({str(exc)[:200]})")
         merged = dict.fromkeys([*str(previous.get("size_set", "")).split(","), *sizes.split(",")])
         meta["size_set"] = ",".join(x for x in merged if x)
+        # Whose results these are: the earlier commands' provenance is kept (the top-level one is this command's).
+        meta["appended_to"] = [*previous.get("appended_to", []), previous.get("provenance")]
 
     done = {(r.task, r.precision, r.implementation, r.size_set) for r in results}
     dumped: list[dict] = []  # each result serialised once (saving re-serialised them all after every variant)

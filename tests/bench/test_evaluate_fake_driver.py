@@ -200,7 +200,10 @@ def test_bench_run_is_one_command_with_a_progress_bar_and_stage_seconds_with_a_f
     assert len(json.loads(out_file.read_text())["results"]) == 1
     out = again("--append")  # without --skip-done, --append measures again
     assert out.exit_code == 0, out.output
-    assert len(json.loads(out_file.read_text())["results"]) == 2
+    appended = json.loads(out_file.read_text())
+    assert len(appended["results"]) == 2
+    # the first command's provenance is kept beside this one's (two appends: two earlier commands)
+    assert len(appended["appended_to"]) == 2 and appended["appended_to"][0] == doc["provenance"]
 
 
 def test_shuffled_inputs_keep_their_values_and_a_replayed_loss_is_caught_with_a_fake_driver(fake_driver, tmp_path):
