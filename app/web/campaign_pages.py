@@ -24,7 +24,6 @@ from sqlalchemy.orm import Session
 from .. import permissions
 from ..api import campaigns as campaigns_api
 from ..api.deps import RunnerDep, SessionDep, SettingsDep
-from ..bounds import MAX_OFFSET
 from ..campaigns import report
 from ..campaigns.schemas import CampaignDetail, CampaignPage, CampaignResume, Progress
 from ..db.models import CAMPAIGN_CANCELLED, CAMPAIGN_CAPPED, CAMPAIGN_FINISHED, CAMPAIGN_RUNNING, CAMPAIGN_STATUSES
@@ -84,8 +83,7 @@ def _macros() -> Any:
 
 def _page(session: Session, web: WebSession, settings: ServiceSettings, status: str, offset: int) -> CampaignPage:
     pages._check_filter("status", status, allowed=CAMPAIGN_STATUSES)
-    if not 0 <= offset <= MAX_OFFSET:
-        raise HTTPException(422, f"offset {offset}: page with offset 0 to {MAX_OFFSET}")
+    pages.check_offset(offset)
     return campaigns_api.list_campaigns(session, web.caller, settings, status=status or None, limit=PAGE_SIZE, offset=offset)  # type: ignore[arg-type]
 
 

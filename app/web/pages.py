@@ -35,7 +35,7 @@ from ..api import jobs as jobs_api
 from ..api import reviews as reviews_api
 from ..api.deps import RunnerDep, SessionDep, SettingsDep
 from ..auth import KeyRejected, verify_key
-from ..bounds import JOB_ID_PATTERN, KEY_ID_PATTERN, MODEL_PATTERN, TASK_PATTERN
+from ..bounds import JOB_ID_PATTERN, KEY_ID_PATTERN, MAX_OFFSET, MODEL_PATTERN, TASK_PATTERN
 from ..db.models import ACTIVE_STATUSES, ALL_STATUSES, CANCELLED, FAILED, REVIEW_STATUSES, WAITING, Attempt, Job, Review
 from ..db.types import utcnow
 from ..reviews import list_reviews
@@ -224,6 +224,12 @@ def job_row(job: Job, models: list[str], rounds: int) -> dict[str, Any]:
     }
 
 
+def check_offset(offset: int) -> None:
+    """A page's offset within the API's bounds (the pages call the API's functions, past FastAPI's own checks)."""
+    if not 0 <= offset <= MAX_OFFSET:
+        raise HTTPException(422, f"offset {offset}: page with offset 0 to {MAX_OFFSET}")
+
+
 def _check_filter(name: str, value: str, pattern: str | None = None, allowed: tuple[str, ...] | None = None) -> str:
     if not value:
         return ""
@@ -276,8 +282,7 @@ def _jobs_page(
         _check_filter("model", filters["model"], MODEL_PATTERN)
         _check_filter("key", filters["key"], KEY_ID_PATTERN)
         _check_filter("sort", filters["sort"], allowed=SORT_CHOICES)
-        if not 0 <= offset <= 10**9:
-            raise HTTPException(422, f"offset {offset}: page with offset 0 or more")
+        check_offset(offset)
     except HTTPException as exc:
         return problem(request, web, exc.status_code, str(exc.detail))
     caller = web.caller

@@ -16,7 +16,8 @@ from __future__ import annotations
 
 import math
 from collections.abc import Sequence
-from dataclasses import dataclass
+
+from .plan import TimingPlan
 
 RSE_NONE = 1e9  # cannot be estimated (fewer than two values, a median that is not positive)
 
@@ -41,18 +42,9 @@ def median_rse(values: Sequence[float]) -> float:
     return 1.2533141373155003 * (iqr / 1.3489795003921634) / math.sqrt(float(len(s))) / med
 
 
-@dataclass(frozen=True)
-class StopRule:
-    min_pairs: int = 10
-    max_pairs: int = 2000
-    min_seconds: float = 0.05
-    max_seconds: float = 2.0
-    target_rse: float = 0.002
-
-
-def stop_after(rule: StopRule, pairs: int, elapsed: float, stat: Sequence[float]) -> bool:
-    """Whether the loop may stop after `pairs` pairs and `elapsed` seconds (`stat`: each pair's ratio, or
-    the baseline's time when it runs alone); the median is estimated every pair up to 64, then every 8th."""
+def stop_after(rule: TimingPlan, pairs: int, elapsed: float, stat: Sequence[float]) -> bool:
+    """Whether the loop may stop after `pairs` pairs and `elapsed` seconds under the plan's floors, caps and
+    target (`stat`: each pair's ratio, or the baseline's time when it runs alone); the median is estimated every pair up to 64, then every 8th."""
     if pairs >= rule.max_pairs or elapsed > rule.max_seconds:
         return True
     if pairs < rule.min_pairs or elapsed < rule.min_seconds:
