@@ -113,6 +113,9 @@ def test_baseline_and_driver_compile_with_nvcc(name, precision, harness_settings
     variant = load_task(name).variant(precision)
     base = cc.compile_baseline(variant, harness_settings)
     assert base.exists()
+    # the baseline renamed is a correct candidate (the H200 campaign's scripted coder answers it): it may use
+    # only what a candidate may (FFT's host sincos was rejected there until sincos joined the allowlist)
+    assert cc.forbidden_imports(base, harness_settings) == []
     exe = cc.build_driver(variant, driver_source(variant, has_candidate=False), base, None, harness_settings)
     assert exe.exists()
 
