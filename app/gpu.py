@@ -2,7 +2,8 @@
 at a time (a pool of GPU slots wrapped around the evaluator).
 
 The evaluator interface is graph.evaluator's: compile(...) (CPU only, not locked), evaluate(...)
-and profile(...) (each holds one GPU for its whole length).
+and profile(...) (each holds one GPU for its whole length). The wait for a GPU of the pool is reported
+to the evaluator of that GPU through its optional `gpu_wait(task, precision, seconds)`.
 """
 
 from __future__ import annotations
@@ -11,6 +12,7 @@ import queue
 import shutil
 import subprocess
 import threading
+import time
 from collections.abc import Callable, Iterator
 from contextlib import contextmanager
 from dataclasses import dataclass, field
@@ -145,11 +147,23 @@ class GpuPool:
             return sorted(self._busy)
 
 
+def _variant_of(args: tuple[Any, ...], kwargs: dict[str, Any]) -> tuple[str, str]:
+    """(task, precision) of an evaluate/profile call: its first two arguments, given by position or by name."""
+    task = args[0] if len(args) > 0 else kwargs["task"]
+    precision = args[1] if len(args) > 1 else kwargs["precision"]
+    return str(task), str(precision)
+
+
 class GpuLockedEvaluator:
     """An evaluator whose GPU calls (evaluate, profile) each hold one GPU of the pool.
 
     `per_gpu(gpu_id)` gives the evaluator bound to that GPU (e.g. a LocalEvaluator whose harness
     settings set CUDA_VISIBLE_DEVICES); a single evaluator object may be given for every GPU.
+
+    GPU waits: when the GPU's evaluator has a callable `gpu_wait(task, precision, seconds)`, each evaluate/profile
+    call reports there, before it runs, the seconds it waited for its GPU of the pool (time outside the call, so a
+    figure can tell queueing from evaluation). This wrapper forwards every other attribute but not `gpu_wait`:
+    a wait reported to it from outside would have no GPU, hence no evaluator, to go to.
     """
 
     def __init__(self, inner: Any | Callable[[str], Any], pool: GpuPool, *, per_gpu: bool = False) -> None:
@@ -160,15 +174,25 @@ class GpuLockedEvaluator:
     def compile(self, *args: Any, **kwargs: Any) -> Any:
         return self._any.compile(*args, **kwargs)  # type: ignore[union-attr]
 
-    def evaluate(self, *args: Any, **kwargs: Any) -> Any:
+    def _on_a_gpu(self, call: str, args: tuple[Any, ...], kwargs: dict[str, Any]) -> Any:
+        asked = time.monotonic()
         with self.pool.slot() as gpu:
-            return self._per_gpu[gpu].evaluate(*args, **kwargs)  # type: ignore[union-attr]
+            waited = time.monotonic() - asked
+            evaluator = self._per_gpu[gpu]
+            report = getattr(evaluator, "gpu_wait", None)
+            if callable(report):
+                report(*_variant_of(args, kwargs), waited)
+            return getattr(evaluator, call)(*args, **kwargs)
+
+    def evaluate(self, *args: Any, **kwargs: Any) -> Any:
+        return self._on_a_gpu("evaluate", args, kwargs)
 
     def profile(self, *args: Any, **kwargs: Any) -> Any:
-        with self.pool.slot() as gpu:
-            return self._per_gpu[gpu].profile(*args, **kwargs)  # type: ignore[union-attr]
+        return self._on_a_gpu("profile", args, kwargs)
 
     def __getattr__(self, name: str) -> Any:
+        if name == "gpu_wait":
+            raise AttributeError(name)
         return getattr(self._any, name)
 
 

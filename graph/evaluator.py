@@ -103,7 +103,9 @@ class LocalEvaluator:
         self.settings = settings or get_settings()
         self.on_gpu_wait = on_gpu_wait  # (task, precision, seconds waited for the GPU turn): figures keep it apart
 
-    def _waited(self, task: str, precision: str, seconds: float) -> None:
+    def gpu_wait(self, task: str, precision: str, seconds: float) -> None:
+        """A wait for this GPU before a call (the service's GPU pool, app.gpu.GpuLockedEvaluator, reports its waits
+        here) or inside one (`gpu_turn`): both go to `on_gpu_wait`."""
         if self.on_gpu_wait is not None:
             self.on_gpu_wait(task, precision, seconds)
 
@@ -115,7 +117,7 @@ class LocalEvaluator:
 
     def evaluate(self, task: str, precision: str, source: str | None, sizes: str, flags: list[str]) -> EvaluationResult:
         with gpu_turn(self.settings) as waited:
-            self._waited(task, precision, waited)
+            self.gpu_wait(task, precision, waited)
             return evaluate(task, precision, source, sizes, settings=self.settings, extra_flags=list(flags) or None)
 
     def profile(
@@ -129,7 +131,7 @@ class LocalEvaluator:
             return no_profile(f"profiler unavailable: {exc}", mode)
         try:
             with gpu_turn(self.settings) as waited:
-                self._waited(task, precision, waited)
+                self.gpu_wait(task, precision, waited)
                 report = profile_kernel(task, precision, candidate_source=source, harness_settings=self.settings)
             # The harness's row at the profiled size gives the roofline position.
             row = next((SizeRow.model_validate(r) for r in rows or [] if r.get("params") == report.params), None)

@@ -2,6 +2,7 @@
 
     python scripts/campaign_h200.py --out DIR [--profile none|filtered|full] [--max-in-flight 2]
                                     [--category C | --variant TASK/PRECISION ...] [--fake-gpu]
+    python scripts/campaign_h200.py --out DIR --figures-only
 
 No network: the service runs in this process (uvicorn on a loopback port, SQLite under DIR), and the
 model is a scripted OpenAI-compatible server on another loopback port. What the scripted model answers:
@@ -16,16 +17,26 @@ model is a scripted OpenAI-compatible server on another loopback port. What the 
 Usage tokens are the prompt's and the reply's o200k_base token counts; they are priced at the made-up
 prices in SCRIPTED_PRICES so the report's cost columns carry numbers.
 
-Written to DIR: report.md, report.html, report.json (the campaign report), figures.json (per job:
-wall time, evaluation time, LLM time, the time its evaluations waited for another job's GPU turn, service
-overhead = wall - evaluation - GPU wait - LLM; the suite's wall time against the sum of its
-evaluation times; provenance), overhead.svg and suite_wall.svg. Targets (issue 17): service overhead
-< 1 % of a job's evaluation time; suite wall time within 10 % of the sum of evaluation times.
+Written to DIR: report.md, report.html, report.json (the campaign report), figures.json, overhead.svg
+and suite_wall.svg (scripts/campaign_figures.py computes them). figures.json has, per job: wall time,
+evaluation time, LLM time, the time its evaluations waited for the GPU (for the service's GPU pool, before
+each call, and for the GPU's file lock, inside it; TimedEvaluator.gpu_wait gets both), and two overhead
+figures, each as % of evaluation time: service overhead = wall - evaluation - GPU wait - LLM, and, from
+the stored job events alone, the service time between evaluator calls (the time of the nodes that do not
+call the evaluator, less LLM time, as % of evaluate + compile; see campaign_figures.EVENTS_NOTE); the
+suite's wall time against the sum of its evaluation times; provenance. Targets (issue 17): service
+overhead < 1 % of a job's evaluation time; suite wall time within 10 % of the sum of evaluation times.
+Runs from before the GPU pool reported its waits (gpu_pool_wait_s 0 everywhere) count that queueing as
+overhead in the first figure; the second one does not depend on it.
+
+`--figures-only --out DIR` recomputes all of these from DIR's service.db, evaluator_seconds.json and
+sittings.json without starting the service or the model: `provenance` is then the recompute's (command,
+commit, date, with `recomputed`), and `run_provenance` the run's, from the earlier figures.json.
 
 Longer than one sitting: `--stop-after S` stops the service cleanly after S seconds (running jobs
 reach a checkpoint), and a later `--resume` with the same DIR continues the same campaign (the jobs
 resume from their checkpoints; evaluation times and sittings are kept in DIR). The suite's wall time
-is then the sum of the sittings, and a job that spans two sittings is left out of the overhead figure.
+is then the sum of the sittings, and a job that spans two sittings is left out of the overhead figures.
 
 `--fake-gpu` swaps the GPU evaluation for graph.testing.FakeGpuEvaluator (real nvcc compile, FAKE
 timings): a CPU smoke test of this script, not a measurement.
@@ -34,7 +45,6 @@ timings): a CPU smoke test of this script, not a measurement.
 from __future__ import annotations
 
 import argparse
-import html
 import json
 import os
 import re
@@ -49,6 +59,8 @@ from typing import Any
 
 ROOT = Path(__file__).resolve().parent.parent
 sys.path.insert(0, str(ROOT))
+
+from campaign_figures import GPU_TURN_WAIT, POOL_WAIT, write_figures  # noqa: E402
 
 from bench_tasks import all_tasks  # noqa: E402
 from bench_tasks.provenance import provenance  # noqa: E402
@@ -110,7 +122,7 @@ class KnownKernelModel(ScriptedOpenAI):
 
 class TimedEvaluator:
     """Wraps the evaluator and adds up, per variant, the seconds spent compiling, evaluating, profiling
-    (kept in `path` after every call, so a later sitting adds to them)."""
+    and waiting for the GPU (kept in `path` after every call, so a later sitting adds to them)."""
 
     def __init__(self, inner: Any, path: Path) -> None:
         self.inner, self.path = inner, path
@@ -119,12 +131,15 @@ class TimedEvaluator:
             for variant, parts in json.loads(path.read_text()).items():
                 self.seconds[variant].update(parts)
         self._lock = threading.Lock()
+        self._in_call = threading.local()  # whether this thread is inside one of our timed calls
 
     def _timed(self, kind: str, task: str, precision: str, fn, *args: Any) -> Any:
         started = time.monotonic()
+        self._in_call.active = True
         try:
             return fn(task, precision, *args)
         finally:
+            self._in_call.active = False
             self._add(task, precision, kind, time.monotonic() - started)
 
     def _add(self, task: str, precision: str, kind: str, seconds: float) -> None:
@@ -135,8 +150,9 @@ class TimedEvaluator:
             os.replace(tmp, self.path)
 
     def gpu_wait(self, task: str, precision: str, seconds: float) -> None:
-        """The part of an evaluate/profile spent waiting for the GPU's turn (another job held it)."""
-        self._add(task, precision, "gpu_wait", seconds)
+        """A wait for the GPU (another job held it): inside an evaluate/profile (the GPU's file lock, already in
+        that call's seconds) it is kept as GPU_TURN_WAIT; before one (the service's GPU pool) as POOL_WAIT."""
+        self._add(task, precision, GPU_TURN_WAIT if getattr(self._in_call, "active", False) else POOL_WAIT, seconds)
 
     def compile(self, task: str, precision: str, *args: Any) -> Any:
         return self._timed("compile", task, precision, self.inner.compile, *args)
@@ -154,29 +170,22 @@ def _free_port() -> int:
         return s.getsockname()[1]
 
 
-def _svg_bars(title: str, labels: list[str], values: list[float], unit: str, target: float | None, target_label: str) -> str:
-    w, bar, top, h = max(480, 14 * len(values) + 80), 10, 30, 220
-    peak = max([*values, target or 0.0, 1e-9])
-    esc = html.escape
-    parts = [
-        f'<svg xmlns="http://www.w3.org/2000/svg" width="{w}" height="{h + 90}">',
-        f'<text x="10" y="18" font-size="13">{esc(title)}</text>',
-    ]
-    for i, (label, v) in enumerate(zip(labels, values)):
-        bh = h * v / peak
-        x = 50 + i * (bar + 4)
-        parts.append(
-            f'<rect x="{x}" y="{top + h - bh:.1f}" width="{bar}" height="{bh:.1f}" fill="#2f6fde">'
-            f"<title>{esc(label)}: {v:.4g} {esc(unit)}</title></rect>"
-        )
-    if target is not None:
-        y = top + h - h * target / peak
-        parts.append(
-            f'<line x1="45" x2="{w - 10}" y1="{y:.1f}" y2="{y:.1f}" stroke="#d9822b" stroke-dasharray="4 3"/>'
-            f'<text x="{w - 10}" y="{y - 4:.1f}" font-size="11" text-anchor="end">{esc(target_label)}</text>'
-        )
-    parts.append(f'<text x="10" y="{top + h + 20}" font-size="11">{len(values)} bars; max {peak:.4g} {esc(unit)}</text></svg>')
-    return "".join(parts)
+def gpu_label(fake_gpu: bool) -> str:
+    return "FAKE (--fake-gpu: not a measurement)" if fake_gpu else "local GPU"
+
+
+def figures_only(out: Path) -> dict[str, Any]:
+    """--figures-only: the figures and reports again from DIR's files, neither the service nor the model started.
+    The run's provenance (and GPU) come from DIR's figures.json when there is one; `provenance` is this command's."""
+    if not (out / "service.db").exists():
+        raise SystemExit(f"--figures-only: no campaign in {out} (no service.db)")
+    earlier = json.loads((out / "figures.json").read_text()) if (out / "figures.json").exists() else {}
+    head = {
+        "provenance": {**provenance(), "recomputed": f"--figures-only from {out}: service.db, evaluator_seconds.json, sittings.json"},
+        "run_provenance": earlier.get("run_provenance") or earlier.get("provenance"),
+        "gpu": earlier.get("gpu", "unknown (no figures.json from the run)"),
+    }
+    return write_figures(out, head)
 
 
 def run(args: argparse.Namespace) -> dict[str, Any]:
@@ -205,10 +214,9 @@ def run(args: argparse.Namespace) -> dict[str, Any]:
     import uvicorn
 
     from app.auth import create_key
-    from app.campaigns import report as campaign_report
     from app.db.engine import make_engine, make_sessionmaker
     from app.db.migrate import upgrade
-    from app.db.models import Campaign, Job
+    from app.db.models import Campaign
     from app.main import create_app
     from app.settings import ServiceSettings
 
@@ -292,99 +300,10 @@ def run(args: argparse.Namespace) -> dict[str, Any]:
     model.stop()
     sittings.append({"start": sitting_start, "end": time.time()})
     sittings_file.write_text(json.dumps(sittings))
-    if stopped_early:
-        engine.dispose()
-        return {"campaign": cid, "status": "running", "stopped_after_s": args.stop_after}
-
-    with sessions() as session:
-        summary = campaign_report.summarize(session, cid)
-        campaign = session.get(Campaign, cid)
-        jobs = [(v, session.get(Job, v.job_id)) for v in campaign.variants if v.job_id] if campaign else []
-        rows = []
-        for v, job in jobs:
-            spent = dict(timed.seconds.get(f"{v.task}/{v.precision}", {}))
-            gpu_wait_s = spent.pop("gpu_wait", 0.0)  # inside evaluate/profile, but waiting for another job's GPU turn
-            evaluation_s = sum(spent.values()) - gpu_wait_s
-            wall_s = (job.finished_at - job.started_at).total_seconds() if job.finished_at and job.started_at else None
-            one_sitting = wall_s is not None and any(
-                s["start"] <= job.started_at.timestamp() and job.finished_at.timestamp() <= s["end"] for s in sittings
-            )
-            overhead = wall_s - evaluation_s - gpu_wait_s - job.llm_latency_s if one_sitting else None
-            rows.append(
-                {
-                    "variant": f"{v.task}/{v.precision}",
-                    "status": job.status,
-                    "best_p": job.best_score,
-                    "wall_s": wall_s,
-                    "evaluation_s": evaluation_s,
-                    "evaluation_parts_s": dict(spent),
-                    "gpu_wait_s": gpu_wait_s,
-                    "llm_s": job.llm_latency_s,
-                    "overhead_s": overhead,
-                    "overhead_pct_of_evaluation": 100 * overhead / evaluation_s if overhead is not None and evaluation_s else None,
-                    "one_sitting": one_sitting,
-                    "message": job.message[:300],
-                }
-            )
-        suite_wall = (
-            sum(s["end"] - s["start"] for s in sittings)
-            if len(sittings) > 1
-            else ((campaign.finished_at - campaign.created_at).total_seconds() if campaign and campaign.finished_at else None)
-        )
     engine.dispose()
-    sum_eval = sum(r["evaluation_s"] for r in rows)
-    overheads = sorted(r["overhead_pct_of_evaluation"] for r in rows if r["overhead_pct_of_evaluation"] is not None)
-    figures = {
-        "provenance": provenance(),
-        "gpu": "FAKE (--fake-gpu: not a measurement)" if args.fake_gpu else "local GPU",
-        "campaign": cid,
-        "status": summary.status,
-        "variants": summary.n,
-        "correct": sum(v.correct for v in summary.lines),
-        "scripted_model": "coder answers the baseline source renamed to the optimized entry point (known correct, not optimized)",
-        "jobs": rows,
-        "overhead_pct_of_evaluation": {
-            "median": overheads[len(overheads) // 2] if overheads else None,
-            "max": overheads[-1] if overheads else None,
-            "target_pct": 1.0,
-        },
-        "suite": {
-            "wall_s": suite_wall,
-            "sum_of_evaluations_s": sum_eval,
-            "wall_over_sum_pct": 100 * (suite_wall / sum_eval - 1) if suite_wall and sum_eval else None,
-            "target_pct": 10.0,
-            "max_in_flight": args.max_in_flight,
-            "sittings": len(sittings),
-            "note": "wall time: the sum of the sittings' times (service start-up included)"
-            if len(sittings) > 1
-            else "wall time: campaign created -> finished",
-        },
-    }
-    (out / "figures.json").write_text(json.dumps(figures, indent=1, default=str))
-    (out / "report.md").write_text(campaign_report.to_markdown([summary]))
-    (out / "report.html").write_text(campaign_report.to_html([summary]))
-    (out / "report.json").write_text(json.dumps({"campaigns": [summary.to_dict()]}, indent=1, default=str))
-    ordered = sorted((r for r in rows if r["overhead_pct_of_evaluation"] is not None), key=lambda r: r["overhead_pct_of_evaluation"])
-    (out / "overhead.svg").write_text(
-        _svg_bars(
-            "Service overhead per job, % of its evaluation time",
-            [r["variant"] for r in ordered],
-            [r["overhead_pct_of_evaluation"] for r in ordered],
-            "%",
-            1.0,
-            "target 1 %",
-        )
-    )
-    (out / "suite_wall.svg").write_text(
-        _svg_bars(
-            "Whole-suite wall time vs the sum of its evaluation times",
-            ["sum of evaluations", "campaign wall time"],
-            [sum_eval, suite_wall or 0.0],
-            "s",
-            1.1 * sum_eval,
-            "sum + 10 %",
-        )
-    )
+    if stopped_early:
+        return {"campaign": cid, "status": "running", "stopped_after_s": args.stop_after}
+    figures = write_figures(out, {"provenance": provenance(), "gpu": gpu_label(args.fake_gpu)}, cid)
     print(f"wrote {out}: report.md, report.html, report.json, figures.json, overhead.svg, suite_wall.svg", flush=True)
     return figures
 
@@ -401,7 +320,13 @@ def main(argv: list[str] | None = None) -> None:
     ap.add_argument("--fake-gpu", action="store_true", help="FAKE GPU results (CPU smoke test of this script)")
     ap.add_argument("--stop-after", type=float, help="stop cleanly after this many seconds (continue with --resume)")
     ap.add_argument("--resume", action="store_true", help="continue the campaign in --out (after --stop-after or a crash)")
-    run(ap.parse_args(argv))
+    ap.add_argument("--figures-only", action="store_true", help="only recompute the figures and reports from --out's files")
+    args = ap.parse_args(argv)
+    if args.figures_only:
+        figures_only(Path(args.out).resolve())
+        print(f"recomputed the figures in {args.out}", flush=True)
+    else:
+        run(args)
 
 
 if __name__ == "__main__":
