@@ -9,9 +9,9 @@ model is a scripted OpenAI-compatible server on another loopback port. What the 
 
 - planner: one fixed strategy;
 - coder and debugger: the task's BASELINE source with its entry point renamed to the optimized one
-  (`<op>` -> `<op>_optimized`), and `fprintf(stderr, ...)` error prints removed (the candidate's host
-  symbol allowlist forbids libc I/O). This is a known correct kernel, not an optimized one: P should
-  be about 1. A baseline that still uses a symbol candidates may not use is rejected by the harness,
+  (`<op>` -> `<op>_optimized`), nothing else changed (the H200 run at 0792d46 also removed
+  `fprintf(stderr, ...)` error prints, which candidates may use since c60584c). This is a known correct
+  kernel, not an optimized one: P should be about 1. A baseline that still uses a symbol candidates may not use is rejected by the harness,
   and the report says so; that is a finding about the baseline, not a failure of the campaign.
 
 Usage tokens are the prompt's and the reply's o200k_base token counts; they are priced at the made-up
@@ -73,15 +73,13 @@ SCRIPTED_PRICES = {
     "scripted-compiler": {"input": 1.0, "output": 4.0},
 }
 PLAN = "Keep the baseline\nThe scripted model answers with the baseline's own kernel under the optimized entry point."
-_FPRINTF = re.compile(r"(?:\bstd::)?\bfprintf\s*\(\s*stderr\b[^;]*;", re.S)
 
 
 def known_correct_kernel(task: str, precision: str) -> str:
-    """The baseline source with its entry renamed to the candidate's and stderr prints removed."""
+    """The baseline source with its entry renamed to the candidate's."""
     t = next(t for t in all_tasks() if t.name == task)
     v = t.variant(precision)
-    source = _FPRINTF.sub("/* error print removed by the scripted model */;", t.baseline_source())
-    return re.sub(rf"\b{re.escape(v.entry)}\b", v.candidate_entry, source)
+    return re.sub(rf"\b{re.escape(v.entry)}\b", v.candidate_entry, t.baseline_source())
 
 
 def _entries() -> dict[str, tuple[str, str]]:
