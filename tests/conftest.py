@@ -4,8 +4,11 @@ from __future__ import annotations
 
 import os
 import shutil
+from collections.abc import Callable
+from concurrent.futures import Future, ThreadPoolExecutor
 from functools import cache
 from pathlib import Path
+from typing import Any
 
 import pytest
 
@@ -34,6 +37,30 @@ def harness_settings(tmp_path_factory):
 
     cache_dir = tmp_path_factory.mktemp("cm-cache")
     return get_settings(cache_dir=cache_dir, max_seconds_per_size=0.5, min_seconds_per_size=0.05, warmup_seconds=0.02, min_pairs=10)
+
+
+class Ahead:
+    """Work for every parameter set of one parametrized test that this session collected, started at once on all
+    cores (an nvcc compile keeps one core busy): each test then waits only for its own result, while the next ones
+    are already compiling. `get(*params)` returns the result or raises what the work raised, in that test."""
+
+    def __init__(self, request: pytest.FixtureRequest, test: str, names: tuple[str, ...], work: Callable[..., Any]) -> None:
+        self.work = work
+        keys = sorted(
+            {
+                tuple(item.callspec.params[n] for n in names)
+                for item in request.session.items
+                if getattr(item, "originalname", None) == test and hasattr(item, "callspec")
+            },
+            key=repr,
+        )
+        pool = ThreadPoolExecutor(max(1, min(len(keys), os.cpu_count() or 1)), thread_name_prefix="ahead")
+        self.futures: dict[tuple, Future] = {k: pool.submit(work, *k) for k in keys}
+        pool.shutdown(wait=False)
+
+    def get(self, *params: Any) -> Any:
+        future = self.futures.get(params)
+        return future.result() if future is not None else self.work(*params)
 
 
 requires_nvcc = pytest.mark.skipif(shutil.which(os.environ.get("CUDAMASTER_HARNESS__NVCC", "nvcc")) is None, reason="nvcc not installed")

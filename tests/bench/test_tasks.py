@@ -13,7 +13,7 @@ from bench_tasks.compare import check_outputs
 from bench_tasks.harness import compile as cc
 from bench_tasks.harness.driver import driver_source
 from bench_tasks.spec import TaskError
-from tests.conftest import requires_nvcc
+from tests.conftest import Ahead, requires_nvcc
 
 VARIANTS = [(t.name, p) for t in all_tasks() for p in t.prototypes]
 SEEDS = (1, 2, 3)
@@ -107,16 +107,31 @@ def test_tolerance_accepts_the_rounded_reference_and_rejects_cheats(name, precis
             assert not passes(out, partial.reshape(-1)), f"{out}: a result that skips 1 % of {first} must fail"
 
 
+def _baseline_and_driver(name, precision, settings):
+    variant = load_task(name).variant(precision)
+    base = cc.compile_baseline(variant, settings)
+    return base, cc.build_driver(variant, driver_source(variant, has_candidate=False), base, None, settings)
+
+
+@pytest.fixture(scope="module")
+def builds(request, harness_settings) -> Ahead:
+    """Every collected variant's baseline object and driver, built at once on all cores (nvcc: one core a compile)."""
+    return Ahead(
+        request,
+        "test_baseline_and_driver_compile_with_nvcc",
+        ("name", "precision"),
+        lambda n, p: _baseline_and_driver(n, p, harness_settings),
+    )
+
+
 @requires_nvcc
 @pytest.mark.parametrize("name, precision", VARIANTS)
-def test_baseline_and_driver_compile_with_nvcc(name, precision, harness_settings):
-    variant = load_task(name).variant(precision)
-    base = cc.compile_baseline(variant, harness_settings)
+def test_baseline_and_driver_compile_with_nvcc(name, precision, builds, harness_settings):
+    base, exe = builds.get(name, precision)
     assert base.exists()
     # the baseline renamed is a correct candidate (the H200 campaign's scripted coder answers it): it may use
     # only what a candidate may (FFT's host sincos was rejected there until sincos joined the allowlist)
     assert cc.forbidden_imports(base, harness_settings) == []
-    exe = cc.build_driver(variant, driver_source(variant, has_candidate=False), base, None, harness_settings)
     assert exe.exists()
 
 

@@ -15,7 +15,7 @@ from bench_tasks.harness import compile as cc
 from bench_tasks.harness import vendor as vd
 from bench_tasks.harness.driver import driver_source
 from bench_tasks.spec import all_tasks, load_task
-from tests.conftest import requires_nvcc
+from tests.conftest import Ahead, requires_nvcc
 
 TASKS = {t.name: t for t in all_tasks()}
 REFS = vd.references()
@@ -130,14 +130,22 @@ def settings(tmp_path_factory) -> HarnessSettings:
     return HarnessSettings(cache_dir=tmp_path_factory.mktemp("vendor-cache"))
 
 
+@pytest.fixture(scope="module")
+def compile_checks(request, settings) -> Ahead:
+    """Every collected reference's compile check, started at once on all cores (CUB and cuDNN headers: ~10 s each)."""
+    return Ahead(
+        request, "test_reference_compiles_against_the_published_prototypes", ("name",), lambda name: vd.compile_check(name, settings)
+    )
+
+
 @requires_nvcc
 @pytest.mark.slow
 @pytest.mark.parametrize("name", _compilable())
-def test_reference_compiles_against_the_published_prototypes(name, settings):
+def test_reference_compiles_against_the_published_prototypes(name, compile_checks):
     """CUB-only references always (CUB ships with the toolkit); the others where their libraries are
     installed (the nvidia-* wheels, or CUDAMASTER_HARNESS__VENDOR_PATHS): a prototype that differs from the task's
     fails here, exactly as it would for a candidate."""
-    ok, error = vd.compile_check(name, settings)
+    ok, error = compile_checks.get(name)
     assert ok, f"{name}: {error}"
 
 
