@@ -29,7 +29,8 @@
 #   ray-figures     scripts/ray_figures.py -> $OUT/ray_figures.json: Ray's overhead per evaluation vs local, and bench run's
 #                   work over 12 variants through Ray on one GPU vs locally (RAY_FIGURES_ALL=1: every variant, ~10 min;
 #                   RAY_FIGURES_ARGS="--repeats 3 --only overhead" passes arguments on)
-#   Without Ray importable, the carried .whl/ray-*.whl (a slim wheel, scripts/make_device_wheels.sh) and its dependencies
+#   Without Ray importable, the carried .whl-ray/ray-*.whl (a slim wheel, scripts/make_device_wheels.sh; carry .whl-ray
+#   only in calls with ray-* steps) and its dependencies from .whl
 #   are unpacked to /tmp/cm-ray-site and put on PYTHONPATH (no pip needed).
 # Needs python3 with this repo importable (see scripts/make_device_wheels.sh) and nvcc; ncu for figures.
 # Kernels run in the bubblewrap sandbox: without bwrap on PATH, .devsite/bubblewrap_*.deb (carried from
@@ -49,16 +50,16 @@ if [ -z "${CUDAMASTER_HARNESS__SANDBOX_BWRAP:-}" ] && ! command -v bwrap >/dev/n
   fi
 fi
 if [[ " $* " == *" ray-"* ]] && ! $PY -c "import ray" 2>/dev/null; then
-  if ls .whl/ray-*.whl >/dev/null 2>&1; then
+  if ls .whl-ray/ray-*.whl >/dev/null 2>&1; then
     rm -rf /tmp/cm-ray-site && mkdir -p /tmp/cm-ray-site
-    for w in .whl/ray-*.whl .whl/msgpack-*.whl .whl/protobuf-*.whl .whl/jsonschema*.whl .whl/referencing-*.whl \
+    for w in .whl-ray/ray-*.whl .whl/msgpack-*.whl .whl/protobuf-*.whl .whl/jsonschema*.whl .whl/referencing-*.whl \
              .whl/rpds_py-*.whl .whl/attrs-*.whl .whl/filelock-*.whl; do
       [ -f "$w" ] && $PY -m zipfile -e "$w" /tmp/cm-ray-site
     done
     chmod +x /tmp/cm-ray-site/ray/core/src/ray/gcs/gcs_server /tmp/cm-ray-site/ray/core/src/ray/raylet/raylet  # zipfile drops modes
     export PYTHONPATH=/tmp/cm-ray-site${PYTHONPATH:+:$PYTHONPATH}
   fi
-  $PY -c "import ray; print('ray', ray.__version__, ray.__file__)" >> "$OUT/env.txt" 2>&1 || echo "no Ray: carry .whl (scripts/make_device_wheels.sh)" | tee -a "$OUT/steps.txt"
+  $PY -c "import ray; print('ray', ray.__version__, ray.__file__)" >> "$OUT/env.txt" 2>&1 || echo "no Ray: carry .whl and .whl-ray (scripts/make_device_wheels.sh)" | tee -a "$OUT/steps.txt"
 fi
 { nvidia-smi --query-gpu=name,driver_version,clocks.sm,clocks.max.sm --format=csv; date -u; } > "$OUT/env.txt" 2>&1
 echo "sandbox bwrap: ${CUDAMASTER_HARNESS__SANDBOX_BWRAP:-$(command -v bwrap)}" >> "$OUT/env.txt"

@@ -1,11 +1,11 @@
 #!/usr/bin/env bash
 # One device call: install the carried wheels, then run device_checks.sh steps given as arguments.
-# Usage (from the repo root, on the device, with .whl and .devsite carried): COMMIT=<sha> OUT=<dir> bash scripts/device_run.sh gpu-tests:195 ray-tests:200
+# Usage (from the repo root, on the device, with .whl and .devsite carried; .whl-ray too for ray-* steps): COMMIT=<sha> OUT=<dir> bash scripts/device_run.sh gpu-tests:195 ray-tests:200
 # DEADLINE_S=<s> caps every step's limit at what is left of that many seconds from the start (the call's own limit):
 # a last step given a generous limit then stops itself in time and keeps what it finished.
 set -u
 T0=$(date +%s)
-python3 -m pip install -q --no-index --no-deps --target /tmp/site .whl/*.whl >/tmp/pip.log 2>&1 || tail -5 /tmp/pip.log
+python3 -m pip install -q --no-index --no-deps --target /tmp/site .whl/*.whl $(ls .whl-ray/*.whl 2>/dev/null) >/tmp/pip.log 2>&1 || tail -5 /tmp/pip.log
 export PYTHONPATH=/tmp/site:$PWD
 export CUDAMASTER_GIT_COMMIT=${COMMIT:-unknown}
 rm -rf /tmp/bw && dpkg -x .devsite/bubblewrap_*.deb /tmp/bw && export CUDAMASTER_HARNESS__SANDBOX_BWRAP=/tmp/bw/usr/bin/bwrap

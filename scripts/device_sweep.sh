@@ -3,7 +3,7 @@
 # Usage (from the repo root, on the device, with .whl and .devsite carried): COMMIT=<sha> OUT=<dir> bash scripts/device_sweep.sh
 set -u
 T0=$(date +%s)
-python3 -m pip install -q --no-index --no-deps --target /tmp/site .whl/*.whl >/tmp/pip.log 2>&1 || tail -5 /tmp/pip.log
+python3 -m pip install -q --no-index --no-deps --target /tmp/site .whl/*.whl $(ls .whl-ray/*.whl 2>/dev/null) >/tmp/pip.log 2>&1 || tail -5 /tmp/pip.log
 export PYTHONPATH=/tmp/site:$PWD PYTHONUNBUFFERED=1
 export CUDAMASTER_GIT_COMMIT=${COMMIT:-unknown}
 export CUDAMASTER_HARNESS__DATA_WORKERS=3

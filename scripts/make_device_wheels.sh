@@ -13,11 +13,14 @@ python3 -m pip download -q --only-binary=:all: --python-version 3.12 --implement
   alembic==1.20.1 "psycopg[binary,pool]==3.3.9" pytest-timeout==2.4.0 \
   jinja2==3.1.6 itsdangerous==2.2.0 python-multipart==0.0.34 python-dotenv==1.2.4
 # Ray (scripts/ray_device.sh): a slim copy of its wheel (~37 MiB instead of ~80: no Java jars, dashboard web client,
-# RLlib, Data, Serve, Tune, Train, LLM; scripts/slim_ray_wheel.py) and the dependencies the device image lacks.
+# RLlib, Data, Serve, Tune, Train, LLM; scripts/slim_ray_wheel.py) and the dependencies the device image lacks. The Ray
+# wheel goes to .whl-ray/ (33 MiB), carried only by calls with ray-* steps: with it, .whl and the tree pass the device
+# call's 64 MiB limit.
 rm -rf /tmp/cm-ray-wheel && mkdir -p /tmp/cm-ray-wheel
 python3 -m pip download -q --only-binary=:all: --no-deps --python-version 3.12 --implementation cp \
   --platform manylinux2014_x86_64 --platform manylinux_2_17_x86_64 -d /tmp/cm-ray-wheel ray==2.60.0
-python3 scripts/slim_ray_wheel.py /tmp/cm-ray-wheel/ray-2.60.0-*.whl .whl
+rm -rf .whl-ray && mkdir -p .whl-ray
+python3 scripts/slim_ray_wheel.py /tmp/cm-ray-wheel/ray-2.60.0-*.whl .whl-ray
 python3 -m pip download -q --only-binary=:all: --python-version 3.12 --implementation cp \
   --platform manylinux_2_28_x86_64 --platform manylinux_2_17_x86_64 --platform manylinux2014_x86_64 -d .whl \
   "msgpack>=1.0.0,<2.0.0" "protobuf>=3.20.3" jsonschema filelock
