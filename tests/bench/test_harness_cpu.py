@@ -54,7 +54,7 @@ def test_missing_entry_is_link_error(harness_settings):
 @requires_nvcc
 @pytest.mark.parametrize(
     "name, symbol",
-    [("cublas_decl.cu", "cublasCreate_v2"), ("system_call.cu", "system")],
+    [("cublas_decl.cu", "cublasCreate_v2"), ("system_call.cu", "system"), ("file_write.cu", "fopen")],
 )
 def test_forbidden_symbols_are_rejected_by_name(harness_settings, name, symbol):
     outcome = _compile(name, harness_settings)
