@@ -169,6 +169,7 @@ def _plan(
     timing: bool = True,
     refresh_key: int = 0,
     dump_baseline: bool = False,
+    gpu_warm: bool = False,
 ) -> Plan:
     task = variant.task
     plan = Plan(
@@ -184,7 +185,7 @@ def _plan(
             settings.target_rse,
             settings.warmup_calls,
             settings.warmup_seconds,
-            settings.warmup_seconds_first,
+            None if gpu_warm else settings.warmup_seconds_first,
         ),
         refresh_key=refresh_key,
         dump_baseline=dump_baseline,
@@ -286,11 +287,13 @@ def evaluate(
     keep_workdir: bool = False,
     implementation: str = "candidate",
     on_driver_done: Callable[[], None] | None = None,
+    gpu_warm: bool = False,
 ) -> EvaluationResult:
     """Check and time `candidate_source` (None: the baseline alone) for one task variant.
 
     `on_driver_done` is called once the driver has exited (the GPU is free; output checks may still be
-    running): bench run's pipeline starts the next variant's driver then.
+    running): bench run's pipeline starts the next variant's driver then. `gpu_warm`: the GPU has just been
+    busy (the previous driver exited a moment ago), so the first timed size warms up like the others.
 
     `implementation="vendor"` measures the task's vendor reference (bench_tasks/vendor) in the candidate's
     place instead: compiled with its libraries, prototype checked, symbols not (it is trusted code).
@@ -351,7 +354,21 @@ def evaluate(
     try:
         (workdir / "out").mkdir()
         return finish(
-            *_run(variant, built, result, size_list, seeds, fresh_seed, workdir, inputs_dir, settings, stages, timing, on_driver_done)
+            *_run(
+                variant,
+                built,
+                result,
+                size_list,
+                seeds,
+                fresh_seed,
+                workdir,
+                inputs_dir,
+                settings,
+                stages,
+                timing,
+                on_driver_done,
+                gpu_warm,
+            )
         )
     finally:
         if not keep_workdir:
@@ -451,6 +468,7 @@ def _run(
     stages: Stages,
     timing: bool,
     on_driver_done: Callable[[], None] | None = None,
+    gpu_warm: bool = False,
 ) -> tuple[Verdict, str, str]:
     """Draw the data, run the driver, and check its outputs as it writes them; the verdict."""
     task = variant.task
@@ -460,7 +478,7 @@ def _run(
         for name, idx in (case.sample or {}).items():
             idx.tofile(workdir / f"c{case.index}_sample_{name}.bin")
     refresh_key = secret_key()
-    plan = _plan(variant, cases, workdir, settings, timing=timing, refresh_key=refresh_key, dump_baseline=oracle)
+    plan = _plan(variant, cases, workdir, settings, timing=timing, refresh_key=refresh_key, dump_baseline=oracle, gpu_warm=gpu_warm)
     (workdir / "plan.txt").write_text(plan.to_text())
     cache = DataCache(settings)
     check = ThreadPoolExecutor(max_workers=_workers(settings))

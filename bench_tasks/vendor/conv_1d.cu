@@ -1,7 +1,8 @@
 // conv_1d: cuDNN (legacy API) cudnnConvolutionForward, a 1 x input_size image and a 1 x kernel_size filter,
 // CUDNN_CROSS_CORRELATION (no flip: the task's "valid" correlation), no padding. The algorithm is chosen
-// once per shape by cudnnFindConvolutionForwardAlgorithm (first, untimed call; FFT and Winograd excluded,
-// FP32 without TF32); descriptors and the workspace are kept. Timed: the one cudnnConvolutionForward.
+// once per shape by cudnnFindConvolutionForwardAlgorithmEx (first, untimed call, at most 1 GiB of
+// workspace; FFT and Winograd excluded, FP32 without TF32); descriptors and the workspace are kept.
+// Timed: the one cudnnConvolutionForward.
 #include "cudnn_util.cuh"
 
 namespace {
@@ -10,7 +11,7 @@ template <typename T>
 void conv1d(const T* input, const T* kernel, T* output, int input_size, int kernel_size) {
   if (kernel_size <= 0 || input_size < kernel_size) return;
   static cmv::Conv2d<T> conv;
-  conv.plan(1, input_size, 1, kernel_size);
+  conv.plan(1, input_size, 1, kernel_size, input, kernel, output);
   conv.run(input, kernel, output);
 }
 

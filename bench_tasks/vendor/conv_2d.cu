@@ -1,7 +1,8 @@
 // conv_2d: cuDNN (legacy API) cudnnConvolutionForward, one channel, CUDNN_CROSS_CORRELATION (no flip),
 // no padding, stride 1: the task's valid 2-D correlation. The algorithm is chosen once per shape by
-// cudnnFindConvolutionForwardAlgorithm (first, untimed call; FFT and Winograd excluded, FP32 without
-// TF32); descriptors and the workspace are kept. Timed: the one cudnnConvolutionForward.
+// cudnnFindConvolutionForwardAlgorithmEx (first, untimed call, at most 1 GiB of workspace; FFT and
+// Winograd excluded, FP32 without TF32); descriptors and the workspace are kept. Timed: the one
+// cudnnConvolutionForward.
 #include "cudnn_util.cuh"
 
 namespace {
@@ -10,7 +11,7 @@ template <typename T>
 void conv2d(const T* input, const T* kernel, T* output, int rows, int cols, int krows, int kcols) {
   if (krows <= 0 || kcols <= 0 || rows < krows || cols < kcols) return;
   static cmv::Conv2d<T> conv;
-  conv.plan(rows, cols, krows, kcols);
+  conv.plan(rows, cols, krows, kcols, input, kernel, output);
   conv.run(input, kernel, output);
 }
 

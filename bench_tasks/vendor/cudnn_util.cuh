@@ -32,8 +32,8 @@ inline cudnnTensorDescriptor_t tensor4d(cudnnDataType_t type, int n, int c, int 
 }
 
 // Single-channel valid cross-correlation (no flip) of an h x w image with a kh x kw filter, planned once
-// per shape: cuDNN times its algorithms (cudnnFindConvolutionForwardAlgorithm, on the first, untimed call)
-// and the fastest usable one is kept. FP32 runs in FMA math (no TF32); FFT and Winograd algorithms are left
+// per shape: cuDNN times its algorithms (cudnnFindConvolutionForwardAlgorithmEx on the call's buffers, at
+// most 1 GiB of workspace, on the first, untimed call) and the fastest usable one is kept. FP32 runs in FMA math (no TF32); FFT and Winograd algorithms are left
 // out (their error is above the FP32 tolerance: they transform the whole image).
 template <typename T>
 struct Conv2d {
@@ -44,8 +44,10 @@ struct Conv2d {
   cudnnConvolutionFwdAlgo_t algo = CUDNN_CONVOLUTION_FWD_ALGO_IMPLICIT_GEMM;
   size_t workspace_bytes = 0;
   Workspace workspace;
+  static constexpr size_t kFindWorkspaceBytes = size_t(1) << 30;  // what an algorithm may use: 1 GiB
+  Workspace find_workspace;
 
-  void plan(int h_, int w_, int kh_, int kw_) {
+  void plan(int h_, int w_, int kh_, int kw_, const T* input, const T* kernel, T* output) {
     if (h_ == h && w_ == w && kh_ == kh && kw_ == kw) return;
     release();
     h = h_, w = w_, kh = kh_, kw = kw_;
@@ -62,7 +64,13 @@ struct Conv2d {
     CMV_CUDNN(cudnnGetConvolutionForwardAlgorithmMaxCount(dnn(), &max_algos));
     cudnnConvolutionFwdAlgoPerf_t perf[32];
     if (max_algos > 32) max_algos = 32;
-    CMV_CUDNN(cudnnFindConvolutionForwardAlgorithm(dnn(), x, f, conv, y, max_algos, &found, perf));
+    // On the call's own buffers (the output is written again by run) with a bounded workspace: an
+    // algorithm that needs more is not tried. Unbounded, cudnnFindConvolutionForwardAlgorithm did not
+    // return within the harness's 300 s for FP32 at 4096^2 x 32^2 on the H200 (GEMM's im2col there
+    // would need (4065^2 x 1024) floats, 68 GB).
+    const size_t bound = kFindWorkspaceBytes;
+    CMV_CUDNN(cudnnFindConvolutionForwardAlgorithmEx(dnn(), x, input, f, kernel, conv, y, output, max_algos, &found, perf,
+                                                     find_workspace.get(bound), bound));
     for (int i = 0; i < found; ++i) {  // sorted fastest first
       const cudnnConvolutionFwdAlgoPerf_t& p = perf[i];
       if (p.status != CUDNN_STATUS_SUCCESS) continue;
@@ -70,6 +78,7 @@ struct Conv2d {
           p.algo == CUDNN_CONVOLUTION_FWD_ALGO_WINOGRAD || p.algo == CUDNN_CONVOLUTION_FWD_ALGO_WINOGRAD_NONFUSED)
         continue;
       if (fp32 && p.mathType == CUDNN_TENSOR_OP_MATH) continue;
+      if (p.memory > kFindWorkspaceBytes) continue;
       algo = p.algo;
       workspace_bytes = p.memory;
       CMV_CUDNN(cudnnSetConvolutionMathType(conv, p.mathType));

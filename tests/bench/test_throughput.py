@@ -164,6 +164,15 @@ def test_the_first_timed_size_warms_up_longer_than_the_next_ones(tmp_path):
     assert "first && p.warmup_first >= 0" in runtime
 
 
+def test_a_driver_that_follows_another_at_once_skips_the_first_size_warm_up(tmp_path):
+    settings = HarnessSettings(cache_dir=tmp_path / "cache", warmup_seconds=0.01, warmup_seconds_first=0.3)
+    variant = load_task("vector_add").variant("fp32")
+    cases = _cases(variant, [{"N": 1000}], [1], 5, tmp_path, settings, True)
+    warm = Plan.from_text(_plan(variant, cases, tmp_path, settings, gpu_warm=True).to_text())
+    assert (warm.timing.warmup_seconds, warm.timing.warmup_first) == (0.01, None)
+    assert "warmup_first" not in _plan(variant, cases, tmp_path, settings, gpu_warm=True).to_text()
+
+
 @pytest.mark.parametrize("n, grain", [(0, 1), (1, 1), (10, 65536), (1_000_003, 65536), (1000, 7)])
 def test_host_buffers_are_redrawn_in_parallel_chunks_that_cover_each_element_once(host_rule, n, grain):
     out = subprocess.run([str(host_rule)], input=f"P {n} {grain}\n", capture_output=True, text=True, check=True, timeout=60)
@@ -307,6 +316,56 @@ def test_the_next_driver_starts_while_the_previous_evaluation_still_checks_outpu
     first_return = events.index(("returned", "vector_add/fp32"))
     assert second_driver < first_return  # the GPU did not wait for the first evaluation's output checks
     assert all(any(c.stage == "timed_call" for c in row.checks) for r in results for row in r.rows)
+
+
+def test_slow_output_checks_of_one_variant_hold_none_of_the_next_drivers(fake_driver, tmp_path, monkeypatch):
+    """A variant whose output checks outlast several drivers (triangle_attention's references take ~20 s on the
+    H200) no longer holds the GPU: the next drivers start, results still come back in job order, and only
+    the drivers that follow another at once skip the first-size warm-up."""
+    import threading
+
+    from bench_tasks.harness import pipeline
+
+    ev = __import__("sys").modules["bench_tasks.harness.evaluate"]
+    monkeypatch.setattr(pipeline, "prebuild", lambda job, settings: None)
+    monkeypatch.setattr(pipeline, "prebuild_runtime", lambda settings: None)
+    release = threading.Event()
+    drivers: list[str] = []
+    warm: list[bool] = []
+    real_start, real_evaluate = ev._start_driver, pipeline.evaluate
+
+    def start_driver(exe, workdir, inputs_dir, cases, variant, settings):
+        drivers.append(workdir.name)
+        if len(drivers) == 4:
+            release.set()  # the fourth driver started: let the first evaluation's checks finish
+        return real_start(exe, workdir, inputs_dir, cases, variant, settings)
+
+    def evaluate(task, precision, source, *args, **kwargs):
+        warm.append(kwargs["gpu_warm"])
+        if source == "// slow":
+            done = kwargs["on_driver_done"]
+
+            def held() -> None:
+                done()
+                assert release.wait(60), "the later drivers never started while the first variant was checking"
+
+            kwargs["on_driver_done"] = held
+        return real_evaluate(task, precision, source, *args, **kwargs)
+
+    monkeypatch.setattr(ev, "_start_driver", start_driver)
+    monkeypatch.setattr(pipeline, "evaluate", evaluate)
+    fake_driver("vector_add/fp32", SIZES)
+    sources = ["// slow", "// b", "// c", "// d"]
+    jobs = [pipeline.Job("vector_add", "fp32", s) for s in sources]
+    reported: list[str | bytes | None] = []
+    results = pipeline.run_pipeline(
+        jobs, SIZES, _settings(tmp_path), compile_workers=1, on_result=lambda job, out: reported.append(job.source)
+    )
+    assert len(drivers) == 4 and release.is_set()
+    assert reported == sources  # in job order, though the first finished last
+    assert [r.verdict.value for r in results] == ["ok"] * 4
+    assert [r.source_sha256 for r in results] == [__import__("hashlib").sha256(s.encode()).hexdigest() for s in sources]
+    assert warm == [False, True, True, True]
 
 
 def test_the_pipeline_computes_each_reference_once_and_releases_each_variants_data(fake_driver, tmp_path, monkeypatch):
