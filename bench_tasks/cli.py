@@ -220,13 +220,17 @@ def run(
         meta["appended_to"] = [*previous.get("appended_to", []), previous.get("provenance")]
 
     done = {(r.task, r.precision, r.implementation, r.size_set) for r in results}
-    dumped: list[dict] = []  # each result serialised once (saving re-serialised them all after every variant)
+    # Each result serialised to text once: re-encoding them all after every variant (Python's indenting JSON
+    # encoder) held the GIL for a growing time between two drivers.
+    dumped: list[str] = []
 
     def save() -> None:  # after every variant: an interrupted run keeps what it measured
         meta["wall_seconds"] = round(time.monotonic() - started, 1)
-        dumped.extend(r.model_dump(mode="json") for r in results[len(dumped) :])
+        dumped.extend(json.dumps(r.model_dump(mode="json"), indent=1) for r in results[len(dumped) :])
+        head = json.dumps({**meta, "results": []}, indent=1).rsplit("[]", 1)[0]  # "results" is the last key
+        text = head + "[\n" + ",\n".join(dumped) + "\n]\n}"
         tmp = output.with_name(f".{output.name}.{os.getpid()}.tmp")
-        tmp.write_text(json.dumps({**meta, "results": dumped}, indent=1))
+        tmp.write_text(text)
         os.replace(tmp, output)  # whole: a run killed while saving leaves the previous save, never half a file
 
     with Progress(TextColumn("{task.description}"), BarColumn(), MofNCompleteColumn(), TimeElapsedColumn(), console=console) as progress:

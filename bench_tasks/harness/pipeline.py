@@ -291,6 +291,7 @@ def run_pipeline(
                 while pending and (pending[0][1].done() or len(pending) > keep):
                     report(*pending.popleft())
 
+            tails_s = 0.0  # the loop's wait for earlier evaluations' output checks after the previous driver
             for k, job in enumerate(jobs):
                 prefetcher.admit(k, lookahead)
                 if on_start is not None:
@@ -300,15 +301,21 @@ def run_pipeline(
                 t1 = time.monotonic()
                 prefetcher.wait_inputs(k)
                 t2 = time.monotonic()
-                # What the GPU waited for before this evaluation: its compile, its data drawn ahead (not in wall_seconds).
+                # What the GPU waited for before this evaluation (not in wall_seconds): its compile, its data drawn
+                # ahead, earlier evaluations' output checks; and all the GPU's idle time since the previous driver.
                 waits = {"pipeline_wait_compile": round(t1 - t0, 3), "pipeline_wait_inputs": round(t2 - t1, 3)}
+                idle = t2 - last_driver_exit[0]
+                if k > 0 and idle != float("inf"):
+                    waits |= {"pipeline_wait_tails": round(tails_s, 3), "pipeline_gpu_idle": round(idle, 3)}
                 gpu_free = threading.Event()
-                warm = t2 - last_driver_exit[0] <= WARM_GPU_S
+                warm = idle <= WARM_GPU_S
                 fut = eval_pool.submit(run, job, gpu_free, warm)
                 pending.append((k, fut, waits))
                 report_finished(TAILS + 1)  # earlier evaluations' output checks run beside this driver
                 gpu_free.wait()  # the driver has exited (or there was none): the next one may start
+                t3 = time.monotonic()
                 report_finished(TAILS)
+                tails_s = time.monotonic() - t3
             report_finished(0)
     finally:
         prefetcher.close()

@@ -366,6 +366,11 @@ def test_slow_output_checks_of_one_variant_hold_none_of_the_next_drivers(fake_dr
     assert [r.verdict.value for r in results] == ["ok"] * 4
     assert [r.source_sha256 for r in results] == [__import__("hashlib").sha256(s.encode()).hexdigest() for s in sources]
     assert warm == [False, True, True, True]
+    # where the GPU's time between drivers went is recorded from the second evaluation on
+    assert "pipeline_gpu_idle" not in results[0].stages
+    for r in results[1:]:
+        assert r.stages["pipeline_gpu_idle"] >= r.stages["pipeline_wait_compile"] + r.stages["pipeline_wait_inputs"]
+        assert r.stages["pipeline_wait_tails"] >= 0
 
 
 def test_the_pipeline_computes_each_reference_once_and_releases_each_variants_data(fake_driver, tmp_path, monkeypatch):
