@@ -62,3 +62,34 @@ def test_baseline_figures_from_two_run_files(tmp_path):
     assert doc["wall_s_per_variant"] == {"mean": 3.0, "median": 3.0, "max": 4.0, "target_mean": 3.0}
     assert [i["provenance"]["git_commit"] for i in doc["inputs"]] == ["aaa", "bbb"]
     assert doc["gpu"] == ["NVIDIA H200"] and "| vector_add/bf16 | ok | 3/3 |" in out.with_suffix(".md").read_text()
+
+
+def test_compare_suites_splits_the_first_timed_size_from_the_others(tmp_path):
+    old = {"results": [_result("t", "fp32", 1.0, [(1, 10.0, 1.0), (2, 20.0, 1.0), (3, 40.0, 1.0)])]}
+    new = {
+        "results": [
+            _result("t", "fp32", 1.0, [(1, 12.0, 1.0), (2, 20.0, 1.0), (3, 30.0, 1.0)]),
+            _result("t", "fp32", 1.0, [(1, 1.0, 1.0)], implementation="vendor"),  # not a baseline: left out
+            _result("u", "fp32", 1.0, [(1, 5.0, 1.0)]),  # not in the old run: left out
+        ]
+    }
+    (tmp_path / "old.json").write_text(json.dumps(old))
+    (tmp_path / "new.json").write_text(json.dumps(new))
+    out = tmp_path / "cmp.json"
+    subprocess.run(
+        [
+            sys.executable,
+            str(ROOT / "scripts/compare_suites.py"),
+            "--old",
+            str(tmp_path / "old.json"),
+            "--new",
+            str(tmp_path / "new.json"),
+            "--output",
+            str(out),
+        ],
+        check=True,
+        capture_output=True,
+    )
+    ratios = json.loads(out.read_text())["ratio_new_over_old"]
+    assert ratios["first_timed_size"] == {"n": 1}
+    assert ratios["other_sizes"]["n"] == 2 and ratios["other_sizes"]["median"] == 0.875  # 1.0 and 0.75
