@@ -269,6 +269,7 @@ def run_pipeline(
         with (
             ThreadPoolExecutor(max_workers=workers) as compile_pool,
             ThreadPoolExecutor(max_workers=TAILS + 1, thread_name_prefix="cm-eval") as eval_pool,
+            ThreadPoolExecutor(max_workers=1, thread_name_prefix="cm-prune") as pruner,
         ):
             compile_pool.submit(prebuild_runtime, settings)
             builds = [compile_pool.submit(build, job) for job in jobs]
@@ -280,8 +281,8 @@ def run_pipeline(
                     outcome.stages.update(waits)
                     by_index[k] = outcome
                 released = prefetcher.finished(k)
-                if released:
-                    cache.prune(released)
+                if released:  # removing GBs of datasets takes a while: beside the next driver, not before it
+                    pruner.submit(cache.prune, released)
                 if on_result is not None:
                     on_result(jobs[k], outcome)
 
