@@ -459,6 +459,23 @@ def compile_runtime(settings: HarnessSettings) -> Path:
     return obj
 
 
+def compile_driver_object(variant: Variant, driver_source: str, settings: HarnessSettings) -> Path:
+    """The generated driver's host code (C++ against cm_driver.h) as an object, compiled once per content."""
+    headers = "".join((RUNTIME_DIR / f).read_text() for f in RUNTIME_HEADERS)
+    rc, log, drv_obj = _nvcc_object(
+        driver_source + "\n// headers " + _hash(headers),
+        "driver",
+        ["-O2"],
+        settings,
+        "driver",
+        includes=tuple(RUNTIME_DIR / f for f in RUNTIME_HEADERS),
+        suffix=".cpp",
+    )
+    if rc != 0:
+        raise RuntimeError(f"generated driver for {variant.key} failed to compile (a harness bug):\n{log}")
+    return drv_obj
+
+
 def build_driver(
     variant: Variant,
     driver_source: str,
@@ -472,18 +489,7 @@ def build_driver(
 
     `link_flags`: extra linker arguments (a vendor reference's libraries and rpath); never for a candidate."""
     runtime_obj = compile_runtime(settings)
-    headers = "".join((RUNTIME_DIR / f).read_text() for f in RUNTIME_HEADERS)
-    rc, log, drv_obj = _nvcc_object(
-        driver_source + "\n// headers " + _hash(headers),
-        "driver",
-        ["-O2"],
-        settings,
-        "driver",
-        includes=tuple(RUNTIME_DIR / f for f in RUNTIME_HEADERS),
-        suffix=".cpp",
-    )
-    if rc != 0:
-        raise RuntimeError(f"generated driver for {variant.key} failed to compile (a harness bug):\n{log}")
+    drv_obj = compile_driver_object(variant, driver_source, settings)
     objs = [drv_obj, runtime_obj, baseline_obj] + ([candidate_obj] if candidate_obj else [])
     key = _hash(*(o.read_bytes() for o in objs), sandbox_for(settings).kind, *(link_flags or []))
     exe = settings.cache_dir / "drivers" / key / "driver"

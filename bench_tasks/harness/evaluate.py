@@ -380,28 +380,41 @@ def evaluate(
 def _build(
     variant: Variant, text: str | None, settings: HarnessSettings, extra_flags: list[str] | None, vendor_build: VendorBuild | None = None
 ) -> Path | tuple[Verdict, str, str]:
-    """The driver executable, or (verdict, message, log) when the candidate does not build."""
-    cand_obj = None
-    if text is not None:
-        outcome = vendor_build.outcome if vendor_build else cc.compile_candidate(variant, text, settings, extra_flags)
-        if not outcome.ok:
-            return outcome.verdict, outcome.message, outcome.log  # type: ignore[return-value]
-        cand_obj = outcome.object_path
+    """The driver executable, or (verdict, message, log) when the candidate does not build.
+
+    The harness runtime, the baseline and the driver's host code compile on other threads while the candidate
+    compiles (from empty caches the runtime alone takes longer than most candidates); each lands in the compile
+    cache, so a candidate that does not build returns at once and leaves them there for the next evaluation."""
+    pool = ThreadPoolExecutor(max_workers=3, thread_name_prefix="cm-build")
     try:
-        base_obj = cc.compile_baseline(variant, settings)
-    except cc.BaselineError as exc:
-        return exc.outcome.verdict, str(exc), exc.outcome.log  # type: ignore[return-value]
-    try:
-        return cc.build_driver(
-            variant,
-            driver_source(variant, cand_obj is not None),
-            base_obj,
-            cand_obj,
-            settings,
-            link_flags=vendor_build.link_flags if vendor_build else None,
-        )
-    except cc.LinkError as exc:
-        return Verdict.link_error, "linking the candidate with the harness failed: " + cc._first_error(str(exc)), str(exc)
+        runtime = pool.submit(cc.compile_runtime, settings)
+        base = pool.submit(cc.compile_baseline, variant, settings)
+        driver_obj = pool.submit(cc.compile_driver_object, variant, driver_source(variant, text is not None), settings)
+        cand_obj = None
+        if text is not None:
+            outcome = vendor_build.outcome if vendor_build else cc.compile_candidate(variant, text, settings, extra_flags)
+            if not outcome.ok:
+                return outcome.verdict, outcome.message, outcome.log  # type: ignore[return-value]
+            cand_obj = outcome.object_path
+        try:
+            base_obj = base.result()
+        except cc.BaselineError as exc:
+            return exc.outcome.verdict, str(exc), exc.outcome.log  # type: ignore[return-value]
+        runtime.result()  # a harness bug in either raises here, as build_driver would
+        driver_obj.result()
+        try:
+            return cc.build_driver(
+                variant,
+                driver_source(variant, cand_obj is not None),
+                base_obj,
+                cand_obj,
+                settings,
+                link_flags=vendor_build.link_flags if vendor_build else None,
+            )
+        except cc.LinkError as exc:
+            return Verdict.link_error, "linking the candidate with the harness failed: " + cc._first_error(str(exc)), str(exc)
+    finally:
+        pool.shutdown(wait=False)  # compiles still running finish into the cache on their own
 
 
 def _cases(
