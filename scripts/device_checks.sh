@@ -66,9 +66,9 @@ echo "sandbox bwrap: ${CUDAMASTER_HARNESS__SANDBOX_BWRAP:-$(command -v bwrap)}" 
 for step in "$@"; do
   t0=$(date +%s)
   case $step in
-    gpu-tests) timeout -k 5 "$LIMIT" $PY -m pytest -m gpu -q -rfE -p no:cacheprovider --timeout 240 \
+    gpu-tests) timeout -k 5 "$LIMIT" $PY -m pytest -m gpu -n 0 -q -rfE -p no:cacheprovider --timeout 240 \
                  --junitxml="$OUT/gpu_tests.xml" ${GPU_TESTS:-tests/bench tests/graph tests/service} -k "not every_baseline and not vendor" ;;
-    vendor-tests) timeout -k 5 "$LIMIT" $PY -m pytest -m gpu -q -rfE -p no:cacheprovider --timeout 240 \
+    vendor-tests) timeout -k 5 "$LIMIT" $PY -m pytest -m gpu -n 0 -q -rfE -p no:cacheprovider --timeout 240 \
                  --junitxml="$OUT/vendor_tests.xml" tests/bench/test_vendor_gpu.py ${VENDOR_K:+-k "$VENDOR_K"} ;;
     vendor-paper|vendor-large)
       sizes=${step#vendor-}
@@ -77,20 +77,20 @@ for step in "$@"; do
       $PY -m app.cli bench report "$OUT/vendor_run.json" -o "$OUT/vendor_report" ;;
     bench) timeout -k 5 "$LIMIT" $PY -m app.cli bench run ${BENCH_ARGS:-} -o "$OUT/bench_run.json" --append --skip-done ;;
     campaign) timeout -k 5 "$LIMIT" $PY scripts/campaign_h200.py --out "$OUT/campaign" --stop-after $((LIMIT - 60)) ${CAMPAIGN_ARGS:-} ;;
-    baseline-sweep) timeout -k 5 "$LIMIT" $PY -m pytest -m gpu -q -rfE -p no:cacheprovider --timeout 240 \
+    baseline-sweep) timeout -k 5 "$LIMIT" $PY -m pytest -m gpu -n 0 -q -rfE -p no:cacheprovider --timeout 240 \
                  --junitxml="$OUT/baseline_sweep.xml" tests/bench -k every_baseline ;;
     figures) timeout -k 5 "$LIMIT" $PY scripts/harness_figures.py --output "$OUT/harness_figures.json" ;;
     large) timeout -k 5 "$LIMIT" $PY scripts/check_baselines.py --sizes large ${CHECK_ARGS:-} --output "$OUT/baseline_checks_large.json" ;;
     edge) timeout -k 5 "$LIMIT" $PY scripts/check_baselines.py --sizes edge ${CHECK_ARGS:-} --output "$OUT/baseline_checks_edge.json" ;;
     sandbox) timeout -k 5 "$LIMIT" sh -c "$PY -m app.cli sandbox check --gpu --json '$OUT/sandbox_check.json'; \
                  $PY scripts/sandbox_figures.py --output '$OUT/sandbox_figures.json'" ;;
-    timed-calls) timeout -k 5 "$LIMIT" $PY -m pytest -m gpu -q -rfE -p no:cacheprovider --timeout 240 \
+    timed-calls) timeout -k 5 "$LIMIT" $PY -m pytest -m gpu -n 0 -q -rfE -p no:cacheprovider --timeout 240 \
                  --junitxml="$OUT/timed_calls.xml" tests/bench/test_harness_gpu.py \
                  -k "timed or replay or honest or lazy or structure or device_draws or call_count" ;;
     throughput) timeout -k 5 "$LIMIT" $PY scripts/throughput_figures.py --only spread --only wall --output "$OUT/throughput_figures.json" ;;
     suite) timeout -k 5 "$LIMIT" $PY scripts/throughput_figures.py --only suite --suite-limit-s $((LIMIT - 20)) \
                  --output "$OUT/suite.json" ;;
-    ray-tests) CUDAMASTER_TEST_RAY_GPUS=detect timeout -k 5 "$LIMIT" $PY -m pytest -m gpu -q -rfE -p no:cacheprovider \
+    ray-tests) CUDAMASTER_TEST_RAY_GPUS=detect timeout -k 5 "$LIMIT" $PY -m pytest -m gpu -n 0 -q -rfE -p no:cacheprovider \
                  --timeout 600 --junitxml="$OUT/ray_tests.xml" tests/cluster ;;
     ray-figures) timeout -k 5 "$LIMIT" $PY scripts/ray_figures.py --output "$OUT/ray_figures.json" ${RAY_FIGURES_ALL:+--all} ${RAY_FIGURES_ARGS:-} ;;
     *) echo "unknown step $step"; continue ;;

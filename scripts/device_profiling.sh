@@ -152,6 +152,6 @@ fi
 
 # ---- 7. GPU tests ----------------------------------------------------------------------------------------------
 t=$(now)
-"$PY" -m pytest -q -m gpu -p no:cacheprovider tests/profiling > "$WORK/pytest_gpu.txt" 2>&1
+"$PY" -m pytest -q -m gpu -n 0 -p no:cacheprovider tests/profiling > "$WORK/pytest_gpu.txt" 2>&1
 rc=$?
 row "pytest -m gpu tests/profiling" "rc $rc" "$(since "$t")" "$(tail -1 "$WORK/pytest_gpu.txt")"

@@ -1,4 +1,5 @@
-"""Shared test setup: GPU tests run only where a GPU is visible (`pytest -m gpu` on the device)."""
+"""Shared test setup: GPU tests run only where a GPU is visible (`pytest -m gpu` on the device), and never on
+several xdist workers at once (the CPU suite does: pyproject's addopts, tests/support/workers.py)."""
 
 from __future__ import annotations
 
@@ -12,6 +13,8 @@ from typing import Any
 
 import pytest
 
+from tests.support.workers import shared_dir, worker, worker_index
+
 
 @cache
 def gpu_present() -> tuple[bool, str]:
@@ -20,7 +23,42 @@ def gpu_present() -> tuple[bool, str]:
     return gpu_status()
 
 
+def _gpu_tests_selected(config: pytest.Config) -> bool:
+    """Whether this run would run GPU tests: `-m` selects gpu-marked ones, or no `-m` is given on a GPU machine."""
+    expression = config.getoption("markexpr", "")
+    if not expression:
+        return gpu_present()[0]
+    from _pytest.mark.expression import Expression
+
+    compiled = Expression.compile(expression)
+    return any(compiled.evaluate(lambda name, **kwargs: name in marks) for marks in ({"gpu"}, {"gpu", "slow"}))
+
+
+@pytest.hookimpl(tryfirst=True)  # before xdist's own pytest_configure starts the workers
+def pytest_configure(config):
+    """GPU tests are serial: they time kernels on one GPU, and tests running beside them would change the times."""
+    if worker() is None and config.pluginmanager.has_plugin("xdist") and config.getoption("numprocesses", None):
+        if _gpu_tests_selected(config):
+            config.option.numprocesses, config.option.dist, config.option.tx = 0, "no", []
+            config.stash[_SERIAL_FOR_GPU] = True
+
+
+_SERIAL_FOR_GPU = pytest.StashKey[bool]()
+
+
+def pytest_report_header(config):
+    if config.stash.get(_SERIAL_FOR_GPU, False):
+        return "xdist: off, serial run (GPU tests selected: their kernel timings need the GPU to themselves)"
+    return None
+
+
+@pytest.hookimpl(tryfirst=True)  # before xdist reads the xdist_group marks (--dist loadgroup)
 def pytest_collection_modifyitems(config, items):
+    for item in items:
+        if "ray_address" in getattr(item, "fixturenames", ()):
+            # One local Ray cluster per run, not one per xdist worker: its tests share one worker.
+            item.add_marker(pytest.mark.xdist_group("ray"))
+    _xdist_group_suffixes(config, items)
     ok, why = gpu_present()
     if ok:
         return
@@ -30,19 +68,40 @@ def pytest_collection_modifyitems(config, items):
             item.add_marker(skip)
 
 
+def _xdist_group_suffixes(config: pytest.Config, items: list[pytest.Item]) -> None:
+    """`--dist loadgroup` sends the tests whose node ids end in `@GROUP` to one worker. xdist 3.8.0 appends the
+    suffix by setting `item._nodeid`, which pytest 9 no longer reads (a node's id is `item._id`): without this,
+    xdist_group marks are silently ignored. Appends it as xdist would (remove when xdist does it again)."""
+    if worker() is None or not config.getvalue("loadgroup"):
+        return
+    from _pytest.nodeid import coerce_node_id
+
+    for item in items:
+        names = sorted({str(m.args[0] if m.args else m.kwargs.get("name", "default")) for m in item.iter_markers("xdist_group")})
+        if names and "@" not in item.nodeid.rsplit("]", 1)[-1]:
+            item._id = coerce_node_id(f"{item.nodeid}@{'_'.join(names)}")
+
+
 @pytest.fixture(scope="session")
 def harness_settings(tmp_path_factory):
-    """Harness settings with a cache shared by the whole test session (compiles are reused)."""
+    """Harness settings with a cache shared by the whole test session, by all its xdist workers (compiles are
+    reused; the cache is content addressed and each entry locked while it compiles: bench_tasks/harness/compile.py)."""
     from bench_tasks.harness import get_settings
 
-    cache_dir = tmp_path_factory.mktemp("cm-cache")
+    cache_dir = shared_dir(tmp_path_factory, "cm-cache")
     return get_settings(cache_dir=cache_dir, max_seconds_per_size=0.5, min_seconds_per_size=0.05, warmup_seconds=0.02, min_pairs=10)
 
 
 class Ahead:
     """Work for every parameter set of one parametrized test that this session collected, started at once on all
     cores (an nvcc compile keeps one core busy): each test then waits only for its own result, while the next ones
-    are already compiling. `get(*params)` returns the result or raises what the work raised, in that test."""
+    are already compiling. `get(*params)` returns the result or raises what the work raised, in that test.
+
+    Under xdist every worker collects every test and starts the work of those it runs: the work is expected to
+    store its result in a cache the workers share (harness_settings' cache_dir), and each worker starts it in
+    another order (rotated by its index), so that two workers rarely compile the same thing at once (one would
+    wait for the other's lock) and each thing is compiled once for the run. A test whose work has not started
+    yet runs it at once, itself, rather than wait for its turn."""
 
     def __init__(self, request: pytest.FixtureRequest, test: str, names: tuple[str, ...], work: Callable[..., Any]) -> None:
         self.work = work
@@ -54,13 +113,18 @@ class Ahead:
             },
             key=repr,
         )
+        if keys and worker() is not None:
+            start = worker_index() * len(keys) // int(os.environ.get("PYTEST_XDIST_WORKER_COUNT", "1"))
+            keys = keys[start:] + keys[:start]
         pool = ThreadPoolExecutor(max(1, min(len(keys), os.cpu_count() or 1)), thread_name_prefix="ahead")
         self.futures: dict[tuple, Future] = {k: pool.submit(work, *k) for k in keys}
         pool.shutdown(wait=False)
 
     def get(self, *params: Any) -> Any:
         future = self.futures.get(params)
-        return future.result() if future is not None else self.work(*params)
+        if future is None or future.cancel():  # not collected, or still waiting for a thread: do it now
+            return self.work(*params)
+        return future.result()
 
 
 requires_nvcc = pytest.mark.skipif(shutil.which(os.environ.get("CUDAMASTER_HARNESS__NVCC", "nvcc")) is None, reason="nvcc not installed")

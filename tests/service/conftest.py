@@ -10,20 +10,29 @@ import subprocess
 import sys
 import time
 import uuid
+from functools import cache
 from pathlib import Path
 
 import httpx
 import pytest
 
+from tests.support.workers import postgres_url
+
 PG_BASE = os.environ.get("CUDAMASTER_TEST_POSTGRES", "postgresql+psycopg://postgres@127.0.0.1:5432/test")
 REPO = Path(__file__).resolve().parents[2]
+
+
+@cache
+def pg_url() -> str:
+    """PG_BASE, or under xdist this worker's own database beside it (tests/support/workers.py)."""
+    return postgres_url(PG_BASE)
 
 
 def _postgres_up() -> str | None:
     try:
         import psycopg
 
-        with psycopg.connect(PG_BASE.replace("+psycopg", ""), connect_timeout=3):
+        with psycopg.connect(pg_url().replace("+psycopg", ""), connect_timeout=3):
             return None
     except Exception as exc:  # noqa: BLE001
         return f"PostgreSQL at {PG_BASE} not reachable: {exc}"
@@ -40,11 +49,11 @@ def db_url(request, tmp_path):
     import psycopg
 
     schema = "t_" + uuid.uuid4().hex[:12]
-    plain = PG_BASE.replace("+psycopg", "")
+    plain = pg_url().replace("+psycopg", "")
     with psycopg.connect(plain, autocommit=True) as conn:
         conn.execute(f'CREATE SCHEMA "{schema}"')
     try:
-        yield f"{PG_BASE}?options=-csearch_path%3D{schema}"
+        yield f"{pg_url()}?options=-csearch_path%3D{schema}"
     finally:
         with psycopg.connect(plain, autocommit=True) as conn:
             conn.execute(f'DROP SCHEMA "{schema}" CASCADE')
