@@ -127,7 +127,7 @@ def cancel_campaign(campaign_id: CampaignId, session: SessionDep, caller: KeyHol
 @router.post(
     "/{campaign_id}/resume",
     response_model=CampaignOut,
-    responses=_ACT | responses(503),
+    responses=_ACT | responses(400, 413, 503),  # it takes an optional body: unreadable (400) or too large (413)
     summary="Resume a cancelled, capped or finished campaign: its cancelled and failed jobs continue",
 )
 def resume_campaign(
