@@ -3,7 +3,6 @@
 from __future__ import annotations
 
 import uuid
-from functools import cache
 
 import pytest
 
@@ -19,17 +18,11 @@ from tests.support.workers import postgres_url
 PG_BASE = "postgresql://postgres@127.0.0.1:5432/test"
 
 
-@cache
-def pg_url() -> str:
-    """PG_BASE, or under xdist this worker's own database beside it (tests/support/workers.py)."""
-    return postgres_url(PG_BASE)
-
-
 def _postgres_up() -> bool:
     try:
         import psycopg
 
-        with psycopg.connect(pg_url(), connect_timeout=3):
+        with psycopg.connect(postgres_url(PG_BASE), connect_timeout=3):
             return True
     except Exception:  # noqa: BLE001
         return False
@@ -52,7 +45,7 @@ def test_sqlite_urls(tmp_path, monkeypatch):
 def test_job_on_postgres_checkpointer_with_fake_gpu(tmp_path, server, fake_gpu):
     from langgraph.checkpoint.postgres import PostgresSaver
 
-    saver = make_checkpointer(pg_url())
+    saver = make_checkpointer(postgres_url(PG_BASE))
     assert isinstance(saver, PostgresSaver)
     server.add(MODELS["planner"], k.plan())
     server.add(MODELS["coder"], k.reply(k.fast_kernel(1.9)))
@@ -65,7 +58,7 @@ def test_job_on_postgres_checkpointer_with_fake_gpu(tmp_path, server, fake_gpu):
         settings=agent_settings(tmp_path, server),
     )
     assert out.status == "finished" and out.best.score == 1.9
-    reopened = make_checkpointer(pg_url())
+    reopened = make_checkpointer(postgres_url(PG_BASE))
     assert reopened.get_tuple({"configurable": {"thread_id": job_id}}) is not None
 
 

@@ -10,7 +10,6 @@ import subprocess
 import sys
 import time
 import uuid
-from functools import cache
 from pathlib import Path
 
 import httpx
@@ -22,17 +21,11 @@ PG_BASE = os.environ.get("CUDAMASTER_TEST_POSTGRES", "postgresql+psycopg://postg
 REPO = Path(__file__).resolve().parents[2]
 
 
-@cache
-def pg_url() -> str:
-    """PG_BASE, or under xdist this worker's own database beside it (tests/support/workers.py)."""
-    return postgres_url(PG_BASE)
-
-
 def _postgres_up() -> str | None:
     try:
         import psycopg
 
-        with psycopg.connect(pg_url().replace("+psycopg", ""), connect_timeout=3):
+        with psycopg.connect(postgres_url(PG_BASE).replace("+psycopg", ""), connect_timeout=3):
             return None
     except Exception as exc:  # noqa: BLE001
         return f"PostgreSQL at {PG_BASE} not reachable: {exc}"
@@ -49,11 +42,11 @@ def db_url(request, tmp_path):
     import psycopg
 
     schema = "t_" + uuid.uuid4().hex[:12]
-    plain = pg_url().replace("+psycopg", "")
+    plain = postgres_url(PG_BASE).replace("+psycopg", "")
     with psycopg.connect(plain, autocommit=True) as conn:
         conn.execute(f'CREATE SCHEMA "{schema}"')
     try:
-        yield f"{pg_url()}?options=-csearch_path%3D{schema}"
+        yield f"{postgres_url(PG_BASE)}?options=-csearch_path%3D{schema}"
     finally:
         with psycopg.connect(plain, autocommit=True) as conn:
             conn.execute(f'DROP SCHEMA "{schema}" CASCADE')

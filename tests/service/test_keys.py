@@ -8,7 +8,9 @@ import httpx
 import pytest
 from typer.testing import CliRunner, Result
 
-from .conftest import make_key, pg_url
+from tests.support.workers import postgres_url
+
+from .conftest import PG_BASE, make_key
 
 pytestmark = [pytest.mark.timeout(240), pytest.mark.slow]
 API = "/api/v1"
@@ -115,7 +117,7 @@ def test_an_unknown_key_is_told_which_database_the_service_uses_with_fake_agent(
     assert r.status_code == 403 and "not recognised" in detail
     assert "cudamaster keys create" in detail and "--database-url" in detail and "CUDAMASTER_SERVICE__DATABASE_URL" in detail
     if served.startswith("postgresql"):
-        database = pg_url().rsplit("/", 1)[1]  # "test", or this xdist worker's own "test_gwN"
+        database = postgres_url(PG_BASE).rsplit("/", 1)[1]  # "test", or this xdist worker's own "test_gwN"
         assert "s3cret-pw" not in detail and f"postgres:***@127.0.0.1:5432/{database}" in detail
     else:
         assert str(tmp_path / "service.db") in detail

@@ -9,6 +9,7 @@ addressed and locked per entry: `shared_dir`)."""
 from __future__ import annotations
 
 import os
+from functools import cache
 from pathlib import Path
 
 import pytest
@@ -34,6 +35,7 @@ def shared_dir(tmp_path_factory: pytest.TempPathFactory, name: str) -> Path:
     return path
 
 
+@cache  # one check (and CREATE DATABASE) per worker and URL
 def postgres_url(url: str) -> str:
     """`url` (postgresql[+psycopg]://.../DATABASE) in a serial run; under xdist the same server's database
     DATABASE_gwN, created if missing: two workers never create, migrate or drop in the same database at once."""
