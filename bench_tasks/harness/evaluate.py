@@ -61,9 +61,12 @@ from .settings import HarnessSettings, get_settings
 
 _EXIT_VERDICT = {3: Verdict.runtime_error, 4: Verdict.runtime_error, 5: Verdict.wrong_answer}
 
-# The driver's `stage` lines -> the result's stage names. gpu_input_wait is part of gpu_checks (the driver
-# blocked on a dataset the parent was still drawing, or reading it); timing_warmup and timing_checked_pairs
-# are parts of timing (the warm-up calls; saving the checked pairs' inputs and outputs).
+# The driver's `stage` lines -> the result's stage names (others keep their own). gpu_input_wait is part of
+# gpu_checks (the driver blocked on a dataset the parent was still drawing, or reading it), and so are
+# check_upload, check_call, check_verify and check_save (the correctness calls' input uploads and output
+# poisoning, the calls, the guard and unchanged-input checks, saving the outputs); timing_warmup and
+# timing_checked_pairs are parts of timing (the warm-up calls; saving the checked pairs' inputs and outputs);
+# gate_wait is the wait, after driver_init, for the previous driver to leave the GPU (bench run's pipeline).
 DRIVER_STAGES = {
     "init": "driver_init",
     "checks": "gpu_checks",
@@ -288,12 +291,17 @@ def evaluate(
     implementation: str = "candidate",
     on_driver_done: Callable[[], None] | None = None,
     gpu_warm: bool = False,
+    on_timing_done: Callable[[], None] | None = None,
+    gate: threading.Event | None = None,
 ) -> EvaluationResult:
     """Check and time `candidate_source` (None: the baseline alone) for one task variant.
 
-    `on_driver_done` is called once the driver has exited (the GPU is free; output checks may still be
-    running): bench run's pipeline starts the next variant's driver then. `gpu_warm`: the GPU has just been
-    busy (the previous driver exited a moment ago), so the first timed size warms up like the others.
+    For bench run's pipeline, which overlaps one driver's start with the previous one's end:
+    `on_timing_done` is called once the driver has timed its last size (only correctness runs are left);
+    `on_driver_done` once it has exited (the GPU is free; output checks may still be running). With `gate`,
+    the driver stops after its start-up (process, sandbox, CUDA context) until the event is set (the previous
+    driver has exited): no two drivers' GPU work overlaps a timed call. `gpu_warm`: the GPU has just been busy,
+    so the first timed size warms up like the others.
 
     `implementation="vendor"` measures the task's vendor reference (bench_tasks/vendor) in the candidate's
     place instead: compiled with its libraries, prototype checked, symbols not (it is trusted code).
@@ -368,6 +376,8 @@ def evaluate(
                 timing,
                 on_driver_done,
                 gpu_warm,
+                on_timing_done,
+                gate,
             )
         )
     finally:
@@ -482,6 +492,8 @@ def _run(
     timing: bool,
     on_driver_done: Callable[[], None] | None = None,
     gpu_warm: bool = False,
+    on_timing_done: Callable[[], None] | None = None,
+    gate: threading.Event | None = None,
 ) -> tuple[Verdict, str, str]:
     """Draw the data, run the driver, and check its outputs as it writes them; the verdict."""
     task = variant.task
@@ -492,6 +504,8 @@ def _run(
             idx.tofile(workdir / f"c{case.index}_sample_{name}.bin")
     refresh_key = secret_key()
     plan = _plan(variant, cases, workdir, settings, timing=timing, refresh_key=refresh_key, dump_baseline=oracle, gpu_warm=gpu_warm)
+    gate_file = inputs_dir / "go"  # read-only inside the sandbox: only the parent opens the gate
+    plan.gate = gate_file if gate is not None else None
     (workdir / "plan.txt").write_text(plan.to_text())
     cache = DataCache(settings)
     check = ThreadPoolExecutor(max_workers=_workers(settings))
@@ -512,6 +526,8 @@ def _run(
         child = _start_driver(exe, workdir, inputs_dir, cases, variant, settings)
         driver_started = time.monotonic()
         finished = waiter.submit(child.wait, settings.run_timeout_s)
+        if on_driver_done is not None:  # called by the waiter the moment the driver has exited
+            finished.add_done_callback(lambda _: on_driver_done())
 
         def refs(case: Case, d: int) -> dict[str, np.ndarray]:
             directory = drawn[(case.index, d)].result()
@@ -579,7 +595,10 @@ def _run(
         pending: dict[tuple[int, int], set[str]] = {}
         reader = _Tail(workdir / "results.txt")
 
+        told_timing_done = False
+
         def pump() -> None:
+            nonlocal told_timing_done
             for entry in results.feed(reader.read()):
                 position = results.order[entry]
                 if entry[0] == "output":
@@ -592,6 +611,9 @@ def _run(
                     seen.add(impl)
                     if seen == saved_impls and checked_impls:
                         jobs.append((ci, position, check.submit(timed_check, ci, pair, checked_impls)))
+            if results.timing_done and not told_timing_done and on_timing_done is not None:
+                told_timing_done = True
+                on_timing_done()
 
         def failed() -> BaseException | None:
             for fut in [*drawn.values(), *references.values(), *(j for _, _, j in jobs)]:
@@ -605,11 +627,13 @@ def _run(
             if error is not None:
                 child.kill_group()
                 raise error
-            time.sleep(0.02)
+            if gate is not None and not gate_file.exists():
+                if gate.wait(0.02):  # the previous driver has exited: open at once
+                    gate_file.touch()
+            else:
+                time.sleep(0.02)
         rc, output = finished.result()
         stages.add("driver", time.monotonic() - driver_started)
-        if on_driver_done is not None:
-            on_driver_done()
         pump()
         results.feed("\n")
         pump_end = time.monotonic()

@@ -7,10 +7,12 @@
   task per (size, seed), variants in order and as far ahead as `prefetch_bytes` allows (at least one
   variant), then their full float64 references; variant k starts as soon as its datasets are there (its
   references may still be computing: the evaluation waits for those, rather than computing them again);
-- earlier variants' output checks finish, and their scratch directories go, while variant k's driver runs: the
-  next driver starts as soon as the previous one has exited, not when its evaluation has returned (up to TAILS
-  evaluations may still be checking; results are reported in job order);
-- a driver that starts right after the previous one skips the longer first-size warm-up (the GPU is warm).
+- earlier variants' output checks finish, and their scratch directories go, while variant k's driver runs (up
+  to TAILS evaluations may still be checking; results are reported in job order);
+- variant k+1's evaluation starts as soon as variant k's driver has timed its last size: its driver starts up
+  (process, sandbox, CUDA context) while k's finishes its last correctness runs, and then waits at its gate
+  until k's driver has exited. Two drivers' GPU work never overlaps a timed call;
+- a driver that follows another at once skips the longer first-size warm-up (the GPU is warm).
 Once variant k is evaluated its cached datasets are released to the cache's bound (the suite's datasets do
 not fit on a disk of the H200 machine's size). Every evaluation is still a plain evaluate() call with all
 of its checks; the pipeline only warms the caches ahead of it and overlaps its host-side tail.
@@ -239,7 +241,9 @@ def run_pipeline(
         with lock:
             compiled_count[0] += 1
 
-    def run(job: Job, gpu_free: threading.Event, warm: bool) -> EvaluationResult | CandidateError | VendorUnavailable:
+    def run(
+        job: Job, timed: threading.Event, exited: threading.Event, gate: threading.Event | None, warm: bool
+    ) -> EvaluationResult | CandidateError | VendorUnavailable:
         try:
             return evaluate(
                 job.task,
@@ -249,26 +253,30 @@ def run_pipeline(
                 settings=settings,
                 timing=timing,
                 implementation=job.implementation,
-                on_driver_done=lambda: driver_done(gpu_free),
+                on_timing_done=timed.set,
+                on_driver_done=lambda: driver_done(exited),
+                gate=gate,
                 gpu_warm=warm,
             )
         except (CandidateError, VendorUnavailable) as exc:
             return exc
         finally:
-            gpu_free.set()
+            timed.set()
+            exited.set()
 
     prefetcher = Prefetcher(jobs, sizes, settings, prefetch_workers(settings), settings.prefetch_bytes)
     by_index: dict[int, EvaluationResult] = {}
     last_driver_exit = [float("-inf")]  # when the GPU was last busy (a driver exited)
 
-    def driver_done(gpu_free: threading.Event) -> None:
+    def driver_done(exited: threading.Event) -> None:
         last_driver_exit[0] = time.monotonic()
-        gpu_free.set()
+        exited.set()
 
     try:
         with (
             ThreadPoolExecutor(max_workers=workers) as compile_pool,
-            ThreadPoolExecutor(max_workers=TAILS + 1, thread_name_prefix="cm-eval") as eval_pool,
+            # the previous driver finishing, this one, and up to TAILS evaluations checking outputs
+            ThreadPoolExecutor(max_workers=TAILS + 2, thread_name_prefix="cm-eval") as eval_pool,
             ThreadPoolExecutor(max_workers=1, thread_name_prefix="cm-prune") as pruner,
         ):
             compile_pool.submit(prebuild_runtime, settings)
@@ -293,6 +301,7 @@ def run_pipeline(
                     report(*pending.popleft())
 
             tails_s = 0.0  # the loop's wait for earlier evaluations' output checks after the previous driver
+            previous: threading.Event | None = None  # set when the previous driver has exited
             for k, job in enumerate(jobs):
                 prefetcher.admit(k, lookahead)
                 if on_start is not None:
@@ -302,20 +311,23 @@ def run_pipeline(
                 t1 = time.monotonic()
                 prefetcher.wait_inputs(k)
                 t2 = time.monotonic()
-                # What the GPU waited for before this evaluation (not in wall_seconds): its compile, its data drawn
-                # ahead, earlier evaluations' output checks; and all the GPU's idle time since the previous driver.
+                # What this evaluation waited for once the previous driver had timed its last size (not in
+                # wall_seconds): its compile, its data drawn ahead, earlier evaluations' output checks; and the GPU's
+                # idle time, from the previous driver's exit to now (0 while it still runs).
                 waits = {"pipeline_wait_compile": round(t1 - t0, 3), "pipeline_wait_inputs": round(t2 - t1, 3)}
-                idle = t2 - last_driver_exit[0]
-                if k > 0 and idle != float("inf"):
+                running = previous is not None and not previous.is_set()
+                idle = 0.0 if running else t2 - last_driver_exit[0]
+                if previous is not None:
                     waits |= {"pipeline_wait_tails": round(tails_s, 3), "pipeline_gpu_idle": round(idle, 3)}
-                gpu_free = threading.Event()
-                warm = idle <= WARM_GPU_S
-                fut = eval_pool.submit(run, job, gpu_free, warm)
+                timed, exited = threading.Event(), threading.Event()
+                warm = previous is not None and idle <= WARM_GPU_S
+                fut = eval_pool.submit(run, job, timed, exited, previous, warm)
                 pending.append((k, fut, waits))
-                report_finished(TAILS + 1)  # earlier evaluations' output checks run beside this driver
-                gpu_free.wait()  # the driver has exited (or there was none): the next one may start
+                report_finished(TAILS + 2)  # report what has returned; earlier output checks run beside this driver
+                timed.wait()  # the driver has timed its last size (or exited, or there was none): start the next
+                previous = exited
                 t3 = time.monotonic()
-                report_finished(TAILS)
+                report_finished(TAILS + 1)  # this one and up to TAILS evaluations still checking
                 tails_s = time.monotonic() - t3
             report_finished(0)
     finally:

@@ -70,6 +70,7 @@ class Plan:
     check_last: bool = True
     dump_baseline: bool = False
     wait_seconds: float = 600.0
+    gate: Path | None = None  # a file the parent creates when the GPU is free: the driver waits for it after its init
     cases: list[CasePlan] = field(default_factory=list)
 
     def to_text(self) -> str:
@@ -87,6 +88,8 @@ class Plan:
         ]
         if t.warmup_first is not None:
             lines.append(f"warmup_first {float(t.warmup_first)!r}")
+        if self.gate is not None:
+            lines.append(f"gate {_token(self.gate)}")
         for case in self.cases:
             lines.append(f"case {case.index}")
             for b in case.buffers:
@@ -150,6 +153,8 @@ class Plan:
                 plan.wait_seconds = float(take()[0])
             elif tok == "warmup_first":
                 plan.timing.warmup_first = float(take()[0])
+            elif tok == "gate":
+                plan.gate = Path(take()[0])
             elif tok == "case":
                 case = CasePlan(int(take()[0]))
                 plan.cases.append(case)
@@ -219,6 +224,7 @@ class Results:
     stages: list[tuple[int, str, float]] = field(default_factory=list)  # (case or -1, stage, seconds)
     order: dict[tuple, int] = field(default_factory=dict)  # output/timed entry -> position in the file
     done: bool = False
+    timing_done: bool = False  # the driver has timed its last size (only correctness runs are left)
     _pending: str = ""
 
     def feed(self, chunk: str) -> list[tuple]:
@@ -266,6 +272,8 @@ class Results:
             self.stages.append((int(parts[1]), parts[2], float(parts[3])))
         elif kind == "done":
             self.done = True
+        elif kind == "timing_done":
+            self.timing_done = True
         return None
 
     @classmethod

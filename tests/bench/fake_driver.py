@@ -5,7 +5,10 @@ timed pairs redraw the inputs with the numpy twin of the device generator, exact
 runtime does, and save what the real runtime saves. CM_FAKE_MODE makes it misbehave like a cheating
 candidate: `replay` (timed calls return the outputs of the dataset the timing starts from), `skip_odd` (every other
 timed call leaves its output unwritten), `bad_draw` (the saved inputs of checked calls are not what
-the generator draws). Like the real driver it starts before its datasets exist and waits for `ready`.
+the generator draws). Like the real driver it starts before its datasets exist and waits for `ready`,
+waits at the plan's gate after its start-up, and says `timing_done` once its last size is timed.
+CM_FAKE_LOG (a file) gets a line per event (start, gate, timing_done, exit, with the plan's directory);
+CM_FAKE_TAIL_S: seconds its correctness runs take after the last timed size.
 
     python fake_driver.py PLAN    (as the real driver; CM_FAKE_VARIANT = task/precision, CM_FAKE_SIZES = JSON list)
 """
@@ -40,7 +43,22 @@ def main() -> int:
         results.write(line + "\n")
         results.flush()
 
+    def log(event: str) -> None:
+        if os.environ.get("CM_FAKE_LOG"):
+            with open(os.environ["CM_FAKE_LOG"], "a") as f:
+                f.write(f"{event} {Path(sys.argv[1]).parent.name}\n")
+
+    log("start")
     say("device FAKE_GPU 9.0 132 52428800 150000000000 13000 13000")
+    if plan.gate is not None:
+        t_gate = time.monotonic()
+        while not plan.gate.exists():
+            time.sleep(0.001)
+        say(f"stage -1 gate_wait {time.monotonic() - t_gate:.6f}")
+    log("gate")
+    timed_cases = [cp.index for cp in plan.cases if cp.timing and any(p == "check" for _, p in cp.datasets)]
+    if not timed_cases:
+        say("timing_done")
     for cp in plan.cases:
         size = sizes[cp.index]
         buffers = {variant.arg_of(params[b.arg]).name: b for b in cp.buffers}
@@ -120,6 +138,10 @@ def main() -> int:
             say(f"stage {cp.index} warmup 0.001000")
             say(f"stage {cp.index} timed_checks 0.002000")
             say(f"stage {cp.index} timing 0.010000")
+            if cp.index == timed_cases[-1]:
+                say("timing_done")
+                log("timing_done")
+                time.sleep(float(os.environ.get("CM_FAKE_TAIL_S", "0")))
         for d, (directory, purpose) in enumerate(cp.datasets):
             if purpose != "fresh":
                 continue
@@ -132,6 +154,7 @@ def main() -> int:
         say(f"stage {cp.index} input_wait 0.004000")
         say(f"case_done {cp.index}")
     say("done")
+    log("exit")
     return 0
 
 

@@ -369,8 +369,35 @@ def test_slow_output_checks_of_one_variant_hold_none_of_the_next_drivers(fake_dr
     # where the GPU's time between drivers went is recorded from the second evaluation on
     assert "pipeline_gpu_idle" not in results[0].stages
     for r in results[1:]:
-        assert r.stages["pipeline_gpu_idle"] >= r.stages["pipeline_wait_compile"] + r.stages["pipeline_wait_inputs"]
-        assert r.stages["pipeline_wait_tails"] >= 0
+        assert r.stages["pipeline_gpu_idle"] >= 0 and r.stages["pipeline_wait_tails"] >= 0
+        assert r.stages["gate_wait"] >= 0  # every driver after the first waited at its gate
+
+
+def test_the_next_driver_starts_up_while_the_previous_one_checks_but_waits_at_its_gate_until_it_exits(
+    fake_driver, tmp_path, monkeypatch
+):
+    """Fake driver. Once a driver has timed its last size, the next one starts (process, sandbox, CUDA context)
+    while it finishes its correctness runs; the next one's GPU work waits until it has exited, so no timed call
+    overlaps another driver's work."""
+    from bench_tasks.harness import pipeline
+
+    monkeypatch.setattr(pipeline, "prebuild", lambda job, settings: None)
+    monkeypatch.setattr(pipeline, "prebuild_runtime", lambda settings: None)
+    log = tmp_path / "drivers.log"
+    monkeypatch.setenv("CM_FAKE_LOG", str(log))
+    monkeypatch.setenv("CM_FAKE_TAIL_S", "0.5")  # correctness runs after the last timed size
+    fake_driver("vector_add/fp32", SIZES)
+    jobs = [pipeline.Job("vector_add", "fp32", s) for s in ("// a", "// b", "// c")]
+    results = pipeline.run_pipeline(jobs, SIZES, _settings(tmp_path), compile_workers=1)
+    assert [r.verdict.value for r in results] == ["ok"] * 3
+    events = [line.split() for line in log.read_text().splitlines()]
+    drivers = list(dict.fromkeys(d for _, d in events))
+    assert len(drivers) == 3
+    at = {(e, d): i for i, (e, d) in enumerate(events)}
+    for before, after in zip(drivers, drivers[1:]):
+        assert at[("timing_done", before)] < at[("start", after)] < at[("exit", before)]  # started up beside it
+        assert at[("exit", before)] < at[("gate", after)]  # and waited for it to leave the GPU
+    assert "gate_wait" not in results[0].stages and all(r.stages["gate_wait"] > 0 for r in results[1:])
 
 
 def test_the_pipeline_computes_each_reference_once_and_releases_each_variants_data(fake_driver, tmp_path, monkeypatch):

@@ -93,6 +93,10 @@ struct Buffer {
   double p0 = 0, p1 = 0;
   unsigned char* stash = nullptr;   // outputs: where the first call of a timed pair leaves its result
   unsigned char* orig = nullptr;    // DRAW_SHUFFLE: the dataset's values, which each pair permutes
+  // Device inputs: a device copy of the dataset's values, made right after each upload, before any call;
+  // check_inputs_unchanged compares the buffer with it on the device (null: not enough device memory, the
+  // buffer is compared on the host with the dataset's bytes instead).
+  unsigned char* pristine = nullptr;
   // Outputs checked on a sample (large sizes): the indices, on the device, and where they came from.
   std::string sample_path;
   size_t sample_count = 0;
@@ -129,6 +133,10 @@ struct Plan {
   int check_last = 1;           // one more checked pair after the loop decides to stop
   int dump_baseline = 0;        // also save the baseline's outputs of checked timed calls
   double wait_seconds = 600;    // how long to wait for a dataset the parent is still writing
+  // A file the parent creates once the GPU is this driver's alone (the previous driver has exited): the driver
+  // starts (process, sandbox, CUDA context) while the previous one finishes its last correctness runs, and
+  // waits here before any other GPU work. Empty: no wait.
+  std::string gate;
   std::vector<Case> cases;
 };
 
@@ -162,6 +170,7 @@ static Plan read_plan(const char* path) {
     else if (tok == "dump_baseline") in >> p.dump_baseline;
     else if (tok == "wait_seconds") in >> p.wait_seconds;
     else if (tok == "warmup_first") in >> p.warmup_first;
+    else if (tok == "gate") in >> p.gate;
     else if (tok == "case") { p.cases.emplace_back(); cur = &p.cases.back(); in >> cur->id; }
     else if (tok == "buffer") {
       need_case(tok);
@@ -331,6 +340,10 @@ static void alloc_buffer(Buffer& b, const ArgSpec* specs) {
   mem_set(b, b.base, GUARD_BYTE, GUARD);
   mem_set(b, b.ptr + b.bytes, GUARD_BYTE, GUARD);
   if (b.role == INOUT) b.src = mem_alloc(b, b.bytes, specs);
+  if (b.role == IN && b.memory == DEVICE && b.bytes && cudaMalloc(&b.pristine, b.bytes) != cudaSuccess) {
+    (void)cudaGetLastError();  // out of device memory: this buffer is compared on the host
+    b.pristine = nullptr;
+  }
   if (b.draw == DRAW_SHUFFLE) b.orig = mem_alloc(b, b.bytes, specs);
   if (b.sample_count) {
     std::vector<unsigned char> idx = read_file(b.sample_path, b.sample_count * sizeof(int64_t));
@@ -355,7 +368,8 @@ static void free_buffer(Buffer& b) {
   mem_free(b, b.stash);
   mem_free(b, b.orig);
   if (b.sample) CM_CHECK(cudaFree(b.sample));
-  b.base = b.ptr = b.src = b.stash = b.orig = nullptr;
+  if (b.pristine) CM_CHECK(cudaFree(b.pristine));
+  b.base = b.ptr = b.src = b.stash = b.orig = b.pristine = nullptr;
   b.sample = nullptr;
   g_bytes.give(std::move(b.host));  // the next size's datasets may reuse it
   b.host.clear();
@@ -381,13 +395,47 @@ static void check_guards(const Case& c, const ArgSpec* specs, const char* impl) 
   }
 }
 
+// Bytes that differ between two device buffers of n bytes (16 at a time where both are 16-byte aligned,
+// as cudaMalloc's are; the tail byte by byte): counted into *count.
+__global__ void cm_count_differing(const unsigned char* a, const unsigned char* b, size_t n, unsigned long long* count) {
+  unsigned long long mine = 0;
+  size_t stride = (size_t)gridDim.x * blockDim.x, first = blockIdx.x * (size_t)blockDim.x + threadIdx.x;
+  size_t n16 = n / 16;
+  const uint4* a16 = reinterpret_cast<const uint4*>(a);
+  const uint4* b16 = reinterpret_cast<const uint4*>(b);
+  for (size_t i = first; i < n16; i += stride) {
+    uint4 x = a16[i], y = b16[i];
+    mine += (x.x != y.x) + (x.y != y.y) + (x.z != y.z) + (x.w != y.w);
+  }
+  for (size_t i = n16 * 16 + first; i < n; i += stride) mine += a[i] != b[i];
+  if (mine) atomicAdd(count, mine);
+}
+
+static unsigned long long count_differing(const unsigned char* a, const unsigned char* b, size_t n) {
+  static unsigned long long* count = nullptr;
+  if (!count) CM_CHECK(cudaMalloc(&count, sizeof *count));
+  CM_CHECK(cudaMemsetAsync(count, 0, sizeof *count, 0));
+  int blocks = (int)std::min<size_t>((n / 16 + 255) / 256 + 1, 4096);
+  cm_count_differing<<<blocks, 256>>>(a, b, n, count);
+  CM_CHECK(cudaGetLastError());
+  unsigned long long differing = 0;
+  CM_CHECK(cudaMemcpy(&differing, count, sizeof differing, cudaMemcpyDeviceToHost));
+  return differing;
+}
+
 // Inputs must be left as they were (the dataset's values). KEPT_ONLY: only the inputs the timed pairs
-// do not redraw (the redrawn ones are verified against the generator, see verify_redrawn).
+// do not redraw (the redrawn ones are verified against the generator, see verify_redrawn). A device input
+// is compared on the device with its pristine copy (made from the dataset before any call), others on the host.
 enum InputsNow { DATASET, KEPT_ONLY };
 static void check_inputs_unchanged(const Case& c, const ArgSpec* specs, const std::string& impl, InputsNow what = DATASET) {
   for (const Buffer& b : c.buffers) {
     if (b.role != IN) continue;
     if (what == KEPT_ONLY && b.draw != DRAW_KEEP) continue;
+    if (b.pristine) {
+      if (count_differing(b.ptr, b.pristine, b.bytes))
+        fail(5, "input_modified", impl + " modified input argument " + specs[b.arg].name);
+      continue;
+    }
     const std::vector<unsigned char>& want = b.host;
     std::vector<unsigned char> now = g_bytes.take(b.bytes);
     mem_from_buffer(b, now.data(), b.ptr, b.bytes);
@@ -397,16 +445,17 @@ static void check_inputs_unchanged(const Case& c, const ArgSpec* specs, const st
   }
 }
 
-// The parent may still be writing a dataset when the driver needs it: it creates `ready` last.
-static void wait_ready(const Dataset& d, const Plan& p) {
-  std::string marker = d.dir + "/ready";
+// Wait for a file the parent creates: a dataset's `ready` marker (it is written last), or the plan's gate.
+static void wait_file(const std::string& path, const Plan& p, const std::string& what) {
   struct stat st;
   double t0 = now_s();
-  while (stat(marker.c_str(), &st) != 0) {
-    if (now_s() - t0 > p.wait_seconds) fail(2, "io", "dataset " + d.dir + " never became ready");
+  while (stat(path.c_str(), &st) != 0) {
+    if (now_s() - t0 > p.wait_seconds) fail(2, "io", what);
     std::this_thread::sleep_for(std::chrono::microseconds(500));
   }
 }
+
+static void wait_ready(const Dataset& d, const Plan& p) { wait_file(d.dir + "/ready", p, "dataset " + d.dir + " never became ready"); }
 
 // One dataset's files, per buffer (empty for outputs). Read ahead in a thread while the GPU works.
 typedef std::vector<std::vector<unsigned char>> Loaded;
@@ -440,7 +489,10 @@ static void load_dataset(Case& c, const Dataset& d, const ArgSpec* specs, const 
 static void upload_inputs(Case& c, bool resident_inputs = false) {
   for (Buffer& b : c.buffers) {
     if (b.role == IN) {
-      if (!resident_inputs) mem_to_buffer(b, b.ptr, b.host.data(), b.bytes);
+      if (!resident_inputs) {
+        mem_to_buffer(b, b.ptr, b.host.data(), b.bytes);
+        if (b.pristine) CM_CHECK(cudaMemcpyAsync(b.pristine, b.ptr, b.bytes, cudaMemcpyDeviceToDevice, 0));
+      }
     }
     else if (b.role == INOUT) mem_to_buffer(b, b.src, b.host.data(), b.bytes);
     if (b.orig) mem_to_buffer(b, b.orig, b.host.data(), b.bytes);
@@ -613,24 +665,39 @@ static void write_outputs(const Case& c, const ArgSpec* specs, const Plan& p, in
   emit("output %d %d %s %s\n", c.id, ds, impl_name(impl), stage);
 }
 
+// Where a size's correctness calls spend their time (seconds, summed over its calls; reported per size as
+// stages check_upload, check_call, check_verify, check_save, all parts of `checks` and `fresh`).
+struct CheckTimes {
+  double upload = 0, call = 0, verify = 0, save = 0;
+};
+static CheckTimes g_check_times;
+
 // One correctness call: define outputs, call, synchronise, check errors, guards and inputs, save outputs.
 static void checked_call(Case& c, const ArgSpec* specs, const Plan& p, CallFn call, int impl, int ds, const char* stage) {
+  double t0 = now_s();
   Args a;
   fill_args(c, specs, a);
   upload_inputs(c, c.resident);
   prepare_outputs(c);
   CM_CHECK(cudaDeviceSynchronize());
+  double t1 = now_s();
   std::string where = std::string(impl_name(impl)) + " call (" + stage + ")";
   g_stage = where.c_str();
   call(impl, a);
   check_after(where.c_str());
   CM_CHECK(cudaDeviceSynchronize());
   check_after(where.c_str());
+  double t2 = now_s();
   g_stage = "checks";
   check_guards(c, specs, impl_name(impl));
   check_inputs_unchanged(c, specs, impl_name(impl));
   c.resident = true;  // (a changed input ended the run above)
+  double t3 = now_s();
   write_outputs(c, specs, p, ds, impl, stage);
+  g_check_times.upload += t1 - t0;
+  g_check_times.call += t2 - t1;
+  g_check_times.verify += t3 - t2;
+  g_check_times.save += now_s() - t3;
 }
 
 // Reads the whole scrub buffer through L2 (zeros: the store below never happens but keeps the loads).
@@ -923,8 +990,21 @@ int run_driver(int argc, char** argv, const ArgSpec* specs, int nargs, CallFn ca
   Timer timer(p.flush_bytes);
   g_writer.start();
   stage_time(-1, "init", t_init);
+  if (!p.gate.empty()) {
+    double t_gate = now_s();
+    wait_file(p.gate, p, "the previous driver never left the GPU (no gate file " + p.gate + ")");
+    stage_time(-1, "gate_wait", t_gate);
+  }
+  // The last size this driver times: once it is timed, the parent may start the next driver (which waits at its
+  // gate until this one has exited), while this one finishes its correctness runs.
+  int last_timed = -1;
+  for (size_t i = 0; i < p.cases.size(); ++i)
+    for (const Dataset& d : p.cases[i].datasets)
+      if (p.cases[i].timing && d.purpose == "check") last_timed = (int)i;
+  if (last_timed < 0) emit("timing_done\n");
   bool timed_before = false;
   for (Case& c : p.cases) {
+    g_check_times = CheckTimes();
     double t_checks = now_s();
     for (Buffer& b : c.buffers) alloc_buffer(b, specs);
     // Datasets in the order they are used (the check seeds, then the fresh one), each read while the
@@ -968,6 +1048,7 @@ int run_driver(int argc, char** argv, const ArgSpec* specs, int nargs, CallFn ca
       check_guards(c, specs, "timed calls");
       check_inputs_unchanged(c, specs, "timed calls", KEPT_ONLY);
       stage_time(c.id, "timing", t_timing);
+      if (&c == &p.cases[last_timed]) emit("timing_done\n");
     }
     double t_fresh = now_s();
     for (size_t d : fresh) {
@@ -977,6 +1058,8 @@ int run_driver(int argc, char** argv, const ArgSpec* specs, int nargs, CallFn ca
     }
     stage_time(c.id, "fresh", t_fresh);
     emit("stage %d input_wait %.6f\n", c.id, input_wait);
+    emit("stage %d check_upload %.6f\nstage %d check_call %.6f\n", c.id, g_check_times.upload, c.id, g_check_times.call);
+    emit("stage %d check_verify %.6f\nstage %d check_save %.6f\n", c.id, g_check_times.verify, c.id, g_check_times.save);
     for (Buffer& b : c.buffers) free_buffer(b);
     emit("case_done %d\n", c.id);
   }
