@@ -41,6 +41,7 @@ from .checks import (
     choose_sample,
     compare_outputs,
     generator_mismatch,
+    inputs,
     outputs,
     read_inputs,
     read_output,
@@ -378,6 +379,7 @@ def evaluate(
                 gpu_warm,
                 on_timing_done,
                 gate,
+                keep_workdir,
             )
         )
     finally:
@@ -494,8 +496,12 @@ def _run(
     gpu_warm: bool = False,
     on_timing_done: Callable[[], None] | None = None,
     gate: threading.Event | None = None,
+    keep_files: bool = False,
 ) -> tuple[Verdict, str, str]:
-    """Draw the data, run the driver, and check its outputs as it writes them; the verdict."""
+    """Draw the data, run the driver, and check its outputs as it writes them; the verdict.
+
+    Each output file the driver saves is deleted once it is checked (a timed pair's saved inputs with it), unless
+    `keep_files`: the scratch directory holds what is still to be checked, not GBs of what was."""
     task = variant.task
     oracle = task.oracle == "baseline"
     cases = _cases(variant, size_list, seeds, fresh_seed, inputs_dir, settings, timing)
@@ -549,6 +555,11 @@ def _run(
         def saved(case: Case, filename: str, name: str) -> tuple[np.ndarray, int]:
             return read_output(variant, case, out / filename, name), results.unwritten.get(filename, 0)
 
+        def checked(*filenames: str) -> None:
+            if not keep_files:
+                for filename in filenames:
+                    (out / filename).unlink(missing_ok=True)
+
         def output_check(ci: int, ds: int, impl: str, stage: str) -> Check:
             case = cases[ci]
             seed = case.datasets[ds][0]
@@ -561,6 +572,7 @@ def _run(
                 want = references[(ci, ds)].result()
             with stages("output_checks"):
                 got = {n: saved(case, f"c{ci}_d{ds}_{impl}_{stage}_{n}.bin", n) for n in outputs(variant)}
+                checked(*(f"c{ci}_d{ds}_{impl}_{stage}_{n}.bin" for n in outputs(variant)))  # (an oracle's outputs stay)
                 seen = lambda: data.float64_inputs(variant, read_inputs(variant, drawn[(ci, ds)].result(), case.params))  # noqa: E731
                 return as_check(compare_outputs(variant, case, got, want, seen), impl, seed, stage)
 
@@ -569,9 +581,13 @@ def _run(
             first = case.timed_dataset
             kept_from = drawn[(ci, first)].result()
             stored = timed_inputs(variant, case, out, pair, kept_from)
+            pair_files = [f"c{ci}_t{pair}_input_{n}.bin" for n in inputs(variant)] + [
+                f"c{ci}_t{pair}_{impl}_{n}.bin" for impl in saved_impls for n in outputs(variant)
+            ]
             wrong = generator_mismatch(variant, case, stored, refresh_key, pair, np.random.default_rng(pair), kept_from)
             if wrong:
                 faults.append(f"size {case.params}: {wrong}")
+                checked(*pair_files)
                 return []
             if oracle:
                 want = {
@@ -587,6 +603,7 @@ def _run(
                     got = {n: saved(case, f"c{ci}_t{pair}_{impl}_{n}.bin", n) for n in outputs(variant)}
                     cmps = compare_outputs(variant, case, got, want, lambda: data.float64_inputs(variant, stored))
                     found.append(as_check(cmps, impl, case.datasets[first][0], "timed_call", pair))
+            checked(*pair_files)
             return found
 
         jobs: list[tuple[int, int, Future]] = []

@@ -1,8 +1,7 @@
 // conv_1d: cuDNN (legacy API) cudnnConvolutionForward, a 1 x input_size image and a 1 x kernel_size filter,
 // CUDNN_CROSS_CORRELATION (no flip: the task's "valid" correlation), no padding. The algorithm is chosen
-// once per shape by cudnnFindConvolutionForwardAlgorithmEx (first, untimed call, at most 1 GiB of
-// workspace; FFT and Winograd excluded, FP32 without TF32); descriptors and the workspace are kept.
-// Timed: the one cudnnConvolutionForward.
+// once per shape on the first, untimed call (the usable ones of cuDNN's heuristic list, each timed on the
+// call's buffers; cmv::Conv2d); descriptors and the workspace are kept. Timed: the one cudnnConvolutionForward.
 #include "cudnn_util.cuh"
 
 namespace {

@@ -1,8 +1,8 @@
 // conv_2d: cuDNN (legacy API) cudnnConvolutionForward, one channel, CUDNN_CROSS_CORRELATION (no flip),
-// no padding, stride 1: the task's valid 2-D correlation. The algorithm is chosen once per shape by
-// cudnnFindConvolutionForwardAlgorithmEx (first, untimed call, at most 1 GiB of workspace; FFT and
-// Winograd excluded, FP32 without TF32); descriptors and the workspace are kept. Timed: the one
-// cudnnConvolutionForward.
+// no padding, stride 1: the task's valid 2-D correlation. The algorithm is chosen once per shape on the
+// first, untimed call: the usable ones of cuDNN's heuristic list, each timed on the call's buffers (at most
+// 1 GiB of workspace; FFT and Winograd excluded, FP32 without TF32; cmv::Conv2d); descriptors and the
+// workspace are kept. Timed: the one cudnnConvolutionForward.
 #include "cudnn_util.cuh"
 
 namespace {

@@ -32,9 +32,12 @@ inline cudnnTensorDescriptor_t tensor4d(cudnnDataType_t type, int n, int c, int 
 }
 
 // Single-channel valid cross-correlation (no flip) of an h x w image with a kh x kw filter, planned once
-// per shape: cuDNN times its algorithms (cudnnFindConvolutionForwardAlgorithmEx on the call's buffers, at
-// most 1 GiB of workspace, on the first, untimed call) and the fastest usable one is kept. FP32 runs in FMA math (no TF32); FFT and Winograd algorithms are left
-// out (their error is above the FP32 tolerance: they transform the whole image).
+// per shape on the first, untimed call: cuDNN's heuristic lists the algorithms for the shape
+// (cudnnGetConvolutionForwardAlgorithm_v7), FFT and Winograd ones are left out (their error is above the
+// FP32 tolerance: they transform the whole image), as are those needing more than 1 GiB of workspace and,
+// in FP32, tensor-op math (no TF32); each one left is run on the call's buffers and timed, and the fastest
+// is kept. cudnnFindConvolutionForwardAlgorithmEx is not used: on the H200 it did not return for FP32 at
+// 4096^2 x 32^2 (its FFT_TILING trial hangs: scripts/diag/conv2d_cudnn_algos.cu).
 template <typename T>
 struct Conv2d {
   int h = -1, w = -1, kh = -1, kw = -1;
@@ -44,8 +47,15 @@ struct Conv2d {
   cudnnConvolutionFwdAlgo_t algo = CUDNN_CONVOLUTION_FWD_ALGO_IMPLICIT_GEMM;
   size_t workspace_bytes = 0;
   Workspace workspace;
-  static constexpr size_t kFindWorkspaceBytes = size_t(1) << 30;  // what an algorithm may use: 1 GiB
-  Workspace find_workspace;
+  static constexpr size_t kMaxWorkspaceBytes = size_t(1) << 30;  // what an algorithm may use: 1 GiB
+
+  static bool usable(const cudnnConvolutionFwdAlgoPerf_t& p, bool fp32) {
+    if (p.status != CUDNN_STATUS_SUCCESS || p.memory > kMaxWorkspaceBytes) return false;
+    if (p.algo == CUDNN_CONVOLUTION_FWD_ALGO_FFT || p.algo == CUDNN_CONVOLUTION_FWD_ALGO_FFT_TILING ||
+        p.algo == CUDNN_CONVOLUTION_FWD_ALGO_WINOGRAD || p.algo == CUDNN_CONVOLUTION_FWD_ALGO_WINOGRAD_NONFUSED)
+      return false;
+    return !(fp32 && p.mathType == CUDNN_TENSOR_OP_MATH);
+  }
 
   void plan(int h_, int w_, int kh_, int kw_, const T* input, const T* kernel, T* output) {
     if (h_ == h && w_ == w && kh_ == kh && kw_ == kw) return;
@@ -64,28 +74,33 @@ struct Conv2d {
     CMV_CUDNN(cudnnGetConvolutionForwardAlgorithmMaxCount(dnn(), &max_algos));
     cudnnConvolutionFwdAlgoPerf_t perf[32];
     if (max_algos > 32) max_algos = 32;
-    // On the call's own buffers (the output is written again by run) with a bounded workspace: an
-    // algorithm that needs more is not tried. Unbounded, cudnnFindConvolutionForwardAlgorithm did not
-    // return within the harness's 300 s for FP32 at 4096^2 x 32^2 on the H200 (GEMM's im2col there
-    // would need (4065^2 x 1024) floats, 68 GB).
-    const size_t bound = kFindWorkspaceBytes;
-    CMV_CUDNN(cudnnFindConvolutionForwardAlgorithmEx(dnn(), x, input, f, kernel, conv, y, output, max_algos, &found, perf,
-                                                     find_workspace.get(bound), bound));
-    for (int i = 0; i < found; ++i) {  // sorted fastest first
+    CMV_CUDNN(cudnnGetConvolutionForwardAlgorithm_v7(dnn(), x, f, conv, y, max_algos, &found, perf));
+    cudaEvent_t start = nullptr, stop = nullptr;
+    CMV_CUDA(cudaEventCreate(&start));
+    CMV_CUDA(cudaEventCreate(&stop));
+    float best_ms = -1.0f;
+    cudnnConvolutionFwdAlgoPerf_t best{};
+    for (int i = 0; i < found; ++i) {
       const cudnnConvolutionFwdAlgoPerf_t& p = perf[i];
-      if (p.status != CUDNN_STATUS_SUCCESS) continue;
-      if (p.algo == CUDNN_CONVOLUTION_FWD_ALGO_FFT || p.algo == CUDNN_CONVOLUTION_FWD_ALGO_FFT_TILING ||
-          p.algo == CUDNN_CONVOLUTION_FWD_ALGO_WINOGRAD || p.algo == CUDNN_CONVOLUTION_FWD_ALGO_WINOGRAD_NONFUSED)
-        continue;
-      if (fp32 && p.mathType == CUDNN_TENSOR_OP_MATH) continue;
-      if (p.memory > kFindWorkspaceBytes) continue;
+      if (!usable(p, fp32)) continue;
       algo = p.algo;
       workspace_bytes = p.memory;
       CMV_CUDNN(cudnnSetConvolutionMathType(conv, p.mathType));
-      workspace.get(workspace_bytes);
-      return;
+      run(input, kernel, output);  // warm: module load, first touch
+      CMV_CUDA(cudaEventRecord(start, 0));
+      run(input, kernel, output);
+      CMV_CUDA(cudaEventRecord(stop, 0));
+      CMV_CUDA(cudaEventSynchronize(stop));
+      float ms = 0.0f;
+      CMV_CUDA(cudaEventElapsedTime(&ms, start, stop));
+      if (best_ms < 0.0f || ms < best_ms) best_ms = ms, best = p;
     }
-    fail("cudnn", CUDNN_STATUS_NOT_SUPPORTED, "no direct or GEMM-based convolution algorithm for this shape", __LINE__);
+    CMV_CUDA(cudaEventDestroy(start));
+    CMV_CUDA(cudaEventDestroy(stop));
+    if (best_ms < 0.0f) fail("cudnn", CUDNN_STATUS_NOT_SUPPORTED, "no direct or GEMM-based convolution algorithm for this shape", __LINE__);
+    algo = best.algo;
+    workspace_bytes = best.memory;
+    CMV_CUDNN(cudnnSetConvolutionMathType(conv, best.mathType));
   }
 
   void run(const T* input, const T* kernel, T* output) {

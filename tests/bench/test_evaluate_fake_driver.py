@@ -216,3 +216,28 @@ def test_shuffled_inputs_keep_their_values_and_a_replayed_loss_is_caught_with_a_
     fake_driver("cross_entropy_loss/fp32", sizes, "replay")
     result = evaluate("cross_entropy_loss", "fp32", "// fake", sizes, settings=_settings(tmp_path))
     assert result.verdict == Verdict.wrong_answer and "timed call" in result.message, result.message
+
+
+def test_each_saved_output_and_timed_input_is_deleted_once_checked_with_a_fake_driver(fake_driver, tmp_path, monkeypatch):
+    """Fake driver. The scratch directory holds what is still to be checked, not every output of the run: a suite
+    of GB-sized timed inputs filled the H200 machine's disk when several evaluations kept theirs to the end."""
+    kept: list[Path] = []
+    monkeypatch.setattr(EV, "remove_scratch", kept.append)  # look at the scratch directories the run leaves
+    fake_driver("vector_add/fp32", SIZES)
+    result = evaluate("vector_add", "fp32", "// fake", SIZES, settings=_settings(tmp_path))
+    assert result.verdict == Verdict.ok, result.message
+    assert any(c.stage == "timed_call" for row in result.rows for c in row.checks)
+    (workdir,) = [d for d in kept if d.name.startswith("cm-eval-")]
+    assert (workdir / "results.txt").exists() and (workdir / "out").is_dir()
+    assert sorted(p.name for p in (workdir / "out").iterdir()) == []
+
+
+def test_kept_work_directories_keep_every_output_with_a_fake_driver(fake_driver, tmp_path):
+    """Fake driver. keep_workdir=True (debugging, the GPU tests that read the saved timed inputs) keeps them all."""
+    fake_driver("vector_add/fp32", SIZES)
+    settings = _settings(tmp_path)
+    result = evaluate("vector_add", "fp32", "// fake", SIZES, settings=settings, keep_workdir=True)
+    assert result.verdict == Verdict.ok, result.message
+    (workdir,) = list(settings.scratch_root.glob("cm-eval-*"))
+    names = [p.name for p in (workdir / "out").iterdir()]
+    assert any("_t" in n and "_input_" in n for n in names) and any("_candidate_first_" in n for n in names)
