@@ -5,7 +5,9 @@
   objects land in the content-addressed cache, so evaluate() finds them);
 - the check datasets of the next variants are drawn into the data cache on `prefetch_workers` threads, one
   task per (size, seed), variants in order and as far ahead as `prefetch_bytes` allows (at least one
-  variant), then their full float64 references; variant k starts as soon as its datasets are there (its
+  variant); their full float64 references are computed on as many threads of their own, each once its
+  dataset is drawn (a variant's draws never queue behind an earlier variant's references: triangle_attention's
+  took the next variant's inputs 7 s late on the H200); variant k starts as soon as its datasets are there (its
   references may still be computing: the evaluation waits for those, rather than computing them again);
 - earlier variants' output checks finish, and their scratch directories go, while variant k's driver runs (up
   to TAILS evaluations may still be checking; results are reported in job order);
@@ -45,8 +47,11 @@ from .result import EvaluationResult
 from .settings import HarnessSettings
 
 # Evaluations whose driver has exited but whose output checks still run (a float64 reference still computing,
-# as triangle_attention's for ~20 s): up to this many, beside the next driver, before the loop waits for the oldest.
-TAILS = 3
+# as triangle_attention's for ~20 s): up to this many, beside the next driver, before the loop waits for the oldest
+# (with 3, the H200's suite waited 11 s in all for them). Each holds its fresh datasets on disk until it returns (GBs
+# for matrix_transpose): while the data cache's file system is short of space (DataCache.has_room), the next
+# evaluation starts only once the previous one has returned.
+TAILS = 6
 # A driver that starts within this many seconds of the previous driver's exit finds the GPU's clocks up: it skips
 # the longer warm-up of its first timed size (evaluate's gpu_warm), keeping every size's own warm-up.
 WARM_GPU_S = 2.0
@@ -143,7 +148,7 @@ def _prefetch_tasks(
 
 @dataclass
 class _Ahead:
-    """One variant's prefetch: its dataset draws and reference computations in the pool."""
+    """One variant's prefetch: its dataset draws and reference computations in the pools."""
 
     nbytes: int
     draws: list[Future] = field(default_factory=list)
@@ -156,7 +161,8 @@ class Prefetcher:
 
     def __init__(self, jobs: list[Job], sizes: str | list[dict[str, int]], settings: HarnessSettings, workers: int, budget: int):
         self.jobs, self.sizes, self.settings, self.budget = jobs, sizes, settings, budget
-        self.pool = ThreadPoolExecutor(max_workers=workers, thread_name_prefix="cm-prefetch")
+        self.draws = ThreadPoolExecutor(max_workers=workers, thread_name_prefix="cm-draw")
+        self.refs = ThreadPoolExecutor(max_workers=workers, thread_name_prefix="cm-ref")
         self.ahead: dict[str, _Ahead] = {}  # variant key -> its prefetch (each variant once)
         self.done: set[str] = set()
         self.next = 0  # next job to admit
@@ -181,9 +187,8 @@ class Prefetcher:
                     return
                 ahead = _Ahead(nbytes)
                 tasks = _prefetch_tasks(variant, self.sizes, self.settings)
-                ahead.draws = [self.pool.submit(draw) for draw, _ in tasks]
-                # the references after the draws (FIFO): a worker never waits on a draw that has not started
-                ahead.refs = [self.pool.submit(ref) for _, ref in tasks]
+                ahead.draws = [self.draws.submit(draw) for draw, _ in tasks]
+                ahead.refs = [self.refs.submit(_after, drawn, ref) for drawn, (_, ref) in zip(ahead.draws, tasks)]
                 cache = DataCache(self.settings)
                 params_list = variant.task.size_list(self.sizes) if isinstance(self.sizes, str) else self.sizes
                 ahead.entries = [e for p in params_list for s in self.settings.seeds if (e := cache.entry(variant, p, s)) is not None]
@@ -209,7 +214,17 @@ class Prefetcher:
         return list(ahead.entries) if ahead else []
 
     def close(self) -> None:
-        self.pool.shutdown(wait=True, cancel_futures=True)
+        self.draws.shutdown(wait=True, cancel_futures=True)
+        self.refs.shutdown(wait=True, cancel_futures=True)
+
+
+def _after(drawn: Future, ref: Callable[[], None]) -> None:
+    """A full reference, once its dataset is drawn (a failed draw is left to evaluate(), which draws again)."""
+    try:
+        drawn.result()
+    except Exception:
+        return
+    ref()
 
 
 def prefetch_workers(settings: HarnessSettings) -> int:
@@ -327,7 +342,7 @@ def run_pipeline(
                 timed.wait()  # the driver has timed its last size (or exited, or there was none): start the next
                 previous = exited
                 t3 = time.monotonic()
-                report_finished(TAILS + 1)  # this one and up to TAILS evaluations still checking
+                report_finished(TAILS + 1 if cache.has_room() else 0)  # this one and up to TAILS still checking
                 tails_s = time.monotonic() - t3
             report_finished(0)
     finally:

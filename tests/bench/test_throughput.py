@@ -486,3 +486,78 @@ def test_the_timing_loop_starts_from_the_last_check_dataset_the_buffers_already_
     assert timed and {c.seed for c in timed} == {settings.seeds[-1]}
     runtime = (RUNTIME_DIR / "cm_runtime.cuh").read_text()
     assert "Loaded first" not in runtime and "upload_inputs(c, c.resident);" in runtime
+
+
+def test_the_next_variants_draws_do_not_queue_behind_an_earlier_variants_references(tmp_path, monkeypatch):
+    """triangle_attention's float64 references held the prefetch threads for tens of seconds on the H200, and the next
+    variant's datasets, queued behind them, came 7 s late: draws and references now have threads of their own."""
+    import threading
+
+    from bench_tasks.harness import pipeline
+
+    release = threading.Event()
+    drawn: list[str] = []
+
+    def tasks(variant, sizes, settings):
+        def draw() -> None:
+            drawn.append(variant.key)
+
+        def ref() -> None:
+            if variant.key == "triangle_attention/fp32":
+                assert release.wait(30), "never released"
+
+        return [(draw, ref), (draw, ref)]
+
+    monkeypatch.setattr(pipeline, "dataset_bytes", lambda variant, sizes, settings: 1)
+    monkeypatch.setattr(pipeline, "_prefetch_tasks", tasks)
+    jobs = [pipeline.Job("triangle_attention", "fp32"), pipeline.Job("vector_add", "fp32")]
+    prefetcher = pipeline.Prefetcher(jobs, SIZES, _settings(tmp_path), workers=2, budget=10)
+    try:
+        prefetcher.admit(0)
+        done = threading.Thread(target=prefetcher.wait_inputs, args=(1,))
+        done.start()
+        done.join(10)
+        assert not done.is_alive(), "the second variant's datasets waited for the first one's references"
+        assert drawn.count("vector_add/fp32") == 2
+        ahead = prefetcher.ahead["triangle_attention/fp32"]
+        assert not any(f.done() for f in ahead.refs)  # its references were still computing
+    finally:
+        release.set()
+        prefetcher.close()
+
+
+def test_short_of_disk_the_pipeline_lets_no_evaluation_check_beside_the_next_driver(fake_driver, tmp_path, monkeypatch):
+    """Fake driver. Each evaluation still checking holds its fresh datasets on disk; while the data cache's file
+    system is short of space the next driver starts only once the previous evaluation has returned."""
+    import threading
+
+    from bench_tasks.harness import pipeline
+    from bench_tasks.harness.datacache import DataCache
+
+    ev = __import__("sys").modules["bench_tasks.harness.evaluate"]
+    monkeypatch.setattr(pipeline, "prebuild", lambda job, settings: None)
+    monkeypatch.setattr(pipeline, "prebuild_runtime", lambda settings: None)
+    monkeypatch.setattr(DataCache, "has_room", lambda self: False)
+    events: list[str] = []
+    lock = threading.Lock()
+    real_start, real_evaluate = ev._start_driver, pipeline.evaluate
+
+    def start_driver(exe, workdir, inputs_dir, cases, variant, settings):
+        with lock:
+            events.append("driver")
+        return real_start(exe, workdir, inputs_dir, cases, variant, settings)
+
+    def evaluate(*args, **kwargs):
+        try:
+            return real_evaluate(*args, **kwargs)
+        finally:
+            with lock:
+                events.append("returned")
+
+    monkeypatch.setattr(ev, "_start_driver", start_driver)
+    monkeypatch.setattr(pipeline, "evaluate", evaluate)
+    fake_driver("vector_add/fp32", SIZES)
+    jobs = [pipeline.Job("vector_add", "fp32", s) for s in ("// a", "// b", "// c")]
+    results = pipeline.run_pipeline(jobs, SIZES, _settings(tmp_path), compile_workers=1)
+    assert [r.verdict.value for r in results] == ["ok"] * 3
+    assert events == ["driver", "returned"] * 3
