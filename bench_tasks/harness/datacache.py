@@ -178,6 +178,11 @@ class DataCache:
         key = _key(variant, params, seed) if self.enabled else None
         return None if key is None else self.refs / key
 
+    def has_reference(self, variant: Variant, params: dict[str, int], seed: int) -> bool:
+        """Whether the full float64 reference of a cached dataset is stored (without reading it)."""
+        directory = self._ref_dir(variant, params, seed)
+        return directory is not None and (directory / "reference.json").exists()
+
     def reference(self, variant: Variant, params: dict[str, int], seed: int) -> dict[str, np.ndarray] | None:
         """The full float64 reference of a cached dataset, or None."""
         directory = self._ref_dir(variant, params, seed)

@@ -35,6 +35,7 @@ from bench_tasks.spec import Task, Variant, load_task
 from . import compile as cc
 from . import sandbox as sb
 from . import source as src
+from .ahead import after, dataset_tasks
 from .checks import (
     Case,
     as_check,
@@ -136,6 +137,17 @@ def _sizes(variant: Variant, sizes: str | list[dict[str, int]]) -> tuple[str, li
 
 def _workers(settings: HarnessSettings) -> int:
     return settings.data_workers or min(8, os.cpu_count() or 1)
+
+
+@dataclass
+class Overlap:
+    """How bench run's pipeline overlaps this evaluation's driver with the previous and the next one (evaluate()'s
+    arguments of the same names)."""
+
+    on_timing_done: Callable[[], None] | None = None
+    on_driver_done: Callable[[], None] | None = None
+    gate: threading.Event | None = None
+    gpu_warm: bool = False
 
 
 class Stages:
@@ -352,41 +364,55 @@ def evaluate(
         result.stages = stages.rounded()
         return result
 
-    with stages("compile"):
-        built = _build(variant, text, settings, extra_flags, vendor_build)
-    if isinstance(built, tuple):
-        return finish(*built)
-    require_gpu(settings)
-    workdir = make_scratch(settings, "cm-eval-")  # the driver's only writable directory
-    inputs_dir = make_scratch(settings, "cm-in-")  # datasets drawn here while the driver runs: read-only inside
-    inputs_dir.chmod(0o755)
+    # The check datasets are drawn into the data cache (then their full references computed) while the candidate
+    # compiles; the driver then finds them there (already there in bench run, whose pipeline drew them ahead).
+    ahead = ThreadPoolExecutor(max_workers=_workers(settings), thread_name_prefix="cm-ahead")
+    tasks = dataset_tasks(variant, size_list, settings, seeds)
+    draws = [ahead.submit(draw) for draw, _ in tasks]
+    for drawn, (_, ref) in zip(draws, tasks):
+        ahead.submit(after, drawn, ref)
+    ran = False
     try:
-        (workdir / "out").mkdir()
-        return finish(
-            *_run(
-                variant,
-                built,
-                result,
-                size_list,
-                seeds,
-                fresh_seed,
-                workdir,
-                inputs_dir,
-                settings,
-                stages,
-                timing,
-                on_driver_done,
-                gpu_warm,
-                on_timing_done,
-                gate,
-                keep_workdir,
+        with stages("compile"):
+            built = _build(variant, text, settings, extra_flags, vendor_build)
+        if isinstance(built, tuple):
+            return finish(*built)
+        require_gpu(settings)
+        ran = True
+        with stages("draw_wait"):
+            for drawn in draws:  # drawn by now but at the largest sizes (a failed draw is drawn again below)
+                drawn.exception()
+        workdir = make_scratch(settings, "cm-eval-")  # the driver's only writable directory
+        inputs_dir = make_scratch(settings, "cm-in-")  # datasets drawn here while the driver runs: read-only inside
+        inputs_dir.chmod(0o755)
+        try:
+            (workdir / "out").mkdir()
+            return finish(
+                *_run(
+                    variant,
+                    built,
+                    result,
+                    size_list,
+                    seeds,
+                    fresh_seed,
+                    workdir,
+                    inputs_dir,
+                    settings,
+                    stages,
+                    timing,
+                    Overlap(on_timing_done, on_driver_done, gate, gpu_warm),
+                    keep_workdir,
+                )
             )
-        )
+        finally:
+            if not keep_workdir:
+                remove_scratch(workdir)
+                remove_scratch(inputs_dir)
+            DataCache(settings).prune()
     finally:
-        if not keep_workdir:
-            remove_scratch(workdir)
-            remove_scratch(inputs_dir)
-        DataCache(settings).prune()
+        # After a run its references are the evaluation's own (done, or not needed); a candidate that did not build
+        # (or no GPU) returns at once, leaving the draws running into the cache for the next attempt.
+        ahead.shutdown(wait=ran, cancel_futures=True)
 
 
 def _build(
@@ -492,10 +518,7 @@ def _run(
     settings: HarnessSettings,
     stages: Stages,
     timing: bool,
-    on_driver_done: Callable[[], None] | None = None,
-    gpu_warm: bool = False,
-    on_timing_done: Callable[[], None] | None = None,
-    gate: threading.Event | None = None,
+    overlap: Overlap,
     keep_files: bool = False,
 ) -> tuple[Verdict, str, str]:
     """Draw the data, run the driver, and check its outputs as it writes them; the verdict.
@@ -509,8 +532,9 @@ def _run(
         for name, idx in (case.sample or {}).items():
             idx.tofile(workdir / f"c{case.index}_sample_{name}.bin")
     refresh_key = secret_key()
-    plan = _plan(variant, cases, workdir, settings, timing=timing, refresh_key=refresh_key, dump_baseline=oracle, gpu_warm=gpu_warm)
+    plan = _plan(variant, cases, workdir, settings, timing=timing, refresh_key=refresh_key, dump_baseline=oracle, gpu_warm=overlap.gpu_warm)
     gate_file = inputs_dir / "go"  # read-only inside the sandbox: only the parent opens the gate
+    gate = overlap.gate
     plan.gate = gate_file if gate is not None else None
     (workdir / "plan.txt").write_text(plan.to_text())
     cache = DataCache(settings)
@@ -532,8 +556,9 @@ def _run(
         child = _start_driver(exe, workdir, inputs_dir, cases, variant, settings)
         driver_started = time.monotonic()
         finished = waiter.submit(child.wait, settings.run_timeout_s)
-        if on_driver_done is not None:  # called by the waiter the moment the driver has exited
-            finished.add_done_callback(lambda _: on_driver_done())
+        driver_done = overlap.on_driver_done
+        if driver_done is not None:  # called by the waiter the moment the driver has exited
+            finished.add_done_callback(lambda _: driver_done())
 
         def refs(case: Case, d: int) -> dict[str, np.ndarray]:
             directory = drawn[(case.index, d)].result()
@@ -628,9 +653,9 @@ def _run(
                     seen.add(impl)
                     if seen == saved_impls and checked_impls:
                         jobs.append((ci, position, check.submit(timed_check, ci, pair, checked_impls)))
-            if results.timing_done and not told_timing_done and on_timing_done is not None:
+            if results.timing_done and not told_timing_done and overlap.on_timing_done is not None:
                 told_timing_done = True
-                on_timing_done()
+                overlap.on_timing_done()
 
         def failed() -> BaseException | None:
             for fut in [*drawn.values(), *references.values(), *(j for _, _, j in jobs)]:

@@ -38,7 +38,8 @@ from bench_tasks.spec import Variant, load_task
 
 from . import compile as cc
 from . import source as src
-from .checks import Case, read_inputs, reference, sampled
+from .ahead import after, dataset_tasks
+from .checks import sampled
 from .datacache import DataCache
 from .driver import driver_source
 from .errors import CandidateError, VendorUnavailable
@@ -118,34 +119,6 @@ def dataset_bytes(variant: Variant, sizes: str | list[dict[str, int]], settings:
     return total
 
 
-def _prefetch_tasks(
-    variant: Variant, sizes: str | list[dict[str, int]], settings: HarnessSettings
-) -> list[tuple[Callable[[], None], Callable[[], None]]]:
-    """Per (size, seed): (draw the dataset into the cache, compute and store its full reference)."""
-    cache = DataCache(settings)
-    if not cache.enabled or variant.task.custom:
-        return []
-
-    def tasks_for(params: dict[str, int], seed: int, full: bool) -> tuple[Callable[[], None], Callable[[], None]]:
-        def draw() -> None:
-            if cache.ready(variant, params, seed) is None and cache.has_room():
-                cache.dataset(variant, params, seed, settings.cache_dir / "unused")
-
-        def ref() -> None:
-            directory = cache.ready(variant, params, seed)
-            if full and directory is not None:
-                case = Case(0, params, [])
-                cache.full_reference(variant, params, seed, lambda: reference(variant, case, read_inputs(variant, directory, params)))
-
-        return draw, ref
-
-    return [
-        tasks_for(params, seed, not sampled(variant, params, settings))
-        for params in (variant.task.size_list(sizes) if isinstance(sizes, str) else sizes)
-        for seed in settings.seeds
-    ]
-
-
 @dataclass
 class _Ahead:
     """One variant's prefetch: its dataset draws and reference computations in the pools."""
@@ -186,9 +159,9 @@ class Prefetcher:
                 if self.next > current + 1 and self._pending_bytes() + nbytes > self.budget:
                     return
                 ahead = _Ahead(nbytes)
-                tasks = _prefetch_tasks(variant, self.sizes, self.settings)
+                tasks = dataset_tasks(variant, self.sizes, self.settings)
                 ahead.draws = [self.draws.submit(draw) for draw, _ in tasks]
-                ahead.refs = [self.refs.submit(_after, drawn, ref) for drawn, (_, ref) in zip(ahead.draws, tasks)]
+                ahead.refs = [self.refs.submit(after, drawn, ref) for drawn, (_, ref) in zip(ahead.draws, tasks)]
                 cache = DataCache(self.settings)
                 params_list = variant.task.size_list(self.sizes) if isinstance(self.sizes, str) else self.sizes
                 ahead.entries = [e for p in params_list for s in self.settings.seeds if (e := cache.entry(variant, p, s)) is not None]
@@ -216,15 +189,6 @@ class Prefetcher:
     def close(self) -> None:
         self.draws.shutdown(wait=True, cancel_futures=True)
         self.refs.shutdown(wait=True, cancel_futures=True)
-
-
-def _after(drawn: Future, ref: Callable[[], None]) -> None:
-    """A full reference, once its dataset is drawn (a failed draw is left to evaluate(), which draws again)."""
-    try:
-        drawn.result()
-    except Exception:
-        return
-    ref()
 
 
 def prefetch_workers(settings: HarnessSettings) -> int:

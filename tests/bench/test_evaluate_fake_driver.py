@@ -241,3 +241,34 @@ def test_kept_work_directories_keep_every_output_with_a_fake_driver(fake_driver,
     (workdir,) = list(settings.scratch_root.glob("cm-eval-*"))
     names = [p.name for p in (workdir / "out").iterdir()]
     assert any("_t" in n and "_input_" in n for n in names) and any("_candidate_first_" in n for n in names)
+
+
+def test_check_datasets_and_their_references_are_drawn_while_the_candidate_compiles_with_a_fake_driver(fake_driver, tmp_path, monkeypatch):
+    """Fake driver (and a fake compile that waits). From empty caches, evaluate() draws the check datasets into the
+    data cache, then their full references, while the candidate compiles: the driver then finds them there."""
+    import time
+
+    from bench_tasks import load_task
+    from bench_tasks.harness.datacache import DataCache
+
+    fake_driver("vector_add/fp32", SIZES)
+    settings = _settings(tmp_path)
+    variant, cache = load_task("vector_add").variant("fp32"), DataCache(settings)
+    exe = EV._build()  # the fixture's fake driver
+    seen: list[bool] = []
+
+    def compiling(*args, **kwargs):
+        t0 = time.monotonic()
+        while time.monotonic() - t0 < 20:  # a compile that takes until the references are stored
+            if all(cache.has_reference(variant, p, s) for p in SIZES for s in settings.seeds):
+                break
+            time.sleep(0.01)
+        seen.append(all(cache.ready(variant, p, s) is not None for p in SIZES for s in settings.seeds))
+        seen.append(all(cache.has_reference(variant, p, s) for p in SIZES for s in settings.seeds))
+        return exe
+
+    monkeypatch.setattr(EV, "_build", compiling)
+    result = evaluate("vector_add", "fp32", "// fake", SIZES, settings=settings)
+    assert result.verdict == Verdict.ok, result.message
+    assert seen == [True, True]
+    assert "draw_wait" in result.stages

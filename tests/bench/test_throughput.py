@@ -251,7 +251,7 @@ def test_the_prefetch_admits_variants_within_its_byte_budget_and_always_the_next
 
     jobs = [pipeline.Job(t, p) for t in ("vector_add", "RELU") for p in ("fp32", "bf16")]
     monkeypatch.setattr(pipeline, "dataset_bytes", lambda variant, sizes, settings: 1000)
-    monkeypatch.setattr(pipeline, "_prefetch_tasks", lambda variant, sizes, settings: [])
+    monkeypatch.setattr(pipeline, "dataset_tasks", lambda variant, sizes, settings: [])
     settings = _settings(tmp_path)
     tight = pipeline.Prefetcher(jobs, SIZES, settings, workers=2, budget=1500)
     tight.admit(0)
@@ -373,9 +373,7 @@ def test_slow_output_checks_of_one_variant_hold_none_of_the_next_drivers(fake_dr
         assert r.stages["gate_wait"] >= 0  # every driver after the first waited at its gate
 
 
-def test_the_next_driver_starts_up_while_the_previous_one_checks_but_waits_at_its_gate_until_it_exits(
-    fake_driver, tmp_path, monkeypatch
-):
+def test_the_next_driver_starts_up_while_the_previous_one_checks_but_waits_at_its_gate_until_it_exits(fake_driver, tmp_path, monkeypatch):
     """Fake driver. Once a driver has timed its last size, the next one starts (process, sandbox, CUDA context)
     while it finishes its correctness runs; the next one's GPU work waits until it has exited, so no timed call
     overlaps another driver's work."""
@@ -509,7 +507,7 @@ def test_the_next_variants_draws_do_not_queue_behind_an_earlier_variants_referen
         return [(draw, ref), (draw, ref)]
 
     monkeypatch.setattr(pipeline, "dataset_bytes", lambda variant, sizes, settings: 1)
-    monkeypatch.setattr(pipeline, "_prefetch_tasks", tasks)
+    monkeypatch.setattr(pipeline, "dataset_tasks", tasks)
     jobs = [pipeline.Job("triangle_attention", "fp32"), pipeline.Job("vector_add", "fp32")]
     prefetcher = pipeline.Prefetcher(jobs, SIZES, _settings(tmp_path), workers=2, budget=10)
     try:
