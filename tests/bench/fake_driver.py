@@ -8,7 +8,8 @@ timed call leaves its output unwritten), `bad_draw` (the saved inputs of checked
 the generator draws). Like the real driver it starts before its datasets exist and waits for `ready`,
 waits at the plan's gate after its start-up, and says `timing_done` once its last size is timed.
 CM_FAKE_LOG (a file) gets a line per event (start, gate, timing_done, exit, with the plan's directory);
-CM_FAKE_TAIL_S: seconds its correctness runs take after the last timed size.
+CM_FAKE_TAIL_S: seconds its correctness runs take after the last timed size at most: they end earlier once another
+driver has logged its start, or once CM_FAKE_DRIVERS drivers have (so a loaded machine cannot make them too short).
 
     python fake_driver.py PLAN    (as the real driver; CM_FAKE_VARIANT = task/precision, CM_FAKE_SIZES = JSON list)
 """
@@ -47,6 +48,10 @@ def main() -> int:
         if os.environ.get("CM_FAKE_LOG"):
             with open(os.environ["CM_FAKE_LOG"], "a") as f:
                 f.write(f"{event} {Path(sys.argv[1]).parent.name}\n")
+
+    def started_drivers() -> int:
+        path = os.environ.get("CM_FAKE_LOG")
+        return sum(line.startswith("start ") for line in open(path)) if path and os.path.exists(path) else 0
 
     log("start")
     say("device FAKE_GPU 9.0 132 52428800 150000000000 13000 13000")
@@ -141,7 +146,10 @@ def main() -> int:
             if cp.index == timed_cases[-1]:
                 say("timing_done")
                 log("timing_done")
-                time.sleep(float(os.environ.get("CM_FAKE_TAIL_S", "0")))
+                tail_until = time.monotonic() + float(os.environ.get("CM_FAKE_TAIL_S", "0"))
+                starts = started_drivers()
+                while time.monotonic() < tail_until and starts == started_drivers() < int(os.environ.get("CM_FAKE_DRIVERS", "0")):
+                    time.sleep(0.005)
         for d, (directory, purpose) in enumerate(cp.datasets):
             if purpose != "fresh":
                 continue

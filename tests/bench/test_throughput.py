@@ -383,7 +383,8 @@ def test_the_next_driver_starts_up_while_the_previous_one_checks_but_waits_at_it
     monkeypatch.setattr(pipeline, "prebuild_runtime", lambda settings: None)
     log = tmp_path / "drivers.log"
     monkeypatch.setenv("CM_FAKE_LOG", str(log))
-    monkeypatch.setenv("CM_FAKE_TAIL_S", "0.5")  # correctness runs after the last timed size
+    monkeypatch.setenv("CM_FAKE_TAIL_S", "30")  # correctness runs after the last timed size: until the next driver starts
+    monkeypatch.setenv("CM_FAKE_DRIVERS", "3")
     fake_driver("vector_add/fp32", SIZES)
     jobs = [pipeline.Job("vector_add", "fp32", s) for s in ("// a", "// b", "// c")]
     results = pipeline.run_pipeline(jobs, SIZES, _settings(tmp_path), compile_workers=1)
