@@ -15,4 +15,9 @@ class VendorUnavailable(RuntimeError):
     """No vendor reference for the task, or its libraries are not installed here; the message says what to do."""
 
 
-__all__ = ["CandidateError", "NoGpuError", "TaskError", "VendorUnavailable"]
+class MachineError(RuntimeError):
+    """The machine failed the harness (a full disk, a file it could not write), not the kernel: bench run reports
+    it for that variant and goes on."""
+
+
+__all__ = ["CandidateError", "MachineError", "NoGpuError", "TaskError", "VendorUnavailable"]

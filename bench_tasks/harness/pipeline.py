@@ -42,7 +42,7 @@ from .ahead import after, dataset_tasks
 from .checks import sampled
 from .datacache import DataCache
 from .driver import driver_source
-from .errors import CandidateError, VendorUnavailable
+from .errors import CandidateError, MachineError, VendorUnavailable
 from .evaluate import evaluate
 from .result import EvaluationResult
 from .settings import HarnessSettings
@@ -203,7 +203,7 @@ def run_pipeline(
     compile_workers: int | None = None,
     lookahead: int | None = None,
     on_start: Callable[[Job, int], None] | None = None,
-    on_result: Callable[[Job, EvaluationResult | CandidateError | VendorUnavailable], None] | None = None,
+    on_result: Callable[[Job, EvaluationResult | CandidateError | VendorUnavailable | MachineError], None] | None = None,
     timing: bool = True,
 ) -> list[EvaluationResult]:
     """Evaluate `jobs` in order on the GPU, compiling and drawing data ahead; returns the results.
@@ -222,7 +222,7 @@ def run_pipeline(
 
     def run(
         job: Job, timed: threading.Event, exited: threading.Event, gate: threading.Event | None, warm: bool
-    ) -> EvaluationResult | CandidateError | VendorUnavailable:
+    ) -> EvaluationResult | CandidateError | VendorUnavailable | MachineError:
         try:
             return evaluate(
                 job.task,
@@ -239,6 +239,10 @@ def run_pipeline(
             )
         except (CandidateError, VendorUnavailable) as exc:
             return exc
+        except OSError as exc:  # the H200 machine's disk filled up once: one variant lost, not the run
+            free = DataCache(settings).has_room()
+            hint = "" if free else " (the data cache's file system is short of space: free some, or set CUDAMASTER_HARNESS__CACHE_DIR)"
+            return MachineError(f"the harness could not finish this variant: {exc}{hint}; the run goes on")
         finally:
             timed.set()
             exited.set()

@@ -560,3 +560,35 @@ def test_short_of_disk_the_pipeline_lets_no_evaluation_check_beside_the_next_dri
     results = pipeline.run_pipeline(jobs, SIZES, _settings(tmp_path), compile_workers=1)
     assert [r.verdict.value for r in results] == ["ok"] * 3
     assert events == ["driver", "returned"] * 3
+
+
+def test_a_machine_error_in_one_variant_is_reported_for_it_and_the_run_goes_on(tmp_path, monkeypatch):
+    """A full disk ended the whole suite on the H200 (an OSError drawing a dataset): now that variant gets a
+    MachineError, saying what to do, and the next ones are evaluated."""
+    from types import SimpleNamespace
+
+    from bench_tasks.harness import pipeline
+    from bench_tasks.harness.errors import MachineError
+
+    monkeypatch.setattr(pipeline, "prebuild", lambda job, settings: None)
+    monkeypatch.setattr(pipeline, "prebuild_runtime", lambda settings: None)
+    monkeypatch.setattr(pipeline, "dataset_tasks", lambda variant, sizes, settings: [])
+    evaluated: list[str] = []
+
+    def evaluate(task, precision, *args, **kwargs):
+        if precision == "bf16":
+            raise OSError(28, "No space left on device")
+        evaluated.append(task)
+        kwargs["on_timing_done"]()
+        kwargs["on_driver_done"]()
+        return SimpleNamespace(task=task, stages={})
+
+    monkeypatch.setattr(pipeline, "evaluate", evaluate)
+    monkeypatch.setattr(pipeline, "EvaluationResult", SimpleNamespace)  # the fake results above stand for them
+    outcomes: list[tuple[str, object]] = []
+    jobs = [pipeline.Job("vector_add", "fp32"), pipeline.Job("vector_add", "bf16"), pipeline.Job("RELU", "fp32")]
+    results = pipeline.run_pipeline(jobs, SIZES, _settings(tmp_path), on_result=lambda job, out: outcomes.append((job.key, out)))
+    assert [r.task for r in results] == ["vector_add", "RELU"]
+    assert [k for k, _ in outcomes] == ["vector_add/fp32", "vector_add/bf16", "RELU/fp32"]
+    error = outcomes[1][1]
+    assert isinstance(error, MachineError) and "No space left on device" in str(error) and "goes on" in str(error)
