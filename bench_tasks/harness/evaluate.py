@@ -371,14 +371,12 @@ def evaluate(
     draws = [ahead.submit(draw) for draw, _ in tasks]
     for drawn, (_, ref) in zip(draws, tasks):
         ahead.submit(after, drawn, ref)
-    ran = False
     try:
         with stages("compile"):
             built = _build(variant, text, settings, extra_flags, vendor_build)
         if isinstance(built, tuple):
             return finish(*built)
         require_gpu(settings)
-        ran = True
         with stages("draw_wait"):
             for drawn in draws:  # drawn by now but at the largest sizes (a failed draw is drawn again below)
                 drawn.exception()
@@ -410,9 +408,11 @@ def evaluate(
                 remove_scratch(inputs_dir)
             DataCache(settings).prune()
     finally:
-        # After a run its references are the evaluation's own (done, or not needed); a candidate that did not build
-        # (or no GPU) returns at once, leaving the draws running into the cache for the next attempt.
-        ahead.shutdown(wait=ran, cancel_futures=True)
+        # After a run its references are the evaluation's own (done, or not needed). A candidate that did not build
+        # (or no GPU) cancels what has not started and waits for the draws that have: nothing of this evaluation
+        # may still write into the scratch root once it returns (its caller may remove it: a draw left running
+        # into a directory being removed made the removal fail).
+        ahead.shutdown(wait=True, cancel_futures=True)
 
 
 def _build(

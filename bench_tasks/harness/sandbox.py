@@ -186,9 +186,17 @@ def make_scratch(settings: HarnessSettings, prefix: str) -> Path:
 
 
 def remove_scratch(path: Path) -> None:
+    top = os.path.abspath(path)
+
     def unblock(func, p, _exc) -> None:  # a sandboxed step may leave directories without permissions
+        # Only inside the scratch tree: an error on the top directory itself (removed by someone else, or a file
+        # created in it meanwhile) once made this chmod its parent, the system's /tmp, to 0700.
         with contextlib.suppress(OSError):
-            os.chmod(os.path.dirname(p), 0o700)
+            p = os.path.abspath(p)
+            if os.path.commonpath([top, p]) != top:
+                return
+            if p != top:
+                os.chmod(os.path.dirname(p), 0o700)
             os.chmod(p, 0o700)
             func(p)
 

@@ -272,3 +272,33 @@ def test_check_datasets_and_their_references_are_drawn_while_the_candidate_compi
     assert result.verdict == Verdict.ok, result.message
     assert seen == [True, True]
     assert "draw_wait" in result.stages
+
+
+def test_an_evaluation_that_ends_early_leaves_no_draw_running_behind_it(tmp_path, monkeypatch):
+    """A candidate that does not build (or no GPU) returns with none of its ahead draws still writing: on CI a draw
+    left running into a scratch root that the caller then removed made the removal fail."""
+    import threading
+    import time
+
+    active: list[int] = []
+    finished: list[int] = []
+    lock = threading.Lock()
+
+    def tasks(variant, sizes, settings, seeds=None):
+        def draw() -> None:
+            with lock:
+                active.append(1)
+            time.sleep(0.2)
+            with lock:
+                finished.append(1)
+
+        return [(draw, lambda: None) for _ in range(12)]
+
+    monkeypatch.setattr(EV, "dataset_tasks", tasks)
+    monkeypatch.setattr(EV, "_build", lambda *a, **k: (Verdict.compile_error, "nvcc: error", "log"))
+    result = evaluate("vector_add", "fp32", "// does not build", SIZES, settings=_settings(tmp_path))
+    assert result.verdict == Verdict.compile_error
+    with lock:
+        assert len(finished) == len(active) >= 1  # every draw that started has ended; the rest never started
+    time.sleep(0.3)
+    assert len(active) == len(finished) < 12

@@ -580,3 +580,29 @@ def test_the_root_fallback_holds_the_same_line(box, root, data_dir, monkeypatch)
     assert "NoNewPrivs:\t1" in out and "CapEff:\t0000000000000000" in out and "CapBnd:\t0000000000000000" in out
     assert SECRET not in out and "VISIBLE" not in out and "WROTE" not in out and "CONNECTED" not in out
     assert lines[-1] == "1", out[-500:]  # the 513th process could not be forked (RLIMIT_NPROC for the sandbox uid)
+
+
+def test_removing_a_scratch_directory_never_changes_its_parents_permissions(tmp_path, monkeypatch):
+    """A removal error on the scratch directory itself (removed meanwhile, or a file created in it) made the error
+    handler chmod its parent to 0700: on a CI run that parent was the system's /tmp, and every later sandboxed
+    step failed. The handler now stays inside the scratch tree."""
+    import shutil
+
+    parent = tmp_path / "tmp"
+    parent.mkdir(mode=0o777)
+    parent.chmod(0o1777)
+    path = parent / "cm-eval-x"
+    (path / "out").mkdir(parents=True)
+    (path / "out" / "f.bin").write_bytes(b"x")
+    (path / "out").chmod(0o500)  # a sandboxed step may leave a directory without write permission
+    real_rmtree = shutil.rmtree
+
+    def failing_rmtree(p, onerror=None, **kwargs):
+        real_rmtree(p, onerror=onerror, **kwargs)  # handles the inner directory without permissions
+        onerror(os.rmdir, str(p), None)  # and then, say, the top directory was already gone
+        onerror(os.rmdir, str(parent), None)  # a path outside the tree (never passed by rmtree): left alone
+
+    monkeypatch.setattr(shutil, "rmtree", failing_rmtree)
+    sb.remove_scratch(path)
+    assert not path.exists()
+    assert parent.stat().st_mode & 0o7777 == 0o1777
