@@ -32,6 +32,8 @@
 #include <string>
 #include <vector>
 
+#include "diag_json.h"
+
 namespace {
 
 // ---- configuration and JSON output -------------------------------------------------------------------
@@ -57,30 +59,6 @@ void emit(const std::string& body) {
   printf("{\"prec\":\"%s\",\"rows\":%d,\"cols\":%d,\"krows\":%d,\"kcols\":%d,\"mode\":\"%s\"%s%s}\n", g.prec.c_str(), g.rows,
          g.cols, g.krows, g.kcols, g_mode.c_str(), body.empty() ? "" : ",", body.c_str());
   fflush(stdout);
-}
-
-std::string fmt(const char* f, ...) __attribute__((format(printf, 1, 2)));
-std::string fmt(const char* f, ...) {
-  char buf[2048];
-  va_list ap;
-  va_start(ap, f);
-  vsnprintf(buf, sizeof buf, f, ap);
-  va_end(ap);
-  return buf;
-}
-
-// JSON number that stays valid for inf/nan (printed as strings).
-std::string num(double v) {
-  if (std::isnan(v)) return "\"nan\"";
-  if (std::isinf(v)) return v > 0 ? "\"inf\"" : "\"-inf\"";
-  return fmt("%.6g", v);
-}
-
-// Strip quotes/backslashes so a library message cannot break the JSON line.
-std::string clean(const char* s) {
-  std::string out;
-  for (; s && *s; ++s) out += (*s == '"' || *s == '\\' || *s < 0x20) ? '\'' : *s;
-  return out;
 }
 
 [[noreturn]] void fail(const char* lib, long long status, const char* msg, const char* call, int line) {

@@ -30,6 +30,8 @@
 #include <string>
 #include <vector>
 
+#include "diag_json.h"
+
 namespace {
 
 int g_M = 8191;
@@ -40,28 +42,6 @@ unsigned g_seed = 1;
 constexpr double kTaskAtol = 5e-3, kTaskRtol = 1e-2;
 constexpr double kLooseAtol = 1e-2, kLooseRtol = 1e-2;  // the brief's 0.01 + 0.01*|ref|
 constexpr size_t kLtWorkspace = size_t(64) << 20;       // 64 MiB for cublasLt
-
-std::string fmt(const char* f, ...) __attribute__((format(printf, 1, 2)));
-std::string fmt(const char* f, ...) {
-  char buf[4096];
-  va_list ap;
-  va_start(ap, f);
-  vsnprintf(buf, sizeof buf, f, ap);
-  va_end(ap);
-  return buf;
-}
-
-std::string num(double v) {
-  if (std::isnan(v)) return "\"nan\"";
-  if (std::isinf(v)) return v > 0 ? "\"inf\"" : "\"-inf\"";
-  return fmt("%.6g", v);
-}
-
-std::string clean(const char* s) {
-  std::string out;
-  for (; s && *s; ++s) out += (*s == '"' || *s == '\\' || *s < 0x20) ? '\'' : *s;
-  return out;
-}
 
 void emit(const std::string& body) {
   printf("{\"M\":%d,\"seed\":%u,%s}\n", g_M, g_seed, body.c_str());
