@@ -50,6 +50,7 @@ from .checks import (
     timed_inputs,
 )
 from .child import Child
+from .cpus import driver_cores
 from .datacache import DataCache, write_dataset
 from .driver import MEMORY, ROLE, driver_source
 from .errors import NoGpuError
@@ -536,6 +537,7 @@ def _run(
     gate_file = inputs_dir / "go"  # read-only inside the sandbox: only the parent opens the gate
     gate = overlap.gate
     plan.gate = gate_file if gate is not None else None
+    plan.cpus = driver_cores(settings) or []
     (workdir / "plan.txt").write_text(plan.to_text())
     cache = DataCache(settings)
     check = ThreadPoolExecutor(max_workers=_workers(settings))
@@ -557,8 +559,14 @@ def _run(
         driver_started = time.monotonic()
         finished = waiter.submit(child.wait, settings.run_timeout_s)
         driver_done = overlap.on_driver_done
-        if driver_done is not None:  # called by the waiter the moment the driver has exited
-            finished.add_done_callback(lambda _: driver_done())
+        exited_at: list[float] = []
+
+        def on_exit(_: Future) -> None:  # called by the waiter the moment the driver has exited
+            exited_at.append(time.monotonic())
+            if driver_done is not None:
+                driver_done()
+
+        finished.add_done_callback(on_exit)
 
         def refs(case: Case, d: int) -> dict[str, np.ndarray]:
             directory = drawn[(case.index, d)].result()
@@ -675,7 +683,7 @@ def _run(
             else:
                 time.sleep(0.02)
         rc, output = finished.result()
-        stages.add("driver", time.monotonic() - driver_started)
+        stages.add("driver", (exited_at[0] if exited_at else time.monotonic()) - driver_started)
         pump()
         results.feed("\n")
         pump_end = time.monotonic()
@@ -698,9 +706,12 @@ def _run(
                     cache.publish(variant, case.params, seed, directory)
     for case_id, stage, seconds in results.stages:
         stages.add(DRIVER_STAGES.get(stage, stage), seconds)
+    if results.gpu_start is not None:  # process, sandbox, CUDA context and gate, as the GPU saw them
+        stages.add("driver_startup", max(0.0, results.gpu_start - driver_started))
     if results.gpu is not None:
         results.gpu.driver_version = nvidia_driver_version() or results.gpu.driver_version
     result.gpu = results.gpu
+    result.driver_cpus = results.cpus
     result.refresh_key = f"{refresh_key:016x}"
     result.rows = [
         _row(

@@ -221,7 +221,7 @@ def run_pipeline(
             compiled_count[0] += 1
 
     def run(
-        job: Job, timed: threading.Event, exited: threading.Event, gate: threading.Event | None, warm: bool
+        k: int, job: Job, timed: threading.Event, exited: threading.Event, gate: threading.Event | None, warm: bool
     ) -> EvaluationResult | CandidateError | VendorUnavailable | MachineError:
         try:
             return evaluate(
@@ -233,7 +233,7 @@ def run_pipeline(
                 timing=timing,
                 implementation=job.implementation,
                 on_timing_done=timed.set,
-                on_driver_done=lambda: driver_done(exited),
+                on_driver_done=lambda: driver_done(k, exited),
                 gate=gate,
                 gpu_warm=warm,
             )
@@ -250,10 +250,20 @@ def run_pipeline(
     prefetcher = Prefetcher(jobs, sizes, settings, prefetch_workers(settings), settings.prefetch_bytes)
     by_index: dict[int, EvaluationResult] = {}
     last_driver_exit = [float("-inf")]  # when the GPU was last busy (a driver exited)
+    exits: dict[int, float] = {}  # job -> when its driver exited
 
-    def driver_done(exited: threading.Event) -> None:
-        last_driver_exit[0] = time.monotonic()
+    def driver_done(k: int, exited: threading.Event) -> None:
+        last_driver_exit[0] = exits[k] = time.monotonic()
         exited.set()
+
+    def gpu_gap(k: int, stages: dict[str, float]) -> dict[str, float]:
+        """The GPU's idle time between job k-1's driver exit and job k's first GPU work (after its start-up and
+        gate): its driver started at its exit minus its `driver` seconds, and `driver_startup` seconds later
+        the GPU was its own."""
+        if k - 1 not in exits or k not in exits or "driver_startup" not in stages:
+            return {}
+        gpu_start = exits[k] - stages["driver"] + stages["driver_startup"]
+        return {"pipeline_gpu_gap": round(max(0.0, gpu_start - exits[k - 1]), 3)}
 
     try:
         with (
@@ -269,7 +279,7 @@ def run_pipeline(
             def report(k: int, fut: Future, waits: dict[str, float]) -> None:
                 outcome = fut.result()  # a harness error (not a verdict) ends the run, as before
                 if isinstance(outcome, EvaluationResult):
-                    outcome.stages.update(waits)
+                    outcome.stages.update(waits | gpu_gap(k, outcome.stages))
                     by_index[k] = outcome
                 released = prefetcher.finished(k)
                 if released:  # removing GBs of datasets takes a while: beside the next driver, not before it
@@ -304,7 +314,7 @@ def run_pipeline(
                     waits |= {"pipeline_wait_tails": round(tails_s, 3), "pipeline_gpu_idle": round(idle, 3)}
                 timed, exited = threading.Event(), threading.Event()
                 warm = previous is not None and idle <= WARM_GPU_S
-                fut = eval_pool.submit(run, job, timed, exited, previous, warm)
+                fut = eval_pool.submit(run, k, job, timed, exited, previous, warm)
                 pending.append((k, fut, waits))
                 report_finished(TAILS + 2)  # report what has returned; earlier output checks run beside this driver
                 timed.wait()  # the driver has timed its last size (or exited, or there was none): start the next

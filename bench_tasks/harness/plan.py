@@ -71,6 +71,7 @@ class Plan:
     dump_baseline: bool = False
     wait_seconds: float = 600.0
     gate: Path | None = None  # a file the parent creates when the GPU is free: the driver waits for it after its init
+    cpus: list[int] = field(default_factory=list)  # the cores the driver runs on (harness/cpus.py); empty: its parent's
     cases: list[CasePlan] = field(default_factory=list)
 
     def to_text(self) -> str:
@@ -90,6 +91,8 @@ class Plan:
             lines.append(f"warmup_first {float(t.warmup_first)!r}")
         if self.gate is not None:
             lines.append(f"gate {_token(self.gate)}")
+        if self.cpus:
+            lines.append(f"cpus {len(self.cpus)} " + " ".join(str(int(c)) for c in self.cpus))
         for case in self.cases:
             lines.append(f"case {case.index}")
             for b in case.buffers:
@@ -155,6 +158,8 @@ class Plan:
                 plan.timing.warmup_first = float(take()[0])
             elif tok == "gate":
                 plan.gate = Path(take()[0])
+            elif tok == "cpus":
+                plan.cpus = [int(c) for c in take(int(take()[0]))]
             elif tok == "case":
                 case = CasePlan(int(take()[0]))
                 plan.cases.append(case)
@@ -225,6 +230,8 @@ class Results:
     order: dict[tuple, int] = field(default_factory=dict)  # output/timed entry -> position in the file
     done: bool = False
     timing_done: bool = False  # the driver has timed its last size (only correctness runs are left)
+    cpus: list[int] = field(default_factory=list)  # the cores the driver ran on
+    gpu_start: float | None = None  # when the GPU became the driver's, after its start-up and gate (time.monotonic's clock)
     _pending: str = ""
 
     def feed(self, chunk: str) -> list[tuple]:
@@ -274,6 +281,10 @@ class Results:
             self.done = True
         elif kind == "timing_done":
             self.timing_done = True
+        elif kind == "gpu_start":
+            self.gpu_start = float(parts[1])
+        elif kind == "cpus":  # the cores the driver runs on (its affinity once set from the plan)
+            self.cpus = [int(c) for c in parts[2 : 2 + int(parts[1])]]
         return None
 
     @classmethod

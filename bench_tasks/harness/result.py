@@ -12,8 +12,8 @@ from typing import Any
 
 from pydantic import BaseModel, Field, model_validator
 
-SCHEMA_VERSION = "1.3"
-HARNESS_VERSION = "0.6.0"
+SCHEMA_VERSION = "1.4"
+HARNESS_VERSION = "0.7.0"
 
 
 class Verdict(StrEnum):
@@ -111,6 +111,9 @@ class EvaluationResult(BaseModel):
         "vendor (the task's vendor reference) or baseline (nothing: the baseline alone)",
     )
     vendor_libraries: list[str] = Field(default_factory=list, description="the libraries a vendor reference links (cublas, cusparse, ...)")
+    driver_cpus: list[int] = Field(
+        default_factory=list, description="the host cores the driver ran on (bench_tasks/harness/cpus.py); empty in documents before 1.4"
+    )
     wall_seconds: float = 0.0
     stages: dict[str, float] = Field(
         default_factory=dict, description="busy seconds per stage (they overlap); see docs/evaluation-result.md"

@@ -88,6 +88,14 @@ class HarnessSettings(BaseModel):
         0.2, ge=0, description="warm-up seconds at the first size a driver times (the GPU's clocks come up from idle)"
     )
 
+    driver_cpus: int = Field(
+        -1,
+        ge=-1,
+        description="cores reserved for the timing driver, which the harness's own threads leave alone "
+        "(bench_tasks/harness/cpus.py): -1 a quarter of the usable cores (at least 2) on a machine with 8 or more, "
+        "else none; 0 none",
+    )
+
     # References are computed in full below these; above, on a random sample of output elements.
     reference_full_flops: float = 2e9
     reference_full_elements: int = 1 << 24

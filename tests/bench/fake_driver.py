@@ -54,12 +54,17 @@ def main() -> int:
         return sum(line.startswith("start ") for line in open(path)) if path and os.path.exists(path) else 0
 
     log("start")
+    if plan.cpus:  # as the runtime's pin_to: run on the plan's cores, then say which cores it may use
+        os.sched_setaffinity(0, plan.cpus)
+    cores = sorted(os.sched_getaffinity(0))
+    say(f"cpus {len(cores)} " + " ".join(str(c) for c in cores))
     say("device FAKE_GPU 9.0 132 52428800 150000000000 13000 13000")
     if plan.gate is not None:
         t_gate = time.monotonic()
         while not plan.gate.exists():
             time.sleep(0.001)
         say(f"stage -1 gate_wait {time.monotonic() - t_gate:.6f}")
+    say(f"gpu_start {time.monotonic():.6f}")
     log("gate")
     timed_cases = [cp.index for cp in plan.cases if cp.timing and any(p == "check" for _, p in cp.datasets)]
     if not timed_cases:

@@ -37,6 +37,9 @@ def fake_driver(monkeypatch, tmp_path):
 
 def _settings(tmp_path, **kw) -> HarnessSettings:
     # The fake driver is a Python script of ours: it runs unsandboxed (the sandbox is tested in test_sandbox.py).
+    # driver_cpus 0: a machine of 8 cores or more would otherwise move the test process's threads off the driver's
+    # cores (test_cpus.py tests that split).
+    kw.setdefault("driver_cpus", 0)
     return HarnessSettings(
         cache_dir=tmp_path / "cache",
         scratch_root=tmp_path / "scratch",

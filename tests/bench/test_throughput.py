@@ -397,6 +397,11 @@ def test_the_next_driver_starts_up_while_the_previous_one_checks_but_waits_at_it
         assert at[("timing_done", before)] < at[("start", after)] < at[("exit", before)]  # started up beside it
         assert at[("exit", before)] < at[("gate", after)]  # and waited for it to leave the GPU
     assert "gate_wait" not in results[0].stages and all(r.stages["gate_wait"] > 0 for r in results[1:])
+    # the GPU's idle time between two drivers: from one's exit to the next one's first GPU work; the next one
+    # started before that exit, so the gap is within its start-up (process, CUDA context, gate)
+    assert "pipeline_gpu_gap" not in results[0].stages
+    for r in results[1:]:
+        assert 0 <= r.stages["pipeline_gpu_gap"] <= r.stages["driver_startup"] <= r.stages["driver"]
 
 
 def test_the_pipeline_computes_each_reference_once_and_releases_each_variants_data(fake_driver, tmp_path, monkeypatch):

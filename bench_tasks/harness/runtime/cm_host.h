@@ -3,6 +3,8 @@
 // GPU) and checks it against the Python twin, bench_tasks/harness/stoprule.py.
 #pragma once
 
+#include <sched.h>
+
 #include <algorithm>
 #include <atomic>
 #include <cmath>
@@ -56,9 +58,17 @@ inline bool stop_after(const StopRule& r, int pairs, double elapsed, const std::
 // f(lo, hi) over [0, n) in up to 8 threads (chunks of at least `grain`); the calling thread takes the
 // first chunk. Used for host buffers, which the runtime redraws and verifies on the CPU. If a thread
 // cannot be started (a process limit), its chunk runs on the calling thread.
+// The cores this process may run on (its affinity: a driver is pinned to a few), not every core of the host.
+inline size_t usable_cores() {
+  cpu_set_t set;
+  CPU_ZERO(&set);
+  if (sched_getaffinity(0, sizeof(set), &set) == 0 && CPU_COUNT(&set) > 0) return (size_t)CPU_COUNT(&set);
+  return std::max<size_t>(1, std::thread::hardware_concurrency());
+}
+
 template <typename F>
 void parallel_for(size_t n, F f, size_t grain = size_t(1) << 16) {
-  size_t hw = std::max<size_t>(1, std::thread::hardware_concurrency());
+  size_t hw = usable_cores();
   size_t chunks = std::min<size_t>(std::min<size_t>(hw, 8), (n + grain - 1) / std::max<size_t>(grain, 1));
   if (chunks <= 1) {
     if (n) f(size_t(0), n);

@@ -137,6 +137,9 @@ struct Plan {
   // starts (process, sandbox, CUDA context) while the previous one finishes its last correctness runs, and
   // waits here before any other GPU work. Empty: no wait.
   std::string gate;
+  // The cores this driver runs on (bench_tasks/harness/cpus.py: the parent's own threads keep off them). Empty:
+  // the parent's.
+  std::vector<int> cpus;
   std::vector<Case> cases;
 };
 
@@ -171,6 +174,13 @@ static Plan read_plan(const char* path) {
     else if (tok == "wait_seconds") in >> p.wait_seconds;
     else if (tok == "warmup_first") in >> p.warmup_first;
     else if (tok == "gate") in >> p.gate;
+    else if (tok == "cpus") {
+      int n = 0;
+      in >> n;
+      if (n < 0 || n > 4096) fail(2, "plan", "bad cpus count");
+      p.cpus.resize((size_t)n);
+      for (int& c : p.cpus) in >> c;
+    }
     else if (tok == "case") { p.cases.emplace_back(); cur = &p.cases.back(); in >> cur->id; }
     else if (tok == "buffer") {
       need_case(tok);
@@ -951,6 +961,25 @@ static void print_device() {
           prop.multiProcessorCount, prop.l2CacheSize, prop.totalGlobalMem, drv, rt);
 }
 
+// Run on the plan's cores (the parent keeps its own threads off them), then report the cores this driver may use.
+// Setting them can fail (a core the container does not have): the driver then runs where it was started.
+static void pin_to(const std::vector<int>& cpus) {
+  if (!cpus.empty()) {
+    cpu_set_t set;
+    CPU_ZERO(&set);
+    for (int c : cpus)
+      if (c >= 0 && c < CPU_SETSIZE) CPU_SET(c, &set);
+    if (sched_setaffinity(0, sizeof(set), &set) != 0) fprintf(stderr, "cudamaster driver: could not run on the plan's cores\n");
+  }
+  cpu_set_t now;
+  CPU_ZERO(&now);
+  if (sched_getaffinity(0, sizeof(now), &now) != 0) return;
+  fprintf(g_results, "cpus %d", CPU_COUNT(&now));
+  for (int c = 0; c < CPU_SETSIZE; ++c)
+    if (CPU_ISSET(c, &now)) fprintf(g_results, " %d", c);
+  fprintf(g_results, "\n");
+}
+
 // Seconds spent in one part of the run (read back into the result's per-stage breakdown).
 static void stage_time(int case_id, const char* stage, double since) {
   emit("stage %d %s %.6f\n", case_id, stage, now_s() - since);
@@ -963,6 +992,7 @@ int run_driver(int argc, char** argv, const ArgSpec* specs, int nargs, CallFn ca
   Plan p = read_plan(argv[1]);
   g_results = fopen(p.results.c_str(), "w");
   if (!g_results) fail(2, "io", "cannot write results " + p.results);
+  pin_to(p.cpus);  // before the CUDA context: its threads inherit the affinity
   CM_CHECK(cudaFree(0));  // create the context before anything is timed
   print_device();
   fflush(g_results);
@@ -995,6 +1025,9 @@ int run_driver(int argc, char** argv, const ArgSpec* specs, int nargs, CallFn ca
     wait_file(p.gate, p, "the previous driver never left the GPU (no gate file " + p.gate + ")");
     stage_time(-1, "gate_wait", t_gate);
   }
+  // When the GPU became this driver's (CLOCK_MONOTONIC seconds, the parent's clock too): bench run's pipeline
+  // measures the GPU's idle time between two drivers from it.
+  emit("gpu_start %.6f\n", now_s());
   // The last size this driver times: once it is timed, the parent may start the next driver (which waits at its
   // gate until this one has exited), while this one finishes its correctness runs.
   int last_timed = -1;

@@ -1,0 +1,136 @@
+"""Cores of its own for the timing driver (bench_tasks/harness/cpus.py): the split, the parent's threads moved off
+the driver's cores, the plan's `cpus` token, and the driver's report of where it ran (a FAKE driver here, the
+real one in tests/bench/test_harness_gpu.py)."""
+
+from __future__ import annotations
+
+import json
+import os
+import subprocess
+import sys
+import textwrap
+from pathlib import Path
+
+import pytest
+
+from bench_tasks.harness import HarnessSettings, Verdict, evaluate
+from bench_tasks.harness.compile import RUNTIME_DIR
+from bench_tasks.harness.cpus import driver_cores, split
+from bench_tasks.harness.plan import Plan, Results
+from tests.bench import test_evaluate_fake_driver as _fake
+from tests.bench.test_throughput import host_rule  # noqa: F401 (the fixture: cm_host.h's test program)
+
+fake_driver = _fake.fake_driver
+CORES = sorted(os.sched_getaffinity(0))
+two_cores = pytest.mark.skipif(len(CORES) < 2, reason="needs 2 usable cores")
+
+
+def _s(n: int) -> HarnessSettings:
+    return HarnessSettings(driver_cpus=n)
+
+
+def test_a_machine_of_8_cores_or_more_gives_a_quarter_to_the_driver_and_a_small_one_nothing_by_default():
+    assert split(_s(-1), list(range(16))) == ([12, 13, 14, 15], list(range(12)))
+    assert split(_s(-1), list(range(8))) == ([6, 7], list(range(6)))
+    assert split(_s(-1), list(range(128)))[0] == list(range(96, 128))  # type: ignore[index]
+    assert split(_s(-1), [0, 1]) is None and split(_s(-1), list(range(7))) is None
+    assert split(_s(0), list(range(16))) is None  # turned off
+    assert split(_s(3), [4, 9]) == ([9], [4])  # asked for more than there are: the parent keeps one
+    assert split(_s(2), [0]) is None
+    assert split(_s(2), [5, 1, 3]) == ([3, 5], [1])  # by core number, whatever order they came in
+
+
+def test_the_plan_carries_the_driver_cores_in_a_token_the_runtime_reads():
+    plan = Plan(results=Path("r"), outdir=Path("o"), cpus=[2, 7])
+    text = plan.to_text()
+    assert "cpus 2 2 7" in text.splitlines()
+    assert Plan.from_text(text).cpus == [2, 7]
+    assert "cpus" not in Plan(results=Path("r"), outdir=Path("o")).to_text()  # none: the parent's cores
+    runtime = (RUNTIME_DIR / "cm_runtime.cuh").read_text()
+    assert 'tok == "cpus"' in runtime
+    # the driver pins itself before it creates its CUDA context, so the context's threads inherit its cores
+    assert runtime.index("pin_to(p.cpus);") < runtime.index("CM_CHECK(cudaFree(0));  // create the context")
+
+
+def test_the_drivers_report_of_its_cores_and_of_when_the_gpu_became_its_own_is_read():
+    results = Results()
+    results.feed("cpus 3 4 5 6\ngpu_start 1234.5\ndevice X 9.0 1 2 3 13000 13000\n")
+    assert results.cpus == [4, 5, 6] and results.gpu_start == 1234.5
+
+
+@two_cores
+def test_every_thread_of_the_parent_moves_off_the_driver_cores_and_new_threads_inherit_it():
+    """In a child process (this test's own process keeps its cores): a thread started before the move is moved
+    too, one started after inherits the parent's cores, and the split's driver cores are left to the driver."""
+    script = textwrap.dedent(
+        """
+        import json, os, threading
+        from bench_tasks.harness import HarnessSettings
+        from bench_tasks.harness.cpus import driver_cores
+        stop = threading.Event()
+        before = threading.Thread(target=stop.wait)
+        before.start()
+        driver = driver_cores(HarnessSettings(driver_cpus=1))
+        seen = {}
+        after = threading.Thread(target=lambda: seen.update(after=sorted(os.sched_getaffinity(0))))
+        after.start()
+        after.join()
+        tasks = [sorted(os.sched_getaffinity(int(t))) for t in os.listdir("/proc/self/task")]
+        stop.set()
+        before.join()
+        print(json.dumps({"driver": driver, "tasks": tasks, "after": seen["after"]}))
+        """
+    )
+    run = subprocess.run(
+        [sys.executable, "-c", script], capture_output=True, text=True, check=True, timeout=60, cwd=Path(__file__).parents[2]
+    )
+    out = json.loads(run.stdout)
+    parent = CORES[:-1]
+    assert out["driver"] == [CORES[-1]]
+    assert len(out["tasks"]) >= 2 and all(t == parent for t in out["tasks"])  # the thread started before the move too
+    assert out["after"] == parent
+
+
+def test_no_split_leaves_the_parents_threads_where_they_were():
+    assert driver_cores(_s(0)) is None
+    assert sorted(os.sched_getaffinity(0)) == CORES
+
+
+@pytest.fixture
+def restore_cores():
+    """The test moves this process's threads: put every one back on all its cores afterwards."""
+    yield
+    for task in Path("/proc/self/task").iterdir():
+        try:
+            os.sched_setaffinity(int(task.name), CORES)
+        except (ProcessLookupError, OSError):
+            pass
+
+
+@two_cores
+def test_the_driver_runs_on_its_cores_and_the_result_says_which_with_a_fake_driver(fake_driver, tmp_path, restore_cores):
+    fake_driver("vector_add/fp32", _fake.SIZES)
+    result = evaluate("vector_add", "fp32", "// fake", _fake.SIZES, settings=_fake._settings(tmp_path, driver_cpus=1))
+    assert result.verdict == Verdict.ok, result.message
+    assert result.driver_cpus == [CORES[-1]]  # what the driver found itself on, after pinning itself
+    assert sorted(os.sched_getaffinity(0)) == CORES[:-1]  # and this process keeps off it
+    assert result.stages["driver_startup"] > 0 and result.stages["driver_startup"] <= result.stages["driver"]
+
+
+def test_without_a_split_the_result_names_every_core_the_driver_had_with_a_fake_driver(fake_driver, tmp_path):
+    fake_driver("vector_add/fp32", _fake.SIZES)
+    result = evaluate("vector_add", "fp32", "// fake", _fake.SIZES, settings=_fake._settings(tmp_path, driver_cpus=0))
+    assert result.verdict == Verdict.ok, result.message
+    assert result.driver_cpus == CORES
+
+
+@two_cores
+def test_the_runtimes_host_threads_stay_within_the_cores_the_driver_may_use(host_rule):  # noqa: F811
+    """cm_host.h's parallel_for (host-memory redraws and checks) starts no more threads than the driver's cores:
+    a driver pinned to one core runs its chunks on the calling thread alone."""
+    n = 1_000_003
+    pinned = subprocess.run(["taskset", "-c", str(CORES[0]), str(host_rule)], input=f"P {n} 65536\n", capture_output=True, text=True,
+                            check=True, timeout=60).stdout.split()  # fmt: skip
+    free = subprocess.run([str(host_rule)], input=f"P {n} 65536\n", capture_output=True, text=True, check=True, timeout=60).stdout.split()
+    assert pinned == ["1", "1"]  # one chunk, every element once
+    assert int(free[0]) == min(8, len(CORES)) and free[1] == "1"
