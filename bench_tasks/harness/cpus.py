@@ -22,9 +22,15 @@ from .settings import HarnessSettings
 AUTO_MIN_CORES = 8  # below this many usable cores the automatic split keeps every core shared
 
 
-def allowed() -> list[int]:
-    """The cores this process may use (its affinity, which a container's cpuset bounds)."""
-    return sorted(os.sched_getaffinity(0))
+_usable: list[int] = []
+
+
+def usable() -> list[int]:
+    """The cores this process may use (its affinity, which a container's cpuset bounds), as they were before it
+    first moved its own threads off the driver's cores (after that its threads' affinity is the parent's part)."""
+    if not _usable:
+        _usable.extend(sorted(os.sched_getaffinity(0)))
+    return list(_usable)
 
 
 def split(settings: HarnessSettings, cores: list[int] | None = None) -> tuple[list[int], list[int]] | None:
@@ -32,7 +38,7 @@ def split(settings: HarnessSettings, cores: list[int] | None = None) -> tuple[li
 
     settings.driver_cpus: -1 (auto) reserves a quarter of `cores` (at least 2) when there are at least
     AUTO_MIN_CORES; 0 reserves none; n > 0 reserves n, leaving the parent at least one core."""
-    cores = sorted(cores if cores is not None else allowed())
+    cores = sorted(cores if cores is not None else usable())
     want = settings.driver_cpus
     if want < 0:
         want = max(2, len(cores) // 4) if len(cores) >= AUTO_MIN_CORES else 0

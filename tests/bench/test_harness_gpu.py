@@ -8,6 +8,7 @@ import pytest
 
 from bench_tasks import all_tasks
 from bench_tasks.harness import Verdict, evaluate
+from bench_tasks.harness.cpus import split, usable
 
 pytestmark = pytest.mark.gpu
 
@@ -109,6 +110,10 @@ def test_result_records_seeds_flags_and_environment(harness_settings):
     row = result.rows[0]
     assert row.roofline_floor_us > 0 and row.candidate_roofline_pct > 0
     assert row.baseline.samples >= harness_settings.min_pairs
+    # the real driver pinned itself to the cores the split gave it (every core of the machine where none is split)
+    parts = split(harness_settings)
+    assert result.driver_cpus == (parts[0] if parts else usable())
+    assert 0 < result.stages["driver_startup"] < result.stages["driver"]
 
 
 # -- timed calls that cannot be replayed (issue 13) -------------------------------------------------
