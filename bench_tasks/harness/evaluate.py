@@ -365,55 +365,66 @@ def evaluate(
         result.stages = stages.rounded()
         return result
 
-    # The check datasets are drawn into the data cache (then their full references computed) while the candidate
-    # compiles; the driver then finds them there (already there in bench run, whose pipeline drew them ahead).
+    inputs_dir = make_scratch(settings, "cm-in-")  # datasets drawn here, not cached: read-only inside the sandbox
+    inputs_dir.chmod(0o755)
+    # While the candidate compiles: the check datasets are drawn into the data cache (already there in bench run,
+    # whose pipeline drew them ahead), then the fresh ones (seed secret, never cached) into inputs_dir, then the
+    # check datasets' full references. The driver then finds them all ready instead of waiting for each.
     ahead = ThreadPoolExecutor(max_workers=_workers(settings), thread_name_prefix="cm-ahead")
     tasks = dataset_tasks(variant, size_list, settings, seeds)
     draws = [ahead.submit(draw) for draw, _ in tasks]
+
+    def draw_fresh(i: int, params: dict[str, int]) -> Path:
+        with stages("inputs"):
+            return write_dataset(variant, params, fresh_seed, fresh_dir(inputs_dir, i))
+
+    fresh = {fresh_dir(inputs_dir, i): ahead.submit(draw_fresh, i, params) for i, params in enumerate(size_list)}
     for drawn, (_, ref) in zip(draws, tasks):
         ahead.submit(after, drawn, ref)
     try:
-        with stages("compile"):
-            built = _build(variant, text, settings, extra_flags, vendor_build)
-        if isinstance(built, tuple):
-            return finish(*built)
-        require_gpu(settings)
-        with stages("draw_wait"):
-            for drawn in draws:  # drawn by now but at the largest sizes (a failed draw is drawn again below)
-                drawn.exception()
-        workdir = make_scratch(settings, "cm-eval-")  # the driver's only writable directory
-        inputs_dir = make_scratch(settings, "cm-in-")  # datasets drawn here while the driver runs: read-only inside
-        inputs_dir.chmod(0o755)
         try:
-            (workdir / "out").mkdir()
-            return finish(
-                *_run(
-                    variant,
-                    built,
-                    result,
-                    size_list,
-                    seeds,
-                    fresh_seed,
-                    workdir,
-                    inputs_dir,
-                    settings,
-                    stages,
-                    timing,
-                    Overlap(on_timing_done, on_driver_done, gate, gpu_warm),
-                    keep_workdir,
+            with stages("compile"):
+                built = _build(variant, text, settings, extra_flags, vendor_build)
+            if isinstance(built, tuple):
+                return finish(*built)
+            require_gpu(settings)
+            with stages("draw_wait"):
+                for drawn in draws:  # drawn by now but at the largest sizes (a failed draw is drawn again below)
+                    drawn.exception()
+            workdir = make_scratch(settings, "cm-eval-")  # the driver's only writable directory
+            try:
+                (workdir / "out").mkdir()
+                return finish(
+                    *_run(
+                        variant,
+                        built,
+                        result,
+                        size_list,
+                        seeds,
+                        fresh_seed,
+                        workdir,
+                        inputs_dir,
+                        settings,
+                        stages,
+                        timing,
+                        Overlap(on_timing_done, on_driver_done, gate, gpu_warm),
+                        keep_workdir,
+                        fresh,
+                    )
                 )
-            )
+            finally:
+                if not keep_workdir:
+                    remove_scratch(workdir)
+                DataCache(settings).prune()
         finally:
-            if not keep_workdir:
-                remove_scratch(workdir)
-                remove_scratch(inputs_dir)
-            DataCache(settings).prune()
+            # After a run its references are the evaluation's own (done, or not needed). A candidate that did not
+            # build (or no GPU) cancels what has not started and waits for the draws that have: nothing of this
+            # evaluation may still write into the scratch root once it returns (its caller may remove it: a draw
+            # left running into a directory being removed made the removal fail), nor into inputs_dir below.
+            ahead.shutdown(wait=True, cancel_futures=True)
     finally:
-        # After a run its references are the evaluation's own (done, or not needed). A candidate that did not build
-        # (or no GPU) cancels what has not started and waits for the draws that have: nothing of this evaluation
-        # may still write into the scratch root once it returns (its caller may remove it: a draw left running
-        # into a directory being removed made the removal fail).
-        ahead.shutdown(wait=True, cancel_futures=True)
+        if not keep_workdir:
+            remove_scratch(inputs_dir)
 
 
 def _build(
@@ -456,6 +467,11 @@ def _build(
         pool.shutdown(wait=False)  # compiles still running finish into the cache on their own
 
 
+def fresh_dir(inputs_dir: Path, case: int) -> Path:
+    """Where a size's fresh dataset (the secret seed's, never cached) is drawn."""
+    return inputs_dir / f"c{case}" / "fresh"
+
+
 def _cases(
     variant: Variant,
     size_list: list[dict[str, int]],
@@ -475,7 +491,7 @@ def _cases(
         # A cached dataset complete now is read in place; any other is drawn into inputs_dir during the run
         # (published into the cache once the driver has ended): the sandbox binds exactly these directories.
         datasets = [(s, "check", cache.ready(variant, params, s) or inputs_dir / f"c{i}" / f"s{s}") for s in seeds]
-        case = Case(i, params, datasets + [(fresh_seed, "fresh", inputs_dir / f"c{i}" / "fresh")])
+        case = Case(i, params, datasets + [(fresh_seed, "fresh", fresh_dir(inputs_dir, i))])
         choose_sample(variant, case, settings, sample_rng)
         if timing:
             case.check_pairs = choose_check_pairs(settings.min_pairs, settings.max_pairs, secret)
@@ -521,6 +537,7 @@ def _run(
     timing: bool,
     overlap: Overlap,
     keep_files: bool = False,
+    drawn_ahead: dict[Path, Future] | None = None,
 ) -> tuple[Verdict, str, str]:
     """Draw the data, run the driver, and check its outputs as it writes them; the verdict.
 
@@ -549,6 +566,9 @@ def _run(
 
         def draw(case: Case, d: int) -> Path:
             seed, purpose, directory = case.datasets[d]
+            early = (drawn_ahead or {}).get(directory)  # drawn while the candidate compiled (a failed draw: again here)
+            if early is not None and not early.cancelled() and early.exception() is None:
+                return directory
             with stages("inputs"):
                 if directory.is_relative_to(cache.root):
                     return cache.dataset(variant, case.params, seed, directory)

@@ -277,6 +277,39 @@ def test_check_datasets_and_their_references_are_drawn_while_the_candidate_compi
     assert "draw_wait" in result.stages
 
 
+def test_the_fresh_datasets_are_drawn_while_the_candidate_compiles_and_not_again_with_a_fake_driver(fake_driver, tmp_path, monkeypatch):
+    """Fake driver (and a fake compile that waits). Each size's fresh dataset (its seed secret, never cached) is
+    drawn while the candidate compiles, so the driver does not wait for it; and it is drawn once."""
+    import time
+
+    fake_driver("vector_add/fp32", SIZES)
+    settings = _settings(tmp_path)
+    exe = EV._build()  # the fixture's fake driver
+    fresh_seen: list[int] = []
+    real_write = EV.write_dataset
+    writes: list[tuple[int, str]] = []
+
+    def write_dataset(variant, params, seed, directory):
+        writes.append((seed, directory.name))
+        return real_write(variant, params, seed, directory)
+
+    def compiling(*args, **kwargs):
+        t0 = time.monotonic()
+        while time.monotonic() - t0 < 20 and len(list(settings.scratch_root.glob("cm-in-*/c*/fresh/ready"))) < len(SIZES):
+            time.sleep(0.01)
+        fresh_seen.append(len(list(settings.scratch_root.glob("cm-in-*/c*/fresh/ready"))))
+        return exe
+
+    monkeypatch.setattr(EV, "write_dataset", write_dataset)
+    monkeypatch.setattr(EV, "_build", compiling)
+    result = evaluate("vector_add", "fp32", "// fake", SIZES, settings=settings)
+    assert result.verdict == Verdict.ok, result.message
+    assert fresh_seen == [len(SIZES)]  # every size's, before the build returned
+    fresh_seed = result.seeds[-1]
+    assert sorted(name for seed, name in writes if seed == fresh_seed) == ["fresh"] * len(SIZES)  # once each
+    assert not list(settings.scratch_root.glob("cm-in-*"))  # and its directory went with the evaluation
+
+
 def test_an_evaluation_that_ends_early_leaves_no_draw_running_behind_it(tmp_path, monkeypatch):
     """A candidate that does not build (or no GPU) returns with none of its ahead draws still writing: on CI a draw
     left running into a scratch root that the caller then removed made the removal fail."""
