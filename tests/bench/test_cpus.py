@@ -136,3 +136,26 @@ def test_the_runtimes_host_threads_stay_within_the_cores_the_driver_may_use(host
     free = subprocess.run([str(host_rule)], input=f"P {n} 65536\n", capture_output=True, text=True, check=True, timeout=60).stdout.split()
     assert pinned == ["1", "1"]  # one chunk, every element once
     assert int(free[0]) == min(8, len(CORES)) and free[1] == "1"
+
+
+@two_cores
+def test_the_real_driver_pins_itself_to_the_plans_cores_before_its_cuda_context(harness_settings, tmp_path):
+    """The runtime's pin_to, in a real driver (vector_add's baseline, our code, run directly): it reports the
+    plan's cores, and every core it may use without a `cpus` token. It runs before the CUDA context is created, so
+    this machine without a GPU sees it too (the driver then stops at cudaFree(0))."""
+    from bench_tasks import load_task
+    from bench_tasks.harness import compile as cc
+    from bench_tasks.harness.driver import driver_source
+
+    variant = load_task("vector_add").variant("fp32")
+    base = cc.compile_baseline(variant, harness_settings)
+    exe = cc.build_driver(variant, driver_source(variant, False), base, None, harness_settings)
+    reports = []
+    for token in (f"cpus 1 {CORES[0]}\n", ""):
+        plan = tmp_path / "plan.txt"
+        plan.write_text(f"mode full\nresults {tmp_path}/results.txt\noutdir {tmp_path}\n{token}")
+        subprocess.run([str(exe), str(plan)], capture_output=True, text=True, timeout=120)
+        results = Results()
+        results.feed((tmp_path / "results.txt").read_text())
+        reports.append(results.cpus)
+    assert reports == [[CORES[0]], CORES]
