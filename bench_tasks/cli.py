@@ -199,6 +199,7 @@ def run(
         elif source is None and (candidates is None or vendor):
             work.append(Job(name, prec, None))
     results = []
+    errors: list[str] = []  # variants that ended without a result (bad input, the machine, a harness bug)
     output.parent.mkdir(parents=True, exist_ok=True)
     meta: dict = {"provenance": provenance(), "size_set": sizes}
     if cluster is not None:
@@ -242,6 +243,7 @@ def run(
         def finished_one(job: Job, result) -> None:
             if isinstance(result, Exception):
                 err.print(f"{job.key}: {result}")
+                errors.append(f"{job.key}: {result}")
             else:
                 results.append(result)
                 save()
@@ -279,9 +281,11 @@ def run(
     for r in results:
         if r.verdict.value != "ok":
             console.print(f"[red]{r.task}/{r.precision} {r.implementation}[/]: {r.message}")
+    for line in errors:
+        console.print(f"[red]no result[/] {line}")
     save()
     console.print(f"results written to {output} ({meta['wall_seconds']} s)")
-    if any(r.verdict.value != "ok" for r in results):
+    if errors or any(r.verdict.value != "ok" for r in results):
         raise typer.Exit(1)
 
 

@@ -20,4 +20,9 @@ class MachineError(RuntimeError):
     it for that variant and goes on."""
 
 
-__all__ = ["CandidateError", "MachineError", "NoGpuError", "TaskError", "VendorUnavailable"]
+class HarnessError(RuntimeError):
+    """The harness itself failed on one variant (a bug: neither the kernel's fault nor the machine's): bench run
+    reports it for that variant, with where it happened, and goes on."""
+
+
+__all__ = ["CandidateError", "HarnessError", "MachineError", "NoGpuError", "TaskError", "VendorUnavailable"]

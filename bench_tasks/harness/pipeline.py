@@ -25,6 +25,7 @@ from __future__ import annotations
 import os
 import threading
 import time
+import traceback
 from collections import deque
 from collections.abc import Callable
 from concurrent.futures import Future, ThreadPoolExecutor
@@ -42,10 +43,13 @@ from .ahead import after, dataset_tasks
 from .checks import sampled
 from .datacache import DataCache
 from .driver import driver_source
-from .errors import CandidateError, MachineError, VendorUnavailable
+from .errors import CandidateError, HarnessError, MachineError, VendorUnavailable
 from .evaluate import evaluate
 from .result import EvaluationResult
 from .settings import HarnessSettings
+
+# What one job ends with: its result, or why it has none (bad input, no vendor reference, the machine, a harness bug).
+Outcome = EvaluationResult | CandidateError | VendorUnavailable | MachineError | HarnessError
 
 # Evaluations whose driver has exited but whose output checks still run (a float64 reference still computing,
 # as triangle_attention's for ~20 s): up to this many, beside the next driver, before the loop waits for the oldest
@@ -56,6 +60,15 @@ TAILS = 6
 # A driver that starts within this many seconds of the previous driver's exit finds the GPU's clocks up: it skips
 # the longer warm-up of its first timed size (evaluate's gpu_warm), keeping every size's own warm-up.
 WARM_GPU_S = 2.0
+
+
+def _where(exc: BaseException) -> str:
+    """The innermost frame of an exception's traceback, as file:line in function."""
+    frames = traceback.extract_tb(exc.__traceback__)
+    if not frames:
+        return "an unknown place"
+    last = frames[-1]
+    return f"{Path(last.filename).name}:{last.lineno} in {last.name}"
 
 
 @dataclass
@@ -203,7 +216,7 @@ def run_pipeline(
     compile_workers: int | None = None,
     lookahead: int | None = None,
     on_start: Callable[[Job, int], None] | None = None,
-    on_result: Callable[[Job, EvaluationResult | CandidateError | VendorUnavailable | MachineError], None] | None = None,
+    on_result: Callable[[Job, Outcome], None] | None = None,
     timing: bool = True,
 ) -> list[EvaluationResult]:
     """Evaluate `jobs` in order on the GPU, compiling and drawing data ahead; returns the results.
@@ -220,9 +233,7 @@ def run_pipeline(
         with lock:
             compiled_count[0] += 1
 
-    def run(
-        k: int, job: Job, timed: threading.Event, exited: threading.Event, gate: threading.Event | None, warm: bool
-    ) -> EvaluationResult | CandidateError | VendorUnavailable | MachineError:
+    def run(k: int, job: Job, timed: threading.Event, exited: threading.Event, gate: threading.Event | None, warm: bool) -> Outcome:
         try:
             return evaluate(
                 job.task,
@@ -243,6 +254,11 @@ def run_pipeline(
             free = DataCache(settings).has_room()
             hint = "" if free else " (the data cache's file system is short of space: free some, or set CUDAMASTER_HARNESS__CACHE_DIR)"
             return MachineError(f"the harness could not finish this variant: {exc}{hint}; the run goes on")
+        except Exception as exc:  # a harness bug in one variant: that variant's outcome, not the end of the run
+            return HarnessError(
+                f"the harness failed on this variant ({type(exc).__name__}: {exc}; at {_where(exc)}): not the kernel's fault; "
+                "the run goes on. Please report it with this message"
+            )
         finally:
             timed.set()
             exited.set()
@@ -277,7 +293,7 @@ def run_pipeline(
             pending: deque[tuple[int, Future, dict[str, float]]] = deque()  # started, not yet reported, in job order
 
             def report(k: int, fut: Future, waits: dict[str, float]) -> None:
-                outcome = fut.result()  # a harness error (not a verdict) ends the run, as before
+                outcome = fut.result()  # a verdict, or the error that kept this variant from one
                 if isinstance(outcome, EvaluationResult):
                     outcome.stages.update(waits | gpu_gap(k, outcome.stages))
                     by_index[k] = outcome

@@ -209,6 +209,44 @@ def test_bench_run_is_one_command_with_a_progress_bar_and_stage_seconds_with_a_f
     assert len(appended["appended_to"]) == 2 and appended["appended_to"][0] == doc["provenance"]
 
 
+def test_bench_run_saves_the_other_variants_and_exits_non_zero_when_one_ends_without_a_result(tmp_path, monkeypatch):
+    """A variant whose evaluation fails in the harness (here a faked error) is named at the end, the others'
+    results are saved, and the command exits 1: a script or CI running the suite sees it (it exited 0)."""
+    from typer.testing import CliRunner
+
+    from app.cli import cli
+    from app.config import reset_settings
+    from bench_tasks import harness
+    from bench_tasks.harness import pipeline
+    from bench_tasks.harness.result import EvaluationResult
+
+    def evaluate(task, precision, *args, **kwargs):
+        kwargs["on_timing_done"]()
+        kwargs["on_driver_done"]()
+        if precision == "bf16":
+            raise RuntimeError("faked harness failure")
+        return EvaluationResult(task=task, precision=precision, verdict=Verdict.ok, size_set="paper")
+
+    monkeypatch.setattr(harness, "require_gpu", lambda settings: None)
+    monkeypatch.setattr(pipeline, "prebuild", lambda job, settings: None)
+    monkeypatch.setattr(pipeline, "prebuild_runtime", lambda settings: None)
+    monkeypatch.setattr(pipeline, "dataset_tasks", lambda variant, sizes, settings: [])
+    monkeypatch.setattr(pipeline, "evaluate", evaluate)
+    monkeypatch.setenv("CUDAMASTER_HARNESS__CACHE_DIR", str(tmp_path / "cache"))
+    monkeypatch.setenv("CUDAMASTER_HARNESS__SCRATCH_ROOT", str(tmp_path / "scratch"))
+    monkeypatch.setenv("CUDAMASTER_HARNESS__SANDBOX", "none")
+    monkeypatch.setenv("CUDAMASTER_HARNESS__ALLOW_UNSANDBOXED", "true")
+    reset_settings()
+    out_file = tmp_path / "run.json"
+    try:
+        out = CliRunner().invoke(cli, ["bench", "run", "-t", "vector_add", "-o", str(out_file)], env={"COLUMNS": "200"})
+    finally:
+        reset_settings()
+    assert out.exit_code == 1, out.output
+    assert "no result" in out.output and "vector_add/bf16" in out.output and "faked harness failure" in out.output
+    assert [r["precision"] for r in json.loads(out_file.read_text())["results"]] == ["fp32"]
+
+
 def test_shuffled_inputs_keep_their_values_and_a_replayed_loss_is_caught_with_a_fake_driver(fake_driver, tmp_path):
     # cross_entropy_loss's inputs are probability vectors: each pair permutes them (their sum stays 1).
     sizes = [{"C": 3000}]

@@ -567,13 +567,20 @@ def test_short_of_disk_the_pipeline_lets_no_evaluation_check_beside_the_next_dri
     assert events == ["driver", "returned"] * 3
 
 
-def test_a_machine_error_in_one_variant_is_reported_for_it_and_the_run_goes_on(tmp_path, monkeypatch):
+@pytest.mark.parametrize(
+    "raised, kind, words",
+    [
+        (OSError(28, "No space left on device"), "MachineError", "No space left on device"),
+        (KeyError("missing"), "HarnessError", "KeyError: 'missing'"),  # a harness bug: where it happened, and go on
+    ],
+)
+def test_a_machine_error_in_one_variant_is_reported_for_it_and_the_run_goes_on(tmp_path, monkeypatch, raised, kind, words):
     """A full disk ended the whole suite on the H200 (an OSError drawing a dataset): now that variant gets a
-    MachineError, saying what to do, and the next ones are evaluated."""
+    MachineError, saying what to do, and the next ones are evaluated; a harness bug in one variant likewise gets a
+    HarnessError naming it and where it happened."""
     from types import SimpleNamespace
 
-    from bench_tasks.harness import pipeline
-    from bench_tasks.harness.errors import MachineError
+    from bench_tasks.harness import errors, pipeline
 
     monkeypatch.setattr(pipeline, "prebuild", lambda job, settings: None)
     monkeypatch.setattr(pipeline, "prebuild_runtime", lambda settings: None)
@@ -582,7 +589,7 @@ def test_a_machine_error_in_one_variant_is_reported_for_it_and_the_run_goes_on(t
 
     def evaluate(task, precision, *args, **kwargs):
         if precision == "bf16":
-            raise OSError(28, "No space left on device")
+            raise raised
         evaluated.append(task)
         kwargs["on_timing_done"]()
         kwargs["on_driver_done"]()
@@ -596,4 +603,6 @@ def test_a_machine_error_in_one_variant_is_reported_for_it_and_the_run_goes_on(t
     assert [r.task for r in results] == ["vector_add", "RELU"]
     assert [k for k, _ in outcomes] == ["vector_add/fp32", "vector_add/bf16", "RELU/fp32"]
     error = outcomes[1][1]
-    assert isinstance(error, MachineError) and "No space left on device" in str(error) and "goes on" in str(error)
+    assert isinstance(error, getattr(errors, kind)) and words in str(error) and "goes on" in str(error)
+    if kind == "HarnessError":
+        assert "test_throughput.py" in str(error) and "in evaluate" in str(error)  # where: this test's fake evaluate
