@@ -159,3 +159,22 @@ def test_the_real_driver_pins_itself_to_the_plans_cores_before_its_cuda_context(
         results.feed((tmp_path / "results.txt").read_text())
         reports.append(results.cpus)
     assert reports == [[CORES[0]], CORES]
+
+
+@two_cores
+def test_bench_runs_compiles_start_off_the_driver_cores_from_the_first_with_a_fake_driver(
+    fake_driver, tmp_path, monkeypatch, restore_cores
+):
+    """The pipeline compiles the next variants while drivers run: its compile threads (and so nvcc) are on the
+    parent's cores from the first compile on, not only once the first driver has started."""
+    from bench_tasks.harness import pipeline
+
+    seen: list[list[int]] = []
+    monkeypatch.setattr(pipeline, "prebuild", lambda job, settings: seen.append(sorted(os.sched_getaffinity(0))))
+    monkeypatch.setattr(pipeline, "prebuild_runtime", lambda settings: seen.append(sorted(os.sched_getaffinity(0))))
+    fake_driver("vector_add/fp32", _fake.SIZES)
+    jobs = [pipeline.Job("vector_add", "fp32", s) for s in ("// a", "// b")]
+    results = pipeline.run_pipeline(jobs, _fake.SIZES, _fake._settings(tmp_path, driver_cpus=1), compile_workers=2)
+    assert [r.verdict.value for r in results] == ["ok", "ok"]
+    assert len(seen) == 3 and all(cores == CORES[:-1] for cores in seen)
+    assert all(r.driver_cpus == [CORES[-1]] for r in results)
