@@ -13,7 +13,7 @@ from typing import Any
 
 import pytest
 
-from tests.support.workers import shared_dir, worker, worker_index
+from tests.support.workers import compile_cache, worker, worker_index
 
 
 @cache
@@ -88,7 +88,7 @@ def harness_settings(tmp_path_factory):
     reused; the cache is content addressed and each entry locked while it compiles: bench_tasks/harness/compile.py)."""
     from bench_tasks.harness import get_settings
 
-    cache_dir = shared_dir(tmp_path_factory, "cm-cache")
+    cache_dir = compile_cache(tmp_path_factory)
     return get_settings(cache_dir=cache_dir, max_seconds_per_size=0.5, min_seconds_per_size=0.05, warmup_seconds=0.02, min_pairs=10)
 
 

@@ -16,7 +16,7 @@ from bench_tasks.harness import vendor as vd
 from bench_tasks.harness.driver import driver_source
 from bench_tasks.spec import all_tasks, load_task
 from tests.conftest import Ahead, requires_nvcc
-from tests.support.workers import shared_dir
+from tests.support.workers import compile_cache
 
 TASKS = {t.name: t for t in all_tasks()}
 REFS = vd.references()
@@ -128,7 +128,7 @@ def _missing() -> list[str]:
 
 @pytest.fixture(scope="module")
 def settings(tmp_path_factory) -> HarnessSettings:
-    return HarnessSettings(cache_dir=shared_dir(tmp_path_factory, "vendor-cache"))  # one for all xdist workers
+    return HarnessSettings(cache_dir=compile_cache(tmp_path_factory))  # the run's one cache, for all xdist workers
 
 
 @pytest.fixture(scope="module")

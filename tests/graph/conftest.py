@@ -10,15 +10,15 @@ from graph.settings import AgentSettings, RetrySettings
 from graph.testing import FakeGpuEvaluator
 from tests.support.machine_env import clear_settings_env
 from tests.support.openai_stub import ScriptedOpenAI
-from tests.support.workers import shared_dir
+from tests.support.workers import compile_cache
 
 MODELS = {"planner": "planner-model", "coder": "coder-model", "compiler": "compiler-model", "debugger": "debugger-model"}
 
 
 @pytest.fixture(scope="session")
 def harness_cache(tmp_path_factory) -> Path:
-    # One nvcc object cache for the session (for all xdist workers of the run): the same source compiles once.
-    return shared_dir(tmp_path_factory, "graph-harness-cache")
+    # The run's one nvcc object cache (for all xdist workers and test modules): the same source compiles once.
+    return compile_cache(tmp_path_factory)
 
 
 @pytest.fixture

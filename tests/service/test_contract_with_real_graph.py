@@ -23,7 +23,7 @@ from profiling.filter import CLASS_METRICS
 from tests.support import kernels as k
 from tests.support.machine_env import clear_settings_env
 from tests.support.openai_stub import Reply
-from tests.support.workers import shared_dir
+from tests.support.workers import compile_cache
 
 from .conftest import make_key, wait_status
 
@@ -36,8 +36,8 @@ MODELS = {"planner": "planner-model", "coder": "coder-model", "compiler": "compi
 
 @pytest.fixture(scope="module")
 def harness_cache(tmp_path_factory) -> Path:
-    # One nvcc object cache (for all xdist workers of the run): the same source compiles once.
-    return shared_dir(tmp_path_factory, "contract-harness-cache")
+    # The run's one nvcc object cache (for all xdist workers and test modules): the same source compiles once.
+    return compile_cache(tmp_path_factory)
 
 
 @pytest.fixture

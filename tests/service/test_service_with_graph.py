@@ -15,7 +15,7 @@ import pytest
 
 from tests.support import kernels as k
 from tests.support.openai_stub import ScriptedOpenAI
-from tests.support.workers import shared_dir
+from tests.support.workers import compile_cache
 
 from .conftest import make_key, read_sse, wait_status
 
@@ -32,7 +32,7 @@ def graph_env(tmp_path, llm: ScriptedOpenAI | None, tmp_path_factory) -> dict[st
         "CUDAMASTER_AGENT__PRICES": json.dumps(PRICES),
         "CUDAMASTER_AGENT__RETRY__INITIAL_INTERVAL_S": "0.01",
         "CUDAMASTER_AGENT__RETRY__JITTER": "false",
-        "TEST_HARNESS_CACHE": str(shared_dir(tmp_path_factory, "harness-cache")),  # one for all xdist workers
+        "TEST_HARNESS_CACHE": str(compile_cache(tmp_path_factory)),  # the run's one cache, for all xdist workers
     }
     for role, model in MODELS.items():
         env[f"CUDAMASTER_AGENT__ROLES__{role.upper()}__MODEL"] = model

@@ -35,6 +35,13 @@ def shared_dir(tmp_path_factory: pytest.TempPathFactory, name: str) -> Path:
     return path
 
 
+def compile_cache(tmp_path_factory: pytest.TempPathFactory) -> Path:
+    """The run's one nvcc compile cache (a `shared_dir`), for every test that compiles into a shared cache: the
+    cache is content addressed (source, flags, nvcc version, sandbox kind) and locked per entry, so the harness
+    runtime, a baseline or a candidate that two test modules both build is compiled once for the whole run."""
+    return shared_dir(tmp_path_factory, "cm-cache")
+
+
 @cache  # one check (and CREATE DATABASE) per worker and URL
 def postgres_url(url: str) -> str:
     """`url` (postgresql[+psycopg]://.../DATABASE) in a serial run; under xdist the same server's database
