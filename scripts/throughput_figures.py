@@ -70,14 +70,6 @@ def compile_times(settings: HarnessSettings, tasks: list[str] | None) -> dict:
         t1 = time.monotonic()
         cc.build_driver(variant, driver_source(variant, False), base, None, settings)
         rows.append({"variant": variant.key, "baseline_s": round(t1 - t0, 2), "driver_and_link_s": round(time.monotonic() - t1, 2)})
-    old_way = []
-    for variant in _variants(tasks)[:2]:  # the driver as it was compiled before: the whole runtime in its translation unit
-        text = driver_source(variant, False).replace('#include "cm_driver.h"', '#include "cm_runtime.cuh"')
-        t0 = time.monotonic()
-        rc, _, _ = cc._nvcc_object(
-            text + "\n// old way\n", "driver_old", ["-O2", f"-I{cc.RUNTIME_DIR}", *cc.arch_flags(settings)], settings, "driver_old"
-        )
-        old_way.append({"variant": variant.key, "driver_compile_s": round(time.monotonic() - t0, 2), "ok": rc == 0})
     shutil.rmtree(settings.cache_dir, ignore_errors=True)
     total = sum(r["baseline_s"] + r["driver_and_link_s"] for r in rows)
     return {
@@ -85,7 +77,6 @@ def compile_times(settings: HarnessSettings, tasks: list[str] | None) -> dict:
         "runtime_object_s": round(runtime_s, 2),
         "variants": rows,
         "total_serial_s": round(total + runtime_s, 1),
-        "old_way_driver": old_way,
     }
 
 

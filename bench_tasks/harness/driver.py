@@ -1,6 +1,6 @@
 """Drivers generated from the prototypes: declarations, an argument table and one call switch.
 
-Everything else (I/O, guards, poisoning, timing, input refresh) is in runtime/cm_runtime.cuh, compiled
+Everything else (I/O, guards, poisoning, timing, input refresh) is in runtime/cm_runtime.h, compiled
 once into an object; a driver is host C++ against runtime/cm_driver.h and compiles in well under a second.
 Roles and memory (device or pageable host) come per buffer in the plan (`buffer ARG COUNT ROLE MEMORY`),
 written by evaluate._plan for the variant's precision; the pointer the call passes is whichever it is.

@@ -1,4 +1,4 @@
-"""The plan a driver runs and the result lines it writes back: the Python side of runtime/cm_runtime.cuh.
+"""The plan a driver runs and the result lines it writes back: the Python side of runtime/cm_runtime.h.
 
 A plan is whitespace-separated tokens (read_plan() in the runtime); `Plan.to_text()` writes it and
 `Plan.from_text()` reads it back (the tests prove the round trip). Results are lines; `Results`

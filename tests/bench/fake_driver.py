@@ -1,4 +1,4 @@
-"""A FAKE driver for CPU tests: the runtime's plan/result protocol (runtime/cm_runtime.cuh) in Python.
+"""A FAKE driver for CPU tests: the runtime's plan/result protocol (runtime/cm_runtime.h) in Python.
 
 It runs no GPU code. Its "kernel" is the task's float64 reference rounded to the output type; the
 timed pairs redraw the inputs with the numpy twin of the device generator, exactly where the real

@@ -46,7 +46,7 @@ def test_the_plan_carries_the_driver_cores_in_a_token_the_runtime_reads():
     assert "cpus 2 2 7" in text.splitlines()
     assert Plan.from_text(text).cpus == [2, 7]
     assert "cpus" not in Plan(results=Path("r"), outdir=Path("o")).to_text()  # none: the parent's cores
-    runtime = (RUNTIME_DIR / "cm_runtime.cuh").read_text()
+    runtime = (RUNTIME_DIR / "cm_runtime.h").read_text()
     assert 'tok == "cpus"' in runtime
     # the driver pins itself before it creates its CUDA context, so the context's threads inherit its cores
     assert runtime.index("pin_to(p.cpus);") < runtime.index("CM_CHECK(cudaFree(0));  // create the context")

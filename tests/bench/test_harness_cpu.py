@@ -137,7 +137,7 @@ def test_candidate_streams_are_created_through_the_blocking_wrappers(harness_set
     undefined = subprocess.run(["nm", "-u", str(outcome.object_path)], capture_output=True, text=True).stdout
     assert "cm_stream_create_with_flags" in undefined
     assert "cudaStreamCreateWithFlags" not in undefined
-    runtime = (Path(__file__).parents[2] / "bench_tasks/harness/runtime/cm_runtime.cuh").read_text()
+    runtime = (Path(__file__).parents[2] / "bench_tasks/harness/runtime/cm_runtime.h").read_text()
     assert 'extern "C" cudaError_t cm_stream_create_with_flags' in runtime
 
 
@@ -209,3 +209,44 @@ extern "C" void vector_add_optimized(const float* A, const float* B, float* C, i
     )
     assert link.returncode == 0, link.stderr
     assert "defined in discarded section" not in link.stderr
+
+
+@requires_nvcc
+def test_the_runtime_is_two_objects_host_code_without_device_code_and_the_kernels(harness_settings):
+    from bench_tasks.harness.compile import compile_runtime
+
+    host, kernels = compile_runtime(harness_settings)
+
+    def sections(obj: Path) -> str:
+        return subprocess.run(["objdump", "-h", str(obj)], capture_output=True, text=True, check=True).stdout
+
+    def defined(obj: Path) -> str:
+        return subprocess.run(["nm", "-C", "--defined-only", str(obj)], capture_output=True, text=True, check=True).stdout
+
+    assert ".nv_fatbin" not in sections(host) and ".nv_fatbin" in sections(kernels)
+    assert "cm::run_driver(" in defined(host) and "cm::run_driver(" not in defined(kernels)
+    assert "cm::launch_l2_scrub_read(" in defined(kernels) and "cm::launch_l2_scrub_read(" not in defined(host)
+
+
+def test_the_runtimes_two_objects_compile_at_the_same_time(harness_settings, monkeypatch):
+    """One nvcc run over the whole runtime ran its device passes and the host compiler's pass one after the
+    other; the two parts now compile side by side (each one's nvcc is replaced here by a wait that records
+    when it ran)."""
+    import threading
+    import time
+
+    from bench_tasks.harness import compile as cc
+
+    spans: dict[str, tuple[float, float]] = {}
+    both_started = threading.Barrier(2, timeout=30)
+
+    def fake_nvcc_object(source_text, name, flags, settings, kind, includes=(), suffix=".cu"):
+        start = time.monotonic()
+        both_started.wait()  # raises BrokenBarrierError if the other part never starts while this one runs
+        spans[name + suffix] = (start, time.monotonic())
+        return 0, "", Path(f"/nowhere/{name}.o")
+
+    monkeypatch.setattr(cc, "_nvcc_object", fake_nvcc_object)
+    host, kernels = cc.compile_runtime(harness_settings)
+    assert (host.name, kernels.name) == ("cm_runtime.o", "cm_kernels.o")
+    assert set(spans) == {"cm_runtime.cpp", "cm_kernels.cu"}

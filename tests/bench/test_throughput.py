@@ -142,7 +142,7 @@ _RULE_SETTINGS = {
 
 
 def test_every_plan_token_python_writes_is_one_the_runtime_reads(tmp_path):
-    runtime = (RUNTIME_DIR / "cm_runtime.cuh").read_text()
+    runtime = (RUNTIME_DIR / "cm_runtime.h").read_text()
     known = set(re.findall(r'tok == "(\w+)"', runtime))
     settings = HarnessSettings(cache_dir=tmp_path / "cache", reference_full_elements=3000)
     variant = load_task("spmv_csr").variant("bf16")
@@ -159,7 +159,7 @@ def test_the_first_timed_size_warms_up_longer_than_the_next_ones(tmp_path):
     again = Plan.from_text(plan.to_text())
     assert (again.timing.warmup_seconds, again.timing.warmup_first) == (0.01, 0.3)
     # the runtime applies warmup_first to the first size it times only
-    runtime = (RUNTIME_DIR / "cm_runtime.cuh").read_text()
+    runtime = (RUNTIME_DIR / "cm_runtime.h").read_text()
     assert "time_case(c, specs, p, call, has_candidate, timer, !timed_before)" in runtime
     assert "first && p.warmup_first >= 0" in runtime
 
@@ -469,7 +469,7 @@ def test_the_driver_reuses_host_memory_instead_of_mapping_fresh_gigabytes(host_r
     assert figures["small_not_lent"] == "1" and figures["spares"] == "2"
     assert figures["held_within_limit"] == "1" and figures["spares_after"] == "1"  # the two smaller spares went
     assert figures["spares_after_huge"] == "1" and figures["threads_ok"] == "1"
-    runtime = (RUNTIME_DIR / "cm_runtime.cuh").read_text()
+    runtime = (RUNTIME_DIR / "cm_runtime.h").read_text()
     # every large host buffer of the driver goes through the pool: datasets read, inputs compared, buffers saved
     assert "std::vector<unsigned char> v = g_bytes.take(bytes);" in runtime  # read_file
     assert "std::vector<unsigned char> now = g_bytes.take(b.bytes);" in runtime  # check_inputs_unchanged
@@ -488,7 +488,7 @@ def test_the_timing_loop_starts_from_the_last_check_dataset_the_buffers_already_
     assert result.verdict == Verdict.ok, result.message
     timed = [c for c in result.rows[0].checks if c.stage == "timed_call"]
     assert timed and {c.seed for c in timed} == {settings.seeds[-1]}
-    runtime = (RUNTIME_DIR / "cm_runtime.cuh").read_text()
+    runtime = (RUNTIME_DIR / "cm_runtime.h").read_text()
     assert "Loaded first" not in runtime and "upload_inputs(c, c.resident);" in runtime
 
 

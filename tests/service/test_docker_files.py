@@ -133,6 +133,10 @@ def test_the_image_contents_install_as_a_wheel_and_its_cmd_serves(tmp_path):
     entry = next(site.glob("cudamaster-*.dist-info")) / "entry_points.txt"
     cmd = next(json.loads(rest) for word, rest in _instructions() if word == "CMD")
     assert f"{cmd[0]} = app.cli:main" in entry.read_text()
+    # every file the harness needs at run time is in the wheel (the runtime's sources, each task's files)
+    shipped = subprocess.run(["git", "ls-files", "bench_tasks"], cwd=REPO, capture_output=True, text=True, check=True).stdout.split()
+    missing = [f for f in shipped if not (site / f).is_file()]
+    assert shipped and not missing, f"not in the wheel: {missing}"
 
     # 3. the image's ENV, with /data in a temporary folder, and the installed copy first on the path
     data = tmp_path / "data"

@@ -1,6 +1,6 @@
 // What a generated driver (bench_tasks/harness/driver.py) needs from the harness runtime: the argument
 // table, the argument pack its call switch reads, and run_driver(). The runtime itself
-// (cm_runtime.cuh, compiled once into an object by compile.py) holds everything else, so a driver is a
+// (cm_runtime.h, compiled once into an object by compile.py) holds everything else, so a driver is a
 // few lines of host C++ that compile in well under a second.
 #pragma once
 

@@ -1,5 +1,5 @@
 // Host-side pieces of the harness runtime that need no GPU: the timing loop's stop rule and a parallel
-// for over host buffers. Included by cm_runtime.cuh; tests/bench/test_stop_rule.py compiles it alone (no
+// for over host buffers. Included by cm_runtime.h; tests/bench/test_stop_rule.py compiles it alone (no
 // GPU) and checks it against the Python twin, bench_tasks/harness/stoprule.py.
 #pragma once
 

@@ -220,4 +220,33 @@ CM_HD inline uint64_t shuffle_index(uint64_t index, uint64_t n, int bits, uint32
   return x;
 }
 
+// A shuffled input: element i takes the dataset's value at shuffle_index(i) (a permutation per call).
+CM_HD inline void shuffle_store(unsigned char* dst, const unsigned char* orig, size_t i, size_t n, size_t elem, int bits,
+                          uint32_t call, uint32_t stream, uint32_t k0, uint32_t k1) {
+  size_t j = (size_t)shuffle_index(i, n, bits, call, stream, k0, k1);
+  for (size_t k = 0; k < elem; ++k) dst[i * elem + k] = orig[j * elem + k];
+}
+
+// A NaN's bits in a float kind (the poison, or a NaN written); integers have no poison to tell.
+CM_HD inline bool is_nan_bits(uint64_t u, int kind) {
+  if (kind == F32) return (u & 0x7F800000u) == 0x7F800000u && (u & 0x007FFFFFu) != 0;
+  if (kind == BF16) return (u & 0x7F80u) == 0x7F80u && (u & 0x007Fu) != 0;
+  if (kind == F64) return (u & 0x7FF0000000000000ull) == 0x7FF0000000000000ull && (u & 0x000FFFFFFFFFFFFFull) != 0;
+  return false;  // integers: no poison to tell
+}
+
+// Element i of a buffer of elem-byte elements, as its bits.
+CM_HD inline uint64_t element_bits(const unsigned char* buf, size_t i, size_t elem) {
+  if (elem == 2) return ((const uint16_t*)buf)[i];
+  if (elem == 4) return ((const uint32_t*)buf)[i];
+  return ((const uint64_t*)buf)[i];
+}
+
+// What element i of a redrawn input must hold at timed call `call`.
+CM_HD inline uint64_t redrawn_bits(const unsigned char* orig, size_t i, size_t n, int kind, int draw, double p0, double p1,
+                            int bits, uint32_t call, uint32_t stream, uint32_t k0, uint32_t k1) {
+  if (draw == DRAW_SHUFFLE) return element_bits(orig, (size_t)shuffle_index(i, n, bits, call, stream, k0, k1), kind_size(kind));
+  return refresh_bits(kind, draw, p0, p1, i, call, stream, k0, k1);
+}
+
 }  // namespace cm

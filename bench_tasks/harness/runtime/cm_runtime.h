@@ -1,12 +1,13 @@
 // cudamaster harness runtime: the one shared piece of C++/CUDA behind every generated driver.
 //
 // A generated driver (see bench_tasks/harness/driver.py) declares the baseline and candidate entry
-// points, describes the arguments, and calls cm::run_driver() (declared in cm_driver.h). This file holds
-// everything else: reading the plan and the input files, guarded buffers (device memory, or pageable
-// host memory for arguments a task declares `memory = "host"`), NaN poisoning,
-// correctness runs, the interleaved timing loop with L2 flushing, the inputs redrawn between timed calls
-// and the checked timed calls, and the result lines read back by Python. compile.py compiles it once
-// (cm_runtime.cu includes it) into an object cached by content, and links it into every driver.
+// points, describes the arguments, and calls cm::run_driver() (declared in cm_driver.h). This file (host
+// C++; the kernels it launches are in cm_kernels.cu) holds everything else: reading the plan and the
+// input files, guarded buffers (device memory, or pageable host memory for arguments a task declares
+// `memory = "host"`), NaN poisoning, correctness runs, the interleaved timing loop with L2 flushing, the
+// inputs redrawn between timed calls and the checked timed calls, and the result lines read back by Python. compile.py compiles it once
+// (cm_runtime.cpp includes it) with the host compiler, beside cm_kernels.cu with nvcc, into two objects
+// cached by content, and links both into every driver.
 //
 // Protocol: the driver writes result lines to the file named by `results` in the plan, and on a
 // fatal problem prints one line "CMERR <kind> <message>" to stderr and exits with a non-zero code:
@@ -42,6 +43,7 @@
 
 #include "cm_driver.h"
 #include "cm_host.h"
+#include "cm_kernels.h"
 
 namespace cm {
 
@@ -407,27 +409,13 @@ static void check_guards(const Case& c, const ArgSpec* specs, const char* impl) 
 
 // Bytes that differ between two device buffers of n bytes (16 at a time where both are 16-byte aligned,
 // as cudaMalloc's are; the tail byte by byte): counted into *count.
-__global__ void cm_count_differing(const unsigned char* a, const unsigned char* b, size_t n, unsigned long long* count) {
-  unsigned long long mine = 0;
-  size_t stride = (size_t)gridDim.x * blockDim.x, first = blockIdx.x * (size_t)blockDim.x + threadIdx.x;
-  size_t n16 = n / 16;
-  const uint4* a16 = reinterpret_cast<const uint4*>(a);
-  const uint4* b16 = reinterpret_cast<const uint4*>(b);
-  for (size_t i = first; i < n16; i += stride) {
-    uint4 x = a16[i], y = b16[i];
-    mine += (x.x != y.x) + (x.y != y.y) + (x.z != y.z) + (x.w != y.w);
-  }
-  for (size_t i = n16 * 16 + first; i < n; i += stride) mine += a[i] != b[i];
-  if (mine) atomicAdd(count, mine);
-}
 
 static unsigned long long count_differing(const unsigned char* a, const unsigned char* b, size_t n) {
   static unsigned long long* count = nullptr;
   if (!count) CM_CHECK(cudaMalloc(&count, sizeof *count));
   CM_CHECK(cudaMemsetAsync(count, 0, sizeof *count, 0));
   int blocks = (int)std::min<size_t>((n / 16 + 255) / 256 + 1, 4096);
-  cm_count_differing<<<blocks, 256>>>(a, b, n, count);
-  CM_CHECK(cudaGetLastError());
+  CM_CHECK(launch_count_differing(blocks, a, b, n, count));
   unsigned long long differing = 0;
   CM_CHECK(cudaMemcpy(&differing, count, sizeof differing, cudaMemcpyDeviceToHost));
   return differing;
@@ -540,24 +528,8 @@ static const char* impl_name(int impl) { return impl == 0 ? "baseline" : "candid
 
 // Redraw every refreshed input for timed call `call` (in-out data: its restore source), outside the
 // timed region; the scrub that follows evicts what the redraw left in L2.
-__global__ void cm_refresh_kernel(unsigned char* dst, size_t n, int kind, int draw, double p0, double p1, uint32_t call,
-                                  uint32_t stream, uint32_t k0, uint32_t k1) {
-  for (size_t i = blockIdx.x * (size_t)blockDim.x + threadIdx.x; i < n; i += (size_t)gridDim.x * blockDim.x)
-    refresh_store(dst, kind, draw, p0, p1, i, call, stream, k0, k1);
-}
 
-// A shuffled input: element i takes the dataset's value at shuffle_index(i) (a permutation per call).
-__device__ __host__ inline void shuffle_store(unsigned char* dst, const unsigned char* orig, size_t i, size_t n, size_t elem, int bits,
-                                              uint32_t call, uint32_t stream, uint32_t k0, uint32_t k1) {
-  size_t j = (size_t)shuffle_index(i, n, bits, call, stream, k0, k1);
-  for (size_t k = 0; k < elem; ++k) dst[i * elem + k] = orig[j * elem + k];
-}
 
-__global__ void cm_shuffle_kernel(unsigned char* dst, const unsigned char* orig, size_t n, size_t elem, int bits, uint32_t call,
-                                  uint32_t stream, uint32_t k0, uint32_t k1) {
-  for (size_t i = blockIdx.x * (size_t)blockDim.x + threadIdx.x; i < n; i += (size_t)gridDim.x * blockDim.x)
-    shuffle_store(dst, orig, i, n, elem, bits, call, stream, k0, k1);
-}
 
 static void refresh_inputs(Case& c, const ArgSpec* specs, const Plan& p, uint32_t call) {
   for (Buffer& b : c.buffers) {
@@ -577,43 +549,17 @@ static void refresh_inputs(Case& c, const ArgSpec* specs, const Plan& p, uint32_
     }
     int blocks = (int)std::min<size_t>((b.count + 255) / 256, 65535);
     if (b.draw == DRAW_SHUFFLE)
-      cm_shuffle_kernel<<<blocks, 256>>>(dst, b.orig, b.count, kind_size(kind), bits, call, stream, p.key0, p.key1);
+      CM_CHECK(launch_shuffle(blocks, dst, b.orig, b.count, kind_size(kind), bits, call, stream, p.key0, p.key1));
     else
-      cm_refresh_kernel<<<blocks, 256>>>(dst, b.count, kind, b.draw, b.p0, b.p1, call, stream, p.key0, p.key1);
-    CM_CHECK(cudaGetLastError());
+      CM_CHECK(launch_refresh(blocks, dst, b.count, kind, b.draw, b.p0, b.p1, call, stream, p.key0, p.key1));
   }
 }
 
 // The outputs of a sampled size are saved as their sampled elements only; every element must still
 // be written, so the NaN ones (poison left in place, or NaN written) are counted over the whole buffer
 // (infinities are written values, left to the comparison: bench_tasks.data.unwritten_count).
-__global__ void cm_gather(const unsigned char* src, const int64_t* idx, size_t n, int elem, unsigned char* dst) {
-  for (size_t i = blockIdx.x * (size_t)blockDim.x + threadIdx.x; i < n; i += (size_t)gridDim.x * blockDim.x) {
-    size_t j = (size_t)idx[i];
-    switch (elem) {
-      case 2: ((uint16_t*)dst)[i] = ((const uint16_t*)src)[j]; break;
-      case 4: ((uint32_t*)dst)[i] = ((const uint32_t*)src)[j]; break;
-      default: ((uint64_t*)dst)[i] = ((const uint64_t*)src)[j]; break;
-    }
-  }
-}
 
-__device__ __host__ inline bool is_nan_bits(uint64_t u, int kind) {
-  if (kind == F32) return (u & 0x7F800000u) == 0x7F800000u && (u & 0x007FFFFFu) != 0;
-  if (kind == BF16) return (u & 0x7F80u) == 0x7F80u && (u & 0x007Fu) != 0;
-  if (kind == F64) return (u & 0x7FF0000000000000ull) == 0x7FF0000000000000ull && (u & 0x000FFFFFFFFFFFFFull) != 0;
-  return false;  // integers: no poison to tell
-}
 
-__global__ void cm_count_unwritten(const unsigned char* p, size_t n, int kind, unsigned long long* count) {
-  unsigned long long mine = 0;
-  size_t elem = kind_size(kind);
-  for (size_t i = blockIdx.x * (size_t)blockDim.x + threadIdx.x; i < n; i += (size_t)gridDim.x * blockDim.x) {
-    uint64_t u = elem == 2 ? ((const uint16_t*)p)[i] : elem == 4 ? ((const uint32_t*)p)[i] : ((const uint64_t*)p)[i];
-    mine += is_nan_bits(u, kind);
-  }
-  if (mine) atomicAdd(count, mine);
-}
 
 static unsigned long long count_unwritten_host(const unsigned char* p, size_t n, int kind) {
   unsigned long long bad = 0;
@@ -650,10 +596,8 @@ static void save_buffer(const Buffer& b, const unsigned char* from, const ArgSpe
   CM_CHECK(cudaMalloc(&count, sizeof(unsigned long long)));
   CM_CHECK(cudaMemset(count, 0, sizeof(unsigned long long)));
   int blocks = (int)std::min<size_t>((std::max(b.count, b.sample_count) + 255) / 256, 4096);
-  cm_gather<<<blocks, 256>>>(from, b.sample, b.sample_count, (int)elem, picked);
-  CM_CHECK(cudaGetLastError());
-  cm_count_unwritten<<<blocks, 256>>>(from, b.count, kind, count);
-  CM_CHECK(cudaGetLastError());
+  CM_CHECK(launch_gather(blocks, from, b.sample, b.sample_count, (int)elem, picked));
+  CM_CHECK(launch_count_unwritten(blocks, from, b.count, kind, count));
   unsigned long long bad = 0;
   h = g_bytes.take(b.sample_count * elem);
   CM_CHECK(cudaMemcpy(h.data(), picked, h.size(), cudaMemcpyDeviceToHost));
@@ -710,15 +654,6 @@ static void checked_call(Case& c, const ArgSpec* specs, const Plan& p, CallFn ca
   g_check_times.save += now_s() - t3;
 }
 
-// Reads the whole scrub buffer through L2 (zeros: the store below never happens but keeps the loads).
-__global__ void cm_l2_scrub_read(const int4* __restrict__ buf, size_t n, int* sink) {
-  int acc = 0;
-  for (size_t i = blockIdx.x * (size_t)blockDim.x + threadIdx.x; i < n; i += (size_t)gridDim.x * blockDim.x) {
-    int4 v = __ldcg(buf + i);
-    acc ^= v.x ^ v.y ^ v.z ^ v.w;
-  }
-  if (acc == 0x5A5A1234) *sink = acc;
-}
 
 struct Timer {
   cudaEvent_t start, stop, after;
@@ -749,8 +684,7 @@ struct Timer {
   void scrub() {
     CM_CHECK(cudaDeviceSetLimit(cudaLimitPersistingL2CacheSize, 0));
     CM_CHECK(cudaCtxResetPersistingL2Cache());
-    cm_l2_scrub_read<<<scrub_blocks, 256>>>(reinterpret_cast<const int4*>(flush), flush_bytes / sizeof(int4), sink);
-    CM_CHECK(cudaGetLastError());
+    CM_CHECK(launch_l2_scrub_read(scrub_blocks, reinterpret_cast<const int4*>(flush), flush_bytes / sizeof(int4), sink));
   }
   // Time one call on the legacy default stream. Every stream a candidate can create is blocking
   // (see cm_stream_create_with_flags), so `stop`, recorded on the legacy stream when the call
@@ -780,26 +714,8 @@ struct Timer {
 
 // The redrawn inputs must still hold what the generator drew for this pair: recomputed and compared
 // element by element (on the device for device buffers), without a copy taken before the calls.
-__device__ __host__ inline uint64_t element_bits(const unsigned char* buf, size_t i, size_t elem) {
-  if (elem == 2) return ((const uint16_t*)buf)[i];
-  if (elem == 4) return ((const uint32_t*)buf)[i];
-  return ((const uint64_t*)buf)[i];
-}
 
-// What element i of a redrawn input must hold at this call.
-__device__ __host__ inline uint64_t redrawn_bits(const unsigned char* orig, size_t i, size_t n, int kind, int draw, double p0, double p1,
-                                                 int bits, uint32_t call, uint32_t stream, uint32_t k0, uint32_t k1) {
-  if (draw == DRAW_SHUFFLE) return element_bits(orig, (size_t)shuffle_index(i, n, bits, call, stream, k0, k1), kind_size(kind));
-  return refresh_bits(kind, draw, p0, p1, i, call, stream, k0, k1);
-}
 
-__global__ void cm_refresh_verify(const unsigned char* buf, const unsigned char* orig, size_t n, int kind, int draw, double p0,
-                                  double p1, int bits, uint32_t call, uint32_t stream, uint32_t k0, uint32_t k1, unsigned long long* bad) {
-  unsigned long long mine = 0;
-  for (size_t i = blockIdx.x * (size_t)blockDim.x + threadIdx.x; i < n; i += (size_t)gridDim.x * blockDim.x)
-    mine += element_bits(buf, i, kind_size(kind)) != redrawn_bits(orig, i, n, kind, draw, p0, p1, bits, call, stream, k0, k1);
-  if (mine) atomicAdd(bad, mine);
-}
 
 static void verify_redrawn(Case& c, const ArgSpec* specs, const Plan& p, uint32_t call, const std::string& who) {
   unsigned long long* bad = nullptr;
@@ -824,8 +740,7 @@ static void verify_redrawn(Case& c, const ArgSpec* specs, const Plan& p, uint32_
       if (!bad) CM_CHECK(cudaMalloc(&bad, sizeof *bad));
       CM_CHECK(cudaMemset(bad, 0, sizeof *bad));
       int blocks = (int)std::min<size_t>((b.count + 255) / 256, 4096);
-      cm_refresh_verify<<<blocks, 256>>>(b.ptr, b.orig, b.count, kind, b.draw, b.p0, b.p1, bits, call, stream, p.key0, p.key1, bad);
-      CM_CHECK(cudaGetLastError());
+      CM_CHECK(launch_refresh_verify(blocks, b.ptr, b.orig, b.count, kind, b.draw, b.p0, b.p1, bits, call, stream, p.key0, p.key1, bad));
       CM_CHECK(cudaMemcpy(&n_bad, bad, sizeof n_bad, cudaMemcpyDeviceToHost));
     }
     if (n_bad) {
