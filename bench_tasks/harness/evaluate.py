@@ -199,7 +199,7 @@ def _plan(
             settings.max_pairs,
             settings.min_seconds_per_size,
             settings.max_seconds_per_size,
-            settings.target_rse,
+            target_rse(variant, settings),
             settings.warmup_calls,
             settings.warmup_seconds,
             None if gpu_warm else settings.warmup_seconds_first,
@@ -231,6 +231,12 @@ def _plan(
         cp.datasets = [(directory, purpose) for _, purpose, directory in case.datasets]
         plan.cases.append(cp)
     return plan
+
+
+def target_rse(variant: Variant, settings: HarnessSettings) -> float:
+    """The stop rule's target for this variant: target_rse_host_memory where an argument is in host memory."""
+    host = any(a.memory_for(variant.precision) == "host" for a in variant.task.args if not a.scalar)
+    return settings.target_rse_host_memory if host else settings.target_rse
 
 
 def _call_times(samples: list[Sample], late_us: np.ndarray | None = None) -> np.ndarray:
@@ -356,6 +362,7 @@ def evaluate(
         vendor_libraries=list(vendor_build.reference.libraries) if vendor_build else [],
         source_sha256=hashlib.sha256(text.encode()).hexdigest() if text else "",
         refreshed_inputs=refreshed_args(variant) if timing else [],
+        target_rse=target_rse(variant, settings) if timing else None,
     )
     stages = Stages()
 

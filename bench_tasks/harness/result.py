@@ -12,8 +12,8 @@ from typing import Any
 
 from pydantic import BaseModel, Field, model_validator
 
-SCHEMA_VERSION = "1.4"
-HARNESS_VERSION = "0.7.0"
+SCHEMA_VERSION = "1.5"
+HARNESS_VERSION = "0.8.0"
 
 
 class Verdict(StrEnum):
@@ -120,6 +120,11 @@ class EvaluationResult(BaseModel):
     )
     refreshed_inputs: list[str] = Field(default_factory=list, description="inputs redrawn on the device before every timed pair")
     refresh_key: str = Field("", description="the secret key of the redraws (hex), recorded once the run is over")
+    target_rse: float | None = Field(
+        None,
+        description="the relative standard error the timing loop stopped at (target_rse, or target_rse_host_memory for a "
+        "variant with host-memory arguments); None where nothing was timed and in documents before 1.5",
+    )
     log: str = ""  # compile log or driver stderr tail
 
     @model_validator(mode="before")

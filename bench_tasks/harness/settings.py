@@ -82,6 +82,13 @@ class HarnessSettings(BaseModel):
         description="stop once the median's relative standard error (robust, from the IQR) is below this; "
         "five evaluations then spread by ~2.3x this on average",
     )
+    target_rse_host_memory: float = Field(
+        0.01,
+        gt=0,
+        description="target_rse for a variant with host-memory arguments (a task's `memory = \"host\"`): its calls allocate and "
+        "copy pageable memory, whose time varies by 2-9 % from call to call (matrix_power FP32 on the H200), so their median is "
+        "timed to 1 %; at 0.2 % each of its sizes ran to max_seconds_per_size",
+    )
     warmup_calls: int = 3
     warmup_seconds: float = Field(0.02, ge=0, description="warm-up seconds at every timed size (after warmup_calls calls)")
     warmup_seconds_first: float = Field(

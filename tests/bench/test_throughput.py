@@ -152,6 +152,24 @@ def test_every_plan_token_python_writes_is_one_the_runtime_reads(tmp_path):
     assert "warmup_first" in written and written <= known, written - known
 
 
+@pytest.mark.parametrize(
+    "task, precision, host",
+    [("matrix_power", "fp32", True), ("FFT", "fp32", True), ("matrix_power", "bf16", False), ("vector_add", "fp32", False)],
+)
+def test_a_variant_with_host_memory_arguments_is_timed_to_its_own_target(tmp_path, task, precision, host):
+    """Host-pointer calls allocate and copy pageable memory (2-9 % from call to call): their median is timed to
+    target_rse_host_memory; every other variant to target_rse. The driver reads the target from its plan."""
+    from bench_tasks.harness.evaluate import target_rse
+
+    settings = HarnessSettings(cache_dir=tmp_path / "cache", target_rse=0.003, target_rse_host_memory=0.02)
+    variant = load_task(task).variant(precision)
+    want = 0.02 if host else 0.003
+    assert target_rse(variant, settings) == want
+    cases = _cases(variant, variant.task.size_list("paper")[:1], [1], 5, tmp_path, settings, True)
+    plan = Plan.from_text(_plan(variant, cases, tmp_path, settings).to_text())
+    assert plan.timing.target_rse == want
+
+
 def test_the_first_timed_size_warms_up_longer_than_the_next_ones(tmp_path):
     settings = HarnessSettings(cache_dir=tmp_path / "cache", warmup_seconds=0.01, warmup_seconds_first=0.3)
     variant = load_task("vector_add").variant("fp32")
@@ -606,3 +624,19 @@ def test_a_machine_error_in_one_variant_is_reported_for_it_and_the_run_goes_on(t
     assert isinstance(error, getattr(errors, kind)) and words in str(error) and "goes on" in str(error)
     if kind == "HarnessError":
         assert "test_throughput.py" in str(error) and "in evaluate" in str(error)  # where: this test's fake evaluate
+
+
+def test_the_result_records_the_target_its_timing_stopped_at_with_a_fake_driver(fake_driver, tmp_path):
+    from bench_tasks.harness import Verdict, evaluate
+    from bench_tasks.harness import result as _result
+
+    sizes = [{"N": 8, "P": 2}]
+    fake_driver("matrix_power/fp32", sizes)
+    settings = _settings(tmp_path).model_copy(update={"target_rse_host_memory": 0.015})
+    result = evaluate("matrix_power", "fp32", "// fake", sizes, settings=settings)
+    assert result.verdict == Verdict.ok, result.message
+    assert result.target_rse == 0.015 and result.schema_version == "1.5"
+    assert _result.EvaluationResult.model_validate_json(result.model_dump_json()).target_rse == 0.015
+    old = result.model_dump(mode="json") | {"schema_version": "1.4"}
+    del old["target_rse"]
+    assert _result.EvaluationResult.model_validate(old).target_rse is None  # documents before 1.5 still read
