@@ -85,7 +85,7 @@ class HarnessSettings(BaseModel):
     target_rse_host_memory: float = Field(
         0.01,
         gt=0,
-        description="target_rse for a variant with host-memory arguments (a task's `memory = \"host\"`): its calls allocate and "
+        description='target_rse for a variant with host-memory arguments (a task\'s `memory = "host"`): its calls allocate and '
         "copy pageable memory, whose time varies by 2-9 % from call to call (matrix_power FP32 on the H200), so their median is "
         "timed to 1 %; at 0.2 % each of its sizes ran to max_seconds_per_size",
     )
