@@ -207,6 +207,7 @@ def _plan(
         refresh_key=refresh_key,
         dump_baseline=dump_baseline,
         wait_seconds=settings.run_timeout_s,
+        input_checks_on_host=settings.input_checks_on_host,
     )
     for case in cases:
         lengths = task.lengths(case.params, variant.precision)

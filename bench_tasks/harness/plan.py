@@ -72,6 +72,8 @@ class Plan:
     wait_seconds: float = 600.0
     gate: Path | None = None  # a file the parent creates when the GPU is free: the driver waits for it after its init
     cpus: list[int] = field(default_factory=list)  # the cores the driver runs on (harness/cpus.py); empty: its parent's
+    # Inputs compared on the host after every call, as when no pristine device copy fits (settings.input_checks_on_host)
+    input_checks_on_host: bool = False
     cases: list[CasePlan] = field(default_factory=list)
 
     def to_text(self) -> str:
@@ -93,6 +95,8 @@ class Plan:
             lines.append(f"gate {_token(self.gate)}")
         if self.cpus:
             lines.append(f"cpus {len(self.cpus)} " + " ".join(str(int(c)) for c in self.cpus))
+        if self.input_checks_on_host:
+            lines.append("input_checks_on_host 1")
         for case in self.cases:
             lines.append(f"case {case.index}")
             for b in case.buffers:
@@ -160,6 +164,8 @@ class Plan:
                 plan.gate = Path(take()[0])
             elif tok == "cpus":
                 plan.cpus = [int(c) for c in take(int(take()[0]))]
+            elif tok == "input_checks_on_host":
+                plan.input_checks_on_host = take()[0] != "0"
             elif tok == "case":
                 case = CasePlan(int(take()[0]))
                 plan.cases.append(case)

@@ -82,6 +82,11 @@ class HarnessSettings(BaseModel):
         description="stop once the median's relative standard error (robust, from the IQR) is below this; "
         "five evaluations then spread by ~2.3x this on average",
     )
+    input_checks_on_host: bool = Field(
+        False,
+        description="compare the device inputs with the dataset on the host after every call (copied back), as the driver "
+        "does for a buffer whose pristine device copy does not fit in device memory: for testing that fallback; slower",
+    )
     target_rse_host_memory: float = Field(
         0.01,
         gt=0,

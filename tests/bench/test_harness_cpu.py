@@ -250,3 +250,23 @@ def test_the_runtimes_two_objects_compile_at_the_same_time(harness_settings, mon
     host, kernels = cc.compile_runtime(harness_settings)
     assert (host.name, kernels.name) == ("cm_runtime.o", "cm_kernels.o")
     assert set(spans) == {"cm_runtime.cpp", "cm_kernels.cu"}
+
+
+def test_the_plan_asks_the_driver_for_host_input_checks_only_when_the_settings_do(tmp_path):
+    """input_checks_on_host reaches the driver as a plan token its runtime reads (the GPU test
+    test_inputs_compared_on_the_host_catch_a_modified_input_as_the_device_comparison_does runs it)."""
+    from bench_tasks.harness import HarnessSettings
+    from bench_tasks.harness.compile import RUNTIME_DIR
+    from bench_tasks.harness.evaluate import _cases, _plan
+    from bench_tasks.harness.plan import Plan
+
+    variant = load_task("vector_add").variant("fp32")
+    for on in (False, True):
+        settings = HarnessSettings(cache_dir=tmp_path / "cache", input_checks_on_host=on)
+        cases = _cases(variant, [{"N": 100}], [1], 5, tmp_path, settings, True)
+        text = _plan(variant, cases, tmp_path, settings).to_text()
+        assert ("input_checks_on_host 1" in text.splitlines()) == on
+        assert Plan.from_text(text).input_checks_on_host == on
+    runtime = (RUNTIME_DIR / "cm_runtime.h").read_text()
+    assert 'tok == "input_checks_on_host") in >> p.input_checks_on_host' in runtime
+    assert "!p.input_checks_on_host && cudaMalloc(&b.pristine" in runtime  # no pristine copy: compared on the host

@@ -69,6 +69,17 @@ def test_adversarial_candidates_get_the_right_verdict(name, verdict, words, harn
     assert words in result.message
 
 
+@pytest.mark.parametrize("name", ["modifies_input.cu", "modifies_input_later.cu"])
+def test_inputs_compared_on_the_host_catch_a_modified_input_as_the_device_comparison_does(name, harness_settings):
+    """The fallback for an input whose pristine device copy does not fit: copied back and compared on the host
+    after every call (forced here by input_checks_on_host); an honest candidate still passes."""
+    settings = harness_settings.model_copy(update={"input_checks_on_host": True})
+    result = _eval(name, settings)
+    assert result.verdict == Verdict.wrong_answer, result.message
+    assert "modified input argument A" in result.message
+    assert _eval("fast.cu", settings, timing=False).verdict == Verdict.ok
+
+
 @pytest.mark.parametrize(
     "name, stage, timing",
     [

@@ -142,6 +142,9 @@ struct Plan {
   // The cores this driver runs on (bench_tasks/harness/cpus.py: the parent's own threads keep off them). Empty:
   // the parent's.
   std::vector<int> cpus;
+  // Compare device inputs with the dataset on the host after every call, as for a buffer whose pristine device
+  // copy could not be allocated (the settings' input_checks_on_host: to test that fallback).
+  int input_checks_on_host = 0;
   std::vector<Case> cases;
 };
 
@@ -176,6 +179,7 @@ static Plan read_plan(const char* path) {
     else if (tok == "wait_seconds") in >> p.wait_seconds;
     else if (tok == "warmup_first") in >> p.warmup_first;
     else if (tok == "gate") in >> p.gate;
+    else if (tok == "input_checks_on_host") in >> p.input_checks_on_host;
     else if (tok == "cpus") {
       int n = 0;
       in >> n;
@@ -345,14 +349,14 @@ static void write_later(const std::string& path, std::vector<unsigned char>&& da
   g_writer.push({path, std::move(data), std::string()});
 }
 
-static void alloc_buffer(Buffer& b, const ArgSpec* specs) {
+static void alloc_buffer(Buffer& b, const ArgSpec* specs, const Plan& p) {
   b.bytes = b.count * kind_size(specs[b.arg].kind);
   b.base = mem_alloc(b, b.bytes + 2 * GUARD, specs);
   b.ptr = b.base + GUARD;
   mem_set(b, b.base, GUARD_BYTE, GUARD);
   mem_set(b, b.ptr + b.bytes, GUARD_BYTE, GUARD);
   if (b.role == INOUT) b.src = mem_alloc(b, b.bytes, specs);
-  if (b.role == IN && b.memory == DEVICE && b.bytes && cudaMalloc(&b.pristine, b.bytes) != cudaSuccess) {
+  if (b.role == IN && b.memory == DEVICE && b.bytes && !p.input_checks_on_host && cudaMalloc(&b.pristine, b.bytes) != cudaSuccess) {
     (void)cudaGetLastError();  // out of device memory: this buffer is compared on the host
     b.pristine = nullptr;
   }
@@ -915,7 +919,7 @@ int run_driver(int argc, char** argv, const ArgSpec* specs, int nargs, CallFn ca
     int impl = p.impl == "baseline" ? 0 : 1;
     if (impl == 1 && !has_candidate) fail(2, "plan", "no candidate in this driver");
     Case& c = p.cases.at(0);
-    for (Buffer& b : c.buffers) alloc_buffer(b, specs);
+    for (Buffer& b : c.buffers) alloc_buffer(b, specs, p);
     load_dataset(c, c.datasets.at(0), specs, p);
     Args a;
     fill_args(c, specs, a);
@@ -954,7 +958,7 @@ int run_driver(int argc, char** argv, const ArgSpec* specs, int nargs, CallFn ca
   for (Case& c : p.cases) {
     g_check_times = CheckTimes();
     double t_checks = now_s();
-    for (Buffer& b : c.buffers) alloc_buffer(b, specs);
+    for (Buffer& b : c.buffers) alloc_buffer(b, specs, p);
     // Datasets in the order they are used (the check seeds, then the fresh one), each read while the
     // previous one runs; the timing loop starts from the last check dataset, which the buffers then hold
     // (its inputs found unchanged after its last correctness call: nothing to copy or upload again).
