@@ -377,6 +377,40 @@ def test_triangle_attention_large_scores_use_the_log_sum_exp_form():
     assert _tri(x, 1, 1, 2, 1).tolist() == [3.0, 4.0]
 
 
+@pytest.mark.parametrize("S, D, masked_rows", [(1, 1, 0), (3, 5, 1), (64, 128, 2), (257, 1, 5), (100, 7, 0)])
+def test_triangle_attention_power_series_equals_the_exponentials_on_the_same_heads(S, D, masked_rows):
+    """Heads with small scores (the task's draws) are computed as a power series of matrix products; the direct
+    computation (one exponential per score) gives the same outputs on the same heads, fully masked rows included."""
+    ref = load_task("triangle_attention").reference_module
+    rng = np.random.default_rng(S * 1000 + D)
+    q, k, v = (rng.uniform(-1, 1, (S, D)) for _ in range(3))
+    q /= math.sqrt(D)
+    mask = ref.generate(rng, {"B": 1, "S": S}, "fp32")["attention_mask"][0]
+    mask[rng.choice(S, masked_rows, replace=False)] = 1.0
+    valid = (mask <= 0.5) & np.tril(np.ones((S, S), dtype=bool))
+    assert np.abs(q).max() * np.abs(k).max() <= ref._SERIES_BOUND
+    series = ref._head_by_series(q, k, v, valid.astype(np.float64))
+    direct = ref._head_direct(q, k, v, valid)
+    np.testing.assert_allclose(series, direct, rtol=1e-12, atol=1e-15)
+    assert (series[~valid.any(axis=1)] == 0.0).all()
+
+
+def test_triangle_attention_takes_the_series_only_for_finite_small_scores(monkeypatch):
+    ref = load_task("triangle_attention").reference_module
+    taken = []
+    monkeypatch.setattr(ref, "_head_by_series", lambda *a: taken.append("series") or np.zeros(a[0].shape))
+    monkeypatch.setattr(ref, "_head_direct", lambda *a: taken.append("direct") or np.zeros(a[0].shape))
+    valid = np.ones((2, 2), dtype=bool)
+    small, large = np.full((2, 3), 0.5), np.full((2, 3), 3.0)
+    for q, k, v in [(small, small, small), (large, small, small), (small, small, np.full((2, 3), np.inf)), (small * np.nan, small, small)]:
+        ref._head(q, k, v, valid)
+    assert taken == ["series", "direct", "direct", "direct"]
+    # the series is cut where its next term falls below _SERIES_CUT
+    for bound in (0.01, 0.0884, 0.5, 1.0):
+        n = ref._series_terms(bound)
+        assert bound**n / math.factorial(n) < ref._SERIES_CUT <= bound ** (n - 1) / math.factorial(n - 1)
+
+
 def test_triangle_attention_sampled_equals_full():
     B, H, S, D = 2, 3, 9, 5
     rng = np.random.default_rng(15)
