@@ -48,6 +48,7 @@ NOT_SETTINGS = frozenset(
         "CUDAMASTER_CLIENT_URL",  # `cudamaster campaign run|status`: the service to talk to
         "CUDAMASTER_CLIENT_KEY",  # `cudamaster campaign run|status`: the API key to talk to it with
         "CUDAMASTER_TEST_RAY_GPUS",  # tests: GPUs the test Ray cluster declares ("detect": the machine's own)
+        "CUDAMASTER_TEST_FORKSERVER",  # tests: 0 starts the test servers as `python -m uvicorn`, not forked
     }
 )
 

@@ -46,6 +46,14 @@ def pytest_configure(config):
 _SERIAL_FOR_GPU = pytest.StashKey[bool]()
 
 
+def pytest_unconfigure(config):
+    """Stop this process's fork server (tests/support/forkserver.py), if the service tests started one, and wait
+    for it: its CPU time and its servers' then count in this process's, as a `python -m uvicorn` child's did."""
+    from tests.support import forkserver
+
+    forkserver.shutdown()
+
+
 def pytest_report_header(config):
     if config.stash.get(_SERIAL_FOR_GPU, False):
         return "xdist: off, serial run (GPU tests selected: their kernel timings need the GPU to themselves)"

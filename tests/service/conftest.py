@@ -15,6 +15,7 @@ from pathlib import Path
 import httpx
 import pytest
 
+from tests.support import forkserver
 from tests.support.workers import postgres_url
 
 PG_BASE = os.environ.get("CUDAMASTER_TEST_POSTGRES", "postgresql+psycopg://postgres@127.0.0.1:5432/test")
@@ -72,10 +73,20 @@ def free_port() -> int:
         return s.getsockname()[1]
 
 
-class Server:
-    """`python -m uvicorn <factory> --factory` on a free loopback port."""
+def use_forkserver() -> bool:
+    """Whether servers are forked from this process's fork server (tests/support/forkserver.py: no imports to
+    pay per server) rather than started as `python -m uvicorn`: CUDAMASTER_TEST_FORKSERVER=0 turns it off."""
+    return os.environ.get("CUDAMASTER_TEST_FORKSERVER", "1") != "0"
 
-    def __init__(self, db_url: str, tmp_path: Path, factory: str = "tests.service.fake_agent:create_fake_app", **env: str):
+
+class Server:
+    """`python -m uvicorn <factory> --factory` on a free loopback port (forked from a fork server that has
+    imported the service already, or a fresh process: `use_forkserver`, `forked`)."""
+
+    def __init__(
+        self, db_url: str, tmp_path: Path, factory: str = "tests.service.fake_agent:create_fake_app", forked: bool | None = None, **env: str
+    ):
+        self.forked = use_forkserver() if forked is None else forked
         self.port = free_port()
         self.url = f"http://127.0.0.1:{self.port}"
         self.factory = factory
@@ -90,29 +101,16 @@ class Server:
             "PYTHONPATH": os.pathsep.join(filter(None, [str(REPO), os.environ.get("PYTHONPATH")])),
             **env,
         }
-        self.proc: subprocess.Popen | None = None
+        self.proc: subprocess.Popen | forkserver.ForkedProcess | None = None
 
     def start(self) -> "Server":
-        out = open(self.log, "a")
-        self.proc = subprocess.Popen(
-            [
-                sys.executable,
-                "-m",
-                "uvicorn",
-                self.factory,
-                "--factory",
-                "--host",
-                "127.0.0.1",
-                "--port",
-                str(self.port),
-                "--log-level",
-                "warning",
-            ],
-            cwd=REPO,
-            env=self.env,
-            stdout=out,
-            stderr=subprocess.STDOUT,
-        )
+        if self.forked:
+            self.proc = forkserver.start_uvicorn(
+                self.factory, host="127.0.0.1", port=self.port, log_level="warning", env=self.env, cwd=REPO, log=self.log
+            )
+        else:
+            self._popen()
+        assert self.proc is not None
         deadline = time.monotonic() + 60
         while time.monotonic() < deadline:
             if self.proc.poll() is not None:
@@ -123,7 +121,31 @@ class Server:
             except httpx.HTTPError:
                 pass
             time.sleep(0.05)
+        self.proc.kill()  # not left running: the fixture only stops the servers that started
+        self.proc.wait(10)
         raise RuntimeError(f"server did not start:\n{self.log.read_text()[-3000:]}")
+
+    def _popen(self) -> None:
+        with open(self.log, "a") as out:
+            self.proc = subprocess.Popen(
+                [
+                    sys.executable,
+                    "-m",
+                    "uvicorn",
+                    self.factory,
+                    "--factory",
+                    "--host",
+                    "127.0.0.1",
+                    "--port",
+                    str(self.port),
+                    "--log-level",
+                    "warning",
+                ],
+                cwd=REPO,
+                env=self.env,
+                stdout=out,
+                stderr=subprocess.STDOUT,
+            )
 
     def kill(self) -> None:
         assert self.proc is not None
