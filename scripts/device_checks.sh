@@ -62,6 +62,9 @@ if [[ " $* " == *" ray-"* ]] && ! $PY -c "import ray" 2>/dev/null; then
   $PY -c "import ray; print('ray', ray.__version__, ray.__file__)" >> "$OUT/env.txt" 2>&1 || echo "no Ray: carry .whl and .whl-ray (scripts/make_device_wheels.sh)" | tee -a "$OUT/steps.txt"
 fi
 { nvidia-smi --query-gpu=name,driver_version,clocks.sm,clocks.max.sm --format=csv; date -u; } > "$OUT/env.txt" 2>&1
+# GPU runs are serial and few: their service tests start each server as `python -m uvicorn` (the path validated on
+# the H200), not forked (tests/support/forkserver.py: a CPU-suite speed-up, not yet run there).
+export CUDAMASTER_TEST_FORKSERVER=${CUDAMASTER_TEST_FORKSERVER:-0}
 echo "sandbox bwrap: ${CUDAMASTER_HARNESS__SANDBOX_BWRAP:-$(command -v bwrap)}" >> "$OUT/env.txt"
 for step in "$@"; do
   t0=$(date +%s)
