@@ -22,7 +22,6 @@ import hashlib
 import os
 import platform
 import re
-import shutil
 import site
 import subprocess
 import sys
@@ -37,6 +36,7 @@ from . import compile as cc
 from .compile import CompileOutcome
 from .errors import VendorUnavailable
 from .result import Verdict
+from .sandbox import toolkit_root
 from .settings import HarnessSettings
 
 VENDOR_DIR = Path(__file__).resolve().parent.parent / "vendor"
@@ -150,20 +150,6 @@ class _Root:
     origin: str
     includes: tuple[Path, ...]
     libs: tuple[Path, ...]
-
-
-@cache
-def toolkit_root(nvcc: str) -> Path | None:
-    """The CUDA toolkit's root as nvcc reports it (nvcc may be a wrapper script)."""
-    exe = shutil.which(nvcc)
-    if exe is None:
-        return None
-    try:
-        out = subprocess.run([exe, "--dryrun", "-E", "-x", "cu", os.devnull], capture_output=True, text=True, timeout=60)
-        m = re.search(r"^#\$ TOP=(.+)$", out.stdout + out.stderr, re.M)
-    except (OSError, subprocess.TimeoutExpired):
-        m = None
-    return Path(os.path.realpath(m.group(1).strip())) if m else Path(os.path.realpath(exe)).parent.parent
 
 
 def _site_dirs() -> list[Path]:
