@@ -12,7 +12,7 @@
 #   sandbox         cudamaster sandbox check --gpu -> $OUT/sandbox_check.json (probes inside the sandbox, a kernel,
 #                   ncu), then scripts/sandbox_figures.py -> $OUT/sandbox_figures.json (~2 min)
 #   timed-calls     pytest -m gpu: the timed-call checks (issue 13): honest kernel, adversaries, device draws
-#   throughput      scripts/throughput_figures.py --only spread --only wall -> $OUT/throughput_figures.json (spread first;
+#   throughput      scripts/throughput_figures.py --only build --only spread --only wall -> $OUT/throughput_figures.json (build, spread;
 #                   the JSON is written after each step)
 #   suite           scripts/throughput_figures.py --only suite (bench run, every variant, paper, empty caches) -> $OUT/suite.json;
 #                   bench run is stopped 20 s before the step's limit and what it finished is recorded (cut: true); its own
@@ -90,7 +90,7 @@ for step in "$@"; do
     timed-calls) timeout -k 5 "$LIMIT" $PY -m pytest -m gpu -n 0 -q -rfE -p no:cacheprovider --timeout 240 \
                  --junitxml="$OUT/timed_calls.xml" tests/bench/test_harness_gpu.py \
                  -k "timed or replay or honest or lazy or structure or device_draws or call_count" ;;
-    throughput) timeout -k 5 "$LIMIT" $PY scripts/throughput_figures.py --only spread --only wall --output "$OUT/throughput_figures.json" ;;
+    throughput) timeout -k 5 "$LIMIT" $PY scripts/throughput_figures.py --only build --only spread --only wall --output "$OUT/throughput_figures.json" ;;
     suite) timeout -k 5 "$LIMIT" $PY scripts/throughput_figures.py --only suite --suite-limit-s $((LIMIT - 20)) \
                  --output "$OUT/suite.json" ;;
     ray-tests) CUDAMASTER_TEST_RAY_GPUS=detect timeout -k 5 "$LIMIT" $PY -m pytest -m gpu -n 0 -q -rfE -p no:cacheprovider \

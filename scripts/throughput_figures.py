@@ -3,9 +3,11 @@
     python3 scripts/throughput_figures.py --output docs/results/throughput_figures.json [--only STEP ...]
 
 Steps (each recorded on its own; a failing one does not stop the next):
-  compile  CPU only: the runtime object once, then per variant the baseline, the driver (host C++
-           against cm_driver.h) and the link, from an empty cache; and for two variants the driver
-           compiled the old way (the whole runtime in the driver's translation unit), for comparison.
+  compile  CPU only: the runtime's objects once, then per variant the baseline, the driver (host C++
+           against cm_driver.h) and the link, from an empty cache, one after the other.
+  build    CPU only: the compile stage of one candidate evaluation (the baseline's own source as the candidate)
+           from an empty cache, as evaluate() runs it: everything side by side, then the link; twice each,
+           stencil_2d/fp32 and matrix_mul/fp32 unless --task says otherwise.
   data     CPU only: per variant at paper sizes, seconds to draw the three check datasets and to
            compute their float64 references (sampled where the harness samples), cold.
   wall     GPU: one candidate evaluation at paper sizes (the baseline's own source as the candidate) of
@@ -105,6 +107,23 @@ def data_times(settings: HarnessSettings, tasks: list[str] | None) -> dict:
 def _self_candidate(task: str, precision: str) -> str:
     variant = load_task(task).variant(precision)
     return variant.task.baseline_source().replace(f"void {variant.entry}(", f"void {variant.candidate_entry}(")
+
+
+def cold_build(settings: HarnessSettings, tasks: list[str] | None, repeats: int = 2) -> dict:
+    """The compile stage of one candidate evaluation from an empty compile cache, as evaluate() runs it: the runtime's
+    two objects, the baseline, the driver's host code and the candidate side by side, then the link. No GPU needed."""
+    from bench_tasks.harness.evaluate import _build
+
+    rows = []
+    for task in tasks or ["stencil_2d", "matrix_mul"]:
+        variant = load_task(task).variant("fp32")
+        for _ in range(repeats):
+            fresh = _fresh(settings)
+            t0 = time.monotonic()
+            built = _build(variant, _self_candidate(task, "fp32"), fresh, None)
+            rows.append({"variant": variant.key, "built": isinstance(built, Path), "seconds": round(time.monotonic() - t0, 2)})
+            shutil.rmtree(fresh.cache_dir, ignore_errors=True)
+    return {"cores": os.cpu_count(), "rows": rows}
 
 
 def wall_one_candidate(settings: HarnessSettings, tasks: list[str] | None) -> dict:
@@ -241,7 +260,7 @@ def suite(settings: HarnessSettings, tasks: list[str] | None) -> dict:
     }
 
 
-STEPS = {"compile": compile_times, "data": data_times, "wall": wall_one_candidate, "spread": spread, "suite": suite}
+STEPS = {"compile": compile_times, "build": cold_build, "data": data_times, "wall": wall_one_candidate, "spread": spread, "suite": suite}
 
 
 def main() -> None:
