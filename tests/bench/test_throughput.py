@@ -480,6 +480,29 @@ def test_a_suite_cut_by_its_limit_records_the_variants_it_finished(tmp_path, mon
     assert fig["disk_free_gb"]["min"] <= fig["disk_free_gb"]["start"]
 
 
+def test_the_build_figure_times_each_build_from_a_cache_of_its_own_and_removes_it(tmp_path, monkeypatch):
+    import importlib.util
+    import sys
+
+    ev = sys.modules["bench_tasks.harness.evaluate"]  # the module (the package exports its function evaluate)
+    spec = importlib.util.spec_from_file_location("throughput_figures", Path(__file__).parents[2] / "scripts" / "throughput_figures.py")
+    assert spec is not None and spec.loader is not None
+    tf = importlib.util.module_from_spec(spec)
+    spec.loader.exec_module(tf)
+    caches = []
+
+    def fake_build(variant, text, settings, extra_flags):
+        assert text is not None and variant.candidate_entry in text  # the baseline's source as the candidate
+        assert {p.name for p in settings.cache_dir.iterdir()} <= {"scratch"}  # nothing compiled yet: a cold build
+        caches.append(settings.cache_dir)
+        return settings.cache_dir / "driver"
+
+    monkeypatch.setattr(ev, "_build", fake_build)
+    fig = tf.cold_build(HarnessSettings(cache_dir=tmp_path / "cache"), ["vector_add"], repeats=2)
+    assert [r["variant"] for r in fig["rows"]] == ["vector_add/fp32"] * 2 and all(r["built"] for r in fig["rows"])
+    assert len(set(caches)) == 2 and not any(c.exists() for c in caches)  # a new cache each time, removed after
+
+
 def test_the_driver_reuses_host_memory_instead_of_mapping_fresh_gigabytes(host_rule):
     out = subprocess.run([str(host_rule)], input="B\n", capture_output=True, text=True, check=True, timeout=120)
     figures = dict(line.split() for line in out.stdout.splitlines() if line != "end")
