@@ -54,7 +54,10 @@ def test_a_device_calls_output_is_recorded_with_provenance_and_never_over_an_ear
         "suite_baseline_ratio_abcdef1_vs_cfe4553.json",
         "throughput_figures_abcdef1.json",
     }
-    for name, source in [("suite_paper_run_abcdef1.json", "suite.run.json"), ("throughput_figures_abcdef1.json", "throughput_figures.json")]:
+    for name, source in [
+        ("suite_paper_run_abcdef1.json", "suite.run.json"),
+        ("throughput_figures_abcdef1.json", "throughput_figures.json"),
+    ]:
         assert (results / name).read_bytes() == (out / source).read_bytes()  # as the device returned it
     tests = json.loads((results / "gpu_tests_abcdef1.json").read_text())
     assert tests["provenance"] == {
