@@ -27,7 +27,8 @@ Design:
   poll(), wait(timeout) (raises subprocess.TimeoutExpired), send_signal(), terminate(), kill(). A thread reads
   the fork server's replies and exit notices. If the fork server has died, the next `start_uvicorn` starts a
   new one and warns with the old one's exit status; the children of a dead fork server were SIGKILLed by
-  PR_SET_PDEATHSIG and read as returncode -SIGKILL.
+  PR_SET_PDEATHSIG and read as returncode -SIGKILL once they are gone (watched through pidfds of their own: the
+  signal comes as the fork server dies, the exit and the closing of the child's socket a moment later).
 
 Limits (what a forked server shares with its fork server, where a fresh process would not):
 - Everything done at import time: modules that read the environment, the working directory or the time when
@@ -51,6 +52,7 @@ import importlib
 import json
 import os
 import runpy
+import select
 import selectors
 import signal
 import subprocess
@@ -223,6 +225,19 @@ class ForkServerDied(RuntimeError):
     pass
 
 
+def _wait_gone(pid: int, timeout: float = 30.0) -> None:
+    """Wait until a dead fork server's child has exited too: PR_SET_PDEATHSIG's SIGKILL is delivered as the fork
+    server dies, but the child's exit (and its listening socket's close) may come a moment later."""
+    try:
+        fd = os.pidfd_open(pid)
+    except ProcessLookupError:
+        return  # gone already
+    try:
+        select.select([fd], [], [], timeout)  # a pidfd turns readable when its process exits
+    finally:
+        os.close(fd)
+
+
 class ForkServer:
     """A running fork server and a thread reading what it says."""
 
@@ -259,8 +274,12 @@ class ForkServer:
                 self._cond.notify_all()
         self.proc.wait()
         with self._cond:
+            orphans = self._pids - self._exits.keys()
+        for pid in orphans:  # killed by PR_SET_PDEATHSIG when the fork server died: read as such once gone
+            _wait_gone(pid)
+        with self._cond:
             self.alive = False
-            for pid in self._pids - self._exits.keys():  # killed by PR_SET_PDEATHSIG when the fork server died
+            for pid in orphans:
                 self._exits[pid] = -signal.SIGKILL
             self._cond.notify_all()
 
