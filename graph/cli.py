@@ -14,7 +14,7 @@ from app.config import load_settings
 
 from .cluster import RAY_OPTION_HELP, evaluator_for_cli
 from .contract import Answer, AttemptEvent, JobSpec, LlmCallEvent, NodeEvent, Outcome, Question
-from .runner import make_checkpointer, new_job_id, resume_job, start_job
+from .runner import close_checkpointer, make_checkpointer, new_job_id, resume_job, start_job
 from .settings import ROLES, AgentSettings
 
 console = Console()
@@ -165,6 +165,7 @@ def optimize(
     finally:
         if evaluator is not None:  # its GPU workers go back to the cluster
             evaluator.cluster.close()
+        close_checkpointer(checkpointer)
     _report(outcome)
     raise typer.Exit(0 if outcome.status in ("finished", "no_correct_kernel", "waiting_for_input") else 1)
 
@@ -190,5 +191,6 @@ def resume(
     finally:
         if evaluator is not None:
             evaluator.cluster.close()
+        close_checkpointer(checkpointer)
     _report(outcome)
     raise typer.Exit(0 if outcome.status in ("finished", "no_correct_kernel", "waiting_for_input") else 1)

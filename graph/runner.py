@@ -95,6 +95,19 @@ def make_checkpointer(url: str | None = None):
     raise ValueError(f"unsupported database URL {url!r}: use sqlite:///path or postgresql://user@host/db")
 
 
+def close_checkpointer(saver) -> None:
+    """Release what make_checkpointer opened: the PostgreSQL connection pool (its worker threads) or the SQLite
+    connection. A pool left to the garbage collector may be collected on one of its own threads, which cannot
+    join itself ("Exception ignored in ConnectionPool.__del__")."""
+    pool = getattr(saver, "_cudamaster_pool", None)
+    if pool is not None:
+        pool.close()
+        return
+    conn = getattr(saver, "conn", None)
+    if conn is not None and hasattr(conn, "close"):
+        conn.close()
+
+
 # -- running -------------------------------------------------------------------------------------
 def new_job_id() -> str:
     return uuid.uuid4().hex[:12]

@@ -10,7 +10,7 @@ from bench_tasks import load_task
 from graph.contract import JobSpec
 from graph.evaluator import CachingEvaluator
 from graph.kernel_text import check_prototype, extract_code, parse_flags
-from graph.runner import make_checkpointer, start_job
+from graph.runner import close_checkpointer, make_checkpointer, start_job
 from tests.graph.conftest import MODELS, agent_settings
 from tests.support import kernels as k
 from tests.support.workers import postgres_url
@@ -50,16 +50,33 @@ def test_job_on_postgres_checkpointer_with_fake_gpu(tmp_path, server, fake_gpu):
     server.add(MODELS["planner"], k.plan())
     server.add(MODELS["coder"], k.reply(k.fast_kernel(1.9)))
     job_id = "pg-" + uuid.uuid4().hex[:8]
-    out = start_job(
-        JobSpec(task="vector_add", precision="fp32", rounds=1, debug=0),
-        job_id=job_id,
-        checkpointer=saver,
-        evaluator=fake_gpu,
-        settings=agent_settings(tmp_path, server),
-    )
+    try:
+        out = start_job(
+            JobSpec(task="vector_add", precision="fp32", rounds=1, debug=0),
+            job_id=job_id,
+            checkpointer=saver,
+            evaluator=fake_gpu,
+            settings=agent_settings(tmp_path, server),
+        )
+    finally:
+        close_checkpointer(saver)
     assert out.status == "finished" and out.best.score == 1.9
     reopened = make_checkpointer(postgres_url(PG_BASE))
-    assert reopened.get_tuple({"configurable": {"thread_id": job_id}}) is not None
+    try:
+        assert reopened.get_tuple({"configurable": {"thread_id": job_id}}) is not None
+    finally:
+        close_checkpointer(reopened)
+    assert reopened._cudamaster_pool.closed  # its worker threads stopped: nothing left for the garbage collector
+
+
+def test_closing_a_sqlite_checkpointer_closes_its_connection(tmp_path):
+    import sqlite3
+
+    saver = make_checkpointer(f"sqlite:///{tmp_path}/c.db")
+    saver.conn.execute("select 1")
+    close_checkpointer(saver)
+    with pytest.raises(sqlite3.ProgrammingError):
+        saver.conn.execute("select 1")
 
 
 def test_evaluation_cache_keyed_by_source_and_flags_with_fake_gpu(tmp_path, fake_gpu):
