@@ -22,6 +22,7 @@ set -euo pipefail
 cd "$(dirname "$0")/.."
 [ $# -ge 2 ] || { echo "usage: $0 DIR SHA [OLD_SUITE_RUN]" >&2; exit 2; }
 dir=$1 sha=${2:0:7} old=${3:-}
+[[ $sha =~ ^[0-9a-f]{7}$ ]] || { echo "$2: not a commit hash (7 or more hex digits)" >&2; exit 2; }
 [ -d "$dir" ] || { echo "$dir: no such folder (the device call's \$OUT, fetched)" >&2; exit 2; }
 results=${RESULTS_DIR:-docs/results}
 py=${PYTHON:-python3}

@@ -270,3 +270,24 @@ def test_the_plan_asks_the_driver_for_host_input_checks_only_when_the_settings_d
     runtime = (RUNTIME_DIR / "cm_runtime.h").read_text()
     assert 'tok == "input_checks_on_host") in >> p.input_checks_on_host' in runtime
     assert "!p.input_checks_on_host && cudaMalloc(&b.pristine" in runtime  # no pristine copy: compared on the host
+
+
+@requires_nvcc
+def test_a_candidate_can_neither_call_nor_replace_the_runtimes_l2_scrub(harness_settings):
+    """The runtime's kernels sit behind exported launch_* functions (cm_kernels.h). A candidate that calls one is
+    rejected by the symbol allowlist; one that defines its own (a no-op scrub would leave L2 warm for its timed
+    calls) keeps it local: the driver's runtime still calls the harness's."""
+    from bench_tasks.harness import compile as cc
+    from bench_tasks.harness.driver import driver_source
+
+    calls = _compile("calls_harness_scrub.cu", harness_settings)
+    assert calls.verdict == Verdict.rejected and "launch_l2_scrub_read" in calls.message
+    replaces = _compile("replaces_harness_scrub.cu", harness_settings)
+    assert replaces.ok, replaces.message
+    variant = load_task("vector_add").variant("fp32")
+    exe = cc.build_driver(
+        variant, driver_source(variant, True), cc.compile_baseline(variant, harness_settings), replaces.object_path, harness_settings
+    )
+    symbols = subprocess.run(["nm", "-C", str(exe)], capture_output=True, text=True, check=True).stdout.splitlines()
+    kinds = sorted(line.split()[1] for line in symbols if "cm::launch_l2_scrub_read(" in line)
+    assert kinds == ["T", "t"]  # the harness's, global; the candidate's, local

@@ -91,3 +91,6 @@ def test_the_gpu_tests_record_needs_the_calls_command_and_its_environment(tmp_pa
     done = _record(out, results, "abcdef1")
     assert done.returncode == 1 and "env.txt is missing" in done.stderr
     assert not any(results.iterdir())
+    done = _record(out, results, "../../x")  # a path where a commit belongs
+    assert done.returncode == 2 and "not a commit hash" in done.stderr
+    assert not any(results.iterdir())
