@@ -449,16 +449,23 @@ def test_the_pipeline_computes_each_reference_once_and_releases_each_variants_da
 # --- the device figures: a suite cut by its time limit still reports what it finished ------------------------------
 
 
-def test_a_suite_cut_by_its_limit_records_the_variants_it_finished(tmp_path, monkeypatch):
+def _throughput_figures():
+    """scripts/throughput_figures.py as a module."""
     import importlib.util
-    import json
-    import sys
-    import time
 
     spec = importlib.util.spec_from_file_location("throughput_figures", Path(__file__).parents[2] / "scripts" / "throughput_figures.py")
     assert spec is not None and spec.loader is not None
     tf = importlib.util.module_from_spec(spec)
     spec.loader.exec_module(tf)
+    return tf
+
+
+def test_a_suite_cut_by_its_limit_records_the_variants_it_finished(tmp_path, monkeypatch):
+    import json
+    import sys
+    import time
+
+    tf = _throughput_figures()
     finished = {"task": "vector_add", "precision": "fp32", "verdict": "ok", "message": "", "wall_seconds": 1.5, "stages": {"timing": 1.0}}
     # bench run as it is when the limit comes: one variant saved, the next one running
     script = (
@@ -481,14 +488,10 @@ def test_a_suite_cut_by_its_limit_records_the_variants_it_finished(tmp_path, mon
 
 
 def test_the_build_figure_times_each_build_from_a_cache_of_its_own_and_removes_it(tmp_path, monkeypatch):
-    import importlib.util
     import sys
 
     ev = sys.modules["bench_tasks.harness.evaluate"]  # the module (the package exports its function evaluate)
-    spec = importlib.util.spec_from_file_location("throughput_figures", Path(__file__).parents[2] / "scripts" / "throughput_figures.py")
-    assert spec is not None and spec.loader is not None
-    tf = importlib.util.module_from_spec(spec)
-    spec.loader.exec_module(tf)
+    tf = _throughput_figures()
     caches = []
 
     def fake_build(variant, text, settings, extra_flags):
