@@ -12,7 +12,7 @@ python3 -m pip download -q --only-binary=:all: --python-version 3.12 --implement
   pydantic==2.14.4 pydantic-settings==2.16.3 langgraph==1.2.24 langgraph-checkpoint-sqlite==3.1.2 \
   langchain-core==1.8.1 langchain-openai==1.7.4 fastapi==0.165.0 uvicorn==0.54.0 sqlalchemy==2.1.9 \
   alembic==1.20.1 "psycopg[binary,pool]==3.3.9" pytest-timeout==2.4.0 pytest-xdist==3.8.0 \
-  jinja2==3.1.6 itsdangerous==2.2.0 python-multipart==0.0.34 python-dotenv==1.2.4
+  jinja2==3.1.6 itsdangerous==2.2.0 threadpoolctl==3.8.0 python-multipart==0.0.34 python-dotenv==1.2.4
 # Ray (scripts/ray_device.sh): a slim copy of its wheel (~37 MiB instead of ~80: no Java jars, dashboard web client,
 # RLlib, Data, Serve, Tune, Train, LLM; scripts/slim_ray_wheel.py) and the dependencies the device image lacks. The Ray
 # wheel goes to .whl-ray/ (33 MiB), carried only by calls with ray-* steps: with it, .whl and the tree pass the device

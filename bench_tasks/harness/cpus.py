@@ -72,3 +72,19 @@ def driver_cores(settings: HarnessSettings) -> list[int] | None:
     except OSError:
         return None  # affinity cannot be set here (a restricted container): run as before, every core shared
     return driver
+
+
+def limit_blas(settings: HarnessSettings) -> None:
+    """Run each BLAS call of this process on `settings.blas_threads` threads (0: leave the library's default).
+
+    The harness computes float64 references on threads of its own, several at a time (bench run's prefetch and
+    the output checks of earlier variants beside them). Under each, numpy's OpenBLAS would start a pool of every
+    core: on 16 cores, a dozen calls side by side ask for ~200 busy-waiting threads. Process-wide and left set
+    (restoring it when one evaluation ends would undo it under another running beside it). scipy's own OpenBLAS
+    is loaded first, so that its pool is limited too."""
+    if settings.blas_threads <= 0:
+        return
+    import scipy.linalg  # noqa: F401  (loads scipy's BLAS, a library of its own beside numpy's)
+    from threadpoolctl import threadpool_limits
+
+    threadpool_limits(limits=settings.blas_threads, user_api="blas")

@@ -50,7 +50,7 @@ from .checks import (
     timed_inputs,
 )
 from .child import Child
-from .cpus import driver_cores
+from .cpus import driver_cores, limit_blas
 from .datacache import DataCache, write_dataset
 from .driver import MEMORY, ROLE, driver_source
 from .errors import NoGpuError
@@ -334,6 +334,7 @@ def evaluate(
     """
     started = time.monotonic()
     settings = settings or get_settings()
+    limit_blas(settings)
     variant = _variant(task, precision)
     size_set, size_list = _sizes(variant, sizes)
     seeds = list(seeds or settings.seeds)

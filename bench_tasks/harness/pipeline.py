@@ -41,7 +41,7 @@ from . import compile as cc
 from . import source as src
 from .ahead import after, dataset_tasks
 from .checks import sampled
-from .cpus import driver_cores
+from .cpus import driver_cores, limit_blas
 from .datacache import DataCache
 from .driver import driver_source
 from .errors import CandidateError, HarnessError, MachineError, VendorUnavailable
@@ -223,6 +223,7 @@ def run_pipeline(
     """Evaluate `jobs` in order on the GPU, compiling and drawing data ahead; returns the results.
 
     `lookahead`: at most this many variants' data drawn ahead (default: as many as `prefetch_bytes` allows)."""
+    limit_blas(settings)
     driver_cores(settings)  # this process's threads (and the compiles they start) keep off the drivers' cores from now on
     workers = compile_workers or os.cpu_count() or 1
     results: list[EvaluationResult] = []

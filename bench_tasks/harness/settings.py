@@ -114,6 +114,14 @@ class HarnessSettings(BaseModel):
     reference_sample: int = 1 << 14
     # Threads that draw inputs and compute references (0: min(8, CPUs)).
     data_workers: int = Field(0, ge=0, le=64)
+    blas_threads: int = Field(
+        1,
+        ge=0,
+        le=256,
+        description="threads each BLAS call of the harness process uses (its float64 references run side by side on "
+        "the harness's own threads, several at a time: a BLAS pool of every core under each of them oversubscribes the "
+        "machine); 0 leaves the BLAS library's own default (bench_tasks/harness/cpus.py)",
+    )
     prefetch_workers: int = Field(
         0,
         ge=0,

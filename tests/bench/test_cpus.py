@@ -98,6 +98,51 @@ def test_no_split_leaves_the_parents_threads_where_they_were():
     assert sorted(os.sched_getaffinity(0)) == CORES
 
 
+def _blas_threads() -> list[int]:
+    from threadpoolctl import threadpool_info
+
+    return [lib["num_threads"] for lib in threadpool_info() if lib["user_api"] == "blas"]
+
+
+@pytest.mark.parametrize("blas_threads, want", [(2, 2), (0, 1)])
+def test_every_blas_library_of_the_harness_process_runs_on_the_settings_threads(blas_threads, want):
+    """In a child whose BLAS libraries would start 1 thread a call: numpy's and scipy's OpenBLAS (two libraries)
+    both run on blas_threads once it is applied, scipy's though nothing had imported it; 0 leaves the default."""
+    script = textwrap.dedent(
+        f"""
+        import json
+        import numpy
+        from threadpoolctl import threadpool_info
+        from bench_tasks.harness import HarnessSettings
+        from bench_tasks.harness.cpus import limit_blas
+        limit_blas(HarnessSettings(blas_threads={blas_threads}))
+        import scipy.linalg  # loaded by limit_blas (when it limits), or now
+        print(json.dumps([lib["num_threads"] for lib in threadpool_info() if lib["user_api"] == "blas"]))
+        """
+    )
+    env = {**os.environ, "OPENBLAS_NUM_THREADS": "1"}
+    run = subprocess.run(
+        [sys.executable, "-c", script], capture_output=True, text=True, check=True, timeout=60, env=env, cwd=Path(__file__).parents[2]
+    )
+    assert json.loads(run.stdout) == [want, want]
+
+
+@pytest.fixture
+def restore_blas():
+    from threadpoolctl import threadpool_limits
+
+    limits = threadpool_limits(limits=None, user_api="blas")  # remembers this process's BLAS threads
+    yield
+    limits.restore_original_limits()
+
+
+def test_an_evaluation_runs_its_references_blas_on_the_settings_threads_with_a_fake_driver(fake_driver, tmp_path, restore_blas):
+    fake_driver("vector_add/fp32", _fake.SIZES)
+    result = evaluate("vector_add", "fp32", "// fake", _fake.SIZES, settings=_fake._settings(tmp_path, driver_cpus=0, blas_threads=3))
+    assert result.verdict == Verdict.ok, result.message
+    assert set(_blas_threads()) == {3}
+
+
 @pytest.fixture
 def restore_cores():
     """The test moves this process's threads: put every one back on all its cores afterwards."""
