@@ -5,7 +5,8 @@
   objects land in the content-addressed cache, so evaluate() finds them);
 - the check datasets of the next variants are drawn into the data cache on `prefetch_workers` threads, one
   task per (size, seed), variants in order and as far ahead as `prefetch_bytes` allows (at least one
-  variant); their full float64 references are computed on as many threads of their own, each once its
+  variant); their full float64 references are computed on threads of their own (one per core of this process
+  when each BLAS call runs on one thread, `blas_threads`), each once its
   dataset is drawn (a variant's draws never queue behind an earlier variant's references: triangle_attention's
   took the next variant's inputs 7 s late on the H200); variant k starts as soon as its datasets are there (its
   references may still be computing: the evaluation waits for those, rather than computing them again);
@@ -146,10 +147,18 @@ class _Ahead:
 class Prefetcher:
     """Check datasets and full references of the variants ahead, in order, within a byte budget."""
 
-    def __init__(self, jobs: list[Job], sizes: str | list[dict[str, int]], settings: HarnessSettings, workers: int, budget: int):
+    def __init__(
+        self,
+        jobs: list[Job],
+        sizes: str | list[dict[str, int]],
+        settings: HarnessSettings,
+        workers: int,
+        budget: int,
+        ref_workers: int | None = None,
+    ):
         self.jobs, self.sizes, self.settings, self.budget = jobs, sizes, settings, budget
         self.draws = ThreadPoolExecutor(max_workers=workers, thread_name_prefix="cm-draw")
-        self.refs = ThreadPoolExecutor(max_workers=workers, thread_name_prefix="cm-ref")
+        self.refs = ThreadPoolExecutor(max_workers=ref_workers or workers, thread_name_prefix="cm-ref")
         self.ahead: dict[str, _Ahead] = {}  # variant key -> its prefetch (each variant once)
         self.done: set[str] = set()
         self.next = 0  # next job to admit
@@ -209,6 +218,16 @@ def prefetch_workers(settings: HarnessSettings) -> int:
     return settings.prefetch_workers or max(2, min(8, (os.cpu_count() or 1) // 4))
 
 
+def reference_workers(settings: HarnessSettings) -> int:
+    """Threads computing the variants' references ahead: with BLAS calls on `blas_threads` threads each, enough
+    of them to fill this process's cores (the drivers' own are not among them); with the BLAS library's own pool
+    of every core under each (blas_threads 0), as many as draw."""
+    workers = prefetch_workers(settings)
+    if settings.blas_threads <= 0:
+        return workers
+    return max(workers, len(os.sched_getaffinity(0)) // settings.blas_threads)
+
+
 def run_pipeline(
     jobs: list[Job],
     sizes: str | list[dict[str, int]],
@@ -266,7 +285,7 @@ def run_pipeline(
             timed.set()
             exited.set()
 
-    prefetcher = Prefetcher(jobs, sizes, settings, prefetch_workers(settings), settings.prefetch_bytes)
+    prefetcher = Prefetcher(jobs, sizes, settings, prefetch_workers(settings), settings.prefetch_bytes, reference_workers(settings))
     by_index: dict[int, EvaluationResult] = {}
     last_driver_exit = [float("-inf")]  # when the GPU was last busy (a driver exited)
     exits: dict[int, float] = {}  # job -> when its driver exited

@@ -290,6 +290,21 @@ def test_the_prefetch_admits_variants_within_its_byte_budget_and_always_the_next
         p.close()
 
 
+def test_references_ahead_fill_the_processs_cores_when_each_blas_call_runs_on_one_thread(monkeypatch):
+    from bench_tasks.harness import pipeline
+
+    monkeypatch.setattr(pipeline.os, "cpu_count", lambda: 16)
+    monkeypatch.setattr(pipeline.os, "sched_getaffinity", lambda pid: set(range(12)))  # 4 left to the drivers
+    assert pipeline.prefetch_workers(HarnessSettings()) == 4
+    assert pipeline.reference_workers(HarnessSettings(blas_threads=1)) == 12
+    assert pipeline.reference_workers(HarnessSettings(blas_threads=4)) == 4
+    assert pipeline.reference_workers(HarnessSettings(blas_threads=0)) == 4  # each BLAS call on every core: as before
+    assert pipeline.reference_workers(HarnessSettings(blas_threads=1, prefetch_workers=20)) == 20
+    prefetcher = pipeline.Prefetcher([], SIZES, HarnessSettings(), workers=2, budget=0, ref_workers=12)
+    assert prefetcher.refs._max_workers == 12 and prefetcher.draws._max_workers == 2
+    prefetcher.close()
+
+
 def test_the_next_driver_starts_while_the_previous_evaluation_still_checks_outputs(fake_driver, tmp_path, monkeypatch):
     import threading
     import time
