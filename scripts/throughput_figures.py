@@ -195,6 +195,16 @@ SUITE_LIMIT_S: float | None = None  # --suite-limit-s
 SUITE_RUN_FILE: Path | None = None  # bench run's results file (beside --output)
 
 
+def gpu_path(results: list[dict], wall: float) -> dict:
+    """Where the suite's wall time went as the GPU saw it: the drivers' GPU work (each driver's seconds after its
+    start-up, which overlaps the previous driver), the gaps between one driver's exit and the next one's GPU work,
+    and the rest: before the first driver's GPU work and after the last one's exit (compiles, draws, the last
+    variants' output checks). Variants recorded before `driver_startup` existed count their whole driver time."""
+    busy = sum(r.get("stages", {}).get("driver", 0.0) - r.get("stages", {}).get("driver_startup", 0.0) for r in results)
+    gaps = sum(r.get("stages", {}).get("pipeline_gpu_gap", 0.0) for r in results)
+    return {"gpu_busy_s": round(busy, 1), "gpu_gaps_s": round(gaps, 1), "outside_s": round(wall - busy - gaps, 1)}
+
+
 def suite(settings: HarnessSettings, tasks: list[str] | None) -> dict:
     root = Path(tempfile.mkdtemp(prefix="cm-tp-suite-"))
     root.chmod(0o755)  # the sandbox user traverses it to the data cache
@@ -254,6 +264,7 @@ def suite(settings: HarnessSettings, tasks: list[str] | None) -> dict:
         "not_ok": [f"{r['task']}/{r['precision']}: {r['message'][:200]}" for r in results if r["verdict"] != "ok"],
         "per_variant_wall_s": {f"{r['task']}/{r['precision']}": r["wall_seconds"] for r in results},
         "stage_totals_s": stage_totals,
+        "gpu_path_s": gpu_path(results, wall),
         "disk_free_gb": {"start": round(free["start"] / 1e9, 1), "min": round(free["min"] / 1e9, 1)},
         "run_file": str(out) if SUITE_RUN_FILE else None,
         "log_tail": tail,

@@ -498,8 +498,20 @@ def test_a_suite_cut_by_its_limit_records_the_variants_it_finished(tmp_path, mon
     assert fig["cut"] is True and fig["met"] is False and fig["exit_code"] != 0
     assert fig["variants"] == 1 and fig["variants_total"] == 2 and fig["per_variant_wall_s"] == {"vector_add/fp32": 1.5}
     assert fig["stage_totals_s"] == {"timing": 1.0} and "vector_add/fp32 done" in fig["log_tail"]
+    assert fig["gpu_path_s"]["gpu_busy_s"] == 0.0 and fig["gpu_path_s"]["outside_s"] == fig["wall_s"]
     assert json.loads((tmp_path / "suite.run.json").read_text())["results"][0]["task"] == "vector_add"  # kept beside the figures
     assert fig["disk_free_gb"]["min"] <= fig["disk_free_gb"]["start"]
+
+
+def test_the_suites_wall_splits_into_the_drivers_gpu_work_the_gaps_between_them_and_the_rest():
+    tf = _throughput_figures()
+    results = [
+        {"stages": {"driver": 5.0, "driver_startup": 0.5}},
+        {"stages": {"driver": 3.0, "driver_startup": 1.0, "pipeline_gpu_gap": 0.25}},
+        {"stages": {"driver": 2.0}},  # recorded before driver_startup: all of it
+    ]
+    assert tf.gpu_path(results, 20.0) == {"gpu_busy_s": 8.5, "gpu_gaps_s": 0.2, "outside_s": 11.2}
+    assert tf.gpu_path([], 3.0) == {"gpu_busy_s": 0.0, "gpu_gaps_s": 0.0, "outside_s": 3.0}
 
 
 def test_the_build_figure_times_each_build_from_a_cache_of_its_own_and_removes_it(tmp_path, monkeypatch):
