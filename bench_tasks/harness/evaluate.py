@@ -208,6 +208,7 @@ def _plan(
         dump_baseline=dump_baseline,
         wait_seconds=settings.run_timeout_s,
         input_checks_on_host=settings.input_checks_on_host,
+        pinned_staging=settings.pinned_staging,
     )
     for case in cases:
         lengths = task.lengths(case.params, variant.precision)

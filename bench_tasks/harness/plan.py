@@ -74,6 +74,7 @@ class Plan:
     cpus: list[int] = field(default_factory=list)  # the cores the driver runs on (harness/cpus.py); empty: its parent's
     # Inputs compared on the host after every call, as when no pristine device copy fits (settings.input_checks_on_host)
     input_checks_on_host: bool = False
+    pinned_staging: bool = False  # the driver's own staging memory page-locked (settings.pinned_staging)
     cases: list[CasePlan] = field(default_factory=list)
 
     def to_text(self) -> str:
@@ -97,6 +98,8 @@ class Plan:
             lines.append(f"cpus {len(self.cpus)} " + " ".join(str(int(c)) for c in self.cpus))
         if self.input_checks_on_host:
             lines.append("input_checks_on_host 1")
+        if self.pinned_staging:
+            lines.append("pinned_staging 1")
         for case in self.cases:
             lines.append(f"case {case.index}")
             for b in case.buffers:
@@ -166,6 +169,8 @@ class Plan:
                 plan.cpus = [int(c) for c in take(int(take()[0]))]
             elif tok == "input_checks_on_host":
                 plan.input_checks_on_host = take()[0] != "0"
+            elif tok == "pinned_staging":
+                plan.pinned_staging = take()[0] != "0"
             elif tok == "case":
                 case = CasePlan(int(take()[0]))
                 plan.cases.append(case)

@@ -87,6 +87,12 @@ class HarnessSettings(BaseModel):
         description="compare the device inputs with the dataset on the host after every call (copied back), as the driver "
         "does for a buffer whose pristine device copy does not fit in device memory: for testing that fallback; slower",
     )
+    pinned_staging: bool = Field(
+        True,
+        description="the driver stages datasets, input comparisons and saved outputs in page-locked host memory, which the "
+        "GPU copies at the bus's speed (pageable memory goes through a bounce buffer); a kernel's own host-memory "
+        "arguments stay malloc'd either way",
+    )
     target_rse_host_memory: float = Field(
         0.01,
         gt=0,

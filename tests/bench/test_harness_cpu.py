@@ -272,6 +272,26 @@ def test_the_plan_asks_the_driver_for_host_input_checks_only_when_the_settings_d
     assert "!p.input_checks_on_host && cudaMalloc(&b.pristine" in runtime  # no pristine copy: compared on the host
 
 
+def test_the_plan_asks_the_driver_for_page_locked_staging_unless_the_settings_turn_it_off(tmp_path):
+    """pinned_staging (on by default) reaches the driver as a plan token its runtime reads; cm_host.h's allocator
+    is tested in test_throughput, the runtime with it on the GPU."""
+    from bench_tasks.harness import HarnessSettings
+    from bench_tasks.harness.compile import RUNTIME_DIR
+    from bench_tasks.harness.evaluate import _cases, _plan
+    from bench_tasks.harness.plan import Plan
+
+    variant = load_task("vector_add").variant("fp32")
+    assert HarnessSettings().pinned_staging is True
+    for on in (False, True):
+        settings = HarnessSettings(cache_dir=tmp_path / "cache", pinned_staging=on)
+        cases = _cases(variant, [{"N": 100}], [1], 5, tmp_path, settings, True)
+        text = _plan(variant, cases, tmp_path, settings).to_text()
+        assert ("pinned_staging 1" in text.splitlines()) == on
+        assert Plan.from_text(text).pinned_staging == on
+    runtime = (RUNTIME_DIR / "cm_runtime.h").read_text()
+    assert 'tok == "pinned_staging") in >> p.pinned_staging' in runtime
+
+
 @requires_nvcc
 def test_a_candidate_can_neither_call_nor_replace_the_runtimes_l2_scrub(harness_settings):
     """The runtime's kernels sit behind exported launch_* functions (cm_kernels.h). A candidate that calls one is

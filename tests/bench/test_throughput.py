@@ -542,9 +542,23 @@ def test_the_driver_reuses_host_memory_instead_of_mapping_fresh_gigabytes(host_r
     assert figures["spares_after_huge"] == "1" and figures["threads_ok"] == "1"
     runtime = (RUNTIME_DIR / "cm_runtime.h").read_text()
     # every large host buffer of the driver goes through the pool: datasets read, inputs compared, buffers saved
-    assert "std::vector<unsigned char> v = g_bytes.take(bytes);" in runtime  # read_file
-    assert "std::vector<unsigned char> now = g_bytes.take(b.bytes);" in runtime  # check_inputs_unchanged
+    assert "Bytes v = g_bytes.take(bytes);" in runtime  # read_file
+    assert "Bytes now = g_bytes.take(b.bytes);" in runtime  # check_inputs_unchanged
     assert runtime.count("g_bytes.give(") >= 5 and "now.resize" not in runtime and "h.resize" not in runtime
+
+
+def test_the_drivers_staging_blocks_are_page_locked_once_asked_and_each_is_freed_as_it_was_allocated(host_rule):
+    """cm_host.h's HostAlloc with a fake page-locking allocator (the runtime's is cudaHostAlloc, set by plan token
+    pinned_staging): large blocks go through it, small ones and those from before it was set are malloc'd, a
+    refused block falls back to malloc, and only page-locked blocks are handed to its free."""
+    out = subprocess.run([str(host_rule)], input="H\n", capture_output=True, text=True, check=True, timeout=60)
+    figures = dict(line.split() for line in out.stdout.splitlines() if line != "end")
+    assert figures["big_pinned"] == "1" and figures["small_pinned"] == "0" and figures["before_pinned"] == "0"
+    assert figures["fallback_pinned"] == "0" and figures["aligned"] == "1"
+    assert figures["frees_after_unpinned"] == "0"  # malloc'd blocks never reach the page-locked free
+    assert figures["again_pinned"] == "1" and figures["pinned_allocs"] == "1" and figures["pinned_frees"] == "1"
+    runtime = (RUNTIME_DIR / "cm_runtime.h").read_text()
+    assert "cudaHostAlloc(&q, n, cudaHostAllocDefault)" in runtime and "if (p.pinned_staging)" in runtime
 
 
 def test_the_timing_loop_starts_from_the_last_check_dataset_the_buffers_already_hold(fake_driver, tmp_path):

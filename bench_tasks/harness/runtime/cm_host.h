@@ -9,6 +9,8 @@
 #include <atomic>
 #include <cmath>
 #include <cstddef>
+#include <cstdlib>
+#include <new>
 #include <mutex>
 #include <system_error>
 #include <thread>
@@ -91,6 +93,54 @@ void parallel_for(size_t n, F f, size_t grain = size_t(1) << 16) {
   for (auto& t : threads) t.join();
 }
 
+// Host memory for the driver's own staging (datasets read, inputs compared, buffers saved): malloc, or page-locked
+// memory once the runtime sets HostMemory's hooks (plan token `pinned_staging`). The GPU copies page-locked memory
+// at the bus's speed; pageable memory it copies through a bounce buffer of the CUDA driver, several times slower
+// for the gigabytes of a large size's datasets and checked pairs. The buffers a kernel is given stay malloc'd
+// (the task's host memory is what a caller's malloc gives). Each block records how it was allocated, so one
+// allocated before the hooks were set (or when page-locked memory ran out) is freed as it was allocated.
+struct HostMemory {
+  static inline void* (*pin_alloc)(size_t) = nullptr;  // page-locked bytes, or nullptr (then malloc)
+  static inline void (*pin_free)(void*) = nullptr;
+  static constexpr size_t PIN_MIN = size_t(1) << 20;  // smaller blocks: malloc (a page-locked allocation costs a call)
+  static constexpr size_t HEADER = 64;                // blocks are 64-byte aligned, and so are the bytes after it
+};
+
+template <class T>
+struct HostAlloc {
+  using value_type = T;
+  HostAlloc() = default;
+  template <class U>
+  HostAlloc(const HostAlloc<U>&) {}
+  T* allocate(size_t n) {
+    size_t bytes = n * sizeof(T) + HostMemory::HEADER;
+    unsigned char* p = nullptr;
+    unsigned char pinned = 0;
+    if (HostMemory::pin_alloc && bytes >= HostMemory::PIN_MIN) {
+      p = static_cast<unsigned char*>(HostMemory::pin_alloc(bytes));
+      pinned = p != nullptr;
+    }
+    if (!p) {
+      void* q = nullptr;
+      if (posix_memalign(&q, HostMemory::HEADER, bytes) != 0) throw std::bad_alloc();
+      p = static_cast<unsigned char*>(q);
+    }
+    p[0] = pinned;
+    return reinterpret_cast<T*>(p + HostMemory::HEADER);
+  }
+  void deallocate(T* q, size_t) {
+    unsigned char* p = reinterpret_cast<unsigned char*>(q) - HostMemory::HEADER;
+    if (p[0]) HostMemory::pin_free(p);
+    else free(p);
+  }
+  static bool pinned(const T* q) { return q && reinterpret_cast<const unsigned char*>(q)[-(std::ptrdiff_t)HostMemory::HEADER] != 0; }
+  template <class U>
+  bool operator==(const HostAlloc<U>&) const { return true; }
+  template <class U>
+  bool operator!=(const HostAlloc<U>&) const { return false; }
+};
+typedef std::vector<unsigned char, HostAlloc<unsigned char>> Bytes;
+
 // Host byte vectors handed back and taken again. A driver reads, compares and saves buffers of the same
 // few sizes over and over (four datasets a size, every correctness call, every checked pair), and a fresh
 // vector of a gigabyte costs more (page faults, zero fill: ~0.65 s/GB measured on a VM) than the copy into
@@ -101,8 +151,8 @@ class BytePool {
  public:
   explicit BytePool(size_t limit = size_t(8) << 30) : limit_(limit) {}
 
-  std::vector<unsigned char> take(size_t n) {
-    std::vector<unsigned char> v;
+  Bytes take(size_t n) {
+    Bytes v;
     {
       std::lock_guard<std::mutex> lock(m_);
       size_t best = spare_.size();
@@ -119,12 +169,12 @@ class BytePool {
     return v;
   }
 
-  void give(std::vector<unsigned char>&& v) {
+  void give(Bytes&& v) {
     if (v.capacity() == 0 || v.capacity() > limit_) {
-      std::vector<unsigned char>().swap(v);
+      Bytes().swap(v);
       return;
     }
-    std::vector<std::vector<unsigned char>> dropped;
+    std::vector<Bytes> dropped;
     {
       std::lock_guard<std::mutex> lock(m_);
       held_ += v.capacity();
@@ -158,7 +208,7 @@ class BytePool {
 
  private:
   std::mutex m_;
-  std::vector<std::vector<unsigned char>> spare_;
+  std::vector<Bytes> spare_;
   size_t held_ = 0, reused_ = 0, limit_;
 };
 

@@ -89,7 +89,7 @@ struct Buffer {
   unsigned char* base = nullptr;  // allocation start (guard before)
   unsigned char* ptr = nullptr;   // what the kernel sees
   unsigned char* src = nullptr;   // in-out data: the device copy each call is restored from
-  std::vector<unsigned char> host;  // current dataset's content (inputs / inout)
+  Bytes host;  // current dataset's content (inputs / inout)
   // Between timed calls: redrawn with this draw (DRAW_KEEP: left as loaded).
   int draw = DRAW_KEEP;
   double p0 = 0, p1 = 0;
@@ -145,6 +145,8 @@ struct Plan {
   // Compare device inputs with the dataset on the host after every call, as for a buffer whose pristine device
   // copy could not be allocated (the settings' input_checks_on_host: to test that fallback).
   int input_checks_on_host = 0;
+  // The driver's own staging memory page-locked (cm_host.h's HostMemory; the settings' pinned_staging).
+  int pinned_staging = 0;
   std::vector<Case> cases;
 };
 
@@ -180,6 +182,7 @@ static Plan read_plan(const char* path) {
     else if (tok == "warmup_first") in >> p.warmup_first;
     else if (tok == "gate") in >> p.gate;
     else if (tok == "input_checks_on_host") in >> p.input_checks_on_host;
+    else if (tok == "pinned_staging") in >> p.pinned_staging;
     else if (tok == "cpus") {
       int n = 0;
       in >> n;
@@ -212,8 +215,8 @@ static Plan read_plan(const char* path) {
   return p;
 }
 
-static std::vector<unsigned char> read_file(const std::string& path, size_t bytes) {
-  std::vector<unsigned char> v = g_bytes.take(bytes);
+static Bytes read_file(const std::string& path, size_t bytes) {
+  Bytes v = g_bytes.take(bytes);
   FILE* f = fopen(path.c_str(), "rb");
   if (!f) fail(2, "io", "cannot open input " + path);
   size_t got = bytes ? fread(v.data(), 1, bytes, f) : 0;
@@ -276,7 +279,7 @@ static void mem_free(const Buffer& b, void* p) {
 struct Writer {
   struct Job {
     std::string path;
-    std::vector<unsigned char> data;
+    Bytes data;
     std::string line;
   };
   static constexpr size_t LIMIT = size_t(4) << 30;
@@ -345,7 +348,7 @@ static void emit(const char* fmt, ...) {
   g_writer.push({std::string(), {}, std::string(buf)});
 }
 
-static void write_later(const std::string& path, std::vector<unsigned char>&& data) {
+static void write_later(const std::string& path, Bytes&& data) {
   g_writer.push({path, std::move(data), std::string()});
 }
 
@@ -362,7 +365,7 @@ static void alloc_buffer(Buffer& b, const ArgSpec* specs, const Plan& p) {
   }
   if (b.draw == DRAW_SHUFFLE) b.orig = mem_alloc(b, b.bytes, specs);
   if (b.sample_count) {
-    std::vector<unsigned char> idx = read_file(b.sample_path, b.sample_count * sizeof(int64_t));
+    Bytes idx = read_file(b.sample_path, b.sample_count * sizeof(int64_t));
     for (size_t i = 0; i < b.sample_count; ++i) {
       int64_t j;
       memcpy(&j, idx.data() + i * sizeof j, sizeof j);
@@ -438,8 +441,8 @@ static void check_inputs_unchanged(const Case& c, const ArgSpec* specs, const st
         fail(5, "input_modified", impl + " modified input argument " + specs[b.arg].name);
       continue;
     }
-    const std::vector<unsigned char>& want = b.host;
-    std::vector<unsigned char> now = g_bytes.take(b.bytes);
+    const Bytes& want = b.host;
+    Bytes now = g_bytes.take(b.bytes);
     mem_from_buffer(b, now.data(), b.ptr, b.bytes);
     bool same = !b.bytes || memcmp(now.data(), want.data(), b.bytes) == 0;
     g_bytes.give(std::move(now));
@@ -460,7 +463,7 @@ static void wait_file(const std::string& path, const Plan& p, const std::string&
 static void wait_ready(const Dataset& d, const Plan& p) { wait_file(d.dir + "/ready", p, "dataset " + d.dir + " never became ready"); }
 
 // One dataset's files, per buffer (empty for outputs). Read ahead in a thread while the GPU works.
-typedef std::vector<std::vector<unsigned char>> Loaded;
+typedef std::vector<Bytes> Loaded;
 
 static Loaded read_dataset(const Case& c, const Dataset& d, const ArgSpec* specs, const Plan& p) {
   wait_ready(d, p);
@@ -577,7 +580,7 @@ static unsigned long long count_unwritten_host(const unsigned char* p, size_t n,
 
 // Save an output (from `from`: the buffer itself, or where a timed call's result was put aside).
 static void save_buffer(const Buffer& b, const unsigned char* from, const ArgSpec* specs, const std::string& path) {
-  std::vector<unsigned char> h;
+  Bytes h;
   int kind = specs[b.arg].kind;
   size_t elem = kind_size(kind);
   if (!b.sample_count) {
@@ -767,7 +770,7 @@ static void check_timed_pair(Case& c, const ArgSpec* specs, const Plan& p, int p
   check_inputs_unchanged(c, specs, who, KEPT_ONLY);
   for (Buffer& b : c.buffers) {
     if (b.draw == DRAW_KEEP || (b.role != IN && b.role != INOUT)) continue;
-    std::vector<unsigned char> h = g_bytes.take(b.bytes);
+    Bytes h = g_bytes.take(b.bytes);
     mem_from_buffer(b, h.data(), b.role == INOUT ? b.src : b.ptr, b.bytes);
     std::ostringstream path;
     path << p.outdir << "/c" << c.id << "_t" << pair << "_input_" << specs[b.arg].name << ".bin";
@@ -913,6 +916,15 @@ int run_driver(int argc, char** argv, const ArgSpec* specs, int nargs, CallFn ca
   if (!g_results) fail(2, "io", "cannot write results " + p.results);
   pin_to(p.cpus);  // before the CUDA context: its threads inherit the affinity
   CM_CHECK(cudaFree(0));  // create the context before anything is timed
+  if (p.pinned_staging) {  // from now on the staging pool's large blocks are page-locked (cm_host.h)
+    HostMemory::pin_alloc = [](size_t n) -> void* {
+      void* q = nullptr;
+      if (cudaHostAlloc(&q, n, cudaHostAllocDefault) == cudaSuccess) return q;
+      (void)cudaGetLastError();  // none left: this block is malloc'd
+      return nullptr;
+    };
+    HostMemory::pin_free = [](void* q) { (void)cudaFreeHost(q); };  // at exit the runtime may be gone: nothing to report
+  }
   print_device();
   fflush(g_results);
   if (p.mode == "once") {  // one call of one implementation, for a profiler

@@ -4,8 +4,11 @@
 //       -> "<median_rse %.17g> <stop 0|1>"
 //   "P n grain" -> "<chunks that ran> <1 if every index in [0, n) was visited exactly once, else 0>"
 //   "B" -> the BytePool scenario's figures, one "name value" a line, then "end"
+//   "H" -> the page-locked staging scenario's figures (HostMemory's hooks, a fake page-locking allocator), then "end"
 #include <atomic>
+#include <cstdint>
 #include <cstdio>
+#include <cstdlib>
 #include <mutex>
 #include <thread>
 #include <vector>
@@ -18,23 +21,23 @@ int main() {
     if (mode[0] == 'B') {
       const size_t MiB = size_t(1) << 20;
       cm::BytePool pool(10 * MiB);
-      std::vector<unsigned char> a = pool.take(8 * MiB);
+      cm::Bytes a = pool.take(8 * MiB);
       a[0] = 1;
       const unsigned char* where = a.data();
       pool.give(std::move(a));
-      std::vector<unsigned char> b = pool.take(4 * MiB);  // fits in the 8 MiB spare: the same memory
+      cm::Bytes b = pool.take(4 * MiB);  // fits in the 8 MiB spare: the same memory
       printf("same_memory %d\n", b.data() == where ? 1 : 0);
       printf("size %zu\n", b.size());
       printf("reused %zu\n", pool.reused());
       pool.give(std::move(b));
-      std::vector<unsigned char> c = pool.take(MiB + 1);  // far smaller than the spare: not lent
+      cm::Bytes c = pool.take(MiB + 1);  // far smaller than the spare: not lent
       printf("small_not_lent %d\n", c.data() != where ? 1 : 0);
       pool.give(std::move(c));
       printf("spares %zu\n", pool.spares());  // 8 MiB + (1 MiB + 1) <= 10 MiB
-      pool.give(std::vector<unsigned char>(4 * MiB));  // over the limit: the smallest spares go
+      pool.give(cm::Bytes(4 * MiB));  // over the limit: the smallest spares go
       printf("held_within_limit %d\n", pool.held() <= 10 * MiB ? 1 : 0);
       printf("spares_after %zu\n", pool.spares());
-      pool.give(std::vector<unsigned char>(11 * MiB));  // larger than the limit: freed, not kept
+      pool.give(cm::Bytes(11 * MiB));  // larger than the limit: freed, not kept
       printf("spares_after_huge %zu\n", pool.spares());
       std::atomic<int> bad{0};
       std::vector<std::thread> ts;
@@ -42,7 +45,7 @@ int main() {
         ts.emplace_back([&, t] {
           for (int i = 0; i < 200; ++i) {
             size_t n = (size_t)((i * 7 + t) % 5 + 1) * MiB / 2;
-            std::vector<unsigned char> v = pool.take(n);
+            cm::Bytes v = pool.take(n);
             if (v.size() != n) bad++;
             v[n - 1] = (unsigned char)t;
             pool.give(std::move(v));
@@ -50,6 +53,43 @@ int main() {
         });
       for (auto& th : ts) th.join();
       printf("threads_ok %d\n", bad.load() == 0 && pool.held() <= 10 * MiB ? 1 : 0);
+      printf("end\n");
+      continue;
+    }
+    if (mode[0] == 'H') {
+      const size_t MiB = size_t(1) << 20;
+      static std::atomic<int> pinned_allocs{0}, pinned_frees{0}, refuse{0};
+      cm::BytePool pool(64 * MiB);
+      cm::Bytes before = pool.take(4 * MiB);  // allocated before the hooks are set: malloc'd
+      cm::HostMemory::pin_alloc = [](size_t n) -> void* {
+        if (refuse.load()) return nullptr;  // page-locked memory ran out
+        pinned_allocs++;
+        void* q = nullptr;  // page-aligned, as cudaHostAlloc's blocks are
+        return posix_memalign(&q, 4096, n) == 0 ? q : nullptr;
+      };
+      cm::HostMemory::pin_free = [](void* p) {
+        pinned_frees++;
+        free(p);
+      };
+      cm::Bytes big = pool.take(4 * MiB);
+      cm::Bytes small = pool.take(1000);
+      printf("big_pinned %d\n", cm::HostAlloc<unsigned char>::pinned(big.data()) ? 1 : 0);
+      printf("small_pinned %d\n", cm::HostAlloc<unsigned char>::pinned(small.data()) ? 1 : 0);
+      printf("before_pinned %d\n", cm::HostAlloc<unsigned char>::pinned(before.data()) ? 1 : 0);
+      printf("aligned %d\n", reinterpret_cast<uintptr_t>(big.data()) % 64 == 0 && reinterpret_cast<uintptr_t>(small.data()) % 64 == 0 ? 1 : 0);
+      big[4 * MiB - 1] = 7;  // every byte of the block is usable
+      refuse = 1;
+      cm::Bytes fallback = pool.take(8 * MiB);
+      printf("fallback_pinned %d\n", cm::HostAlloc<unsigned char>::pinned(fallback.data()) ? 1 : 0);
+      refuse = 0;
+      { cm::Bytes().swap(before); cm::Bytes().swap(small); cm::Bytes().swap(fallback); }  // not page-locked: freed with free()
+      printf("frees_after_unpinned %d\n", pinned_frees.load());
+      pool.give(std::move(big));  // kept as a spare, then lent again: the same page-locked block
+      cm::Bytes again = pool.take(3 * MiB);
+      printf("again_pinned %d\n", cm::HostAlloc<unsigned char>::pinned(again.data()) ? 1 : 0);
+      { cm::Bytes().swap(again); }
+      printf("pinned_allocs %d\n", pinned_allocs.load());
+      printf("pinned_frees %d\n", pinned_frees.load());
       printf("end\n");
       continue;
     }
