@@ -252,44 +252,33 @@ def test_the_runtimes_two_objects_compile_at_the_same_time(harness_settings, mon
     assert set(spans) == {"cm_runtime.cpp", "cm_kernels.cu"}
 
 
-def test_the_plan_asks_the_driver_for_host_input_checks_only_when_the_settings_do(tmp_path):
-    """input_checks_on_host reaches the driver as a plan token its runtime reads (the GPU test
-    test_inputs_compared_on_the_host_catch_a_modified_input_as_the_device_comparison_does runs it)."""
+@pytest.mark.parametrize(
+    "setting, default, runtime_reads",
+    [
+        # the GPU test test_inputs_compared_on_the_host_catch_a_modified_input_as_the_device_comparison_does runs it;
+        # without a pristine device copy the inputs are compared on the host
+        ("input_checks_on_host", False, "!p.input_checks_on_host && cudaMalloc(&b.pristine"),
+        # cm_host.h's allocator is tested in test_throughput, the runtime with it by every GPU test
+        ("pinned_staging", True, "if (p.pinned_staging)"),
+    ],
+)
+def test_a_driver_switch_in_the_settings_reaches_the_driver_as_a_plan_token_its_runtime_reads(tmp_path, setting, default, runtime_reads):
     from bench_tasks.harness import HarnessSettings
     from bench_tasks.harness.compile import RUNTIME_DIR
     from bench_tasks.harness.evaluate import _cases, _plan
     from bench_tasks.harness.plan import Plan
 
     variant = load_task("vector_add").variant("fp32")
+    assert getattr(HarnessSettings(), setting) is default
     for on in (False, True):
-        settings = HarnessSettings(cache_dir=tmp_path / "cache", input_checks_on_host=on)
+        settings = HarnessSettings(cache_dir=tmp_path / "cache", **{setting: on})
         cases = _cases(variant, [{"N": 100}], [1], 5, tmp_path, settings, True)
         text = _plan(variant, cases, tmp_path, settings).to_text()
-        assert ("input_checks_on_host 1" in text.splitlines()) == on
-        assert Plan.from_text(text).input_checks_on_host == on
+        assert (f"{setting} 1" in text.splitlines()) == on
+        assert getattr(Plan.from_text(text), setting) == on
     runtime = (RUNTIME_DIR / "cm_runtime.h").read_text()
-    assert 'tok == "input_checks_on_host") in >> p.input_checks_on_host' in runtime
-    assert "!p.input_checks_on_host && cudaMalloc(&b.pristine" in runtime  # no pristine copy: compared on the host
-
-
-def test_the_plan_asks_the_driver_for_page_locked_staging_unless_the_settings_turn_it_off(tmp_path):
-    """pinned_staging (on by default) reaches the driver as a plan token its runtime reads; cm_host.h's allocator
-    is tested in test_throughput, the runtime with it on the GPU."""
-    from bench_tasks.harness import HarnessSettings
-    from bench_tasks.harness.compile import RUNTIME_DIR
-    from bench_tasks.harness.evaluate import _cases, _plan
-    from bench_tasks.harness.plan import Plan
-
-    variant = load_task("vector_add").variant("fp32")
-    assert HarnessSettings().pinned_staging is True
-    for on in (False, True):
-        settings = HarnessSettings(cache_dir=tmp_path / "cache", pinned_staging=on)
-        cases = _cases(variant, [{"N": 100}], [1], 5, tmp_path, settings, True)
-        text = _plan(variant, cases, tmp_path, settings).to_text()
-        assert ("pinned_staging 1" in text.splitlines()) == on
-        assert Plan.from_text(text).pinned_staging == on
-    runtime = (RUNTIME_DIR / "cm_runtime.h").read_text()
-    assert 'tok == "pinned_staging") in >> p.pinned_staging' in runtime
+    assert f'tok == "{setting}") in >> p.{setting}' in runtime
+    assert runtime_reads in runtime
 
 
 @requires_nvcc
