@@ -17,12 +17,16 @@
 #                           -> suite_baseline_ratio_<sha>_vs_<old>.json (scripts/compare_suites.py, with OLD_SUITE_RUN)
 #   throughput_figures.json -> throughput_figures_<sha>.json           (copied)
 # and prints each file it wrote. An existing file is never overwritten (exit 1: pick it apart by hand first).
+# LABEL=word (lower-case letters, digits, hyphens) names a second record of the same commit, such as an A/B's other
+# side run with other settings: <sha>-<word> in every file name (say in the index what the label stands for).
 # Index each one in docs/results/README.md yourself: what it shows is a sentence, not a figure.
 set -euo pipefail
 cd "$(dirname "$0")/.."
 [ $# -ge 2 ] || { echo "usage: $0 DIR SHA [OLD_SUITE_RUN]" >&2; exit 2; }
 dir=$1 sha=${2:0:7} old=${3:-}
 [[ $sha =~ ^[0-9a-f]{7}$ ]] || { echo "$2: not a commit hash (7 or more hex digits)" >&2; exit 2; }
+[[ ${LABEL:-} =~ ^[a-z0-9-]*$ ]] || { echo "LABEL=$LABEL: lower-case letters, digits and hyphens only" >&2; exit 2; }
+tag=$sha${LABEL:+-$LABEL}
 [ -d "$dir" ] || { echo "$dir: no such folder (the device call's \$OUT, fetched)" >&2; exit 2; }
 results=${RESULTS_DIR:-docs/results}
 py=${PYTHON:-python3}
@@ -37,7 +41,7 @@ target() {  # the file a record goes to; refuses one that exists
 }
 
 if [ -f "$dir/gpu_tests.xml" ]; then
-  out=$(target "gpu_tests_$sha.json")
+  out=$(target "gpu_tests_$tag.json")
   # the device call's command: $COMMAND, or the call's own record of it (a first line "command: ..." in call.txt)
   command=${COMMAND:-$(sed -n '1s/^command: //p' "$dir/call.txt" 2>/dev/null || true)}
   [ -n "$command" ] || { echo "the device call's command is unknown: set COMMAND=\"...\" (or start call.txt with \"command: ...\")" >&2; exit 1; }
@@ -46,28 +50,28 @@ if [ -f "$dir/gpu_tests.xml" ]; then
   wrote+=("$out")
 fi
 if [ -f "$dir/suite.json" ]; then
-  out=$(target "suite_paper_$sha.json")
+  out=$(target "suite_paper_$tag.json")
   cp "$dir/suite.json" "$out"
   wrote+=("$out")
 fi
 if [ -f "$dir/suite.run.json" ]; then
-  run=$(target "suite_paper_run_$sha.json")
+  run=$(target "suite_paper_run_$tag.json")
   cp "$dir/suite.run.json" "$run"
   wrote+=("$run")
-  figures=$(target "baseline_figures_paper_$sha.json")
+  figures=$(target "baseline_figures_paper_$tag.json")
   $py scripts/baseline_figures.py "$run" --output "$figures"
   wrote+=("$figures")
   [ -f "${figures%.json}.md" ] && wrote+=("${figures%.json}.md")
   if [ -n "$old" ]; then
     old_sha=$(basename "$old" .json)
     old_sha=${old_sha##*_}
-    ratio=$(target "suite_baseline_ratio_${sha}_vs_${old_sha}.json")
+    ratio=$(target "suite_baseline_ratio_${tag}_vs_${old_sha}.json")
     $py scripts/compare_suites.py --old "$old" --new "$run" --output "$ratio"
     wrote+=("$ratio")
   fi
 fi
 if [ -f "$dir/throughput_figures.json" ]; then
-  out=$(target "throughput_figures_$sha.json")
+  out=$(target "throughput_figures_$tag.json")
   cp "$dir/throughput_figures.json" "$out"
   wrote+=("$out")
 fi

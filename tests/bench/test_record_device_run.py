@@ -19,11 +19,12 @@ JUNIT = """<?xml version="1.0" encoding="utf-8"?><testsuites><testsuite name="py
 ENV = "name, driver_version, clocks.sm [MHz], clocks.max.sm [MHz]\nNVIDIA H200, 580.159.04, 1980 MHz, 1980 MHz\nSat Dec  5 01:02:03 UTC 2026\n"
 
 
-def _record(out: Path, results: Path, *args: str) -> subprocess.CompletedProcess:
+def _record(out: Path, results: Path, *args: str, label: str | None = None) -> subprocess.CompletedProcess:
     return subprocess.run(
         ["bash", str(REPO / "scripts" / "record_device_run.sh"), str(out), *args],
         cwd=REPO,
-        env={"PATH": f"{Path(sys.executable).parent}:/usr/bin:/bin", "RESULTS_DIR": str(results), "PYTHON": sys.executable},
+        env={"PATH": f"{Path(sys.executable).parent}:/usr/bin:/bin", "RESULTS_DIR": str(results), "PYTHON": sys.executable}
+        | ({"LABEL": label} if label is not None else {}),
         capture_output=True,
         text=True,
         timeout=300,
@@ -94,3 +95,18 @@ def test_the_gpu_tests_record_needs_the_calls_command_and_its_environment(tmp_pa
     done = _record(out, results, "../../x")  # a path where a commit belongs
     assert done.returncode == 2 and "not a commit hash" in done.stderr
     assert not any(results.iterdir())
+
+
+def test_a_labelled_record_of_the_same_commit_sits_beside_the_first(tmp_path):
+    """An A/B's second side (the same commit, other settings) is recorded under <sha>-<label>, beside the first."""
+    out, results = tmp_path / "o1", tmp_path / "results"
+    out.mkdir()
+    results.mkdir()
+    shutil.copy(RESULTS / "suite_paper_e58467d.json", out / "suite.json")
+    assert _record(out, results, "abcdef1").returncode == 0
+    done = _record(out, results, "abcdef1", label="blas0-pageable")
+    assert done.returncode == 0, done.stderr
+    assert {p.name for p in results.iterdir()} == {"suite_paper_abcdef1.json", "suite_paper_abcdef1-blas0-pageable.json"}
+    bad = _record(out, results, "abcdef1", label="../x")
+    assert bad.returncode == 2 and "lower-case letters" in bad.stderr
+    assert len(list(results.iterdir())) == 2
