@@ -557,8 +557,14 @@ def test_the_drivers_staging_blocks_are_page_locked_once_asked_and_each_is_freed
     assert figures["fallback_pinned"] == "0" and figures["aligned"] == "1"
     assert figures["frees_after_unpinned"] == "0"  # malloc'd blocks never reach the page-locked free
     assert figures["again_pinned"] == "1" and figures["pinned_allocs"] == "1" and figures["pinned_frees"] == "1"
+    # while a size is timed only the timing thread makes these CUDA calls (between its timed calls)
+    assert figures["timing_main_pinned"] == "1" and figures["timing_helper_pinned"] == "0"
+    assert figures["frees_while_timing"] == "1" and figures["frees_after_timing"] == "2" and figures["frees_at_end"] == "3"
     runtime = (RUNTIME_DIR / "cm_runtime.h").read_text()
     assert "cudaHostAlloc(&q, n, cudaHostAllocDefault)" in runtime and "if (p.pinned_staging)" in runtime
+    loop = runtime[runtime.index("static void time_case(") :]
+    loop = loop[: loop.index("\n}\n")]
+    assert loop.index("HostMemory::begin_timing();") < loop.index("warm-up") < loop.index("t.time_call(") < loop.index("HostMemory::end_timing();")
 
 
 def test_the_timing_loop_starts_from_the_last_check_dataset_the_buffers_already_hold(fake_driver, tmp_path):

@@ -795,6 +795,7 @@ static void time_case(Case& c, const ArgSpec* specs, const Plan& p, CallFn call,
   fill_args(c, specs, a);
   upload_inputs(c, c.resident);
   std::vector<int> impls = has_candidate ? std::vector<int>{0, 1} : std::vector<int>{0};
+  HostMemory::begin_timing();  // from here to the last pair, only this thread page-locks or frees page-locked memory
   // Warm up: module load, first touch, and clocks ramping up under load (at least `warmup` calls
   // of each implementation and at least `warmup_seconds`, or `warmup_first` at the first timed size,
   // when the GPU may have been idle), on the dataset's inputs.
@@ -867,6 +868,7 @@ static void time_case(Case& c, const ArgSpec* specs, const Plan& p, CallFn call,
     if (stop && !p.check_last) break;
     last = stop;
   }
+  HostMemory::end_timing();
   emit("stage %d timed_checks %.6f\n", c.id, checked_s);
 }
 

@@ -90,6 +90,25 @@ int main() {
       { cm::Bytes().swap(again); }
       printf("pinned_allocs %d\n", pinned_allocs.load());
       printf("pinned_frees %d\n", pinned_frees.load());
+      // While a size is timed: the timing thread still page-locks; another thread gets malloc, and its page-locked
+      // blocks are freed by the timing thread when the timing ends.
+      cm::Bytes held = pool.take(2 * MiB);  // page-locked, handed to a helper thread below
+      cm::HostMemory::begin_timing();
+      cm::Bytes mine = pool.take(5 * MiB);
+      int helper_pinned = -1;
+      std::thread helper([&] {
+        cm::Bytes theirs = pool.take(6 * MiB);
+        helper_pinned = cm::HostAlloc<unsigned char>::pinned(theirs.data()) ? 1 : 0;
+        cm::Bytes().swap(held);  // a page-locked block freed on the helper's thread: later
+      });
+      helper.join();
+      printf("timing_main_pinned %d\n", cm::HostAlloc<unsigned char>::pinned(mine.data()) ? 1 : 0);
+      printf("timing_helper_pinned %d\n", helper_pinned);
+      printf("frees_while_timing %d\n", pinned_frees.load());
+      cm::HostMemory::end_timing();
+      printf("frees_after_timing %d\n", pinned_frees.load());
+      { cm::Bytes().swap(mine); }
+      printf("frees_at_end %d\n", pinned_frees.load());
       printf("end\n");
       continue;
     }
