@@ -564,7 +564,12 @@ def test_the_drivers_staging_blocks_are_page_locked_once_asked_and_each_is_freed
     assert "cudaHostAlloc(&q, n, cudaHostAllocDefault)" in runtime and "if (p.pinned_staging)" in runtime
     loop = runtime[runtime.index("static void time_case(") :]
     loop = loop[: loop.index("\n}\n")]
-    assert loop.index("HostMemory::begin_timing();") < loop.index("warm-up") < loop.index("t.time_call(") < loop.index("HostMemory::end_timing();")
+    assert (
+        loop.index("HostMemory::begin_timing();")
+        < loop.index("warm-up")
+        < loop.index("t.time_call(")
+        < loop.index("HostMemory::end_timing();")
+    )
 
 
 def test_the_timing_loop_starts_from_the_last_check_dataset_the_buffers_already_hold(fake_driver, tmp_path):
