@@ -300,3 +300,23 @@ def test_a_candidate_can_neither_call_nor_replace_the_runtimes_l2_scrub(harness_
     symbols = subprocess.run(["nm", "-C", str(exe)], capture_output=True, text=True, check=True).stdout.splitlines()
     kinds = sorted(line.split()[1] for line in symbols if "cm::launch_l2_scrub_read(" in line)
     assert kinds == ["T", "t"]  # the harness's, global; the candidate's, local
+
+
+@requires_nvcc
+def test_a_candidate_that_defines_the_runtimes_staging_hooks_links_and_keeps_its_own_copies(harness_settings):
+    """cm_host.h's HostMemory (the page-locking hooks and the timing guard) has internal linkage: a candidate that
+    defines a class of that name links (it is not turned into a link error) and its members are its own, local,
+    while the runtime's stay the runtime's."""
+    from bench_tasks.harness import compile as cc
+    from bench_tasks.harness.driver import driver_source
+
+    outcome = _compile("replaces_harness_staging_hooks.cu", harness_settings)
+    assert outcome.ok, outcome.message
+    variant = load_task("vector_add").variant("fp32")
+    exe = cc.build_driver(
+        variant, driver_source(variant, True), cc.compile_baseline(variant, harness_settings), outcome.object_path, harness_settings
+    )
+    symbols = subprocess.run(["nm", "-C", str(exe)], capture_output=True, text=True, check=True).stdout.splitlines()
+    for member in ("HostMemory::timing", "HostMemory::pin_alloc"):
+        kinds = sorted(line.split()[1] for line in symbols if line.endswith(member))
+        assert len(kinds) == 2 and all(k.islower() for k in kinds), (member, kinds)  # two copies, both local

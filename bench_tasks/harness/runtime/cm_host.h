@@ -99,6 +99,9 @@ void parallel_for(size_t n, F f, size_t grain = size_t(1) << 16) {
 // for the gigabytes of a large size's datasets and checked pairs. The buffers a kernel is given stay malloc'd
 // (the task's host memory is what a caller's malloc gives). Each block records how it was allocated, so one
 // allocated before the hooks were set (or when page-locked memory ran out) is freed as it was allocated.
+// In an unnamed namespace: its members have internal linkage, so a candidate that defines a cm::HostMemory of its
+// own keeps its own copies (and is not turned into a link error) while the runtime keeps the runtime's.
+namespace {
 struct HostMemory {
   static inline void* (*pin_alloc)(size_t) = nullptr;  // page-locked bytes, or nullptr (then malloc)
   static inline void (*pin_free)(void*) = nullptr;
@@ -140,6 +143,7 @@ struct HostMemory {
     for (void* p : freed) release(p);
   }
 };
+}  // namespace
 
 template <class T>
 struct HostAlloc {
