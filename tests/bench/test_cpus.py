@@ -127,6 +127,14 @@ def test_every_blas_library_of_the_harness_process_runs_on_the_settings_threads(
     assert json.loads(run.stdout) == [want, want]
 
 
+@pytest.mark.parametrize("bad", [-1, 257, "many"])
+def test_a_blas_thread_count_out_of_range_is_refused_with_the_settings_name(bad):
+    from pydantic import ValidationError
+
+    with pytest.raises(ValidationError, match="blas_threads"):
+        HarnessSettings(blas_threads=bad)
+
+
 @pytest.fixture
 def restore_blas():
     from threadpoolctl import threadpool_limits

@@ -281,23 +281,26 @@ def test_a_driver_switch_in_the_settings_reaches_the_driver_as_a_plan_token_its_
     assert runtime_reads in runtime
 
 
+def _driver_symbols(candidate, settings) -> list[str]:
+    """`nm -C` of the vector_add FP32 driver linked with this compiled candidate."""
+    from bench_tasks.harness import compile as cc
+    from bench_tasks.harness.driver import driver_source
+
+    variant = load_task("vector_add").variant("fp32")
+    exe = cc.build_driver(variant, driver_source(variant, True), cc.compile_baseline(variant, settings), candidate.object_path, settings)
+    return subprocess.run(["nm", "-C", str(exe)], capture_output=True, text=True, check=True).stdout.splitlines()
+
+
 @requires_nvcc
 def test_a_candidate_can_neither_call_nor_replace_the_runtimes_l2_scrub(harness_settings):
     """The runtime's kernels sit behind exported launch_* functions (cm_kernels.h). A candidate that calls one is
     rejected by the symbol allowlist; one that defines its own (a no-op scrub would leave L2 warm for its timed
     calls) keeps it local: the driver's runtime still calls the harness's."""
-    from bench_tasks.harness import compile as cc
-    from bench_tasks.harness.driver import driver_source
-
     calls = _compile("calls_harness_scrub.cu", harness_settings)
     assert calls.verdict == Verdict.rejected and "launch_l2_scrub_read" in calls.message
     replaces = _compile("replaces_harness_scrub.cu", harness_settings)
     assert replaces.ok, replaces.message
-    variant = load_task("vector_add").variant("fp32")
-    exe = cc.build_driver(
-        variant, driver_source(variant, True), cc.compile_baseline(variant, harness_settings), replaces.object_path, harness_settings
-    )
-    symbols = subprocess.run(["nm", "-C", str(exe)], capture_output=True, text=True, check=True).stdout.splitlines()
+    symbols = _driver_symbols(replaces, harness_settings)
     kinds = sorted(line.split()[1] for line in symbols if "cm::launch_l2_scrub_read(" in line)
     assert kinds == ["T", "t"]  # the harness's, global; the candidate's, local
 
@@ -307,16 +310,9 @@ def test_a_candidate_that_defines_the_runtimes_staging_hooks_links_and_keeps_its
     """cm_host.h's HostMemory (the page-locking hooks and the timing guard) has internal linkage: a candidate that
     defines a class of that name links (it is not turned into a link error) and its members are its own, local,
     while the runtime's stay the runtime's."""
-    from bench_tasks.harness import compile as cc
-    from bench_tasks.harness.driver import driver_source
-
     outcome = _compile("replaces_harness_staging_hooks.cu", harness_settings)
     assert outcome.ok, outcome.message
-    variant = load_task("vector_add").variant("fp32")
-    exe = cc.build_driver(
-        variant, driver_source(variant, True), cc.compile_baseline(variant, harness_settings), outcome.object_path, harness_settings
-    )
-    symbols = subprocess.run(["nm", "-C", str(exe)], capture_output=True, text=True, check=True).stdout.splitlines()
+    symbols = _driver_symbols(outcome, harness_settings)
     for member in ("HostMemory::timing", "HostMemory::pin_alloc"):
         kinds = sorted(line.split()[1] for line in symbols if line.endswith(member))
         assert len(kinds) == 2 and all(k.islower() for k in kinds), (member, kinds)  # two copies, both local

@@ -10,8 +10,8 @@
 #include <cmath>
 #include <cstddef>
 #include <cstdlib>
-#include <new>
 #include <mutex>
+#include <new>
 #include <system_error>
 #include <thread>
 #include <utility>
