@@ -327,13 +327,14 @@ def eval_candidate(
     ],
     precision: Annotated[str, typer.Option("--precision", "-p")] = "fp32",
     sizes: Annotated[str, typer.Option(help="paper, large, edge or all")] = "paper",
-    compile_only: Annotated[bool, typer.Option(help="compile and check symbols only (no GPU needed)")] = False,
+    compile_only: Annotated[bool, typer.Option(help="compile, check symbols and link only (no GPU needed)")] = False,
     flags: Annotated[Optional[list[str]], typer.Option("--flag", help="extra nvcc flag (repeatable)")] = None,
     json_out: Annotated[Optional[Path], typer.Option("--json", help="also write the result JSON here")] = None,
 ) -> None:
     """Evaluate one candidate: the verdict and the per-size table."""
-    from bench_tasks.harness import CandidateError, NoGpuError, compile_candidate, evaluate, get_settings
+    from bench_tasks.harness import CandidateError, NoGpuError, evaluate, get_settings
     from bench_tasks.harness import source as src
+    from bench_tasks.harness.compile import compile_and_link
     from bench_tasks.harness.sandbox import SandboxUnavailable
 
     _precision_ok(precision)
@@ -349,7 +350,7 @@ def eval_candidate(
     _say_sandbox(settings)
     try:
         if compile_only:
-            outcome = compile_candidate(variant, src.prepare(raw, settings.max_source_bytes), settings, flags)
+            outcome = compile_and_link(variant, src.prepare(raw, settings.max_source_bytes), settings, flags)
             verdict = "ok" if outcome.ok else outcome.verdict.value  # type: ignore[union-attr]
             console.print(f"[bold]{verdict}[/] {outcome.message}")
             raise typer.Exit(0 if outcome.ok else 1)

@@ -31,6 +31,7 @@ from pathlib import Path
 from bench_tasks.spec import Variant
 
 from . import lru
+from .driver import driver_source
 from .result import Verdict
 from .sandbox import sandbox_for, scratch, stage
 from .settings import HarnessSettings
@@ -301,10 +302,14 @@ def _symbols(nm_output: str) -> list[tuple[str, str]]:
     return syms
 
 
-def forbidden_imports(obj: Path, settings: HarnessSettings) -> list[str]:
+def forbidden_imports(obj: Path, settings: HarnessSettings, baseline_kernels: frozenset[str] = frozenset()) -> list[str]:
+    """The undefined symbols of `obj` that it may not import; `baseline_kernels`: the baseline's kernels (their
+    host stubs), which a candidate may launch as in the published format (see baseline_kernel_symbols)."""
     bad = []
     for _, name in _symbols(_listing(obj, settings).undefined):
         base = name.split("@")[0]
+        if base in baseline_kernels:
+            continue
         if base in _DENIED or base.lower().startswith(_VENDOR_PREFIXES) and not base.startswith("cuda"):
             bad.append(base)
         elif base in _ALLOWED_EXACT or base.startswith(_ALLOWED_PREFIXES):
@@ -350,6 +355,9 @@ def _compile_untrusted(variant: Variant, source: str, entry: str, settings: Harn
         proto_lines = text.count("\n", 0, text.index(PROTO_MARK)) + 2
         if re.search(rf"\({proto_lines}\): error|:{proto_lines}:\d*:? error", log) or "incompatible with previous" in log and entry in log:
             return CompileOutcome(Verdict.link_error, f"{entry} does not match the expected prototype: {expected}", log, flags=flags)
+        unresolved = re.search(r"Unresolved extern function '([^']+)'", log)
+        if unresolved:
+            return CompileOutcome(Verdict.compile_error, _extern_device_call(unresolved.group(1), settings), log, flags=flags)
         return CompileOutcome(Verdict.compile_error, _first_error(log), log, flags=flags)
     try:
         check_size(obj, f"{kind} object", settings)
@@ -361,6 +369,8 @@ def _compile_untrusted(variant: Variant, source: str, entry: str, settings: Harn
         hint = ' It is defined with C++ linkage: declare it extern "C".' if cxx else ""
         return CompileOutcome(Verdict.link_error, f"missing entry point {entry}.{hint} Expected: {expected}", log, obj, flags)
     bad = forbidden_imports(obj, settings)
+    if bad and kind == "candidate":  # launches of the baseline's kernels are allowed (the published format's)
+        bad = forbidden_imports(obj, settings, baseline_kernel_symbols(variant, settings))
     if bad:
         vendor = [b for b in bad if b.lower().startswith(_VENDOR_PREFIXES)]
         why = "vendor libraries are not allowed in candidates" if vendor else "host code may only launch kernels and manage device memory"
@@ -382,7 +392,7 @@ BLOCKING_STREAM_WRAPPERS = {
 }
 
 
-def _localized(obj: Path, keep: str, settings: HarnessSettings) -> Path:
+def _localized(obj: Path, keep: str, settings: HarnessSettings, also_keep: tuple[str, ...] = ()) -> Path:
     """Every global symbol but `keep` made local, stream creation renamed to the blocking wrappers.
 
     COMDAT section groups are removed too (`-R .group`): a template or inline function the object shares
@@ -391,12 +401,13 @@ def _localized(obj: Path, keep: str, settings: HarnessSettings) -> Path:
     its now-local copy unresolved ("defined in discarded section", seen with the H200 image's host
     compiler). Ungrouped, the object keeps its own private copy, as localisation intends."""
     renames = [f"--redefine-sym={old}={new}" for old, new in BLOCKING_STREAM_WRAPPERS.items()] + ["-R", ".group"]
-    out = obj.with_name(f"{obj.stem}.{keep}.{_hash(*renames)[:8]}.o")
+    kept = [f"--keep-global-symbol={name}" for name in (keep, *also_keep)]
+    out = obj.with_name(f"{obj.stem}.{keep}.{_hash(*renames, *kept[1:])[:8]}.o")
     if not out.exists():  # built aside and published atomically: the pipeline may localise one object twice at once
         with scratch(settings, "cm-objcopy-") as tmp:
             staged = stage(obj, tmp)
             rc, log = sandbox_for(settings).run(
-                ["objcopy", f"--keep-global-symbol={keep}", *renames, str(staged), str(tmp / out.name)],
+                ["objcopy", *kept, *renames, str(staged), str(tmp / out.name)],
                 scratch=tmp,
                 read_only=[staged],
                 timeout=settings.compile_timeout_s,
@@ -405,6 +416,15 @@ def _localized(obj: Path, keep: str, settings: HarnessSettings) -> Path:
                 raise RuntimeError(f"objcopy of {obj.name} failed (exit {rc}): {log.strip()[-500:]}")
             _publish(tmp / out.name, out)
     return out
+
+
+def _extern_device_call(symbol: str, settings: HarnessSettings) -> str:
+    name = _demangle([symbol], settings)[0]
+    return (
+        f"device function {name} is declared but not defined in the candidate. A candidate is compiled without "
+        "relocatable device code, so its kernels cannot call a __device__ function of another file (the baseline's "
+        "included): copy the function into the candidate. The baseline's __global__ kernels can be declared and launched."
+    )
 
 
 def _first_error(log: str) -> str:
@@ -426,17 +446,65 @@ class BaselineError(ValueError):
 
 
 def compile_baseline(variant: Variant, settings: HarnessSettings) -> Path:
-    text = variant.task.baseline_source()
-    flags = candidate_flags(settings)
+    """The baseline's object, every global symbol local but its entry and (built-in baselines) its kernels."""
     if variant.task.custom:  # a team's own baseline is untrusted code too
+        text, flags = variant.task.baseline_source(), candidate_flags(settings)
         outcome = _compile_untrusted(variant, text, variant.entry, settings, flags, "custom_baseline")
         if not outcome.ok:
             raise BaselineError(outcome)
         return outcome.object_path  # type: ignore[return-value]
-    rc, log, obj = _nvcc_object(text, "baseline", flags, settings, "baseline")
+    obj = _builtin_baseline_object(variant, settings)
+    return _localized(obj, variant.entry, settings, tuple(sorted(_kernel_stubs(obj, settings))))
+
+
+def _builtin_baseline_object(variant: Variant, settings: HarnessSettings) -> Path:
+    rc, log, obj = _nvcc_object(variant.task.baseline_source(), "baseline", candidate_flags(settings), settings, "baseline")
     if rc != 0:
         raise RuntimeError(f"baseline of {variant.key} failed to compile (a harness bug):\n{log}")
-    return _localized(obj, variant.entry, settings)
+    return obj
+
+
+def baseline_kernel_symbols(variant: Variant, settings: HarnessSettings) -> frozenset[str]:
+    """The host-stub symbols of the baseline's `__global__` kernels, which stay global in its linked object.
+
+    In the published format the optimized block shares a file with a copy of the baseline, and published
+    kernels declare and launch its kernels (conv_2d BF16: `extern "C" __global__ void conv_2d_bf16_kernel(...)`;
+    spmv_coo BF16: `__global__ void spmv_coo_float_kernel(...)`). A host-side launch calls the kernel's host
+    stub, which registers and launches the baseline's own device code: it resolves across objects without
+    relocatable device code. A `__device__` function of the baseline cannot be called that way (that needs
+    -rdc and a device link): a candidate copies the helper into its own file. A team's own baseline (a custom
+    task) exports nothing: it is untrusted code, localised like a candidate."""
+    if variant.task.custom:
+        return frozenset()
+    return frozenset(_kernel_stubs(_builtin_baseline_object(variant, settings), settings))
+
+
+_DEVICE_STUB = re.compile(r"_Z(\d+)__device_stub__")
+
+
+def _kernel_stubs(obj: Path, settings: HarnessSettings) -> set[str]:
+    """The defined global host stubs of `obj`'s top-level kernels (see kernel_stub_names)."""
+    return kernel_stub_names({name for kind, name in _symbols(_listing(obj, settings).defined) if kind in "TW"})
+
+
+def kernel_stub_names(defined: set[str]) -> set[str]:
+    """Which of an object's defined global symbols are host stubs of top-level kernels, found by nvcc's
+    `__device_stub__` helpers: for `__global__ void k(float*)` nvcc emits the launch stub `_Z1kPf` (`k` with
+    C linkage) and a helper `_Z<n>__device_stub__Z1kPfPf` whose name holds the kernel's mangled name. A kernel
+    in a namespace or a class is not found (none of our baselines has one)."""
+    stubs = set()
+    for name in defined:
+        m = _DEVICE_STUB.match(name)
+        inner = name[m.end() : m.end() + int(m.group(1)) - len("__device_stub__")] if m else ""
+        ident = re.match(r"Z(\d+)", inner)
+        if not ident:
+            continue
+        mangled, plain = "_" + inner, inner[ident.end() : ident.end() + int(ident.group(1))]
+        if mangled in defined:
+            stubs.add(mangled)
+        elif plain in defined:  # extern "C"
+            stubs.add(plain)
+    return stubs
 
 
 RUNTIME_DIR = Path(__file__).parent / "runtime"
@@ -523,6 +591,24 @@ def build_driver(
 
 class LinkError(RuntimeError):
     pass
+
+
+def compile_and_link(variant: Variant, source: str, settings: HarnessSettings, extra_flags: list[str] | None = None) -> CompileOutcome:
+    """What `bench eval --compile-only` checks, on a machine without a GPU: the candidate compiles, passes the
+    symbol checks, and links into the variant's driver with the runtime and the baseline (a launch of a
+    baseline kernel the baseline does not have, say, is a link error here, not on the GPU)."""
+    outcome = compile_candidate(variant, source, settings, extra_flags)
+    if not outcome.ok:
+        return outcome
+    try:
+        build_driver(variant, driver_source(variant, True), compile_baseline(variant, settings), outcome.object_path, settings)
+    except LinkError as exc:
+        undefined = re.findall(r"undefined reference to `([^']+)'", str(exc))
+        what = f"undefined: {', '.join(sorted(set(undefined))[:5])}" if undefined else _first_error(str(exc))
+        return CompileOutcome(
+            Verdict.link_error, f"the candidate does not link with the driver and baseline ({what})", str(exc), flags=outcome.flags
+        )
+    return outcome
 
 
 def have_nvcc(settings: HarnessSettings) -> bool:

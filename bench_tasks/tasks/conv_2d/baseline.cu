@@ -4,6 +4,8 @@
 // output (input_rows - kernel_rows + 1) x (input_cols - kernel_cols + 1), one thread per output on
 // 16x16 blocks (x -> column, y -> row), m the outer loop, FP32 accumulation. BF16: inputs converted
 // to float, FP32 accumulation, one rounding at the store. Indices are 64-bit.
+// The BF16 kernel has C linkage, as the published optimized BF16 kernel declares it (`extern "C"
+// __global__ void conv_2d_bf16_kernel(...)`) and launches it: a candidate may do the same.
 #include <cuda_runtime.h>
 #include <cuda_bf16.h>
 
@@ -21,8 +23,8 @@ __global__ void conv_2d_kernel(const float* input, const float* kernel, float* o
   }
 }
 
-__global__ void conv_2d_bf16_kernel(const __nv_bfloat16* input, const __nv_bfloat16* kernel, __nv_bfloat16* output, int input_rows,
-                                    int input_cols, int kernel_rows, int kernel_cols) {
+extern "C" __global__ void conv_2d_bf16_kernel(const __nv_bfloat16* input, const __nv_bfloat16* kernel, __nv_bfloat16* output,
+                                               int input_rows, int input_cols, int kernel_rows, int kernel_cols) {
   int out_rows = input_rows - kernel_rows + 1, out_cols = input_cols - kernel_cols + 1;
   int c = blockIdx.x * blockDim.x + threadIdx.x;
   int r = blockIdx.y * blockDim.y + threadIdx.y;
