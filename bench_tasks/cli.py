@@ -332,8 +332,8 @@ def eval_candidate(
     json_out: Annotated[Optional[Path], typer.Option("--json", help="also write the result JSON here")] = None,
 ) -> None:
     """Evaluate one candidate: the verdict and the per-size table."""
-    from bench_tasks.harness import CandidateError, NoGpuError, compile_candidate, evaluate, get_settings
-    from bench_tasks.harness import source as src
+    from bench_tasks.harness import CandidateError, NoGpuError, evaluate, get_settings
+    from bench_tasks.harness.evaluate import compile_only as compile_only_check
     from bench_tasks.harness.sandbox import SandboxUnavailable
 
     _precision_ok(precision)
@@ -348,11 +348,10 @@ def eval_candidate(
     settings = get_settings()
     _say_sandbox(settings)
     try:
-        if compile_only:
-            outcome = compile_candidate(variant, src.prepare(raw, settings.max_source_bytes), settings, flags)
-            verdict = "ok" if outcome.ok else outcome.verdict.value  # type: ignore[union-attr]
-            console.print(f"[bold]{verdict}[/] {outcome.message}")
-            raise typer.Exit(0 if outcome.ok else 1)
+        if compile_only:  # compiled, checked and linked into its driver: all but the GPU
+            verdict, message, _ = compile_only_check(variant.task, precision, raw, settings=settings, extra_flags=flags)
+            console.print(f"[bold]{verdict.value}[/] {message}")
+            raise typer.Exit(0 if verdict.value == "ok" else 1)
         result = evaluate(task, precision, raw, sizes, extra_flags=flags)
     except CandidateError as exc:
         _fail(str(exc))

@@ -43,6 +43,7 @@ PROTO_MARK = "cudamaster: expected prototype"
 # Ray worker reports it, and the tests prove with it that an evaluation reuses the compile node's object.
 NVCC_RUNS: Counter[str] = Counter()
 
+
 @dataclass
 class CompileOutcome:
     verdict: Verdict | None  # None: compiled and passed the symbol checks
@@ -290,7 +291,10 @@ def _compile_untrusted(variant: Variant, source: str, entry: str, settings: Harn
             if any("is undefined" in line for line in errors):
                 return CompileOutcome(Verdict.link_error, f"missing entry point {entry}. Expected: {expected}", log, flags=flags)
             return CompileOutcome(
-                Verdict.link_error, f"{entry} must be one plain function (not overloaded, not a template). Expected: {expected}", log, flags=flags
+                Verdict.link_error,
+                f"{entry} must be one plain function (not overloaded, not a template). Expected: {expected}",
+                log,
+                flags=flags,
             )
         return CompileOutcome(Verdict.compile_error, _first_error(log), log, flags=flags)
     try:

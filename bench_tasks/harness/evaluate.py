@@ -450,12 +450,12 @@ def _build(
         runtime = pool.submit(cc.compile_runtime, settings)
         base = pool.submit(cc.compile_baseline, variant, settings)
         driver_obj = pool.submit(cc.compile_driver_object, variant, driver_source(variant, text is not None), settings)
-        cand_obj = None
+        cand_obj, cand_params = None, None
         if text is not None:
             outcome = vendor_build.outcome if vendor_build else cc.compile_candidate(variant, text, settings, extra_flags)
             if not outcome.ok:
                 return outcome.verdict, outcome.message, outcome.log  # type: ignore[return-value]
-            cand_obj = outcome.object_path
+            cand_obj, cand_params = outcome.object_path, outcome.params
         try:
             base_obj = base.result()
         except cc.BaselineError as exc:
@@ -465,7 +465,7 @@ def _build(
         try:
             return cc.build_driver(
                 variant,
-                driver_source(variant, cand_obj is not None),
+                driver_source(variant, cand_obj is not None, cand_params),
                 base_obj,
                 cand_obj,
                 settings,
@@ -475,6 +475,23 @@ def _build(
             return Verdict.link_error, "linking the candidate with the harness failed: " + cc._first_error(str(exc)), str(exc)
     finally:
         pool.shutdown(wait=False)  # compiles still running finish into the cache on their own
+
+
+def compile_only(
+    task: str | Task,
+    precision: str,
+    candidate_source: str | bytes,
+    *,
+    settings: HarnessSettings | None = None,
+    extra_flags: list[str] | None = None,
+) -> tuple[Verdict, str, str]:
+    """What `bench eval --compile-only` does, without a GPU: prepare the source, compile the candidate, check its
+    prototype and symbols, and link it with the baseline, the runtime and its generated driver, as evaluate()
+    would. (verdict, message, log); `ok` when the candidate would run."""
+    settings = settings or get_settings()
+    variant = _variant(task, precision)
+    built = _build(variant, src.prepare(candidate_source, settings.max_source_bytes), settings, extra_flags)
+    return built if isinstance(built, tuple) else (Verdict.ok, "compiled, checked and linked", "")
 
 
 def fresh_dir(inputs_dir: Path, case: int) -> Path:
@@ -887,13 +904,15 @@ def prepare_single_run(
     """
     settings = settings or get_settings()
     variant = _variant(task, precision)
-    cand_obj = None
+    cand_obj, cand_params = None, None
     if candidate_source is not None:
         outcome = cc.compile_candidate(variant, src.prepare(candidate_source, settings.max_source_bytes), settings, extra_flags)
         if not outcome.ok:
             raise ValueError(f"{outcome.verdict.value}: {outcome.message}")  # type: ignore[union-attr]
-        cand_obj = outcome.object_path
-    exe = cc.build_driver(variant, driver_source(variant, cand_obj is not None), cc.compile_baseline(variant, settings), cand_obj, settings)
+        cand_obj, cand_params = outcome.object_path, outcome.params
+    exe = cc.build_driver(
+        variant, driver_source(variant, cand_obj is not None, cand_params), cc.compile_baseline(variant, settings), cand_obj, settings
+    )
     workdir = make_scratch(settings, "cm-once-")
     (workdir / "out").mkdir()
     case = Case(0, dict(params), [(seed, "check", workdir / "c0")])
