@@ -62,7 +62,7 @@ if TYPE_CHECKING:
     from .vendor import VendorBuild
 from .settings import HarnessSettings, get_settings
 
-_EXIT_VERDICT = {3: Verdict.runtime_error, 4: Verdict.runtime_error, 5: Verdict.wrong_answer}
+_EXIT_VERDICT = {3: Verdict.runtime_error, 4: Verdict.runtime_error, 5: Verdict.wrong_answer, 6: Verdict.timeout}
 
 # The driver's `stage` lines -> the result's stage names (others keep their own). gpu_input_wait is part of
 # gpu_checks (the driver blocked on a dataset the parent was still drawing, or reading it), and so are
@@ -207,6 +207,8 @@ def _plan(
         refresh_key=refresh_key,
         dump_baseline=dump_baseline,
         wait_seconds=settings.run_timeout_s,
+        call_floor_s=settings.call_timeout_floor_s,
+        call_factor=settings.call_timeout_factor,
         input_checks_on_host=settings.input_checks_on_host,
         pinned_staging=settings.pinned_staging,
     )
