@@ -253,7 +253,7 @@ def compile_candidate(variant: Variant, source: str, settings: HarnessSettings, 
 
 ABI_PROBE_FILE = "cudamaster_abi_probe.cu"
 _ABI_PROBE_PREFIX = "_ZN14cudamaster_abi5probeI"
-_ABI_PROBE_TYPE = re.compile(r"^void cudamaster_abi::probe<(?P<ret>.+?) \(\*\)\((?P<params>.*)\)>\(\)$")
+_ABI_PROBE_TYPE = re.compile(r"^void cudamaster_abi::probe<(?P<ret>.+?) \(\*\)\((?P<params>.*)\)(?: noexcept)?>\(\)$")
 
 
 def _abi_probe_lines(entry: str) -> str:
