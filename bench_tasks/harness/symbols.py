@@ -257,11 +257,15 @@ def refusal(symbol: str) -> str | None:
     )
 
 
-def refusals(undefined: list[str]) -> dict[str, str]:
-    """The refused symbols among `undefined` (in order, each once) with their reasons."""
+def refusals(undefined: list[str], provided: frozenset[str] = frozenset()) -> dict[str, str]:
+    """The refused symbols among `undefined` (in order, each once) with their reasons. `provided`: symbols the
+    candidate is linked against and may use as they are (the baseline's kernels and device functions, issue 29
+    class 4: the link step passes them)."""
     found: dict[str, str] = {}
     for name in undefined:
         base = name.split("@")[0]
+        if base in provided:
+            continue
         why = refusal(base)
         if why and base not in found:
             found[base] = why
