@@ -327,14 +327,13 @@ def eval_candidate(
     ],
     precision: Annotated[str, typer.Option("--precision", "-p")] = "fp32",
     sizes: Annotated[str, typer.Option(help="paper, large, edge or all")] = "paper",
-    compile_only: Annotated[bool, typer.Option(help="compile, check symbols and link only (no GPU needed)")] = False,
+    compile_only: Annotated[bool, typer.Option(help="compile and check symbols only (no GPU needed)")] = False,
     flags: Annotated[Optional[list[str]], typer.Option("--flag", help="extra nvcc flag (repeatable)")] = None,
     json_out: Annotated[Optional[Path], typer.Option("--json", help="also write the result JSON here")] = None,
 ) -> None:
     """Evaluate one candidate: the verdict and the per-size table."""
     from bench_tasks.harness import CandidateError, NoGpuError, evaluate, get_settings
-    from bench_tasks.harness import source as src
-    from bench_tasks.harness.compile import compile_and_link
+    from bench_tasks.harness.evaluate import compile_only as compile_only_check
     from bench_tasks.harness.sandbox import SandboxUnavailable
 
     _precision_ok(precision)
@@ -349,11 +348,10 @@ def eval_candidate(
     settings = get_settings()
     _say_sandbox(settings)
     try:
-        if compile_only:
-            outcome = compile_and_link(variant, src.prepare(raw, settings.max_source_bytes), settings, flags)
-            verdict = "ok" if outcome.ok else outcome.verdict.value  # type: ignore[union-attr]
-            console.print(f"[bold]{verdict}[/] {outcome.message}")
-            raise typer.Exit(0 if outcome.ok else 1)
+        if compile_only:  # compiled, checked and linked into its driver: all but the GPU
+            verdict, message, _ = compile_only_check(variant.task, precision, raw, settings=settings, extra_flags=flags)
+            console.print(f"[bold]{verdict.value}[/] {message}")
+            raise typer.Exit(0 if verdict.value == "ok" else 1)
         result = evaluate(task, precision, raw, sizes, extra_flags=flags)
     except CandidateError as exc:
         _fail(str(exc))

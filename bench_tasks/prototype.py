@@ -90,3 +90,72 @@ def parse(text: str) -> Prototype:
         default = pm.group("default").strip() if pm.group("default") else None
         params.append(Param(pm.group("name"), ctype, bool(pm.group("ptr")), bool(pm.group("const")), default))
     return Prototype(name=m.group(1), params=tuple(params), text=text.strip())
+
+
+# --- prototypes by ABI --------------------------------------------------------------------------------
+# The compiler's own spelling (c++filt of a mangled function type) of each spec type: typedefs resolved.
+ABI_NAMES = {
+    "float": "float",
+    "double": "double",
+    "__nv_bfloat16": "__nv_bfloat16",
+    "int": "int",
+    "int32_t": "int",
+    "unsigned int": "unsigned int",
+    "long": "long",
+    "int64_t": "long",
+    "size_t": "unsigned long",
+}
+
+
+@dataclass(frozen=True)
+class AbiParam:
+    base: str  # the compiler's spelling without cv-qualifiers and pointer, e.g. "float"
+    pointer: bool
+    text: str  # as the compiler wrote it, e.g. "float const*"
+
+
+def parse_abi_params(text: str) -> list[AbiParam]:
+    """The parameters of a demangled function type's parameter list ("float const*, float*, int")."""
+    params = []
+    for raw in _split_top_level(text):
+        raw = raw.strip()
+        if not raw or raw == "void":
+            continue
+        words = re.sub(r"\b(const|volatile|__restrict__|__restrict|restrict)\b", " ", raw)
+        pointer = words.strip().endswith("*") and words.count("*") == 1
+        base = " ".join(words.replace("*", " ").split()) if pointer or "*" not in words else raw
+        params.append(AbiParam(base=base, pointer=pointer, text=raw))
+    return params
+
+
+def _split_top_level(text: str) -> list[str]:
+    parts, depth, start = [], 0, 0
+    for i, ch in enumerate(text):
+        if ch in "<([":
+            depth += 1
+        elif ch in ">)]":
+            depth -= 1
+        elif ch == "," and depth == 0:
+            parts.append(text[start:i])
+            start = i + 1
+    parts.append(text[start:])
+    return parts
+
+
+def abi_mismatch(expected: Prototype, candidate: list[AbiParam], allow_defaults: bool = True) -> str | None:
+    """Why `candidate` (the entry's parameters as the compiler sees them) cannot be called as `expected`;
+    None when it can. Names, const (on pointers and values) and __restrict__ may differ, and trailing
+    parameters that have defaults in `expected` may be left out (when `allow_defaults`); types, order and
+    count may not."""
+    if len(candidate) > len(expected.params):
+        return f"it takes {len(candidate)} parameters; the task's prototype has {len(expected.params)}"
+    for i, (want, got) in enumerate(zip(expected.params, candidate), start=1):
+        if got.base != ABI_NAMES[want.ctype] or got.pointer != want.pointer:
+            return f"parameter {i} is `{got.text}` where the task has `{want.c_decl(with_default=False)}`"
+    missing = expected.params[len(candidate) :]
+    if missing and (not allow_defaults or any(p.default is None for p in missing)):
+        left_out = ", ".join(p.c_decl(with_default=False) for p in missing)
+        if not allow_defaults:
+            return f"it leaves out `{left_out}`: a baseline takes every parameter"
+        return f"it leaves out `{left_out}`: only trailing parameters with a default in the task's prototype may be left out"
+    return None

@@ -28,106 +28,20 @@ from dataclasses import dataclass, field
 from functools import cache
 from pathlib import Path
 
+from bench_tasks.prototype import AbiParam, abi_mismatch, parse_abi_params
 from bench_tasks.spec import Variant
 
 from . import lru
-from .driver import driver_source
 from .result import Verdict
 from .sandbox import sandbox_for, scratch, stage
 from .settings import HarnessSettings
+from .symbols import CANDIDATE_DEFINES, refusals
 
 PROTO_MARK = "cudamaster: expected prototype"
 
 # nvcc runs this process actually started (cache misses), per kind ("candidate", "baseline", ...): a
 # Ray worker reports it, and the tests prove with it that an evaluation reuses the compile node's object.
 NVCC_RUNS: Counter[str] = Counter()
-
-# Undefined symbols a candidate object may import. Everything else is rejected, by name.
-_ALLOWED_EXACT = {
-    # C++ runtime support
-    "__cxa_atexit",
-    "__dso_handle",
-    "__gxx_personality_v0",
-    "_Unwind_Resume",
-    "__stack_chk_fail",
-    "__cxa_guard_acquire",
-    "__cxa_guard_release",
-    "__cxa_guard_abort",
-    "__cxa_begin_catch",
-    "__cxa_end_catch",
-    "__cxa_rethrow",
-    "__cxa_allocate_exception",
-    "__cxa_throw",
-    "__cxa_free_exception",
-    "__cxa_pure_virtual",
-    "_ZSt9terminatev",
-    "_ZSt17__throw_bad_allocv",
-    "_ZSt20__throw_length_errorPKc",
-    "_ZSt28__throw_bad_array_new_lengthv",
-    "_ZSt19__throw_logic_errorPKc",
-    "_ZSt24__throw_out_of_range_fmtPKcz",
-    "_ZSt20__throw_out_of_rangePKc",
-    "_Znwm",
-    "_Znam",
-    "_ZdlPv",
-    "_ZdaPv",
-    "_ZdlPvm",
-    "_ZdaPvm",
-    "_ZNSt8ios_base4InitC1Ev",
-    "_ZNSt8ios_base4InitD1Ev",
-    "__tls_get_addr",
-    # host memory and plain output
-    "malloc",
-    "calloc",
-    "realloc",
-    "free",
-    "posix_memalign",
-    "aligned_alloc",
-    "memcpy",
-    "memmove",
-    "memset",
-    "memcmp",
-    "strlen",
-    "printf",
-    "puts",
-    "putchar",
-    # error prints to the driver's own stdout/stderr (captured into the log like printf): the CUDA error-check
-    # idiom fprintf(stderr, ...) of most hand-written and LLM-written kernels; no file can be opened
-    "fprintf",
-    "fputs",
-    "fputc",
-    "fflush",
-    "stderr",
-    "stdout",
-    "abort",
-    "__assert_fail",
-    "qsort",
-    "atexit",
-}
-_MATH = (
-    "sqrt cbrt exp exp2 expm1 log log2 log10 log1p pow fabs floor ceil round trunc fmod fmin fmax "
-    "sin cos tan asin acos atan atan2 sinh cosh tanh erf erfc lgamma tgamma hypot ldexp frexp "
-    "modf rint lrint llrint lround llround nearbyint copysign fma remainder scalbn ilogb logb"
-).split()
-_ALLOWED_EXACT |= set(_MATH) | {m + "f" for m in _MATH} | {"__" + m + "_finite" for m in _MATH}
-_ALLOWED_EXACT |= {"sincos", "sincosf"}  # what GCC makes of sin(x) and cos(x) of one x (the FFT baseline's twiddles)
-_ALLOWED_PREFIXES = ("cuda", "__cuda", "_ZN4dim3", "__nv_", "_GLOBAL_OFFSET_TABLE_")
-# Runtime calls that could break the harness or reach beyond kernels and memory.
-_DENIED = {
-    "cudaDeviceReset",
-    "cudaGetDriverEntryPoint",
-    "cudaGetDriverEntryPointByVersion",
-    "cudaSetDeviceFlags",
-    "cudaProfilerStart",
-    "cudaProfilerStop",
-    "cudaIpcOpenMemHandle",
-    "cudaIpcGetMemHandle",
-    "cudaLaunchHostFunc",
-    "cudaStreamAddCallback",
-    "cudaHostRegister",
-    "cudaImportExternalMemory",
-}
-_VENDOR_PREFIXES = ("cublas", "cudnn", "cusparse", "cufft", "curand", "cusolver", "nccl", "cutlass", "cub")
 
 
 @dataclass
@@ -138,6 +52,7 @@ class CompileOutcome:
     object_path: Path | None = None
     flags: list[str] = field(default_factory=list)
     cached: bool = False
+    params: int | None = None  # how many of the task's parameters the entry declares (trailing ones with defaults may be left out)
 
     @property
     def ok(self) -> bool:
@@ -168,7 +83,7 @@ def arch_flags(settings: HarnessSettings) -> list[str]:
 
 
 def candidate_flags(settings: HarnessSettings, extra: list[str] | None = None) -> list[str]:
-    return list(settings.nvcc_flags) + arch_flags(settings) + list(extra or [])
+    return list(settings.nvcc_flags) + arch_flags(settings) + list(CANDIDATE_DEFINES) + list(extra or [])
 
 
 @contextmanager
@@ -302,21 +217,14 @@ def _symbols(nm_output: str) -> list[tuple[str, str]]:
     return syms
 
 
-def forbidden_imports(obj: Path, settings: HarnessSettings, baseline_kernels: frozenset[str] = frozenset()) -> list[str]:
-    """The undefined symbols of `obj` that it may not import; `baseline_kernels`: the baseline's kernels (their
-    host stubs), which a candidate may launch as in the published format (see baseline_kernel_symbols)."""
-    bad = []
-    for _, name in _symbols(_listing(obj, settings).undefined):
-        base = name.split("@")[0]
-        if base in baseline_kernels:
-            continue
-        if base in _DENIED or base.lower().startswith(_VENDOR_PREFIXES) and not base.startswith("cuda"):
-            bad.append(base)
-        elif base in _ALLOWED_EXACT or base.startswith(_ALLOWED_PREFIXES):
-            continue
-        else:
-            bad.append(base)
-    return bad
+def forbidden_imports(obj: Path, settings: HarnessSettings) -> list[str]:
+    """The undefined symbols of `obj` that a candidate may not import (symbols.py says why)."""
+    return list(forbidden_import_reasons(obj, settings))
+
+
+def forbidden_import_reasons(obj: Path, settings: HarnessSettings, provided: frozenset[str] = frozenset()) -> dict[str, str]:
+    """`provided`: symbols the link provides that the object may use (the baseline's kernels, baseline_kernel_symbols)."""
+    return refusals([name for _, name in _symbols(_listing(obj, settings).undefined)], provided)
 
 
 def raw_syscalls(obj: Path, settings: HarnessSettings) -> bool:
@@ -344,20 +252,54 @@ def compile_candidate(variant: Variant, source: str, settings: HarnessSettings, 
     return _compile_untrusted(variant, source, variant.candidate_entry, settings, candidate_flags(settings, extra_flags), "candidate")
 
 
+ABI_PROBE_FILE = "cudamaster_abi_probe.cu"
+_ABI_PROBE_PREFIX = "_ZN14cudamaster_abi5probeI"
+_ABI_PROBE_TYPE = re.compile(r"^void cudamaster_abi::probe<(?P<ret>.+?) \(\*\)\((?P<params>.*)\)(?: noexcept)?>\(\)$")
+
+
+def _abi_probe_lines(entry: str) -> str:
+    """Appended to code we did not write: an explicit instantiation whose mangled name is the entry's function
+    type as the compiler sees it (typedefs resolved; names, top-level const and __restrict__ gone): the
+    prototype is then compared by ABI (bench_tasks/prototype.abi_mismatch), not by text."""
+    return (
+        f'\n#line 1 "{ABI_PROBE_FILE}"\n// {PROTO_MARK}: the type of the entry point, read back from the object\n'
+        f"namespace cudamaster_abi {{ template <typename F> void probe() {{}} template void probe<decltype(&{entry})>(); }}\n"
+    )
+
+
+def _abi_of(defined: set[str], settings: HarnessSettings) -> tuple[str, list[AbiParam]] | str:
+    """(return type, parameters) of the entry from the probe's symbol, or why they cannot be read."""
+    probes = sorted(name for name in defined if name.startswith(_ABI_PROBE_PREFIX))
+    if len(probes) != 1:
+        return f"the object holds {len(probes)} cudamaster_abi::probe symbols; a candidate may not define that namespace"
+    text = _demangle(probes, settings)[0]
+    m = _ABI_PROBE_TYPE.match(text)
+    if not m:
+        raise RuntimeError(f"reading the entry point's type back failed (c++filt gave {text!r}): a harness bug")
+    return m.group("ret"), parse_abi_params(m.group("params"))
+
+
 def _compile_untrusted(variant: Variant, source: str, entry: str, settings: HarnessSettings, flags: list[str], kind: str) -> CompileOutcome:
-    """Compile code we did not write: prototype re-declared, entry and symbols checked, globals localised."""
-    text = source + _proto_check_lines(variant, entry)
+    """Compile code we did not write: the entry's type read back and compared by ABI, symbols checked, globals localised."""
+    text = source + _abi_probe_lines(entry)
     rc, log, obj = _nvcc_object(text, kind, flags, settings, kind)
     expected = variant.prototype.renamed(entry).c_declaration()
     if rc is None:
         return CompileOutcome(Verdict.timeout, f"nvcc did not finish within {settings.compile_timeout_s:.0f} s", log, flags=flags)
     if rc != 0:
-        proto_lines = text.count("\n", 0, text.index(PROTO_MARK)) + 2
-        if re.search(rf"\({proto_lines}\): error|:{proto_lines}:\d*:? error", log) or "incompatible with previous" in log and entry in log:
-            return CompileOutcome(Verdict.link_error, f"{entry} does not match the expected prototype: {expected}", log, flags=flags)
         unresolved = re.search(r"Unresolved extern function '([^']+)'", log)
         if unresolved:
             return CompileOutcome(Verdict.compile_error, _extern_device_call(unresolved.group(1), settings), log, flags=flags)
+        errors = [line for line in log.splitlines() if re.search(r"\): error|:\d+:(\d+:)? error", line)]
+        if errors and all(ABI_PROBE_FILE in line for line in errors):  # the candidate compiled; the probe did not
+            if any("is undefined" in line for line in errors):
+                return CompileOutcome(Verdict.link_error, f"missing entry point {entry}. Expected: {expected}", log, flags=flags)
+            return CompileOutcome(
+                Verdict.link_error,
+                f"{entry} must be one plain function (not overloaded, not a template). Expected: {expected}",
+                log,
+                flags=flags,
+            )
         return CompileOutcome(Verdict.compile_error, _first_error(log), log, flags=flags)
     try:
         check_size(obj, f"{kind} object", settings)
@@ -368,20 +310,41 @@ def _compile_untrusted(variant: Variant, source: str, entry: str, settings: Harn
         cxx = [d for d, raw in zip(_demangle(sorted(defined), settings), sorted(defined)) if d.startswith(entry + "(")]
         hint = ' It is defined with C++ linkage: declare it extern "C".' if cxx else ""
         return CompileOutcome(Verdict.link_error, f"missing entry point {entry}.{hint} Expected: {expected}", log, obj, flags)
-    bad = forbidden_imports(obj, settings)
-    if bad and kind == "candidate":  # launches of the baseline's kernels are allowed (the published format's)
-        bad = forbidden_imports(obj, settings, baseline_kernel_symbols(variant, settings))
-    if bad:
-        vendor = [b for b in bad if b.lower().startswith(_VENDOR_PREFIXES)]
-        why = "vendor libraries are not allowed in candidates" if vendor else "host code may only launch kernels and manage device memory"
+    abi = _abi_of(defined, settings)
+    if isinstance(abi, str):
+        return CompileOutcome(Verdict.rejected, abi, log, obj, flags)
+    ret, params = abi
+    why = abi_mismatch(variant.prototype, params, allow_defaults=kind != "custom_baseline")
+    if ret != "void":
+        why = f"it returns `{ret}`; the entry point returns void"
+    if why:
+        got = f'extern "C" {ret} {entry}({", ".join(p.text for p in params)});'
         return CompileOutcome(
-            Verdict.rejected, f"forbidden symbol {bad[0]} ({why}); all: {', '.join(sorted(set(bad))[:10])}", log, obj, flags
+            Verdict.link_error,
+            f"{entry} does not match the expected prototype: {why}. Parameter names, const, __restrict__ and trailing "
+            f"parameters with defaults may differ; types, their order and their count may not.\n"
+            f"  expected:  {expected}\n  candidate: {got}",
+            log,
+            obj,
+            flags,
         )
+    bad = forbidden_import_reasons(obj, settings)
+    if bad and kind == "candidate":  # launches of the baseline's kernels are allowed (the published format's)
+        bad = forbidden_import_reasons(obj, settings, baseline_kernel_symbols(variant, settings))
+    if bad:
+        first, why = next(iter(bad.items()))
+        others = f" (also refused: {', '.join(list(bad)[1:10])})" if len(bad) > 1 else ""
+        return CompileOutcome(Verdict.rejected, f"forbidden symbol {first}: {why}{others}", log, obj, flags)
     if raw_syscalls(obj, settings):
         return CompileOutcome(
-            Verdict.rejected, "host code issues system calls directly (syscall instruction); not allowed", log, obj, flags
+            Verdict.rejected,
+            "host code issues system calls directly (a `syscall` instruction): not allowed; remove the inline assembly "
+            "(host code may only launch kernels, manage device memory and print)",
+            log,
+            obj,
+            flags,
         )
-    return CompileOutcome(None, "", log, _localized(obj, entry, settings), flags)
+    return CompileOutcome(None, "", log, _localized(obj, entry, settings), flags, params=len(params))
 
 
 # Stream creation in code we compile goes through the runtime's wrappers, which make every stream
@@ -591,24 +554,6 @@ def build_driver(
 
 class LinkError(RuntimeError):
     pass
-
-
-def compile_and_link(variant: Variant, source: str, settings: HarnessSettings, extra_flags: list[str] | None = None) -> CompileOutcome:
-    """What `bench eval --compile-only` checks, on a machine without a GPU: the candidate compiles, passes the
-    symbol checks, and links into the variant's driver with the runtime and the baseline (a launch of a
-    baseline kernel the baseline does not have, say, is a link error here, not on the GPU)."""
-    outcome = compile_candidate(variant, source, settings, extra_flags)
-    if not outcome.ok:
-        return outcome
-    try:
-        build_driver(variant, driver_source(variant, True), compile_baseline(variant, settings), outcome.object_path, settings)
-    except LinkError as exc:
-        undefined = re.findall(r"undefined reference to `([^']+)'", str(exc))
-        what = f"undefined: {', '.join(sorted(set(undefined))[:5])}" if undefined else _first_error(str(exc))
-        return CompileOutcome(
-            Verdict.link_error, f"the candidate does not link with the driver and baseline ({what})", str(exc), flags=outcome.flags
-        )
-    return outcome
 
 
 def have_nvcc(settings: HarnessSettings) -> bool:

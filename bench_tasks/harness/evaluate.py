@@ -62,7 +62,7 @@ if TYPE_CHECKING:
     from .vendor import VendorBuild
 from .settings import HarnessSettings, get_settings
 
-_EXIT_VERDICT = {3: Verdict.runtime_error, 4: Verdict.runtime_error, 5: Verdict.wrong_answer}
+_EXIT_VERDICT = {3: Verdict.runtime_error, 4: Verdict.runtime_error, 5: Verdict.wrong_answer, 6: Verdict.timeout}
 
 # The driver's `stage` lines -> the result's stage names (others keep their own). gpu_input_wait is part of
 # gpu_checks (the driver blocked on a dataset the parent was still drawing, or reading it), and so are
@@ -207,6 +207,8 @@ def _plan(
         refresh_key=refresh_key,
         dump_baseline=dump_baseline,
         wait_seconds=settings.run_timeout_s,
+        call_floor_s=settings.call_timeout_floor_s,
+        call_factor=settings.call_timeout_factor,
         input_checks_on_host=settings.input_checks_on_host,
         pinned_staging=settings.pinned_staging,
     )
@@ -450,12 +452,12 @@ def _build(
         runtime = pool.submit(cc.compile_runtime, settings)
         base = pool.submit(cc.compile_baseline, variant, settings)
         driver_obj = pool.submit(cc.compile_driver_object, variant, driver_source(variant, text is not None), settings)
-        cand_obj = None
+        cand_obj, cand_params = None, None
         if text is not None:
             outcome = vendor_build.outcome if vendor_build else cc.compile_candidate(variant, text, settings, extra_flags)
             if not outcome.ok:
                 return outcome.verdict, outcome.message, outcome.log  # type: ignore[return-value]
-            cand_obj = outcome.object_path
+            cand_obj, cand_params = outcome.object_path, outcome.params
         try:
             base_obj = base.result()
         except cc.BaselineError as exc:
@@ -465,7 +467,7 @@ def _build(
         try:
             return cc.build_driver(
                 variant,
-                driver_source(variant, cand_obj is not None),
+                driver_source(variant, cand_obj is not None, cand_params),
                 base_obj,
                 cand_obj,
                 settings,
@@ -475,6 +477,23 @@ def _build(
             return Verdict.link_error, "linking the candidate with the harness failed: " + cc._first_error(str(exc)), str(exc)
     finally:
         pool.shutdown(wait=False)  # compiles still running finish into the cache on their own
+
+
+def compile_only(
+    task: str | Task,
+    precision: str,
+    candidate_source: str | bytes,
+    *,
+    settings: HarnessSettings | None = None,
+    extra_flags: list[str] | None = None,
+) -> tuple[Verdict, str, str]:
+    """What `bench eval --compile-only` does, without a GPU: prepare the source, compile the candidate, check its
+    prototype and symbols, and link it with the baseline, the runtime and its generated driver, as evaluate()
+    would. (verdict, message, log); `ok` when the candidate would run."""
+    settings = settings or get_settings()
+    variant = _variant(task, precision)
+    built = _build(variant, src.prepare(candidate_source, settings.max_source_bytes), settings, extra_flags)
+    return built if isinstance(built, tuple) else (Verdict.ok, "compiled, checked and linked", "")
 
 
 def fresh_dir(inputs_dir: Path, case: int) -> Path:
@@ -887,13 +906,15 @@ def prepare_single_run(
     """
     settings = settings or get_settings()
     variant = _variant(task, precision)
-    cand_obj = None
+    cand_obj, cand_params = None, None
     if candidate_source is not None:
         outcome = cc.compile_candidate(variant, src.prepare(candidate_source, settings.max_source_bytes), settings, extra_flags)
         if not outcome.ok:
             raise ValueError(f"{outcome.verdict.value}: {outcome.message}")  # type: ignore[union-attr]
-        cand_obj = outcome.object_path
-    exe = cc.build_driver(variant, driver_source(variant, cand_obj is not None), cc.compile_baseline(variant, settings), cand_obj, settings)
+        cand_obj, cand_params = outcome.object_path, outcome.params
+    exe = cc.build_driver(
+        variant, driver_source(variant, cand_obj is not None, cand_params), cc.compile_baseline(variant, settings), cand_obj, settings
+    )
     workdir = make_scratch(settings, "cm-once-")
     (workdir / "out").mkdir()
     case = Case(0, dict(params), [(seed, "check", workdir / "c0")])

@@ -101,7 +101,7 @@ def prebuild(job: Job, settings: HarnessSettings) -> None:
 
         prebuild_vendor(variant, settings)
         return
-    cand = None
+    cand, cand_params = None, None
     if job.source is not None:
         try:
             outcome = cc.compile_candidate(variant, src.prepare(job.source, settings.max_source_bytes), settings)
@@ -109,10 +109,10 @@ def prebuild(job: Job, settings: HarnessSettings) -> None:
             return
         if not outcome.ok:
             return
-        cand = outcome.object_path
+        cand, cand_params = outcome.object_path, outcome.params
     try:
         base = cc.compile_baseline(variant, settings)
-        cc.build_driver(variant, driver_source(variant, cand is not None), base, cand, settings)
+        cc.build_driver(variant, driver_source(variant, cand is not None, cand_params), base, cand, settings)
     except (cc.BaselineError, cc.LinkError, RuntimeError):
         return
 

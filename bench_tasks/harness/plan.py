@@ -70,6 +70,9 @@ class Plan:
     check_last: bool = True
     dump_baseline: bool = False
     wait_seconds: float = 600.0
+    # A candidate call may take max(call_floor_s, call_factor x the baseline's call at that size); 0: no limit.
+    call_floor_s: float = 0.0
+    call_factor: float = 0.0
     gate: Path | None = None  # a file the parent creates when the GPU is free: the driver waits for it after its init
     cpus: list[int] = field(default_factory=list)  # the cores the driver runs on (harness/cpus.py); empty: its parent's
     # Inputs compared on the host after every call, as when no pristine device copy fits (settings.input_checks_on_host)
@@ -89,6 +92,7 @@ class Plan:
             f"check_last {int(self.check_last)}",
             f"dump_baseline {int(self.dump_baseline)}",
             f"wait_seconds {self.wait_seconds!r}",
+            f"call_limit {float(self.call_floor_s)!r} {float(self.call_factor)!r}",
         ]
         if t.warmup_first is not None:
             lines.append(f"warmup_first {float(t.warmup_first)!r}")
@@ -161,6 +165,9 @@ class Plan:
                 plan.dump_baseline = take()[0] != "0"
             elif tok == "wait_seconds":
                 plan.wait_seconds = float(take()[0])
+            elif tok == "call_limit":
+                floor, factor = take(2)
+                plan.call_floor_s, plan.call_factor = float(floor), float(factor)
             elif tok == "warmup_first":
                 plan.timing.warmup_first = float(take()[0])
             elif tok == "gate":

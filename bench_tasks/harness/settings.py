@@ -63,7 +63,15 @@ class HarnessSettings(BaseModel):
         ge=0,
         description="compiled objects and drivers kept under cache_dir (objects/, drivers/); least recently used removed first",
     )
-    run_timeout_s: float = 300.0
+    run_timeout_s: float = Field(300.0, description="the whole driver run (every size, seed and timed pair) at most; the backstop")
+    call_timeout_floor_s: float = Field(
+        10.0,
+        ge=0,
+        description="one candidate call (with its synchronise) may take max(this, call_timeout_factor x the baseline's call at "
+        "the same size) before the driver stops the run as `timeout`: a kernel that never ends costs seconds, not "
+        "run_timeout_s; 0 turns the per-call limit off",
+    )
+    call_timeout_factor: float = Field(20.0, ge=1, description="see call_timeout_floor_s")
     max_source_bytes: int = 256 * 1024
 
     seeds: list[int] = [1, 2, 3]

@@ -7,8 +7,8 @@ from .errors import CandidateError
 START_MARK = "// ==== OPTIMIZED KERNEL START ===="
 END_MARK = "// ==== OPTIMIZED KERNEL END ===="
 
-# The published harness files put their #includes above the marked block; a block taken out of
-# such a file gets the same includes back.
+# The published harness files put their #includes above the marked block; a marked file gets them
+# too (before its own preamble), so a block whose file left some out still compiles.
 PRELUDE = """#include <cuda_runtime.h>
 #include <cuda_bf16.h>
 #include <cuda_fp16.h>
@@ -18,6 +18,9 @@ PRELUDE = """#include <cuda_runtime.h>
 #include <cfloat>
 #include <climits>
 """
+
+
+FILE_NAME = "candidate.cu"  # what nvcc's messages call the file in the marked format
 
 
 def decode(source: str | bytes, limit: int) -> str:
@@ -40,7 +43,10 @@ def decode(source: str | bytes, limit: int) -> str:
 
 
 def extract(source: str) -> str:
-    """The code to compile: the marked block (with the harness's includes) if markers are present."""
+    """The code to compile. In the marked format: the harness's includes, then the file's preamble (everything
+    above the START marker: its includes, #defines, typedefs and helpers, which the block relies on), then the
+    marked block; what follows the END marker (the published file's copy of the baseline, its test harness and
+    main) is left out. `#line` keeps nvcc's line numbers those of the file."""
     has_start, has_end = START_MARK in source, END_MARK in source
     if has_start != has_end:
         missing = END_MARK if has_start else START_MARK
@@ -54,7 +60,9 @@ def extract(source: str) -> str:
     block = source[start:end]
     if not block.strip():
         raise CandidateError("the block between the OPTIMIZED KERNEL markers is empty")
-    return PRELUDE + '#line 1 "candidate_block.cu"\n' + block
+    preamble = source[: source.index(START_MARK)]
+    block_line = source.count("\n", 0, start) + 1  # the START marker's line: the block continues on it
+    return f'{PRELUDE}#line 1 "{FILE_NAME}"\n{preamble}\n#line {block_line} "{FILE_NAME}"\n{block}\n'
 
 
 def prepare(source: str | bytes, limit: int) -> str:

@@ -5,7 +5,8 @@ timed pairs redraw the inputs with the numpy twin of the device generator, exact
 runtime does, and save what the real runtime saves. CM_FAKE_MODE makes it misbehave like a cheating
 candidate: `replay` (timed calls return the outputs of the dataset the timing starts from), `skip_odd` (every other
 timed call leaves its output unwritten), `bad_draw` (the saved inputs of checked calls are not what
-the generator draws). Like the real driver it starts before its datasets exist and waits for `ready`,
+the generator draws), `hang` (the first candidate call ends the run as the runtime's call watchdog does, after the
+plan's call_limit floor). Like the real driver it starts before its datasets exist and waits for `ready`,
 waits at the plan's gate after its start-up, and says `timing_done` once its last size is timed.
 CM_FAKE_LOG (a file) gets a line per event (start, gate, timing_done, exit, with the plan's directory);
 CM_FAKE_TAIL_S: seconds its correctness runs take after the last timed size at most: they end earlier once another
@@ -111,6 +112,10 @@ def main() -> int:
             first = stored  # the timing loop starts from the last check dataset, as the runtime's
             runs = [("baseline", "first")] + [("candidate", "first"), ("candidate", "second")]
             for impl, stage in runs:
+                if impl == "candidate" and mode == "hang":  # as the runtime's call watchdog: stopped at the plan's limit
+                    time.sleep(plan.call_floor_s)
+                    print(f"CMERR timeout a candidate call ran past {plan.call_floor_s:.1f} s", file=sys.stderr, flush=True)
+                    return 6
                 save(kernel(stored), f"c{cp.index}_d{d}_{impl}_{stage}")
                 say(f"output {cp.index} {d} {impl} {stage}")
         if cp.timing and first is not None:

@@ -13,6 +13,7 @@ from bench_tasks.harness import Verdict
 from bench_tasks.harness import compile as cc
 from bench_tasks.harness import source as src
 from bench_tasks.harness.driver import driver_source
+from bench_tasks.harness.evaluate import compile_only
 from tests.conftest import requires_nvcc
 
 CONV_BF16 = 'extern "C" void conv_2d_bf16_optimized(const __nv_bfloat16* input, const __nv_bfloat16* kernel, __nv_bfloat16* output, int rows, int cols, int kr, int kc)'
@@ -31,7 +32,14 @@ def test_kernel_stubs_are_found_by_nvccs_device_stub_helpers_with_either_linkage
 
 
 def _compile(task: str, precision: str, code: str, settings) -> cc.CompileOutcome:
-    return cc.compile_and_link(load_task(task).variant(precision), src.prepare(code, settings.max_source_bytes), settings)
+    """Compiled and checked (the object, for the driver's symbols); whether it links: _verdict."""
+    return cc.compile_candidate(load_task(task).variant(precision), src.prepare(code, settings.max_source_bytes), settings)
+
+
+def _verdict(task: str, precision: str, code: str, settings) -> tuple[Verdict, str]:
+    """What `bench eval --compile-only` says: compiled, checked and linked."""
+    verdict, message, _ = compile_only(task, precision, code, settings=settings)
+    return verdict, message
 
 
 def _driver_symbols(task: str, precision: str, outcome: cc.CompileOutcome, settings) -> list[str]:
@@ -75,7 +83,7 @@ def test_a_candidate_that_defines_the_baseline_kernels_name_keeps_its_own(harnes
 
 @requires_nvcc
 def test_a_candidate_can_neither_call_nor_replace_the_baselines_entry_point(harness_settings):
-    calls = _compile(
+    calls = _verdict(
         "conv_2d",
         "bf16",
         "#include <cuda_bf16.h>\n"
@@ -84,7 +92,7 @@ def test_a_candidate_can_neither_call_nor_replace_the_baselines_entry_point(harn
         + " { conv_2d_bf16(input, kernel, output, rows, cols, kr, kc); }\n",
         harness_settings,
     )
-    assert calls.verdict == Verdict.rejected and "conv_2d_bf16" in calls.message
+    assert calls[0] == Verdict.rejected and "conv_2d_bf16" in calls[1]
     replaces = _compile(
         "conv_2d",
         "bf16",
@@ -109,8 +117,8 @@ def test_a_kernel_the_baseline_does_not_have_is_refused_by_name(harness_settings
         + CONV_BF16
         + " { no_such_baseline_kernel<<<1, 1>>>(input, output); }\n"
     )
-    outcome = _compile("conv_2d", "bf16", code, harness_settings)
-    assert outcome.verdict == Verdict.rejected and "no_such_baseline_kernel" in outcome.message
+    verdict, message = _verdict("conv_2d", "bf16", code, harness_settings)
+    assert verdict == Verdict.rejected and "no_such_baseline_kernel" in message
 
 
 @requires_nvcc
@@ -122,6 +130,6 @@ def test_calling_a_device_function_of_another_file_says_to_copy_it(harness_setti
         + CONV_BF16
         + " { k<<<1, 1>>>(output); }\n"
     )
-    outcome = _compile("conv_2d", "bf16", code, harness_settings)
-    assert outcome.verdict == Verdict.compile_error
-    assert "baseline_helper(float)" in outcome.message and "copy the function into the candidate" in outcome.message
+    verdict, message = _verdict("conv_2d", "bf16", code, harness_settings)
+    assert verdict == Verdict.compile_error
+    assert "baseline_helper(float)" in message and "copy the function into the candidate" in message

@@ -6,6 +6,7 @@ from __future__ import annotations
 
 import json
 import sys
+import time
 from pathlib import Path
 
 import pytest
@@ -84,6 +85,18 @@ def test_saved_inputs_that_are_not_the_generators_draw_are_a_runtime_error_with_
     result = evaluate("vector_add", "fp32", "// fake", SIZES, settings=_settings(tmp_path))
     assert result.verdict == Verdict.runtime_error, result.message
     assert "differs from the generator's draw" in result.message
+
+
+def test_a_hung_candidate_call_ends_as_timeout_at_the_call_limit_not_the_run_timeout_with_a_fake_driver(fake_driver, tmp_path):
+    fake_driver("vector_add/fp32", SIZES, "hang")
+    started = time.monotonic()
+    settings = _settings(tmp_path, call_timeout_floor_s=0.5, run_timeout_s=120)
+    result = evaluate("vector_add", "fp32", "// fake", SIZES, settings=settings)
+    assert result.verdict == Verdict.timeout, result.message
+    assert "ran past 0.5 s" in result.message
+    assert time.monotonic() - started < 60
+    fake_driver("vector_add/fp32", SIZES)  # the next evaluation is fine
+    assert evaluate("vector_add", "fp32", "// fake", SIZES, settings=settings).verdict == Verdict.ok
 
 
 def test_sampled_sizes_check_the_sample_and_count_unwritten_elements_with_a_fake_driver(fake_driver, tmp_path):

@@ -70,11 +70,11 @@ def test_inline_syscall_is_rejected(harness_settings):
 
 
 @requires_nvcc
-def test_marked_format_uses_only_the_block(harness_settings):
+def test_marked_format_compiles_the_preamble_and_the_block_not_what_follows(harness_settings):
     text = (CANDIDATES / "marked.cu").read_text()
-    block = src.extract(text)
-    assert "int main()" not in block and "unused_helper" not in block
-    assert "vadd_kernel" in block and "#include <cuda_runtime.h>" in block
+    code = src.extract(text)
+    assert "int main()" not in code and "unused_helper" not in code and "vector_add_origin" not in code
+    assert "vadd_kernel" in code and "#include <cuda_runtime.h>" in code and "#define THREADS 256" in code
     assert _compile("marked.cu", harness_settings).ok
 
 

@@ -102,6 +102,17 @@ def test_a_candidate_that_hangs_times_out_and_the_next_one_runs(harness_settings
     assert after.verdict == Verdict.ok, "the GPU must be usable after a killed evaluation"
 
 
+def test_a_spinning_kernel_is_stopped_by_the_call_limit_in_seconds_and_the_next_evaluation_is_fine(harness_settings):
+    # At the default run timeout (300 s): the driver's call watchdog ends the run at max(10 s, 20x the baseline's call).
+    assert harness_settings.run_timeout_s == 300 and harness_settings.call_timeout_floor_s == 10
+    result = evaluate("vector_add", "fp32", (CANDIDATES / "spin.cu").read_text(), "paper", settings=harness_settings)
+    assert result.verdict == Verdict.timeout, result.message
+    assert "ran past 10.0 s" in result.message
+    assert result.wall_seconds < 30  # issue 29: a hung candidate costs seconds of a GPU, not run_timeout_s
+    after = _eval("fast.cu", harness_settings, timing=False)
+    assert after.verdict == Verdict.ok, "the GPU must be usable after a stopped evaluation"
+
+
 def test_work_hidden_on_a_side_stream_is_counted(harness_settings):
     # The candidate spins ~2 ms on its own non-blocking stream and returns at once. The harness
     # makes every candidate stream blocking, so its end event on the default stream waits for

@@ -12,7 +12,8 @@
 // Protocol: the driver writes result lines to the file named by `results` in the plan, and on a
 // fatal problem prints one line "CMERR <kind> <message>" to stderr and exits with a non-zero code:
 //   3 = CUDA error (runtime_error), 4 = guard band overwritten (runtime_error),
-//   5 = an input was modified (wrong_answer), 2 = bad plan or I/O (harness bug).
+//   5 = an input was modified (wrong_answer), 6 = a candidate call ran past its limit (timeout),
+//   2 = bad plan or I/O (harness bug).
 #pragma once
 
 #include <cuda_runtime.h>
@@ -20,6 +21,7 @@
 #include <cuda_profiler_api.h>
 
 #include <algorithm>
+#include <atomic>
 #include <chrono>
 #include <condition_variable>
 #include <cstdarg>
@@ -135,6 +137,10 @@ struct Plan {
   int check_last = 1;           // one more checked pair after the loop decides to stop
   int dump_baseline = 0;        // also save the baseline's outputs of checked timed calls
   double wait_seconds = 600;    // how long to wait for a dataset the parent is still writing
+  // A candidate call (with the synchronise after it) may take max(call_floor_s, call_factor x the longest
+  // baseline call of the same size so far) before the watchdog ends the run with exit code 6 (timeout);
+  // call_floor_s <= 0: no limit (the parent's run timeout still holds).
+  double call_floor_s = 0, call_factor = 0;
   // A file the parent creates once the GPU is this driver's alone (the previous driver has exited): the driver
   // starts (process, sandbox, CUDA context) while the previous one finishes its last correctness runs, and
   // waits here before any other GPU work. Empty: no wait.
@@ -179,6 +185,7 @@ static Plan read_plan(const char* path) {
     else if (tok == "check_last") in >> p.check_last;
     else if (tok == "dump_baseline") in >> p.dump_baseline;
     else if (tok == "wait_seconds") in >> p.wait_seconds;
+    else if (tok == "call_limit") in >> p.call_floor_s >> p.call_factor;
     else if (tok == "warmup_first") in >> p.warmup_first;
     else if (tok == "gate") in >> p.gate;
     else if (tok == "input_checks_on_host") in >> p.input_checks_on_host;
@@ -633,6 +640,42 @@ struct CheckTimes {
 };
 static CheckTimes g_check_times;
 
+// The call watchdog: a kernel that never ends is stopped in seconds, not at the parent's run timeout. Each
+// candidate call arms it (deadline = now + the limit) and the harness disarms it once the call's work has
+// synchronised; a thread ends the process when an armed deadline passes (the GPU context, and the kernel
+// with it, goes with the process).
+static std::atomic<double> g_deadline{0};  // 0: disarmed
+static double g_baseline_call_s = 0;       // the longest baseline call (with its synchronise) at the current size
+static double g_call_limit_s = 0;          // the limit of the armed call, for the message
+static const Plan* g_plan = nullptr;
+
+static void arm_call(int impl) {
+  if (impl != 1 || !g_plan || g_plan->call_floor_s <= 0) return;
+  g_call_limit_s = std::max(g_plan->call_floor_s, g_plan->call_factor * g_baseline_call_s);
+  g_deadline.store(now_s() + g_call_limit_s);
+}
+static void disarm_call() { g_deadline.store(0); }
+static void note_baseline_call(int impl, double seconds) {
+  if (impl == 0) g_baseline_call_s = std::max(g_baseline_call_s, seconds);
+}
+
+static void start_watchdog(const Plan& p) {
+  g_plan = &p;
+  if (p.call_floor_s <= 0) return;
+  std::thread([] {
+    for (;;) {
+      std::this_thread::sleep_for(std::chrono::milliseconds(50));
+      double deadline = g_deadline.load();
+      if (deadline > 0 && now_s() > deadline) {
+        char msg[200];
+        snprintf(msg, sizeof msg, "a candidate call (%s) ran past %.1f s (max(%.0f s, %.0fx the baseline's %.3f s at this size)) and was stopped: a hang or a far too slow kernel",
+                 g_stage, g_call_limit_s, g_plan->call_floor_s, g_plan->call_factor, g_baseline_call_s);
+        fail(6, "timeout", msg);
+      }
+    }
+  }).detach();
+}
+
 // One correctness call: define outputs, call, synchronise, check errors, guards and inputs, save outputs.
 static void checked_call(Case& c, const ArgSpec* specs, const Plan& p, CallFn call, int impl, int ds, const char* stage) {
   double t0 = now_s();
@@ -644,11 +687,14 @@ static void checked_call(Case& c, const ArgSpec* specs, const Plan& p, CallFn ca
   double t1 = now_s();
   std::string where = std::string(impl_name(impl)) + " call (" + stage + ")";
   g_stage = where.c_str();
+  arm_call(impl);
   call(impl, a);
   check_after(where.c_str());
   CM_CHECK(cudaDeviceSynchronize());
   check_after(where.c_str());
+  disarm_call();
   double t2 = now_s();
+  note_baseline_call(impl, t2 - t1);
   g_stage = "checks";
   check_guards(c, specs, impl_name(impl));
   check_inputs_unchanged(c, specs, impl_name(impl));
@@ -704,6 +750,7 @@ struct Timer {
   Sample time_call(CallFn call, int impl, const Args& a) {
     auto t0 = std::chrono::steady_clock::now();
     CM_CHECK(cudaEventRecord(start, 0));
+    arm_call(impl);
     call(impl, a);
     CM_CHECK(cudaEventRecord(stop, 0));
     CM_CHECK(cudaEventSynchronize(stop));
@@ -711,6 +758,7 @@ struct Timer {
     CM_CHECK(cudaDeviceSynchronize());
     CM_CHECK(cudaEventRecord(after, 0));
     CM_CHECK(cudaEventSynchronize(after));
+    disarm_call();
     check_after("timed call");
     float ms = 0, tail_ms = 0;
     CM_CHECK(cudaEventElapsedTime(&ms, start, stop));
@@ -807,9 +855,11 @@ static void time_case(Case& c, const ArgSpec* specs, const Plan& p, CallFn call,
     if (i >= p.warmup && elapsed >= warmup_seconds) break;
     for (int impl : impls) {
       prepare_outputs(c);
+      arm_call(impl);
       call(impl, a);
       check_after("warm-up call");
       CM_CHECK(cudaDeviceSynchronize());
+      disarm_call();
     }
   }
   emit("stage %d warmup %.6f\n", c.id, std::chrono::duration<double>(std::chrono::steady_clock::now() - w0).count());
@@ -952,6 +1002,7 @@ int run_driver(int argc, char** argv, const ArgSpec* specs, int nargs, CallFn ca
   }
   Timer timer(p.flush_bytes);
   g_writer.start();
+  start_watchdog(p);
   stage_time(-1, "init", t_init);
   if (!p.gate.empty()) {
     double t_gate = now_s();
@@ -971,6 +1022,7 @@ int run_driver(int argc, char** argv, const ArgSpec* specs, int nargs, CallFn ca
   bool timed_before = false;
   for (Case& c : p.cases) {
     g_check_times = CheckTimes();
+    g_baseline_call_s = 0;  // each size's limit comes from its own baseline calls
     double t_checks = now_s();
     for (Buffer& b : c.buffers) alloc_buffer(b, specs, p);
     // Datasets in the order they are used (the check seeds, then the fresh one), each read while the
