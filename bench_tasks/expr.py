@@ -113,7 +113,8 @@ def check_ctype(value: int | float, ctype: str, what: str) -> None:
         raise ExpressionError(f"{what} is {value}, not an integer: a {ctype} cannot hold it")
     if not low <= value <= high:
         bounds = f"{_power(low)}..{_power(high)}" if integral else f"±{high:.4g}"
-        raise ExpressionError(f"{what} is {value:.6g}, outside the range of a {ctype} ({bounds}); keep it within the type")
+        shown = value if isinstance(value, int) else f"{value:.6g}"
+        raise ExpressionError(f"{what} is {shown}, outside the {ctype} range ({bounds}); keep it within the type")
 
 
 def _power(v: float) -> str:
