@@ -119,10 +119,10 @@ def validate(task: CustomTaskIn, precision: str, *, max_sizes: int, max_elements
         for key, value in size.items():
             if not re.fullmatch(r"[A-Za-z_]\w{0,31}", key) or not 0 <= value <= expr.INT_MAX:
                 raise CustomTaskInvalid(f"sizes[{i}]: {key}={str(value)[:40]} must be a name and an integer in 0..2^63-1")
-        names = dict(size) | {"elem": elem.get(next(iter(float_types), "float"), 4)}  # type: ignore[assignment]
+        bound = dict(size) | {"elem": elem.get(next(iter(float_types), "float"), 4)}
         elements = 0
         for p in proto.params:
-            elements += _checked_value(task.args[p.name], p, p.name, names, f"sizes[{i}] {size}")
+            elements += _checked_value(task.args[p.name], p, p.name, bound, f"sizes[{i}] {size}")
         if elements > max_elements_per_size:
             raise CustomTaskInvalid(
                 f"sizes[{i}] {size}: its buffers hold {elements} elements together; the limit is "
