@@ -545,15 +545,23 @@ def validate(task: Task) -> None:
                         base = task._base_names(params, precision)
                         if task._call_derive(derive, base) != {k: v for k, v in names.items() if k not in base}:  # type: ignore[attr-defined]
                             raise TaskError("reference.derive() gave other names on a second call: it must depend on the sizes only")
-                    task.lengths(params, precision)
-                    task.scalar_values(params, precision)
-                    task.work(params, precision)
                     variant = task.variant(precision)
+                    _check_values(task, variant, params)
+                    task.work(params, precision)
                     for out in variant.outputs():
                         variant.tolerance_for(out, names)  # type: ignore[arg-type]
                 task.complexity_of(params)
             except (expr.ExpressionError, TaskError) as exc:
                 raise TaskError(f"{where}: size {set_name} {params}: {exc}") from None
+
+
+def _check_values(task: Task, variant: Variant, params: dict[str, int]) -> None:
+    """Every buffer length within 1..expr.MAX_LENGTH, every scalar within its C type's range (issue 30)."""
+    for name, length in task.lengths(params, variant.precision).items():
+        if not 1 <= length <= expr.MAX_LENGTH:
+            raise TaskError(f"args.{name}: length {length} must be between 1 and 2^31")
+    for name, value in task.scalar_values(params, variant.precision).items():
+        expr.check_ctype(value, variant.param(name).ctype, f"args.{name}: value {task.arg(name).value!r}")
 
 
 _REGISTERED: dict[str, Task] = {}

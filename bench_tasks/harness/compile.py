@@ -141,6 +141,7 @@ def _nvcc_object(
                 scratch=tmp,
                 read_only=inputs,
                 timeout=settings.compile_timeout_s,
+                what="the compiler",
             )
             if rc == 0 and not (tmp / obj.name).is_file():
                 rc, log = 1, log + "\nnvcc wrote no object file"
@@ -540,6 +541,7 @@ def build_driver(
                     scratch=tmp,
                     read_only=staged,
                     timeout=settings.compile_timeout_s,
+                    what="the linker",
                 )
                 if rc != 0 or not (tmp / "driver").is_file():
                     raise LinkError(log)

@@ -549,6 +549,7 @@ def _start_driver(exe: Path, workdir: Path, inputs_dir: Path, cases: list[Case],
         shared=[inputs_dir, *cached],
         gpu=True,
         quota_bytes=expected + settings.sandbox_scratch_bytes,
+        what="the timing driver",
     )
 
 

@@ -12,7 +12,12 @@ driver run and every ncu run goes through `Sandbox.start` / `Sandbox.run`, which
           --size T --tmpfs /tmp, --size T --tmpfs /dev/shm  (private, size-limited)
           --bind SCRATCH SCRATCH  (the one writable path), --ro-bind over its inputs, --chdir SCRATCH
           --remount-ro / --remount-ro /dev
-          -- prlimit --nproc --nofile --fsize --cpu --core=0 -- [choom -n 1000 --] ARGV
+          -- prlimit --nproc --nofile --fsize --cpu --core=0 [--as, steps without the GPU] -- [choom -n 1000 --] ARGV
+
+Memory: a step without the GPU (compile, link, binutils) has an address-space limit per process
+(`sandbox_max_memory_bytes`, RLIMIT_AS, inherited by cicc, ptxas and the host compiler; applied even without
+bwrap); a GPU step (the driver, ncu) a resident-memory limit over all its processes, which the watchdog polls
+(`sandbox_max_run_memory_bytes`): RLIMIT_AS breaks CUDA contexts, which reserve huge virtual ranges.
 
 What is not bound does not exist inside: the service's data directory, database files, home,
 configuration, keys, the compile cache and other evaluations' scratch directories. Files a step needs
@@ -277,6 +282,44 @@ def sanitize(root: Path) -> list[str]:
     return removed
 
 
+_PAGE = os.sysconf("SC_PAGE_SIZE")
+# What a process that hit RLIMIT_AS says (cicc/EDG, GCC, ld, C++ and Python runtimes).
+_OUT_OF_MEMORY = re.compile(
+    r"out of memory|cannot allocate memory|virtual memory exhausted|memory exhausted|std::bad_alloc|MemoryError", re.I
+)
+
+
+def tree_rss(root: int) -> int:
+    """Resident bytes of process `root` and all its descendants (0 once it is gone); reads /proc/*/stat."""
+    children: dict[int, list[int]] = {}
+    rss: dict[int, int] = {}
+    for entry in os.scandir("/proc"):
+        if not entry.name.isdigit():
+            continue
+        try:
+            with open(f"/proc/{entry.name}/stat", "rb") as f:
+                data = f.read()
+            fields = data[data.rindex(b")") + 2 :].split()
+            pid, ppid, pages = int(entry.name), int(fields[1]), int(fields[21])
+        except (OSError, ValueError, IndexError):
+            continue
+        rss[pid] = pages * _PAGE
+        children.setdefault(ppid, []).append(pid)
+    total, stack, seen = 0, [root], set()
+    while stack:
+        pid = stack.pop()
+        if pid in seen:
+            continue
+        seen.add(pid)
+        total += rss.get(pid, 0)
+        stack.extend(children.get(pid, ()))
+    return total
+
+
+def gib(n: int) -> str:
+    return f"{n / 2**30:.3g} GiB"
+
+
 # -- the child ------------------------------------------------------------------------------------------------------------
 
 
@@ -284,7 +327,7 @@ class SandboxedChild(Child):
     """A Child in the sandbox: a scratch quota watchdog, exit statuses as if unwrapped, violations named.
 
     `wait()` returns bwrap's 128+N as -N (killed by signal N) and prefixes the output with one line
-    `CMERR sandbox <what was stopped>` when the sandbox stopped the step (disk quota, file size or CPU limit).
+    `CMERR sandbox <what was stopped>` when the sandbox stopped the step (disk quota, file size, CPU or memory limit).
     """
 
     def __init__(
@@ -299,11 +342,16 @@ class SandboxedChild(Child):
         limits: dict[str, int],
         bwrap: bool,
         info_r: int | None = None,
+        rss_bytes: int = 0,
+        what: str = "the process",
         **popen: Any,
     ):
-        """`info_r`: the read end of bwrap's --info-fd pipe (its first process's PID); `popen` goes to Child."""
+        """`info_r`: the read end of bwrap's --info-fd pipe (its first process's PID); `rss_bytes`: the resident memory
+        the step's processes may use together (0: not watched); `what`: who it is, in a verdict ("the compiler");
+        `popen` goes to Child."""
         self.scratch, self.skip, self.quota_bytes, self.max_files, self.limits = scratch, skip, quota_bytes, max_files, limits
         self.bwrap, self.violation, self.inner_pid = bwrap, None, None
+        self.rss_bytes, self.what, self.peak_rss = rss_bytes, what, 0
         self.base_bytes, self.base_files = _walk(scratch, skip, 1 << 62)
         self._info_r = info_r
         self._done = threading.Event()
@@ -331,11 +379,21 @@ class SandboxedChild(Child):
                 )
             elif files - self.base_files > self.max_files:
                 self.violation = f"the process created more than {self.max_files} files and was stopped (sandbox file count limit)"  # type: ignore[assignment]
+            elif self.rss_bytes and self._rss() > self.rss_bytes:
+                self.violation = (
+                    f"{self.what} used more than {gib(self.rss_bytes)} of memory and was stopped "  # type: ignore[assignment]
+                    "(sandbox memory limit, CUDAMASTER_HARNESS__SANDBOX_MAX_RUN_MEMORY_BYTES)"
+                )
             if self.violation:
                 with contextlib.suppress(ProcessLookupError, PermissionError):
                     self.kill_group()
                 return
             self._done.wait(POLL_S)
+
+    def _rss(self) -> int:
+        used = tree_rss(self.proc.pid)
+        self.peak_rss = max(self.peak_rss, used)
+        return used
 
     def kill_group(self) -> None:
         """Kill the sandbox's first process, so its whole PID namespace is gone before bwrap exits."""
@@ -362,6 +420,11 @@ class SandboxedChild(Child):
             )
         elif self.violation is None and rc == -signal.SIGXCPU:
             self.violation = f"the process used more than {self.limits['cpu']} s of CPU time and was stopped (sandbox CPU limit)"  # type: ignore[assignment]
+        elif self.violation is None and self.limits.get("as") and rc not in (0, None) and _OUT_OF_MEMORY.search(out[:20000] + out[-20000:]):
+            self.violation = (
+                f"{self.what} used more than {gib(self.limits['as'])} of memory and was stopped "  # type: ignore[assignment]
+                "(sandbox memory limit, CUDAMASTER_HARNESS__SANDBOX_MAX_MEMORY_BYTES)"
+            )
         if self.violation:
             out = f"CMERR sandbox {self.violation}\n" + out
         return rc, out
@@ -403,24 +466,31 @@ class Sandbox:
             f"bwrap {'.'.join(map(str, self.version))} ({self.bwrap}): no network; {spaces}; "
             f"read-only {', '.join(str(p) for p in self.visible)}; one writable scratch directory; cleared environment; "
             f"runs as {who} without capabilities; limits: {s.sandbox_max_processes} processes, {s.sandbox_max_open_files} open "
-            f"files, {s.sandbox_max_file_bytes >> 20} MiB per file, {s.sandbox_max_cpu_s} s CPU, scratch quota, "
+            f"files, {s.sandbox_max_file_bytes >> 20} MiB per file, {s.sandbox_max_cpu_s} s CPU, "
+            f"{gib(s.sandbox_max_memory_bytes) if s.sandbox_max_memory_bytes else 'unlimited'} address space per compiler "
+            f"process, {gib(s.sandbox_max_run_memory_bytes) if s.sandbox_max_run_memory_bytes else 'unlimited'} resident per "
+            "GPU step, scratch quota, "
             f"{s.sandbox_tmp_bytes >> 20} MiB /tmp; only the evaluation's GPU"
         )
 
     # -- building blocks
-    def _limits(self) -> dict[str, int]:
+    def _limits(self, gpu: bool = False) -> dict[str, int]:
+        """The rlimits of a step; "as" (address space) only for a step without the GPU, when set."""
         s = self.settings
 
         def cap(kind: int, want: int) -> int:
             hard = resource.getrlimit(kind)[1]
             return want if hard == resource.RLIM_INFINITY else min(want, hard)
 
-        return {
+        limits = {
             "nproc": cap(resource.RLIMIT_NPROC, s.sandbox_max_processes),
             "nofile": cap(resource.RLIMIT_NOFILE, s.sandbox_max_open_files),
             "fsize": cap(resource.RLIMIT_FSIZE, s.sandbox_max_file_bytes),
             "cpu": cap(resource.RLIMIT_CPU, s.sandbox_max_cpu_s),
         }
+        if not gpu and s.sandbox_max_memory_bytes:
+            limits["as"] = cap(resource.RLIMIT_AS, s.sandbox_max_memory_bytes)
+        return limits
 
     def _inside(self, path: Path) -> bool:
         return any(path == root or root in path.parents for root in self.visible)
@@ -507,7 +577,7 @@ class Sandbox:
         args += ["--chdir", str(scratch), "--remount-ro", "/dev", "--remount-ro", "/"]
         if info_fd is not None:
             args += ["--info-fd", str(info_fd)]
-        lim = self._limits()
+        lim = self._limits(gpu)
         inner = [
             *drop,
             self.prlimit,
@@ -516,6 +586,7 @@ class Sandbox:
             f"--fsize={lim['fsize']}",
             f"--cpu={lim['cpu']}:{lim['cpu'] + 5}",
             "--core=0",
+            *([f"--as={lim['as']}"] if "as" in lim else []),
             "--",
         ]
         if self.choom:
@@ -533,6 +604,7 @@ class Sandbox:
         quota_bytes: int | None = None,
         tools: Iterable[str] = (),
         merge_stderr: bool = True,
+        what: str = "the process",
     ) -> SandboxedChild:
         """Start `argv` with `scratch` as its working and only writable directory.
 
@@ -541,7 +613,7 @@ class Sandbox:
         the step runs, the data cache), visible read-only at the same paths; never anything else of the host;
         `gpu`: bind the evaluation's GPU (settings.gpu); `quota_bytes`: what the step may add to the
         scratch directory (default sandbox_scratch_bytes); `tools`: commands whose install directory
-        must be visible (e.g. ncu outside /usr).
+        must be visible (e.g. ncu outside /usr); `what`: who runs, as a memory verdict names it ("the compiler").
         """
         s = self.settings
         scratch = Path(scratch)
@@ -550,14 +622,27 @@ class Sandbox:
             if scratch not in p.parents:
                 raise ValueError(f"read-only input {p} is not inside the scratch directory {scratch}: stage() it first")
         quota = quota_bytes if quota_bytes is not None else s.sandbox_scratch_bytes
-        limits = self._limits()
+        limits = self._limits(gpu)
+        rss = s.sandbox_max_run_memory_bytes if gpu else 0
         common = dict(
-            scratch=scratch, skip=set(ro), quota_bytes=quota, max_files=s.sandbox_max_files, limits=limits, merge_stderr=merge_stderr
+            scratch=scratch,
+            skip=set(ro),
+            quota_bytes=quota,
+            max_files=s.sandbox_max_files,
+            limits=limits,
+            merge_stderr=merge_stderr,
+            rss_bytes=rss,
+            what=what,
         )
         if self.kind == "none":
             env = {k: v for k, v in os.environ.items() if not k.startswith("CUDAMASTER_")}
             if gpu and s.gpu is not None:
                 env["CUDA_VISIBLE_DEVICES"] = s.gpu
+            prlimit = shutil.which("prlimit")  # no sandbox, but the memory limit still holds where prlimit exists
+            if "as" in limits and prlimit:
+                argv = [prlimit, f"--as={limits['as']}", "--", *argv]
+            elif "as" in limits:
+                del limits["as"]
             return SandboxedChild(argv, env=env, bwrap=False, **common)  # type: ignore[arg-type]
         r, w = os.pipe()
         try:

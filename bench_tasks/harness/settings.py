@@ -45,6 +45,22 @@ class HarnessSettings(BaseModel):
     )
     sandbox_max_files: int = Field(10000, ge=100, description="files and directories one sandboxed step may create")
     sandbox_tmp_bytes: int = Field(512 << 20, ge=1 << 20, description="size of the sandbox's private /tmp and /dev/shm (memory)")
+    # Memory (issue 30): a compile once took 8 GB and more before its time limit; three at once took a host down.
+    sandbox_max_memory_bytes: int = Field(
+        4 << 30,
+        ge=0,
+        description="address space (RLIMIT_AS) of each process of a sandboxed step that does not use the GPU: nvcc, cicc, "
+        "ptxas, the host compiler, the linker, binutils; one that needs more fails and the step is refused as 'the compiler "
+        "used more than N GiB'. An honest compile of thrust::sort (cub, thrust) peaked at 0.68 GB resident and builds "
+        "within 1 GiB; 0: no limit",
+    )
+    sandbox_max_run_memory_bytes: int = Field(
+        32 << 30,
+        ge=0,
+        description="resident memory of a sandboxed GPU step (the timing driver, with its datasets and the baseline that "
+        "is a custom task's oracle; ncu), all its processes together, polled every 50 ms and stopped past it. Not "
+        "RLIMIT_AS: the CUDA driver reserves huge virtual ranges, which an address-space limit breaks; 0: no limit",
+    )
     sandbox_ro_paths: list[Path] = Field([], description="extra read-only paths (a toolkit or GPU driver outside /usr)")
     scratch_root: Path | None = Field(
         None,
