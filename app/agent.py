@@ -29,6 +29,9 @@ class JobRun:
     # `failed` on an error answer); returns False, storing nothing, when a `sent` call may not start
     # because the job is stopping.
     record_llm_call: Callable[[dict[str, Any]], bool] = lambda call: True
+    # What the job's stored calls add up to (graph.spending.Spent), lost-in-flight ones included: the spending
+    # cap counts it. None: only the graph's own calls count.
+    spent: Callable[[], Any] | None = None
 
 
 RunJob = Callable[[JobRun], Any]
@@ -51,7 +54,7 @@ def run_with_graph(run: JobRun) -> Any:
     """The real agent (graph.runner): start the job, or resume it from its checkpoint."""
     from graph.llm import call_ledger
 
-    with call_ledger(run.record_llm_call):
+    with call_ledger(run.record_llm_call, run.spent):
         return _run_graph(run)
 
 

@@ -24,12 +24,13 @@ from typing import Any
 from sqlalchemy.orm import Session, sessionmaker
 
 from graph.contract import Answer, AttemptEvent, JobSpec, LlmCallEvent, Outcome
+from graph.spending import Spent
 
 from .agent import JobRun, RunJob, outcome_of
 from .reviews import ReviewRule
 from .settings import ServiceSettings
 from .store import leases
-from .store.events import job_gpu_model, record_event
+from .store.events import job_gpu_model, job_spending, record_event
 
 log = logging.getLogger("cudamaster.runner")
 
@@ -215,6 +216,10 @@ class JobRunner:
             on_event(LlmCallEvent.model_validate({**call, "node": "ledger"}))
             return True
 
+        def spent() -> Spent:
+            tokens, usd = self._with_session(job_spending, claim.job_id)
+            return Spent(tokens, usd)
+
         run = JobRun(
             job_id=claim.job_id,
             spec=JobSpec.model_validate(claim.settings),
@@ -225,6 +230,7 @@ class JobRunner:
             on_event=on_event,
             should_stop=stop.is_set,
             record_llm_call=record_llm_call,
+            spent=spent,
         )
         return self.run_job(run)
 

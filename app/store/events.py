@@ -196,6 +196,18 @@ def mark_lost_in_flight(session: Session, job_id: str) -> int:
     return result.rowcount or 0  # type: ignore[attr-defined]
 
 
+def job_spending(session: Session, job_id: str) -> tuple[int, float]:
+    """(input + output tokens, US dollars) of every call on record for the job: paid, in flight (at the most it
+    may cost: its prompt and its `max_tokens`) and lost in flight (at that same estimate). The spending cap
+    counts these (graph/spending.py); the job's totals are the same sums."""
+    tokens, usd = session.execute(
+        select(
+            func.coalesce(func.sum(LlmCall.input_tokens + LlmCall.output_tokens), 0), func.coalesce(func.sum(LlmCall.cost_usd), 0.0)
+        ).where(LlmCall.job_id == job_id)
+    ).one()
+    return int(tokens), float(usd)
+
+
 def refresh_totals(session: Session, job_id: str) -> None:
     job = session.get(Job, job_id)
     if job is None:
