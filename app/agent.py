@@ -29,8 +29,8 @@ class JobRun:
     # `failed` on an error answer); returns False, storing nothing, when a `sent` call may not start
     # because the job is stopping.
     record_llm_call: Callable[[dict[str, Any]], bool] = lambda call: True
-    # What the job's stored calls add up to (graph.spending.Spent), lost-in-flight ones included: the spending
-    # cap counts it. None: only the graph's own calls count.
+    # The job's stored calls by call key (graph.spending.RecordedSpending), lost-in-flight ones included: the
+    # spending cap counts them. None: only the graph's own calls count.
     spent: Callable[[], Any] | None = None
 
 

@@ -216,9 +216,8 @@ class JobRunner:
             on_event(LlmCallEvent.model_validate({**call, "node": "ledger"}))
             return True
 
-        def spent() -> Spent:
-            tokens, usd = self._with_session(job_spending, claim.job_id)
-            return Spent(tokens, usd)
+        def spent() -> dict[str, Spent]:
+            return {key: Spent(tokens, usd) for key, (tokens, usd) in self._with_session(job_spending, claim.job_id).items()}
 
         run = JobRun(
             job_id=claim.job_id,

@@ -38,8 +38,9 @@ class CapRefused(Exception):
     Not an LLM error: the node ends the round and the job stops with stop_reason spending_cap."""
 
 
-# The job's spending as the service's ledger has it (every stored call: paid, in flight, lost in flight).
-RecordedSpending = Callable[[], Spent]
+# The job's calls as the service's ledger has them (every stored call: paid, in flight, lost in flight), by
+# call key (`call_key`: the call id, and `#<send id>` when it has one).
+RecordedSpending = Callable[[], dict[str, Spent]]
 _recorded: ContextVar[RecordedSpending | None] = ContextVar("cudamaster_recorded_spending", default=None)
 
 
@@ -57,16 +58,25 @@ def _calls(llm_calls: list[dict[str, Any]]) -> list[LlmCall]:
     return [LlmCall.model_validate(c) for c in llm_calls]
 
 
+def call_key(call: LlmCall) -> str:
+    """The key a call is stored under (app/store/events.py): a call sent again after a crash is a row of its own."""
+    return (f"{call.call_id}#{call.send_id}" if call.send_id else call.call_id)[:160]
+
+
 def spent(llm_calls: list[dict[str, Any]]) -> Spent:
-    """What the job has spent: the state's calls, or the ledger's record when it says more (it holds the
-    state's calls once they are delivered, and the calls lost in flight)."""
+    """What the job has spent: the state's calls, and the ledger's other calls (lost in flight, or sent by a
+    run whose checkpoint was lost). A call in both counts once, as the state has it (the ledger may still
+    hold its `sent` estimate)."""
     calls = _calls(llm_calls)
-    in_state = Spent(sum(c.input_tokens + c.output_tokens for c in calls), round(sum(c.cost_usd for c in calls), 8))
+    tokens = sum(c.input_tokens + c.output_tokens for c in calls)
+    usd = sum(c.cost_usd for c in calls)
     source = _recorded.get()
-    if source is None:
-        return in_state
-    stored = source()
-    return Spent(max(in_state.tokens, stored.tokens), max(in_state.usd, stored.usd))
+    if source is not None:
+        known = {call_key(c) for c in calls}
+        for key, other in source().items():
+            if key not in known:
+                tokens, usd = tokens + other.tokens, usd + other.usd
+    return Spent(tokens, round(usd, 8))
 
 
 def reached(spec: JobSpec, llm_calls: list[dict[str, Any]]) -> bool:

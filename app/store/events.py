@@ -21,6 +21,7 @@ from graph.contract import AnyEvent, AttemptEvent, InterruptEvent, LlmCallEvent,
 from graph.contract import Attempt as AttemptModel
 from graph.contract import LlmCall as LlmCallModel
 from graph.contract import Profile as ProfileModel
+from graph.spending import call_key
 
 from ..db.models import LLM_FAILED, LLM_LOST, LLM_PAID, LLM_SENT, Attempt, Job, JobEvent, LlmCall, Measurement, Profile
 from ..db.types import utcnow
@@ -157,7 +158,7 @@ def _store_profile(session: Session, attempt: Attempt, p: ProfileModel, *, repla
 def llm_call_key(c: LlmCallModel) -> str:
     """The agent's call id, and the id of the request when it has one: a call sent again after a crash
     (the same call id) was paid again, and is a row of its own."""
-    return (f"{c.call_id}#{c.send_id}" if c.send_id else c.call_id)[:160]
+    return call_key(c)
 
 
 def store_llm_call(session: Session, job_id: str, c: LlmCallModel) -> None:
@@ -196,16 +197,14 @@ def mark_lost_in_flight(session: Session, job_id: str) -> int:
     return result.rowcount or 0  # type: ignore[attr-defined]
 
 
-def job_spending(session: Session, job_id: str) -> tuple[int, float]:
-    """(input + output tokens, US dollars) of every call on record for the job: paid, in flight (at the most it
-    may cost: its prompt and its `max_tokens`) and lost in flight (at that same estimate). The spending cap
-    counts these (graph/spending.py); the job's totals are the same sums."""
-    tokens, usd = session.execute(
-        select(
-            func.coalesce(func.sum(LlmCall.input_tokens + LlmCall.output_tokens), 0), func.coalesce(func.sum(LlmCall.cost_usd), 0.0)
-        ).where(LlmCall.job_id == job_id)
-    ).one()
-    return int(tokens), float(usd)
+def job_spending(session: Session, job_id: str) -> dict[str, tuple[int, float]]:
+    """call key -> (input + output tokens, US dollars) of every call on record for the job: paid, in flight (at
+    the most it may cost: its prompt and its `max_tokens`) and lost in flight (at that same estimate). The
+    spending cap counts these (graph/spending.py); the job's totals are their sums."""
+    rows = session.execute(
+        select(LlmCall.call_key, LlmCall.input_tokens + LlmCall.output_tokens, LlmCall.cost_usd).where(LlmCall.job_id == job_id)
+    ).all()
+    return {key: (int(tokens), float(usd)) for key, tokens, usd in rows}
 
 
 def refresh_totals(session: Session, job_id: str) -> None:
