@@ -11,6 +11,7 @@ from __future__ import annotations
 
 import hashlib
 import json
+from collections.abc import Callable
 from typing import Any
 
 from pydantic import BaseModel
@@ -57,13 +58,22 @@ def summary(event: AnyEvent) -> dict[str, Any]:
     return event.model_copy(update=light).model_dump(mode="json")
 
 
-def record_event(session: Session, job_id: str, sent: BaseModel | dict[str, Any], review: ReviewRule | None = None) -> bool:
+def record_event(
+    session: Session,
+    job_id: str,
+    sent: BaseModel | dict[str, Any],
+    review: ReviewRule | None = None,
+    fence: Callable[[Session], None] | None = None,
+) -> bool:
     """Store one agent event; returns True when it was new. Commits. `review`: flag attempts that need a
-    review. Raises pydantic.ValidationError for anything that is not a contract event, ValueError for
-    another job's event."""
+    review. `fence`: called first, in the write's transaction (a runner's lease check, leases.hold: it raises
+    and nothing is written once another runner holds the job). Raises pydantic.ValidationError for anything
+    that is not a contract event, ValueError for another job's event."""
     event = parse_event(sent)
     if event.job_id != job_id:
         raise ValueError(f"an event of job {event.job_id} was sent to job {job_id}")
+    if fence is not None:
+        fence(session)
     if isinstance(event, LlmCallEvent) and event.status in (LLM_SENT, LLM_FAILED):
         store_llm_call(session, job_id, event)  # the ledger's record of a request; the stream shows paid calls
         refresh_totals(session, job_id)
