@@ -7,6 +7,7 @@ through `on_event`. Tests inject their own function through `create_app(run_job=
 
 from __future__ import annotations
 
+import copy
 import threading
 from collections.abc import Callable
 from dataclasses import dataclass
@@ -29,6 +30,12 @@ class JobRun:
     # `failed` on an error answer); returns False, storing nothing, when a `sent` call may not start
     # because the job is stopping.
     record_llm_call: Callable[[dict[str, Any]], bool] = lambda call: True
+    # The job's stored calls by call key (graph.spending.RecordedSpending), lost-in-flight ones included: the
+    # spending cap counts them. None: only the graph's own calls count.
+    spent: Callable[[], Any] | None = None
+    # Raises (app.store.leases.LeaseLost) once another runner holds the job: called before each checkpoint write,
+    # so a run that lost its lease never forks the job's checkpoint history. None: no fencing (the CLI).
+    check_lease: Callable[[], None] | None = None
 
 
 RunJob = Callable[[JobRun], Any]
@@ -51,14 +58,33 @@ def run_with_graph(run: JobRun) -> Any:
     """The real agent (graph.runner): start the job, or resume it from its checkpoint."""
     from graph.llm import call_ledger
 
-    with call_ledger(run.record_llm_call):
+    with call_ledger(run.record_llm_call, run.spent):
         return _run_graph(run)
+
+
+def fenced(saver: Any, check: Callable[[], None] | None) -> Any:
+    """The saver, calling `check` (which raises when the run lost its lease) before every checkpoint write: a
+    shallow copy sharing the saver's connection and lock, whose put and put_writes check first."""
+    if check is None:
+        return saver
+    view = copy.copy(saver)
+
+    def put(*args: Any, **kwargs: Any) -> Any:
+        check()
+        return saver.put(*args, **kwargs)
+
+    def put_writes(*args: Any, **kwargs: Any) -> Any:
+        check()
+        return saver.put_writes(*args, **kwargs)
+
+    view.put, view.put_writes = put, put_writes
+    return view
 
 
 def _run_graph(run: JobRun) -> Any:
     from graph.runner import job_state, resume_job, start_job
 
-    saver = checkpointer(run.checkpoint_url)
+    saver = fenced(checkpointer(run.checkpoint_url), run.check_lease)
     kwargs = dict(checkpointer=saver, evaluator=run.evaluator, on_event=run.on_event, should_stop=run.should_stop)
     state: dict[str, Any] = {}
     if run.resume:

@@ -1,7 +1,10 @@
 """The job runner: started and stopped with the app (lifespan).
 
 - At most `max_running_jobs` jobs execute at once, each in a worker thread of its own pool.
-- A job runs only while this runner holds its lease (renewed every third of `lease_seconds`).
+- A job runs only while this runner holds its lease (renewed every third of `lease_seconds`). Every write
+  the run makes for its job (checkpoint, event, attempt, LLM-call record, settle) is fenced with its claim's
+  lease (app/store/leases.py): once another runner holds the job (this one stalled past its lease), the
+  write is refused, the run stops at once, and its LLM call ledger refuses the next call.
 - At start-up it claims every job left running (lease released by a clean stop, or expired after a
   crash) and resumes it from its checkpoint; then it keeps polling for queued jobs.
 - On shutdown it asks running jobs to stop at their next step (a checkpoint), waits up to
@@ -24,12 +27,13 @@ from typing import Any
 from sqlalchemy.orm import Session, sessionmaker
 
 from graph.contract import Answer, AttemptEvent, JobSpec, LlmCallEvent, Outcome
+from graph.spending import Spent
 
 from .agent import JobRun, RunJob, outcome_of
 from .reviews import ReviewRule
 from .settings import ServiceSettings
 from .store import leases
-from .store.events import job_gpu_model, record_event
+from .store.events import job_gpu_model, job_spending, record_event
 
 log = logging.getLogger("cudamaster.runner")
 
@@ -178,7 +182,7 @@ class JobRunner:
     async def _execute(self, claim: leases.Claim) -> None:
         job_id = claim.job_id
         stop = self._stops[job_id]
-        renewer = asyncio.create_task(self._renew(job_id, stop))
+        renewer = asyncio.create_task(self._renew(claim, stop))
         try:
             try:
                 outcome = outcome_of(job_id, await _in_daemon_thread(f"job-{job_id}", self._run_sync, claim, stop))
@@ -191,7 +195,7 @@ class JobRunner:
                     f"POST /api/v1/jobs/{job_id}/resume to continue from the last checkpoint.",
                 )
             renewer.cancel()
-            await asyncio.to_thread(self._settle, job_id, outcome)
+            await asyncio.to_thread(self._settle, claim, outcome)
         finally:
             renewer.cancel()
             self._tasks.pop(job_id, None)
@@ -201,19 +205,49 @@ class JobRunner:
             for listener in self.listeners:
                 listener()
 
+    def _fence(self, claim: leases.Claim) -> Callable[[Session], None]:
+        return lambda session: leases.hold(session, claim.job_id, claim.lease)
+
+    def _lost(self, claim: leases.Claim, stop: threading.Event, lost: leases.LeaseLost) -> None:
+        if not stop.is_set():
+            log.error("job %s: %s; stopping it here", claim.job_id, lost)
+        stop.set()
+
     def _run_sync(self, claim: leases.Claim, stop: threading.Event) -> Any:
-        def on_event(event: Any) -> None:
+        fence = self._fence(claim)
+
+        def store(event: Any) -> None:  # raises LeaseLost, writing nothing, once another runner holds the job
             with self.sessions() as session:
-                record_event(session, claim.job_id, event, self.review)
+                record_event(session, claim.job_id, event, self.review, fence=fence)
             self._signal_threadsafe(claim.job_id)
+
+        def on_event(event: Any) -> None:
+            try:
+                store(event)
+            except leases.LeaseLost as lost:  # the event of a run that is no longer the job's is dropped
+                self._lost(claim, stop, lost)
+
+        def check_lease() -> None:  # before each checkpoint write (the checkpoint store may be another database)
+            try:
+                self._with_session(leases.check, claim.job_id, claim.lease)
+            except leases.LeaseLost as lost:
+                self._lost(claim, stop, lost)
+                raise
 
         answer = None if claim.answer is None else Answer(question_id=claim.answer_for, text=claim.answer)
 
         def record_llm_call(call: dict[str, Any]) -> bool:
             if call.get("status") == "sent" and (stop.is_set() or self.draining):
                 return False  # stopping (cancel, or the service shutting down): no new LLM call starts
-            on_event(LlmCallEvent.model_validate({**call, "node": "ledger"}))
+            try:
+                store(LlmCallEvent.model_validate({**call, "node": "ledger"}))  # the lease is checked right before the call
+            except leases.LeaseLost as lost:
+                self._lost(claim, stop, lost)
+                return False  # another runner holds the job: this one sends nothing
             return True
+
+        def spent() -> dict[str, Spent]:
+            return {key: Spent(tokens, usd) for key, (tokens, usd) in self._with_session(job_spending, claim.job_id).items()}
 
         run = JobRun(
             job_id=claim.job_id,
@@ -225,6 +259,8 @@ class JobRunner:
             on_event=on_event,
             should_stop=stop.is_set,
             record_llm_call=record_llm_call,
+            spent=spent,
+            check_lease=check_lease,
         )
         return self.run_job(run)
 
@@ -236,18 +272,24 @@ class JobRunner:
         with self.sessions() as session:
             return self.evaluator.for_job(job_id, job_gpu_model(session, job_id))
 
-    def _settle(self, job_id: str, outcome: Outcome) -> None:
+    def _settle(self, claim: leases.Claim, outcome: Outcome) -> None:
+        job_id = claim.job_id
+        fence = self._fence(claim)
         with self.sessions() as session:
             # Reconcile: anything in the outcome that no event delivered is stored now (idempotent).
-            for attempt in outcome.attempts:
-                record_event(session, job_id, AttemptEvent(**attempt.model_dump(), node="settle"), self.review)
-            for call in outcome.llm_calls:
-                record_event(session, job_id, LlmCallEvent(**call.model_dump(), node="settle"))
+            try:
+                for attempt in outcome.attempts:
+                    record_event(session, job_id, AttemptEvent(**attempt.model_dump(), node="settle"), self.review, fence=fence)
+                for call in outcome.llm_calls:
+                    record_event(session, job_id, LlmCallEvent(**call.model_dump(), node="settle"), fence=fence)
+            except leases.LeaseLost:
+                log.warning("job %s was taken over by another runner; this run's outcome (%s) is dropped", job_id, outcome.status)
+                return
             question = outcome.question.model_dump(mode="json") if outcome.question else None
             status = leases.settle(
                 session,
                 job_id,
-                self.holder,
+                claim.lease,
                 outcome.status,
                 outcome.message,
                 draining=self.draining,
@@ -256,12 +298,13 @@ class JobRunner:
             )
         log.info("job %s -> %s", job_id, status)
 
-    async def _renew(self, job_id: str, stop: threading.Event) -> None:
+    async def _renew(self, claim: leases.Claim, stop: threading.Event) -> None:
+        job_id = claim.job_id
         every = self.settings.lease_seconds / 3
         while True:
             await asyncio.sleep(every)
             try:
-                held, cancel = await asyncio.to_thread(self._with_session, leases.renew, job_id, self.holder, self.settings.lease_seconds)
+                held, cancel = await asyncio.to_thread(self._with_session, leases.renew, job_id, claim.lease, self.settings.lease_seconds)
             except Exception:  # noqa: BLE001 - try again next time; the lease has slack
                 log.exception("renewing the lease of %s failed", job_id)
                 continue

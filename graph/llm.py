@@ -8,10 +8,15 @@ by the graph's RetryPolicy on the LLM nodes (see builder.py); the client itself 
 A refused key (401/403) and other client errors raise errors that are never retried.
 
 A paid call is recorded before it is sent (`call_ledger`): the ledger stores it as `sent` (with the
-prompt's estimated input tokens), and the finished record (same `send_id`) makes it `paid`. A call
+prompt's exact input tokens and, as its output, the `max_tokens` it is sent with under a spending cap:
+what it may cost at most), and the finished record (same `send_id`) makes it `paid`. A call
 in flight when the process dies thus stays on record: the service marks it `lost_in_flight` when the
 job resumes. The ledger also gates sending: once the job is asked to stop, it refuses the call and
 the node drains (GraphDrained: no error recorded, the node runs again on resume).
+
+Under a spending cap (graph/spending.py) a call's prompt is counted exactly before it is sent
+(`prompt_tokens`) and its answer bounded with `max_tokens`, so that the call cannot pass the cap; a call
+that cannot fit is not sent (spending.CapRefused).
 """
 
 from __future__ import annotations
@@ -33,6 +38,7 @@ from langgraph.errors import GraphDrained
 from langgraph.types import interrupt
 from pydantic import BaseModel
 
+from . import spending
 from .contract import LlmCall, Question
 from .settings import AgentSettings, ResolvedRole
 
@@ -64,26 +70,52 @@ class ReplayExhausted(LlmError):
 # Stores a call about to be sent; returns False when no new call may start (the job is stopping).
 CallLedger = Callable[[dict[str, Any]], bool]
 _ledger: ContextVar[CallLedger | None] = ContextVar("cudamaster_llm_call_ledger", default=None)
-CHARS_PER_TOKEN = 4  # for the estimate of a sent call's input tokens (its cost while unanswered)
+# What a chat request adds to its messages' text (OpenAI's published accounting: 3 tokens per message,
+# 3 to prime the reply); counted on top of the text so the count is never below what the endpoint bills.
+TOKENS_PER_MESSAGE = 3
+TOKENS_PER_REPLY = 3
 
 
 @contextmanager
-def call_ledger(ledger: CallLedger) -> Iterator[None]:
-    """Within this block (and the graph's node threads it starts), paid LLM calls go through `ledger`."""
+def call_ledger(ledger: CallLedger, spent: spending.RecordedSpending | None = None) -> Iterator[None]:
+    """Within this block (and the graph's node threads it starts), paid LLM calls go through `ledger`, and
+    the spending cap also counts what `spent` says the job's ledger holds (calls lost in flight included)."""
     token = _ledger.set(ledger)
     try:
-        yield
+        with spending.recorded(spent):
+            yield
     finally:
         _ledger.reset(token)
 
 
-def _record_sent(record: dict[str, Any], system: str, user: str, settings: AgentSettings) -> None:
+def prompt_tokens(system: str, user: str) -> int:
+    """The input tokens of a request with these two messages: tiktoken's exact count of each text plus the
+    chat format's per-message tokens. Offline, without the encoding, one token per UTF-8 byte (an upper
+    bound: no token is shorter than a byte), so a cap is never passed for want of the tokenizer."""
+    from profiling.tokens import count_tokens
+
+    total = 2 * TOKENS_PER_MESSAGE + TOKENS_PER_REPLY
+    for text in (system, user):
+        counted = count_tokens(text)
+        total += counted.tokens if counted.exact else len(text.encode())
+    return total
+
+
+def _record_sent(record: dict[str, Any], input_tokens: int, max_tokens: int | None, settings: AgentSettings) -> None:
     ledger = _ledger.get()
     if ledger is None:
         return
-    estimate = (len(system) + len(user)) // CHARS_PER_TOKEN
-    cost, priced = cost_usd(settings, record["model"], estimate, 0, 0)
-    sent = {**record, "status": "sent", "input_tokens": estimate, "cost_usd": cost, "priced": priced, "mode": "endpoint"}
+    reserved = max_tokens or 0  # under a cap: the most the answer may cost, counted while it is unanswered
+    cost, priced = cost_usd(settings, record["model"], input_tokens, reserved, 0)
+    sent = {
+        **record,
+        "status": "sent",
+        "input_tokens": input_tokens,
+        "output_tokens": reserved,
+        "cost_usd": cost,
+        "priced": priced,
+        "mode": "endpoint",
+    }
     if not ledger(sent):
         raise GraphDrained(f"stop requested before the {record['role']} call was sent")
 
@@ -107,7 +139,7 @@ def cost_usd(settings: AgentSettings, model: str, input_tokens: int, output_toke
     return round(cost, 8), True
 
 
-def _chat_model(r: ResolvedRole):
+def _chat_model(r: ResolvedRole, max_tokens: int | None = None):
     from langchain_openai import ChatOpenAI
 
     kwargs: dict[str, Any] = dict(
@@ -121,6 +153,8 @@ def _chat_model(r: ResolvedRole):
         kwargs["reasoning_effort"] = r.reasoning_effort
     if r.temperature is not None:
         kwargs["temperature"] = r.temperature
+    if max_tokens is not None:
+        kwargs["max_tokens"] = max_tokens  # sent as max_completion_tokens (reasoning tokens included)
     return ChatOpenAI(**kwargs)
 
 
@@ -134,8 +168,10 @@ def _usage(message: Any) -> dict[str, int]:
     }
 
 
-def _call_endpoint(r: ResolvedRole, system: str, user: str, schema: type[BaseModel] | None) -> tuple[str, dict[str, int]]:
-    llm = _chat_model(r)
+def _call_endpoint(
+    r: ResolvedRole, system: str, user: str, schema: type[BaseModel] | None, max_tokens: int | None = None
+) -> tuple[str, dict[str, int]]:
+    llm = _chat_model(r, max_tokens)
     messages = [SystemMessage(system), HumanMessage(user)]
     try:
         if schema is not None and r.structured_output != "none":
@@ -238,11 +274,13 @@ def ask(
         record.mode, record.model = "manual", "manual"
         text = answer_text(answer, question)
     else:
+        input_tokens = prompt_tokens(system, user)
+        max_tokens = spending.allowance(spec, settings, resolved.model, input_tokens, calls)  # raises CapRefused
         record.send_id, record.status = uuid.uuid4().hex, "paid"
-        _record_sent(record.model_dump(mode="json"), system, user, settings)
+        _record_sent(record.model_dump(mode="json"), input_tokens, max_tokens, settings)
         started = time.monotonic()
         try:
-            text, usage = _call_endpoint(resolved, system, user, schema)
+            text, usage = _call_endpoint(resolved, system, user, schema, max_tokens)
         except Exception as exc:
             _record_failed(record.model_dump(mode="json"), exc)
             raise

@@ -97,6 +97,12 @@ class AgentSettings(BaseModel):
     target: TargetGpu = TargetGpu()
     choose_flags: bool = Field(False, description="ask the compiler role for nvcc flags (from the allowlist) each round")
     recursion_limit: int = 1000
+    min_output_tokens: int = Field(
+        64,
+        ge=1,
+        le=1_000_000,
+        description="under a spending cap, a call is sent only when what is left allows its prompt and at least this many output tokens",
+    )
 
     def role(self, role: str, model_override: str | None = None) -> "ResolvedRole":
         r: RoleSettings = getattr(self.roles, role)

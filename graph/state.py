@@ -50,6 +50,7 @@ class JobState(TypedDict, total=False):
 
     status: str  # running | finished | no_correct_kernel
     stop_reason: str | None  # contract.StopReason: why the job ended before its rounds were done
+    spending_refused: bool  # an LLM call was not sent: it could not fit in what the spending cap left
     message: str
 
 

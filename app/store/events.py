@@ -11,6 +11,7 @@ from __future__ import annotations
 
 import hashlib
 import json
+from collections.abc import Callable
 from typing import Any
 
 from pydantic import BaseModel
@@ -21,6 +22,7 @@ from graph.contract import AnyEvent, AttemptEvent, InterruptEvent, LlmCallEvent,
 from graph.contract import Attempt as AttemptModel
 from graph.contract import LlmCall as LlmCallModel
 from graph.contract import Profile as ProfileModel
+from graph.spending import call_key
 
 from ..db.models import LLM_FAILED, LLM_LOST, LLM_PAID, LLM_SENT, Attempt, Job, JobEvent, LlmCall, Measurement, Profile
 from ..db.types import utcnow
@@ -56,13 +58,22 @@ def summary(event: AnyEvent) -> dict[str, Any]:
     return event.model_copy(update=light).model_dump(mode="json")
 
 
-def record_event(session: Session, job_id: str, sent: BaseModel | dict[str, Any], review: ReviewRule | None = None) -> bool:
+def record_event(
+    session: Session,
+    job_id: str,
+    sent: BaseModel | dict[str, Any],
+    review: ReviewRule | None = None,
+    fence: Callable[[Session], None] | None = None,
+) -> bool:
     """Store one agent event; returns True when it was new. Commits. `review`: flag attempts that need a
-    review. Raises pydantic.ValidationError for anything that is not a contract event, ValueError for
-    another job's event."""
+    review. `fence`: called first, in the write's transaction (a runner's lease check, leases.hold: it raises
+    and nothing is written once another runner holds the job). Raises pydantic.ValidationError for anything
+    that is not a contract event, ValueError for another job's event."""
     event = parse_event(sent)
     if event.job_id != job_id:
         raise ValueError(f"an event of job {event.job_id} was sent to job {job_id}")
+    if fence is not None:
+        fence(session)
     if isinstance(event, LlmCallEvent) and event.status in (LLM_SENT, LLM_FAILED):
         store_llm_call(session, job_id, event)  # the ledger's record of a request; the stream shows paid calls
         refresh_totals(session, job_id)
@@ -157,7 +168,7 @@ def _store_profile(session: Session, attempt: Attempt, p: ProfileModel, *, repla
 def llm_call_key(c: LlmCallModel) -> str:
     """The agent's call id, and the id of the request when it has one: a call sent again after a crash
     (the same call id) was paid again, and is a row of its own."""
-    return (f"{c.call_id}#{c.send_id}" if c.send_id else c.call_id)[:160]
+    return call_key(c)
 
 
 def store_llm_call(session: Session, job_id: str, c: LlmCallModel) -> None:
@@ -194,6 +205,16 @@ def mark_lost_in_flight(session: Session, job_id: str) -> int:
     lost in flight. Their estimated cost stays counted. Returns how many; the caller commits."""
     result = session.execute(update(LlmCall).where(LlmCall.job_id == job_id, LlmCall.status == LLM_SENT).values(status=LLM_LOST))
     return result.rowcount or 0  # type: ignore[attr-defined]
+
+
+def job_spending(session: Session, job_id: str) -> dict[str, tuple[int, float]]:
+    """call key -> (input + output tokens, US dollars) of every call on record for the job: paid, in flight (at
+    the most it may cost: its prompt and its `max_tokens`) and lost in flight (at that same estimate). The
+    spending cap counts these (graph/spending.py); the job's totals are their sums."""
+    rows = session.execute(
+        select(LlmCall.call_key, LlmCall.input_tokens + LlmCall.output_tokens, LlmCall.cost_usd).where(LlmCall.job_id == job_id)
+    ).all()
+    return {key: (int(tokens), float(usd)) for key, tokens, usd in rows}
 
 
 def refresh_totals(session: Session, job_id: str) -> None:

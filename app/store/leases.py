@@ -1,8 +1,17 @@
 """Leases: one runner holds a running job; it renews the lease while it works. A job whose holder
-died (lease expired) is claimed by the next runner that looks, which resumes it from its checkpoint."""
+died (lease expired) is claimed by the next runner that looks, which resumes it from its checkpoint.
+
+Fencing: each claim stores a lease of its own in `jobs.lease_holder`: the runner's id and a fresh
+generation token (`<runner id>#<generation>`), so a runner that claims a job again (after a stall, or a
+restart under the same id) holds a lease its older run does not. Every write a run makes for its job
+(checkpoint, event, attempt, LLM-call record, settle) first calls `hold` in the write's own transaction:
+it locks the job's row (PostgreSQL) or the database (SQLite) and raises LeaseLost unless the run's lease is
+still the job's. A stalled runner that wakes after a takeover thus writes nothing, and stops.
+"""
 
 from __future__ import annotations
 
+import uuid
 from dataclasses import dataclass
 from datetime import timedelta
 from typing import Any
@@ -16,6 +25,10 @@ from .events import mark_lost_in_flight
 from .jobs import lock_job
 
 
+class LeaseLost(RuntimeError):
+    """The run's lease is no longer the job's: another runner took the job over. Nothing was written."""
+
+
 @dataclass(frozen=True)
 class Claim:
     job_id: str
@@ -24,6 +37,33 @@ class Claim:
     answer: str | None
     cancel_requested: bool
     answer_for: str | None = None  # the id of the question `answer` answers (graph.contract.Answer)
+    lease: str = ""  # `<runner id>#<generation>`: what this run's writes are fenced with
+
+
+def new_lease(holder: str) -> str:
+    """A lease of `holder`'s own for one claim (fits jobs.lease_holder)."""
+    return f"{holder[:100]}#{uuid.uuid4().hex[:16]}"
+
+
+def holder_of(lease: str | None) -> str | None:
+    """The runner id of a lease."""
+    return None if lease is None else lease.rsplit("#", 1)[0]
+
+
+def hold(session: Session, job_id: str, lease: str) -> None:
+    """Fence a write: raise LeaseLost unless `lease` is still the job's. Call it first in the write's transaction:
+    the no-op update takes the job row's lock (the database's write lock on SQLite) until the caller commits, so
+    a takeover cannot slip in between this check and the write."""
+    result = session.execute(update(Job).where(Job.id == job_id, Job.lease_holder == lease).values(lease_holder=lease))
+    if result.rowcount != 1:  # type: ignore[attr-defined]
+        session.rollback()
+        raise LeaseLost(f"the lease {lease} of job {job_id} was taken over by another runner; this run writes nothing more")
+
+
+def check(session: Session, job_id: str, lease: str) -> None:
+    """`hold` in a transaction of its own (before a write elsewhere: the checkpoint store)."""
+    hold(session, job_id, lease)
+    session.commit()
 
 
 def _free(now):
@@ -38,10 +78,11 @@ def claim_jobs(session: Session, holder: str, lease_s: float, limit: int) -> lis
     ).all()
     claims = []
     for job_id in candidates:
+        lease = new_lease(holder)
         result = session.execute(
             update(Job)
             .where(Job.id == job_id, Job.status.in_((QUEUED, RUNNING)), _free(now))
-            .values(lease_holder=holder, lease_expires_at=now + timedelta(seconds=lease_s))
+            .values(lease_holder=lease, lease_expires_at=now + timedelta(seconds=lease_s))
         )
         if result.rowcount != 1:  # type: ignore[attr-defined]
             session.rollback()
@@ -56,15 +97,15 @@ def claim_jobs(session: Session, holder: str, lease_s: float, limit: int) -> lis
         if resume:
             mark_lost_in_flight(session, job.id)  # sent by a holder that is gone: never answered to this runner
         session.commit()
-        claims.append(Claim(job.id, dict(job.settings), resume, job.pending_answer, job.cancel_requested, job.answer_for))
+        claims.append(Claim(job.id, dict(job.settings), resume, job.pending_answer, job.cancel_requested, job.answer_for, lease))
     return claims
 
 
-def renew(session: Session, job_id: str, holder: str, lease_s: float) -> tuple[bool, bool]:
-    """Extend the lease; returns (still held, cancel requested)."""
+def renew(session: Session, job_id: str, lease: str, lease_s: float) -> tuple[bool, bool]:
+    """Extend the lease (a claim's `lease`); returns (still held, cancel requested)."""
     now = utcnow()
     result = session.execute(
-        update(Job).where(Job.id == job_id, Job.lease_holder == holder).values(lease_expires_at=now + timedelta(seconds=lease_s))
+        update(Job).where(Job.id == job_id, Job.lease_holder == lease).values(lease_expires_at=now + timedelta(seconds=lease_s))
     )
     session.commit()
     if result.rowcount != 1:  # type: ignore[attr-defined]
@@ -78,7 +119,7 @@ OUTCOME_STATUS = {"finished": FINISHED, "no_correct_kernel": NO_CORRECT, "waitin
 def settle(
     session: Session,
     job_id: str,
-    holder: str,
+    lease: str,
     outcome_status: str,
     message: str,
     *,
@@ -86,9 +127,10 @@ def settle(
     question: Any = None,
     stop_reason: str | None = None,
 ) -> str | None:
-    """Record how a run ended and release the lease. Returns the job's new status (None if the lease was lost)."""
+    """Record how a run ended and release the lease (a claim's `lease`). Returns the job's new status (None if
+    the lease was lost)."""
     job = lock_job(session, job_id)  # a cancel stored meanwhile is seen here, or waits for this settle
-    if job is None or job.lease_holder != holder:
+    if job is None or job.lease_holder != lease:
         session.rollback()
         return None  # another runner took the job over; it owns the outcome
     now = utcnow()
@@ -128,5 +170,6 @@ def settle(
 
 def release_all(session: Session, holder: str) -> None:
     """On a clean shutdown: leave running jobs claimable at once by the next start."""
-    session.execute(update(Job).where(Job.lease_holder == holder).values(lease_holder=None, lease_expires_at=None))
+    held = Job.lease_holder.startswith(f"{holder[:100]}#", autoescape=True)
+    session.execute(update(Job).where(held).values(lease_holder=None, lease_expires_at=None))
     session.commit()

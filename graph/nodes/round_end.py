@@ -41,6 +41,7 @@ def run(state: dict[str, Any], deps: Deps) -> dict[str, Any]:
         "current_profile": None,
     }
     undebugged = state.get("failure") is not None and state.get("debug_step", 0) < spec.debug
-    if spending.reached(spec, state.get("llm_calls", [])) and (more or last is None or undebugged):
+    capped = bool(state.get("spending_refused")) or spending.reached(spec, state.get("llm_calls", []))
+    if capped and (more or last is None or undebugged):
         update["stop_reason"] = SPENDING_CAP
     return update

@@ -11,8 +11,9 @@ from langgraph.errors import GraphDrained
 
 from graph.contract import JobSpec
 from graph.deps import Deps
-from graph.llm import LlmError, ask, call_ledger
+from graph.llm import LlmError, ask, call_ledger, prompt_tokens
 from graph.settings import AgentSettings
+from profiling.tokens import count_tokens
 from tests.support.openai_stub import Reply, ScriptedOpenAI
 
 PRICES = {"coder-model": {"input": 2.0, "output": 8.0}}
@@ -43,8 +44,10 @@ def test_a_call_is_recorded_sent_before_the_endpoint_sees_it_then_paid(tmp_path)
     [(sent, requests_before)] = seen
     assert requests_before == 0 and sent["status"] == "sent"
     assert sent["send_id"] == record["send_id"] and sent["call_id"] == record["call_id"]
-    estimate = (len("system " * 50) + len("prompt " * 150)) // 4
-    assert sent["input_tokens"] == estimate and sent["cost_usd"] == pytest.approx(estimate * 2.0 / 1e6)
+    counted = prompt_tokens("system " * 50, "prompt " * 150)  # the prompt's exact tokens (tiktoken) and the chat format's
+    assert counted == count_tokens("system " * 50).tokens + count_tokens("prompt " * 150).tokens + 9
+    assert sent["input_tokens"] == counted and sent["output_tokens"] == 0  # no cap: no output bound to reserve
+    assert sent["cost_usd"] == pytest.approx(counted * 2.0 / 1e6)
     assert record["status"] == "paid" and record["input_tokens"] == 300 and record["output_tokens"] == 40
 
 

@@ -36,6 +36,14 @@ def _running_job(sessions) -> str:
     return job_id
 
 
+def _lease(sessions, job_id: str) -> str:
+    """The lease the runner's claim stored (`<runner id>#<generation>`): what its settle and renew are fenced with."""
+    with sessions() as session:
+        lease = session.get(Job, job_id).lease_holder
+    assert lease is not None and lease.startswith(f"{HOLDER}#")
+    return lease
+
+
 def _status(sessions, job_id: str) -> tuple[str, bool]:
     with sessions() as session:
         job = session.get(Job, job_id)
@@ -48,7 +56,9 @@ def test_cancel_read_before_the_job_reached_a_question_is_not_lost(sessions):
         job = store.get_job(api, job_id)  # the API reads the job: running
         assert job.status == RUNNING
         with sessions() as runner:  # meanwhile the run ends at a question
-            assert leases.settle(runner, job_id, HOLDER, "waiting_for_input", "which strategy?", draining=False) == WAITING
+            assert (
+                leases.settle(runner, job_id, _lease(sessions, job_id), "waiting_for_input", "which strategy?", draining=False) == WAITING
+            )
         store.request_cancel(api, job)  # decided on the stale read before the fix: cancel_requested on a waiting job
     assert _status(sessions, job_id) == (CANCELLED, False)
 
@@ -59,7 +69,7 @@ def test_cancel_stored_while_the_run_ends_at_a_question_wins(sessions):
         store.request_cancel(api, store.get_job(api, job_id))
     assert _status(sessions, job_id) == (RUNNING, True)
     with sessions() as runner:
-        assert leases.settle(runner, job_id, HOLDER, "waiting_for_input", "which strategy?", draining=False) == CANCELLED
+        assert leases.settle(runner, job_id, _lease(sessions, job_id), "waiting_for_input", "which strategy?", draining=False) == CANCELLED
     assert _status(sessions, job_id) == (CANCELLED, False)
 
 
@@ -73,7 +83,7 @@ def test_cancel_read_while_queued_then_claimed_reaches_the_runner(sessions):
         store.request_cancel(api, job)  # must tell the runner, not mark a running job cancelled behind its back
     assert _status(sessions, job_id) == (RUNNING, True)
     with sessions() as runner:
-        assert leases.renew(runner, job_id, HOLDER, 60) == (True, True)
+        assert leases.renew(runner, job_id, _lease(sessions, job_id), 60) == (True, True)
 
 
 def test_cancelled_running_job_whose_run_failed_on_the_stop_is_cancelled_not_failed(sessions):
@@ -81,7 +91,7 @@ def test_cancelled_running_job_whose_run_failed_on_the_stop_is_cancelled_not_fai
     with sessions() as api:
         store.request_cancel(api, store.get_job(api, job_id))
     with sessions() as runner:
-        status = leases.settle(runner, job_id, HOLDER, "failed", "the evaluation was interrupted", draining=False)
+        status = leases.settle(runner, job_id, _lease(sessions, job_id), "failed", "the evaluation was interrupted", draining=False)
     assert status == CANCELLED
     with sessions() as session:
         assert "cancelled" in session.get(Job, job_id).message
@@ -105,7 +115,7 @@ def test_concurrent_cancels_and_settles_never_lose_a_cancel(sessions):
         def settle(job_id: str = job_id, barrier: threading.Barrier = barrier) -> None:
             with sessions() as runner:
                 barrier.wait()
-                leases.settle(runner, job_id, HOLDER, "waiting_for_input", "q", draining=False)
+                leases.settle(runner, job_id, _lease(sessions, job_id), "waiting_for_input", "q", draining=False)
 
         threads = [threading.Thread(target=cancel), threading.Thread(target=settle)]
         for t in threads:

@@ -9,6 +9,10 @@ cached prompt tokens, reasoning tokens) so callers can check their accounting ag
 `server.usage_totals()`. Every request is recorded in `server.requests`. A request for which the
 script has no reply left is answered 400 with a message saying so (not retried by clients), so a
 test that makes more calls than it scripted fails loudly.
+
+Like a real endpoint, a reply never has more completion tokens than the request's `max_completion_tokens`
+(or `max_tokens`) allow. With `count_prompts=True` a reply's prompt tokens are the request's, counted as
+graph.llm.prompt_tokens counts them (tiktoken), instead of the scripted number.
 """
 
 from __future__ import annotations
@@ -76,7 +80,8 @@ _ERROR_TYPES = {
 
 
 class ScriptedOpenAI:
-    def __init__(self, script: dict[str, list[Reply | str]] | list[Reply | str], api_key: str | None = None):
+    def __init__(self, script: dict[str, list[Reply | str]] | list[Reply | str], api_key: str | None = None, count_prompts: bool = False):
+        self.count_prompts = count_prompts
         if isinstance(script, list):
             script = {"*": script}
         self._script = {model: [r if isinstance(r, Reply) else Reply(r) for r in replies] for model, replies in script.items()}
@@ -165,7 +170,7 @@ class ScriptedOpenAI:
             if not queue:
                 self.requests.append(RecordedRequest(path, headers, body, 400))
                 return 400, _error(400, f"scripted server: no reply left for model {model!r}"), 0.0
-            reply = queue.pop(0)
+            reply = _as_billed(queue.pop(0), body, self.count_prompts)
             self.requests.append(RecordedRequest(path, headers, body, reply.status, reply))
             if reply.status != 200:
                 return reply.status, _error(reply.status, reply.error_message or f"scripted HTTP {reply.status}"), reply.delay_s
@@ -194,6 +199,22 @@ class ScriptedOpenAI:
             "cached_tokens": sum(r.cached_tokens for r in served),
             "reasoning_tokens": sum(r.reasoning_tokens for r in served),
         }
+
+
+def _as_billed(reply: Reply, body: dict[str, Any], count_prompts: bool) -> Reply:
+    """The reply with the usage a real endpoint would bill for this request."""
+    from dataclasses import replace
+
+    limit = body.get("max_completion_tokens", body.get("max_tokens"))
+    if limit is not None and reply.completion_tokens > int(limit):
+        reply = replace(reply, completion_tokens=int(limit))
+    if count_prompts:
+        from graph.llm import prompt_tokens
+
+        texts = [str(m.get("content", "")) for m in body.get("messages", [])]
+        system = texts[0] if len(texts) > 1 else ""
+        reply = replace(reply, prompt_tokens=prompt_tokens(system, "\n".join(texts[1:] if len(texts) > 1 else texts)))
+    return reply
 
 
 def _error(status: int, message: str) -> dict[str, Any]:
