@@ -186,7 +186,7 @@ def logout(request: Request, web: Web, csrf: Csrf) -> Response:
     if (refused := _csrf_or_403(request, web, csrf)) is not None:
         return refused
     response = RedirectResponse("/login", status_code=303)
-    web_session.sign_out(response)
+    web_session.sign_out(request, response, web)
     return response
 
 
