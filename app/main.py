@@ -22,6 +22,7 @@ from graph.cluster.settings import RaySettings
 from . import custom_tasks, web
 from .agent import RunJob, checkpointer, run_with_graph
 from .api import campaigns, errors, insights, jobs, keys, reviews, system, tasks
+from .bounds import INT32_MAX
 from .campaigns.scheduler import CampaignScheduler
 from .config import Settings, load_settings
 from .db.engine import make_engine, make_sessionmaker
@@ -186,4 +187,23 @@ def create_app(
     web.mount(app, API_PREFIX)
     app.add_exception_handler(RequestValidationError, errors.validation_error)
     app.add_middleware(BodySizeLimit, max_bytes=settings.max_request_bytes)
+    bound_page_size_in_openapi(app, settings.max_page_size)
     return app
+
+
+def bound_page_size_in_openapi(app: FastAPI, max_page_size: int) -> None:
+    """Every list route refuses a `limit` over CUDAMASTER_SERVICE__MAX_PAGE_SIZE (a setting, so not in its Query):
+    the OpenAPI document says the same bound (`maximum`), not the Query's static INT32_MAX (issue 30)."""
+    generate = app.openapi
+
+    def openapi() -> dict[str, Any]:
+        schema = generate()
+        for path in schema.get("paths", {}).values():
+            for operation in path.values():
+                for param in operation.get("parameters", []) if isinstance(operation, dict) else []:
+                    bounds = param.get("schema", {})
+                    if param.get("name") == "limit" and param.get("in") == "query" and bounds.get("maximum") == INT32_MAX:
+                        bounds["maximum"] = max_page_size
+        return schema
+
+    app.openapi = openapi  # type: ignore[method-assign]

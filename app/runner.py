@@ -81,6 +81,7 @@ class JobRunner:
         self._stops: dict[str, threading.Event] = {}
         self._changes: dict[str, asyncio.Event] = {}
         self._wake = asyncio.Event()
+        self._stopping = asyncio.Event()  # set at begin_stop: event streams close (app/streams.py)
         self._loop: asyncio.AbstractEventLoop | None = None
         self._main: asyncio.Task | None = None
         self.draining = False
@@ -88,7 +89,7 @@ class JobRunner:
 
     # -- lifecycle -------------------------------------------------------------------------------
     async def start(self) -> None:
-        self._loop = asyncio.get_running_loop()
+        self._bind_loop()
         self._main = asyncio.create_task(self._dispatch_loop(), name="job-dispatch")
 
     def begin_stop(self) -> None:
@@ -99,7 +100,21 @@ class JobRunner:
         if self._loop is not None and not self._loop.is_closed():
             self._loop.call_soon_threadsafe(self._stop_all)
 
+    def _bind_loop(self) -> None:
+        loop = asyncio.get_running_loop()
+        if self._loop is not loop:
+            self._loop, self._stopping = loop, asyncio.Event()
+
+    def stopping(self) -> asyncio.Event:
+        """An event set when the service begins to stop (event streams wait on it: app/streams.py). On the
+        event loop; binds the runner to it when it was not started (no GPU here: streams still close)."""
+        self._bind_loop()
+        if self.draining:
+            self._stopping.set()
+        return self._stopping
+
     def _stop_all(self) -> None:
+        self._stopping.set()
         for stop in list(self._stops.values()):
             stop.set()
         if self._main is not None:

@@ -10,7 +10,7 @@ import re
 from datetime import datetime
 from typing import Annotated, Any, Literal
 
-from pydantic import BaseModel, BeforeValidator, ConfigDict, Field, field_validator, model_validator
+from pydantic import BaseModel, BeforeValidator, ConfigDict, Field, StrictBool, field_validator, model_validator
 
 from graph.contract import InterruptEvent, JobSpec, Measurement, Profile, SpendingCap, StopReason
 
@@ -74,10 +74,10 @@ class JobSubmit(RequestBody):
     models: dict[str, str] = Field(
         default_factory=dict, max_length=16, description="role (planner, coder, compiler, debugger, or * for all) -> model name"
     )
-    manual: bool = Field(False, description="ask a human (POST /jobs/{id}/answer) at each decision")
+    manual: StrictBool = Field(False, description="ask a human (POST /jobs/{id}/answer) at each decision")
     profile_mode: ProfileMode = "filtered"
     profile_token_budget: ProfileTokenBudget = None
-    choose_flags: bool | None = Field(None, description="let the compiler role choose nvcc flags; default: the service's setting")
+    choose_flags: StrictBool | None = Field(None, description="let the compiler role choose nvcc flags; default: the service's setting")
     spending_cap: SpendingCap | None = Field(
         None,
         description="stop the job cleanly, keeping its best kernel, before an LLM call would pass this many dollars "

@@ -7,6 +7,7 @@ or an admin; another team's job is answered like a missing one, 404).
 from __future__ import annotations
 
 import asyncio
+import contextlib
 from collections.abc import AsyncIterator
 from typing import Annotated, Any, Literal
 
@@ -28,6 +29,7 @@ from ..permissions import Caller
 from ..schemas import AnswerIn, JobDetail, JobOut, JobPage, JobStatus, JobSubmit, Precision
 from ..settings import ServiceSettings
 from ..store import jobs as store
+from ..streams import service_stopping, until_service_stops
 from .deps import KeyHolder, Reader, RunnerDep, SessionDep, SettingsDep, Submitter, actionable_job, readable_job, require_gpus
 from .errors import responses, unprocessable
 
@@ -287,13 +289,14 @@ async def job_events(
     job_id: JobId, request: Request, _job: Annotated[None, Depends(_readable)], after: Annotated[int, Depends(_start_after)]
 ) -> AsyncIterator[ServerSentEvent]:
     runner = request.app.state.runner
+    # At SIGTERM the stream closes with `service_stopping` (the client reconnects with Last-Event-ID): app/streams.py.
+    last = service_stopping("reconnect with Last-Event-ID to continue from here", job_id=job_id)
+    async for event in until_service_stops(runner, _job_events(request, runner, job_id, after), last):
+        yield event
+
+
+async def _job_events(request: Request, runner: Any, job_id: str, after: int) -> AsyncIterator[ServerSentEvent]:
     while True:
-        if runner.draining:  # the service is stopping: close the stream (the client reconnects with Last-Event-ID)
-            yield ServerSentEvent(
-                data={"job_id": job_id, "message": "the service is stopping; reconnect with Last-Event-ID to continue from here"},
-                event="service_stopping",
-            )
-            return
         changed = runner.change_event(job_id)
         status, events = await asyncio.to_thread(_snapshot, request, job_id, after)
         for event_id, kind, payload in events:
@@ -304,7 +307,6 @@ async def job_events(
         if status not in (QUEUED, RUNNING):
             yield ServerSentEvent(data={"job_id": job_id, "status": status}, event="end")
             return
-        try:
-            await asyncio.wait_for(changed.wait(), timeout=1.0)
-        except TimeoutError:  # also polls: another process may run the job
-            pass
+        with contextlib.suppress(TimeoutError):  # also polls: another process may run the job
+            async with asyncio.timeout(1.0):
+                await changed.wait()

@@ -5,7 +5,7 @@ from __future__ import annotations
 from datetime import datetime
 from typing import Any, Literal
 
-from pydantic import BaseModel, ConfigDict, Field, model_validator
+from pydantic import BaseModel, ConfigDict, Field, StrictBool, StrictFloat, StrictInt, model_validator
 
 from ..bounds import RequestBody
 from ..schemas import Precision, ProfileMode, ProfileTokenBudget, SizeSet, check_models
@@ -46,7 +46,7 @@ class AgentConfig(BaseModel):
     models: dict[str, str] = Field(default_factory=dict, max_length=16, description="role (or *) -> model name")
     profile_mode: ProfileMode = "filtered"
     profile_token_budget: ProfileTokenBudget = None
-    choose_flags: bool | None = None
+    choose_flags: StrictBool | None = None  # strict: 0 or "no" is refused, not read as false
 
     @model_validator(mode="after")
     def _models(self) -> "AgentConfig":
@@ -64,17 +64,17 @@ class CampaignSubmit(RequestBody):
     selection: Selection = Selection()
     config: AgentConfig = AgentConfig()
     max_in_flight: int = Field(4, ge=1, le=256, description="jobs of the campaign queued or running at once")
-    max_cost_usd: float | None = Field(None, gt=0, le=MAX_COST_USD, description="spending cap in US dollars over all its jobs")
-    max_tokens: int | None = Field(None, gt=0, le=MAX_TOKENS, description="spending cap in tokens (input + output) over all its jobs")
+    max_cost_usd: StrictFloat | None = Field(None, gt=0, le=MAX_COST_USD, description="spending cap in US dollars over all its jobs")
+    max_tokens: StrictInt | None = Field(None, gt=0, le=MAX_TOKENS, description="spending cap in tokens (input + output) over all its jobs")
 
 
 class CampaignResume(RequestBody):
     """Optionally raise (or lift, with null) the caps before resuming a capped campaign."""
 
     model_config = ConfigDict(extra="forbid")
-    max_cost_usd: float | None = Field(None, gt=0, le=MAX_COST_USD)
-    max_tokens: int | None = Field(None, gt=0, le=MAX_TOKENS)
-    lift_caps: bool = Field(False, description="remove both caps")
+    max_cost_usd: StrictFloat | None = Field(None, gt=0, le=MAX_COST_USD)
+    max_tokens: StrictInt | None = Field(None, gt=0, le=MAX_TOKENS)
+    lift_caps: StrictBool = Field(False, description="remove both caps")
 
 
 class Progress(BaseModel):

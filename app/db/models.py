@@ -272,6 +272,18 @@ class ServiceSecret(Base):
     created_at: Mapped[datetime] = mapped_column(default=utcnow)
 
 
+class DashboardSession(Base):
+    """A dashboard sign-in (app/web/session.py): the cookie names its row, by a token whose sha256 is the id.
+    Logout deletes the row, so a replayed cookie is signed out; revoking the key ends all of its sessions."""
+
+    __tablename__ = "dashboard_sessions"
+
+    id: Mapped[str] = mapped_column(String(64), primary_key=True)  # sha256 hex of the cookie's session token
+    api_key_id: Mapped[str] = mapped_column(ForeignKey("api_keys.id", ondelete="CASCADE"), index=True)
+    created_at: Mapped[datetime] = mapped_column(default=utcnow)
+    expires_at: Mapped[datetime] = mapped_column(index=True)
+
+
 # Campaign statuses (app/campaigns): running until every variant's job has ended (finished), or until
 # cancelled, or until its spending cap is reached (capped); cancelled and capped campaigns resume.
 CAMPAIGN_RUNNING, CAMPAIGN_FINISHED, CAMPAIGN_CANCELLED, CAMPAIGN_CAPPED = "running", "finished", "cancelled", "capped"

@@ -42,6 +42,7 @@ from ..reviews import list_reviews
 from ..schemas import AnswerIn, JobDetail, JobSubmit, ReviewDecision
 from ..store import aggregates
 from ..store import jobs as store
+from ..streams import service_stopping, until_service_stops
 from . import session as web_session
 from .session import WebSession
 
@@ -186,7 +187,7 @@ def logout(request: Request, web: Web, csrf: Csrf) -> Response:
     if (refused := _csrf_or_403(request, web, csrf)) is not None:
         return refused
     response = RedirectResponse("/login", status_code=303)
-    web_session.sign_out(response)
+    web_session.sign_out(request, response, web)
     return response
 
 
@@ -494,10 +495,19 @@ async def jobs_live(
 ) -> AsyncIterator[ServerSentEvent]:
     """The jobs table's rows, sent again whenever one changes (event `job`), for the ids the page shows. With
     `since` (when the page read its rows) and the page's filters: each job created since then that matches them
-    and that the key may list (event `new_job`, its row and the row's HTML); it is followed like the others."""
+    and that the key may list (event `new_job`, its row and the row's HTML); it is followed like the others.
+    At SIGTERM the stream closes with `service_stopping` (app/streams.py); the page reconnects by itself."""
     wanted = [i for i in ids.split(",") if re.fullmatch(JOB_ID_PATTERN, i)][:200]
-    last: dict[str, dict[str, Any]] = {}
     runner = request.app.state.runner
+    last = service_stopping("the page reconnects when it is back")
+    async for event in until_service_stops(runner, _jobs_live(request, runner, web, live, wanted), last):
+        yield event
+
+
+async def _jobs_live(
+    request: Request, runner: Any, web: WebSession, live: LiveFilters, wanted: list[str]
+) -> AsyncIterator[ServerSentEvent]:
+    last: dict[str, dict[str, Any]] = {}
     while not await request.is_disconnected():
         changed = [runner.change_event(j) for j in wanted]  # taken before the read: no change is missed
         rows, new = await asyncio.to_thread(_live_rows, request, web.caller, wanted, live)
@@ -511,12 +521,14 @@ async def jobs_live(
             yield ServerSentEvent(data=row, event="new_job")
         # Woken by this process's runner; every second regardless, for jobs another process runs or submits.
         waits = [asyncio.ensure_future(ev.wait()) for ev in changed]
-        if waits:
-            _, pending = await asyncio.wait(waits, timeout=1.0, return_when=asyncio.FIRST_COMPLETED)
-            for w in pending:
+        try:
+            if waits:
+                await asyncio.wait(waits, timeout=1.0, return_when=asyncio.FIRST_COMPLETED)
+            else:
+                await asyncio.sleep(1.0)
+        finally:  # also when the stream is stopped here (the service stops, the client leaves)
+            for w in waits:
                 w.cancel()
-        else:
-            await asyncio.sleep(1.0)
 
 
 def _previous_best(attempts: list[Attempt], chosen: Attempt) -> Attempt | None:

@@ -1,24 +1,30 @@
-"""Dashboard sign-in: an API key is exchanged for a signed session cookie.
+"""Dashboard sign-in: an API key is exchanged for a session, kept server-side, named by a signed cookie.
 
-The cookie holds the key's id and the session's CSRF token, signed (itsdangerous) with the service's
-session secret (CUDAMASTER_SERVICE__SESSION_SECRET, or one generated once and kept in the database so that
-replicas share it); never the key itself. It is HttpOnly and SameSite=Lax, Secure over HTTPS, and
-expires after CUDAMASTER_SERVICE__SESSION_MAX_AGE_S. Every request re-reads the key: a revoked key's sessions
-end at once, and a changed role applies at once. Every form carries the session's CSRF token (the
-sign-in form a token of its own, bound to a pre-session cookie).
+Each sign-in stores a row of dashboard_sessions (its id: sha256 of a random session token). The cookie holds
+that token and the session's CSRF token, signed (itsdangerous) with the service's session secret
+(CUDAMASTER_SERVICE__SESSION_SECRET, or one generated once and kept in the database so that replicas share
+it); never the key itself. It is HttpOnly and SameSite=Lax, Secure over HTTPS, and expires after
+CUDAMASTER_SERVICE__SESSION_MAX_AGE_S. Every request re-reads the session's row and its key:
+- logout deletes the row: the cookie, replayed, is signed out (the dashboard's sign-in page, 401 on the API)
+  and its CSRF token is refused with it. Logout ends only that session: the same key signed in elsewhere
+  (another browser) stays signed in there;
+- a revoked key's sessions all end at once, and a changed role applies at once.
+Every form carries the session's CSRF token (the sign-in form a token of its own, bound to a pre-session cookie).
 """
 
 from __future__ import annotations
 
+import hashlib
 import hmac
 import secrets
 from dataclasses import dataclass
+from datetime import timedelta
 
 from fastapi import Request, Response
 from itsdangerous import BadSignature, URLSafeTimedSerializer
-from sqlalchemy import select
+from sqlalchemy import delete, select
 
-from ..db.models import ApiKey, ServiceSecret
+from ..db.models import ApiKey, DashboardSession, ServiceSecret
 from ..db.types import utcnow
 from ..permissions import Caller
 from ..store.upsert import insert_ignore
@@ -32,6 +38,11 @@ _SECRET_NAME = "dashboard_session"
 class WebSession:
     caller: Caller
     csrf: str
+    session_id: str  # the dashboard_sessions row
+
+
+def _session_id(token: str) -> str:
+    return hashlib.sha256(token.encode()).hexdigest()
 
 
 def _secret(request: Request) -> str:
@@ -62,7 +73,7 @@ def _set_cookie(request: Request, response: Response, name: str, value: str, max
 
 
 def current(request: Request) -> WebSession | None:
-    """The signed-in key (re-read from the database), or None."""
+    """The signed-in key (re-read from the database) of a session that has not ended, or None."""
     raw = request.cookies.get(SESSION_COOKIE)
     if not raw:
         return None
@@ -70,22 +81,37 @@ def current(request: Request) -> WebSession | None:
         data = _serializer(request, "session").loads(raw, max_age=request.app.state.settings.session_max_age_s)
     except BadSignature:  # also expired (SignatureExpired is a BadSignature)
         return None
-    if not isinstance(data, dict) or not isinstance(data.get("k"), str) or not isinstance(data.get("c"), str):
-        return None
+    if not isinstance(data, dict) or not isinstance(data.get("s"), str) or not isinstance(data.get("c"), str):
+        return None  # also a cookie from before sessions were kept server-side: sign in again
+    session_id = _session_id(data["s"])
     with request.app.state.sessions() as session:
-        key = session.get(ApiKey, data["k"])
+        row = session.get(DashboardSession, session_id)
+        if row is None or row.expires_at <= utcnow():  # ended at logout, or expired
+            return None
+        key = session.get(ApiKey, row.api_key_id)
         if key is None or key.revoked_at is not None:
             return None
-        return WebSession(Caller.of(key), data["c"])
+        return WebSession(Caller.of(key), data["c"], session_id)
 
 
 def sign_in(request: Request, response: Response, key: ApiKey) -> None:
-    token = _serializer(request, "session").dumps({"k": key.id, "c": secrets.token_urlsafe(24)})
-    _set_cookie(request, response, SESSION_COOKIE, token, request.app.state.settings.session_max_age_s)
+    """Start a session for `key` (a row of dashboard_sessions) and set its cookie; expired rows are dropped."""
+    token, max_age = secrets.token_urlsafe(32), request.app.state.settings.session_max_age_s
+    now = utcnow()
+    with request.app.state.sessions() as session:
+        session.execute(delete(DashboardSession).where(DashboardSession.expires_at <= now))
+        session.add(DashboardSession(id=_session_id(token), api_key_id=key.id, created_at=now, expires_at=now + timedelta(seconds=max_age)))
+        session.commit()
+    cookie = _serializer(request, "session").dumps({"s": token, "c": secrets.token_urlsafe(24)})
+    _set_cookie(request, response, SESSION_COOKIE, cookie, max_age)
     response.delete_cookie(LOGIN_COOKIE, path="/")
 
 
-def sign_out(response: Response) -> None:
+def sign_out(request: Request, response: Response, web: WebSession) -> None:
+    """End this session (its row is deleted: the cookie, replayed, no longer signs in) and clear its cookie."""
+    with request.app.state.sessions() as session:
+        session.execute(delete(DashboardSession).where(DashboardSession.id == web.session_id))
+        session.commit()
     response.delete_cookie(SESSION_COOKIE, path="/")
 
 

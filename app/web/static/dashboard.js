@@ -221,6 +221,7 @@
     const es = new EventSource("/jobs/live?" + query.toString());
     es.onopen = function () { state.textContent = "● live"; };
     es.onerror = function () { state.textContent = "reconnecting…"; };
+    es.addEventListener("service_stopping", function () { state.textContent = "service stopping: reconnecting…"; });
     es.addEventListener("job", function (msg) {
       const j = JSON.parse(msg.data);
       const tr = body.querySelector('tr[data-job="' + j.id + '"]');
