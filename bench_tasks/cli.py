@@ -6,7 +6,7 @@ import json
 import os
 import time
 from pathlib import Path
-from typing import TYPE_CHECKING, Annotated, Optional
+from typing import TYPE_CHECKING, Annotated, Literal, Optional
 
 import typer
 from rich.console import Console
@@ -14,12 +14,13 @@ from rich.progress import BarColumn, MofNCompleteColumn, Progress, TextColumn, T
 from rich.table import Table
 
 from bench_tasks.provenance import provenance
-from bench_tasks.spec import PRECISIONS, SIZE_SETS, TaskError, all_tasks, load_task
+from bench_tasks.spec import PRECISIONS, SIZE_SETS, TaskError, all_tasks, listed_tasks, load_task
 
 if TYPE_CHECKING:
     from bench_tasks.harness.pipeline import Job
 
 app = typer.Typer(no_args_is_help=True)
+Precision = Literal["fp32", "bf16"]  # spec.PRECISIONS, as choices the help lists
 console = Console()
 err = Console(stderr=True)
 
@@ -37,16 +38,42 @@ def _fmt_sizes(sizes: list[dict[str, int]]) -> str:
 
 
 @app.command("list")
-def list_tasks() -> None:
-    """A table of tasks, categories, precisions and sizes."""
+def list_tasks(
+    json_out: Annotated[bool, typer.Option("--json", help="print the tasks as JSON (name, category, precisions, sizes)")] = False,
+) -> None:
+    """The tasks, categories, precisions and sizes: a table on a terminal, one tab-separated line per task
+    when piped (never wrapped), or JSON."""
+    tasks = listed_tasks()
+    if json_out:
+        typer.echo(json.dumps([_task_entry(t) for t in tasks], indent=1))
+        return
+    rows = [
+        (t.name, t.category, ", ".join(t.prototypes), _fmt_sizes(t.size_list("paper")), _fmt_sizes(t.size_list("large"))) for t in tasks
+    ]
+    if not console.is_terminal:
+        typer.echo("\t".join(LIST_COLUMNS))
+        for row in rows:
+            typer.echo("\t".join(row))
+        return
     table = Table(title="MSKernelBench tasks")
-    for col in ("task", "category", "precisions", "paper sizes", "large sizes"):
-        table.add_column(col)
-    for task in all_tasks():
-        table.add_row(
-            task.name, task.category, ", ".join(task.prototypes), _fmt_sizes(task.size_list("paper")), _fmt_sizes(task.size_list("large"))
-        )
+    for col in LIST_COLUMNS:
+        table.add_column(col, no_wrap=col == "task")
+    for row in rows:
+        table.add_row(*row)
     console.print(table)
+
+
+LIST_COLUMNS = ("task", "category", "precisions", "paper sizes", "large sizes")
+
+
+def _task_entry(task) -> dict:
+    return {
+        "name": task.name,
+        "category": task.category,
+        "summary": task.summary,
+        "precisions": list(task.prototypes),
+        "sizes": {name: [dict(s) for s in sizes] for name, sizes in task.sizes.items()},
+    }
 
 
 def _variants(tasks: list[str] | None, precision: str | None):
@@ -119,7 +146,7 @@ def _cluster(address: str | None, settings):
 @app.command("run")
 def run(
     task: Annotated[Optional[list[str]], typer.Option("--task", "-t", help="task name (repeatable); default: all")] = None,
-    precision: Annotated[Optional[str], typer.Option("--precision", "-p", help="fp32 or bf16; default: both")] = None,
+    precision: Annotated[Optional[Precision], typer.Option("--precision", "-p", help="only this precision; default: both")] = None,
     sizes: Annotated[str, typer.Option(help="paper, large, edge or all; several separated by commas (paper,large)")] = "paper",
     candidates: Annotated[
         Optional[Path], typer.Option(help="directory of candidates: <op>.cu / <op>_bf16.cu, or fp32/ and bf16/ subfolders")
@@ -325,7 +352,9 @@ def eval_candidate(
     candidate: Annotated[
         Path, typer.Option("--candidate", "-c", help=".cu exporting <op>_optimized, or a file with OPTIMIZED KERNEL markers")
     ],
-    precision: Annotated[str, typer.Option("--precision", "-p")] = "fp32",
+    precision: Annotated[
+        Precision, typer.Option("--precision", "-p", help="the variant: fp32 (exports <op>_optimized) or bf16 (<op>_bf16_optimized)")
+    ] = "fp32",
     sizes: Annotated[str, typer.Option(help="paper, large, edge or all")] = "paper",
     compile_only: Annotated[bool, typer.Option(help="compile and check symbols only (no GPU needed)")] = False,
     flags: Annotated[Optional[list[str]], typer.Option("--flag", help="extra nvcc flag (repeatable)")] = None,

@@ -3,7 +3,7 @@
 from __future__ import annotations
 
 import sys
-from typing import Annotated, Any
+from typing import Annotated, Any, Literal
 
 import typer
 from pydantic import ValidationError
@@ -14,10 +14,13 @@ from app.config import load_settings
 
 from .cluster import RAY_OPTION_HELP, evaluator_for_cli
 from .contract import Answer, AttemptEvent, JobSpec, LlmCallEvent, NodeEvent, Outcome, Question
-from .runner import close_checkpointer, make_checkpointer, new_job_id, resume_job, start_job
 from .settings import ROLES, AgentSettings
 
+# graph.runner (LangGraph, LangChain, the LLM clients) is imported by the commands that run a job, not here:
+# `cudamaster --help` and the bench commands start without it.
+
 console = Console()
+Precision = Literal["fp32", "bf16"]  # bench_tasks.spec.PRECISIONS, as choices the help lists
 
 
 def _parse_models(models: list[str] | None) -> dict[str, str]:
@@ -90,6 +93,8 @@ def _report(outcome: Outcome) -> None:
 
 
 def _drive(outcome: Outcome, checkpointer, settings: AgentSettings, interactive: bool, evaluator=None) -> Outcome:
+    from .runner import resume_job
+
     while outcome.status == "waiting_for_input" and interactive and outcome.question:
         answer = Answer(question_id=outcome.question.question_id, text=_read_answer(outcome.question))
         outcome = resume_job(
@@ -113,7 +118,7 @@ def _cluster_evaluator(ray: str | None, job_id: str):
 
 def optimize(
     task: Annotated[str, typer.Argument(help="task name, e.g. vector_add (see `cudamaster bench list`)")],
-    precision: Annotated[str, typer.Option("--precision", "-p", help="fp32 or bf16")],
+    precision: Annotated[Precision, typer.Option("--precision", "-p", help="the kernel's precision: fp32 or bf16")],
     rounds: Annotated[int, typer.Option("--rounds", "-R", help="optimization rounds (1..10)")] = 3,
     debug: Annotated[int, typer.Option("--debug", "-D", help="debug tries per round (0..10)")] = 3,
     model: Annotated[list[str] | None, typer.Option("--model", help="MODEL for every role, or ROLE=MODEL; repeatable")] = None,
@@ -155,6 +160,8 @@ def optimize(
         for err in exc.errors():
             console.print(f"[red]--{'.'.join(map(str, err['loc']))}: {err['msg']}[/]")
         raise typer.Exit(2) from None
+    from .runner import close_checkpointer, make_checkpointer, new_job_id, start_job
+
     settings = load_settings().agent
     checkpointer = make_checkpointer(checkpoint_url)
     job_id = job_id or new_job_id()
@@ -180,6 +187,8 @@ def resume(
     ray: Annotated[str | None, typer.Option("--ray", help=RAY_OPTION_HELP)] = None,
 ) -> None:
     """Continue a job after a crash, a stop or a question."""
+    from .runner import close_checkpointer, make_checkpointer, resume_job
+
     settings = load_settings().agent
     checkpointer = make_checkpointer(checkpoint_url)
     if answer == "-":

@@ -36,7 +36,7 @@ def test_eval_compile_only_reports_verdicts(tmp_path, monkeypatch):
     "args, words",
     [
         (["bench", "eval", "nope", "-c", "x.cu"], "unknown task 'nope'"),
-        (["bench", "eval", "vector_add", "-c", "x.cu", "-p", "fp64"], "unknown precision 'fp64'"),
+        (["bench", "eval", "vector_add", "-c", "x.cu", "-p", "fp64"], "'fp64' is not one of 'fp32', 'bf16'"),
         (["bench", "eval", "vector_add", "-c", "/nonexistent.cu"], "does not exist"),
         (["bench", "run", "--sizes", "huge"], "unknown size set 'huge'"),
         (["bench", "run", "--task", "nope"], "unknown task 'nope'"),
