@@ -92,6 +92,22 @@ def _report(outcome: Outcome) -> None:
     console.print(f"job id: [bold]{outcome.job_id}[/] (resume with `cudamaster resume {outcome.job_id}`)")
 
 
+NO_GPU = "NoGpuError: "  # runner._failure_message's prefix for the harness's NoGpuError
+
+
+def _refuse_without_gpu(outcome: Outcome) -> None:
+    """A job that failed because this machine has no GPU: one line saying what to do, exit 3 (no table, no
+    `cudamaster resume` hint: resuming here cannot help)."""
+    if outcome.status == "failed" and outcome.message.startswith(NO_GPU):
+        why = outcome.message.removeprefix(NO_GPU).split(". ", 1)[0]
+        Console(stderr=True).print(
+            f"[red]error: no GPU: {why}.[/] Run on a machine with a GPU, set CUDAMASTER_HARNESS__GPU to a visible one, "
+            "or use remote GPU workers (--ray ADDRESS or CUDAMASTER_RAY__ADDRESS).",
+            soft_wrap=True,
+        )
+        raise typer.Exit(3)
+
+
 def _drive(outcome: Outcome, checkpointer, settings: AgentSettings, interactive: bool, evaluator=None) -> Outcome:
     from .runner import resume_job
 
@@ -173,6 +189,7 @@ def optimize(
         if evaluator is not None:  # its GPU workers go back to the cluster
             evaluator.cluster.close()
         close_checkpointer(checkpointer)
+    _refuse_without_gpu(outcome)
     _report(outcome)
     raise typer.Exit(0 if outcome.status in ("finished", "no_correct_kernel", "waiting_for_input") else 1)
 
@@ -201,5 +218,6 @@ def resume(
         if evaluator is not None:
             evaluator.cluster.close()
         close_checkpointer(checkpointer)
+    _refuse_without_gpu(outcome)
     _report(outcome)
     raise typer.Exit(0 if outcome.status in ("finished", "no_correct_kernel", "waiting_for_input") else 1)
