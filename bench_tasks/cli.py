@@ -2,8 +2,10 @@
 
 from __future__ import annotations
 
+import difflib
 import json
 import os
+import re
 import time
 from pathlib import Path
 from typing import TYPE_CHECKING, Annotated, Literal, Optional
@@ -14,7 +16,7 @@ from rich.progress import BarColumn, MofNCompleteColumn, Progress, TextColumn, T
 from rich.table import Table
 
 from bench_tasks.provenance import provenance
-from bench_tasks.spec import PRECISIONS, SIZE_SETS, TaskError, all_tasks, listed_tasks, load_task
+from bench_tasks.spec import PRECISIONS, SIZE_SETS, TaskError, all_tasks, listed_tasks, load_task, task_names
 
 if TYPE_CHECKING:
     from bench_tasks.harness.pipeline import Job
@@ -76,9 +78,48 @@ def _task_entry(task) -> dict:
     }
 
 
+def _task(name: str):
+    """The task `name`; an unknown name fails with the closest names (RELU for relu), not the list of all."""
+    try:
+        return load_task(name)
+    except TaskError as exc:
+        names = task_names()
+        if name in names:
+            _fail(str(exc))
+        close = [n for n in names if n.lower() == name.lower()] or difflib.get_close_matches(name, names, n=3, cutoff=0.6)
+        hint = f"did you mean {' or '.join(close)}?" if close else "see `cudamaster bench list`"
+        _fail(f"unknown task {name[:80]!r}: {hint}")
+
+
+def _compiled(variant, outcome, seconds: float) -> str:
+    """What a successful --compile-only checked."""
+    where = f"object {outcome.object_path}" if outcome.object_path else "object"
+    flags = " ".join(outcome.flags) or "default flags"
+    return (
+        f"ok: compiled ({flags}){' from the cache' if outcome.cached else ''} in {seconds:.1f} s; entry "
+        f"{variant.candidate_entry} defined; {where}; its symbols passed the "
+        f"harness's checks (no forbidden library or system call). {outcome.message}".rstrip()
+    )
+
+
+def _missing_entry(variant, text: str) -> str | None:
+    """Why a candidate cannot be this variant when it does not define the entry point the variant needs but
+    defines another precision's (an FP32 kernel given with --precision bf16): names the missing entry."""
+    if re.search(rf"\b{variant.candidate_entry}\s*\(", text):
+        return None
+    for other in variant.task.variants():
+        if other.precision != variant.precision and re.search(rf"\b{other.candidate_entry}\s*\(", text):
+            return (
+                f"the candidate defines {other.candidate_entry} (the {other.precision} entry) but not {variant.candidate_entry}, "
+                f"which --precision {variant.precision} needs: pass --precision {other.precision}, or export "
+                f"{variant.candidate_prototype.text}"
+            )
+    return None
+
+
 def _variants(tasks: list[str] | None, precision: str | None):
     try:
-        chosen = [load_task(t) for t in tasks] if tasks else all_tasks()
+        chosen = [_task(t) for t in tasks] if tasks else all_tasks()
         return [(t.name, p) for t in chosen for p in ([precision] if precision else list(t.prototypes)) if t.variant(p)]
     except TaskError as exc:
         _fail(str(exc))
@@ -368,20 +409,30 @@ def eval_candidate(
     _precision_ok(precision)
     _sizes_ok(sizes)
     try:
-        variant = load_task(task).variant(precision)
+        variant = _task(task).variant(precision)
     except TaskError as exc:
         _fail(str(exc))
+    if candidate.is_dir():
+        _fail(f"{candidate} is a directory: pass a .cu file (e.g. {candidate / (variant.entry + '.cu')})")
     if not candidate.is_file():
         _fail(f"candidate file {candidate} does not exist")
     raw = candidate.read_bytes()
     settings = get_settings()
+    try:
+        if (why := _missing_entry(variant, src.prepare(raw, settings.max_source_bytes))) is not None:
+            _fail(why)
+    except CandidateError as exc:
+        _fail(str(exc))
     _say_sandbox(settings)
     try:
         if compile_only:
+            started = time.monotonic()
             outcome = compile_candidate(variant, src.prepare(raw, settings.max_source_bytes), settings, flags)
-            verdict = "ok" if outcome.ok else outcome.verdict.value  # type: ignore[union-attr]
-            console.print(f"[bold]{verdict}[/] {outcome.message}")
-            raise typer.Exit(0 if outcome.ok else 1)
+            if not outcome.ok:
+                console.print(f"[bold]{outcome.verdict.value}[/] {outcome.message}")  # type: ignore[union-attr]
+                raise typer.Exit(1)
+            console.print(_compiled(variant, outcome, time.monotonic() - started))
+            raise typer.Exit(0)
         result = evaluate(task, precision, raw, sizes, extra_flags=flags)
     except CandidateError as exc:
         _fail(str(exc))
