@@ -143,10 +143,12 @@ def serve(
         except ImportError:
             _fail(f'--ray {ray_settings.address}: Ray is not installed here; pip install -e ".[ray]"')
     open_database(settings.database_url, migrate=settings.auto_migrate).dispose()  # fail here in one line, not in uvicorn
+    base = f"http://{settings.host}:{settings.port}"
     typer.echo(
-        f"cudamaster service on http://{settings.host}:{settings.port}/api/v1 (docs: /api/v1/docs), "
+        f"cudamaster service on {base}/ (the dashboard; API {base}/api/v1, its docs {base}/api/v1/docs), "
         f"database {_shown(settings.database_url)}"
     )
+    typer.echo(f"sandbox for untrusted kernels: {_sandbox_line()}")
     uvicorn.run(
         create_app(settings, ray=ray_settings),
         host=settings.host,
@@ -154,6 +156,14 @@ def serve(
         log_level=log_level,
         timeout_graceful_shutdown=int(settings.drain_seconds) + 5,
     )
+
+
+def _sandbox_line() -> str:
+    """bubblewrap found (its version, what it isolates), or what is missing and what to do."""
+    from bench_tasks.harness import get_settings
+    from bench_tasks.harness.sandbox import describe
+
+    return describe(get_settings())
 
 
 @keys_app.command("create")

@@ -142,3 +142,14 @@ def test_harness_package_exports_the_evaluate_function_after_its_module_loads():
     from bench_tasks.harness import Verdict, evaluate
 
     assert inspect.isfunction(evaluate) and evaluate is module.evaluate and Verdict.ok.value == "ok"
+
+
+def test_serve_start_up_names_the_dashboard_and_the_sandbox(tmp_path, monkeypatch):
+    import uvicorn
+
+    monkeypatch.setattr(uvicorn, "run", lambda *args, **kwargs: None)  # no server: the start-up lines only
+    out = runner.invoke(cli, ["serve", "--database-url", f"sqlite:///{tmp_path / 's.db'}", "--port", "8123"], env={"COLUMNS": "300"})
+    assert out.exit_code == 0, out.output
+    assert "http://127.0.0.1:8123/ (the dashboard" in out.output and "/api/v1/docs" in out.output
+    sandbox = next(line for line in out.output.splitlines() if line.startswith("sandbox for untrusted kernels: "))
+    assert "bwrap" in sandbox or "unavailable" in sandbox or "none" in sandbox
