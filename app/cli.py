@@ -30,7 +30,7 @@ def _plain_help() -> None:
         name = name if self.required else f"[{name}]"
         return name + ("..." if self.nargs != 1 else "")
 
-    TyperOption.display_type_rich = display_type_rich  # type: ignore[method-assign]
+    TyperOption.display_type_rich = display_type_rich  # type: ignore[method-assign, assignment]
     TyperArgument._usage_display_name = usage_name  # type: ignore[method-assign]
 
 

@@ -34,9 +34,15 @@ def _revision_of(path: Path) -> tuple[str, set[str]] | None:
     """(revision, down revisions) a migration file declares, read (not run); None when it declares none."""
     found: dict[str, object] = {}
     for node in ast.parse(path.read_text(), str(path)).body:
-        target = node.target if isinstance(node, ast.AnnAssign) else node.targets[0] if isinstance(node, ast.Assign) else None
-        if isinstance(target, ast.Name) and target.id in ("revision", "down_revision") and node.value is not None:  # type: ignore[union-attr]
-            found[target.id] = ast.literal_eval(node.value)  # type: ignore[union-attr, arg-type]
+        target: ast.expr
+        if isinstance(node, ast.AnnAssign) and node.value is not None:
+            target, value = node.target, node.value
+        elif isinstance(node, ast.Assign):
+            target, value = node.targets[0], node.value
+        else:
+            continue
+        if isinstance(target, ast.Name) and target.id in ("revision", "down_revision"):
+            found[target.id] = ast.literal_eval(value)
     if not isinstance(found.get("revision"), str):
         return None
     down = found.get("down_revision")
