@@ -137,3 +137,10 @@ def list_reviews(
     )
     total = session.scalar(select(func.count(Review.id)).join(Job, Job.id == Review.job_id).where(*conds)) or 0
     return list(session.scalars(query)), total
+
+
+def flagged_share(session: Session, visible: ColumnElement[bool]) -> tuple[int, int]:
+    """(correct attempts flagged, correct attempts) over the jobs `visible` selects: the review page shows the share."""
+    correct = select(Attempt.id).join(Job, Job.id == Attempt.job_id).where(visible, Attempt.verdict == "ok")
+    flagged = session.scalar(select(func.count(Review.id)).where(Review.attempt_id.in_(correct))) or 0
+    return flagged, session.scalar(select(func.count()).select_from(correct.subquery())) or 0

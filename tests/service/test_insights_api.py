@@ -7,6 +7,8 @@ CUDAMASTER_SERVICE__REVIEW_SPEEDUP=2.5 the round-2 attempt (3x) is flagged and r
 
 from __future__ import annotations
 
+import re
+
 import httpx
 import pytest
 
@@ -69,6 +71,12 @@ def test_leaderboard_counts_only_unflagged_or_accepted_attempts_with_fake_agent(
     assert [m["speedup"] for m in item["measurements"]] == [3.0, 3.0]
     assert item["profile"]["bottleneck_class"] == "memory_bandwidth"  # the class the FAKE agent sends (a contract.Profile)
     assert client.get(item["source_url"], headers=h["viewer"]).text == "// fake kernel, round 2\n"
+    with httpx.Client(base_url=client.base_url, timeout=30, follow_redirects=True) as web:  # the share flagged (issue 31 item 17)
+        csrf = re.search(r'name="csrf" value="([^"]+)"', web.get("/login").text)
+        assert csrf is not None
+        web.post("/login", data={"key": h["viewer"]["X-API-Key"], "csrf": csrf.group(1), "next": "/reviews"})
+        page = web.get("/reviews").text
+    assert re.search(r"Flagged: <b>2</b> of ([5-9]) correct attempts \(\d+\.\d %\)", page), page[:3000]
 
     board = client.get(f"{API}/leaderboard", headers=h["owner"]).json()
     best = {e["task"]: e for e in board["entries"]}
