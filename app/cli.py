@@ -6,6 +6,7 @@ the whole command loudly: nothing is hidden."""
 from __future__ import annotations
 
 import typer
+from typer.core import TyperArgument, TyperOption
 
 from app.campaign_cli import campaign_app
 from app.config import SettingsInvalid
@@ -14,6 +15,26 @@ from bench_tasks.cli import app as bench_app
 from bench_tasks.sandbox_cli import app as sandbox_app
 from graph.cli import optimize, resume
 from profiling.cli import app as profile_app
+
+
+def _plain_help() -> None:
+    """Help as a user reads it: flags without a `<bool>` type (the flag says it), arguments in the usage line
+    as TASK / [JOB_ID] (click's style) rather than {task}."""
+    option_type = TyperOption.display_type_rich
+
+    def display_type_rich(self: TyperOption, ctx: typer.Context) -> str | None:
+        return None if self.is_flag and self.metavar is None else option_type(self, ctx)
+
+    def usage_name(self: TyperArgument) -> str:
+        name = self.display_name_raw.upper()
+        name = name if self.required else f"[{name}]"
+        return name + ("..." if self.nargs != 1 else "")
+
+    TyperOption.display_type_rich = display_type_rich  # type: ignore[method-assign, assignment]
+    TyperArgument._usage_display_name = usage_name  # type: ignore[method-assign]
+
+
+_plain_help()
 
 cli = typer.Typer(
     help="cudamaster: LLM agents that optimize CUDA kernels, and the benchmark that keeps them honest.",

@@ -8,14 +8,16 @@ from __future__ import annotations
 
 from collections.abc import Iterator
 from contextlib import contextmanager
-from typing import Annotated, Any, NoReturn
+from typing import TYPE_CHECKING, Annotated, Any, NoReturn
 
 import typer
-from sqlalchemy import Engine
-from sqlalchemy.orm import Session
 
 from .config import SettingsInvalid, load_settings
 from .settings import ServiceSettings
+
+if TYPE_CHECKING:  # SQLAlchemy loads with the commands that open the database, not with `cudamaster --help`
+    from sqlalchemy import Engine
+    from sqlalchemy.orm import Session
 
 keys_app = typer.Typer(no_args_is_help=True, help="API keys for the service: create, list, revoke.")
 
@@ -48,27 +50,26 @@ def _settings(**overrides: Any) -> ServiceSettings:
 
 
 def _shown(url: str) -> str:
-    from .api.deps import shown_database
+    from .db.engine import shown_database  # not app.api: `keys` starts without FastAPI
 
     return shown_database(url)
 
 
 def open_database(url: str, *, migrate: bool = True) -> Engine:
     """Reach the database and bring its schema to the newest; exit with one line if that cannot be done."""
-    from alembic.util import CommandError
     from sqlalchemy import text
     from sqlalchemy.exc import ArgumentError, DBAPIError, NoSuchModuleError
 
     from .db.engine import make_engine
-    from .db.migrate import upgrade
+    from .db.migrate import at_head
 
     where = _shown(url)
     try:
         engine = make_engine(url)
         with engine.connect() as conn:
             conn.execute(text("SELECT 1"))
-        if migrate:
-            upgrade(url)
+        if migrate and not at_head(engine):
+            _upgrade(url, where)
     except (ArgumentError, NoSuchModuleError) as exc:
         _fail(
             f"{where} is not a database URL this service can use ({exc}); use sqlite:///PATH or "
@@ -83,9 +84,18 @@ def open_database(url: str, *, migrate: bool = True) -> Engine:
             f"cannot use the database {where}: {reason}.{hint} pass --database-url (or set CUDAMASTER_SERVICE__DATABASE_URL) "
             "to a database that exists"
         )
+    return engine
+
+
+def _upgrade(url: str, where: str) -> None:
+    from alembic.util import CommandError  # Alembic loads only when there is a migration to run
+
+    from .db.migrate import upgrade
+
+    try:
+        upgrade(url)
     except CommandError as exc:
         _fail(f"cannot bring the database {where} to the newest schema: {exc}")
-    return engine
 
 
 @contextmanager
@@ -133,10 +143,12 @@ def serve(
         except ImportError:
             _fail(f'--ray {ray_settings.address}: Ray is not installed here; pip install -e ".[ray]"')
     open_database(settings.database_url, migrate=settings.auto_migrate).dispose()  # fail here in one line, not in uvicorn
+    base = f"http://{settings.host}:{settings.port}"
     typer.echo(
-        f"cudamaster service on http://{settings.host}:{settings.port}/api/v1 (docs: /api/v1/docs), "
+        f"cudamaster service on {base}/ (the dashboard; API {base}/api/v1, its docs {base}/api/v1/docs), "
         f"database {_shown(settings.database_url)}"
     )
+    typer.echo(f"sandbox for untrusted kernels: {_sandbox_line()}")
     uvicorn.run(
         create_app(settings, ray=ray_settings),
         host=settings.host,
@@ -144,6 +156,14 @@ def serve(
         log_level=log_level,
         timeout_graceful_shutdown=int(settings.drain_seconds) + 5,
     )
+
+
+def _sandbox_line() -> str:
+    """bubblewrap found (its version, what it isolates), or what is missing and what to do."""
+    from bench_tasks.harness import get_settings
+    from bench_tasks.harness.sandbox import describe
+
+    return describe(get_settings())
 
 
 @keys_app.command("create")

@@ -2,11 +2,13 @@
 
 from __future__ import annotations
 
+import difflib
 import json
 import os
+import re
 import time
 from pathlib import Path
-from typing import TYPE_CHECKING, Annotated, Optional
+from typing import TYPE_CHECKING, Annotated, Literal, Optional
 
 import typer
 from rich.console import Console
@@ -14,12 +16,13 @@ from rich.progress import BarColumn, MofNCompleteColumn, Progress, TextColumn, T
 from rich.table import Table
 
 from bench_tasks.provenance import provenance
-from bench_tasks.spec import PRECISIONS, SIZE_SETS, TaskError, all_tasks, load_task
+from bench_tasks.spec import PRECISIONS, SIZE_SETS, TaskError, all_tasks, listed_tasks, load_task, task_names
 
 if TYPE_CHECKING:
     from bench_tasks.harness.pipeline import Job
 
 app = typer.Typer(no_args_is_help=True)
+Precision = Literal["fp32", "bf16"]  # spec.PRECISIONS, as choices the help lists
 console = Console()
 err = Console(stderr=True)
 
@@ -37,21 +40,75 @@ def _fmt_sizes(sizes: list[dict[str, int]]) -> str:
 
 
 @app.command("list")
-def list_tasks() -> None:
-    """A table of tasks, categories, precisions and sizes."""
+def list_tasks(
+    json_out: Annotated[bool, typer.Option("--json", help="print the tasks as JSON (name, category, precisions, sizes)")] = False,
+) -> None:
+    """The tasks, categories, precisions and sizes: a table on a terminal, one tab-separated line per task
+    when piped (never wrapped), or JSON."""
+    tasks = listed_tasks()
+    if json_out:
+        typer.echo(json.dumps([_task_entry(t) for t in tasks], indent=1))
+        return
+    rows = [
+        (t.name, t.category, ", ".join(t.prototypes), _fmt_sizes(t.size_list("paper")), _fmt_sizes(t.size_list("large"))) for t in tasks
+    ]
+    if not console.is_terminal:
+        typer.echo("\t".join(LIST_COLUMNS))
+        for row in rows:
+            typer.echo("\t".join(row))
+        return
     table = Table(title="MSKernelBench tasks")
-    for col in ("task", "category", "precisions", "paper sizes", "large sizes"):
-        table.add_column(col)
-    for task in all_tasks():
-        table.add_row(
-            task.name, task.category, ", ".join(task.prototypes), _fmt_sizes(task.size_list("paper")), _fmt_sizes(task.size_list("large"))
-        )
+    for col in LIST_COLUMNS:
+        table.add_column(col, no_wrap=col == "task")
+    for row in rows:
+        table.add_row(*row)
     console.print(table)
+
+
+LIST_COLUMNS = ("task", "category", "precisions", "paper sizes", "large sizes")
+
+
+def _task_entry(task) -> dict:
+    return {
+        "name": task.name,
+        "category": task.category,
+        "summary": task.summary,
+        "precisions": list(task.prototypes),
+        "sizes": {name: [dict(s) for s in sizes] for name, sizes in task.sizes.items()},
+    }
+
+
+def _task(name: str):
+    """The task `name`; an unknown name fails with the closest names (RELU for relu), not the list of all."""
+    try:
+        return load_task(name)
+    except TaskError as exc:
+        names = task_names()
+        if name in names:
+            _fail(str(exc))
+        close = [n for n in names if n.lower() == name.lower()] or difflib.get_close_matches(name, names, n=3, cutoff=0.6)
+        hint = f"did you mean {' or '.join(close)}?" if close else "see `cudamaster bench list`"
+        _fail(f"unknown task {name[:80]!r}: {hint}")
+
+
+def _missing_entry(variant, text: str) -> str | None:
+    """Why a candidate cannot be this variant when it does not define the entry point the variant needs but
+    defines another precision's (an FP32 kernel given with --precision bf16): names the missing entry."""
+    if re.search(rf"\b{variant.candidate_entry}\s*\(", text):
+        return None
+    for other in variant.task.variants():
+        if other.precision != variant.precision and re.search(rf"\b{other.candidate_entry}\s*\(", text):
+            return (
+                f"the candidate defines {other.candidate_entry} (the {other.precision} entry) but not {variant.candidate_entry}, "
+                f"which --precision {variant.precision} needs: pass --precision {other.precision}, or export "
+                f"{variant.candidate_prototype.text}"
+            )
+    return None
 
 
 def _variants(tasks: list[str] | None, precision: str | None):
     try:
-        chosen = [load_task(t) for t in tasks] if tasks else all_tasks()
+        chosen = [_task(t) for t in tasks] if tasks else all_tasks()
         return [(t.name, p) for t in chosen for p in ([precision] if precision else list(t.prototypes)) if t.variant(p)]
     except TaskError as exc:
         _fail(str(exc))
@@ -119,7 +176,7 @@ def _cluster(address: str | None, settings):
 @app.command("run")
 def run(
     task: Annotated[Optional[list[str]], typer.Option("--task", "-t", help="task name (repeatable); default: all")] = None,
-    precision: Annotated[Optional[str], typer.Option("--precision", "-p", help="fp32 or bf16; default: both")] = None,
+    precision: Annotated[Optional[Precision], typer.Option("--precision", "-p", help="only this precision; default: both")] = None,
     sizes: Annotated[str, typer.Option(help="paper, large, edge or all; several separated by commas (paper,large)")] = "paper",
     candidates: Annotated[
         Optional[Path], typer.Option(help="directory of candidates: <op>.cu / <op>_bf16.cu, or fp32/ and bf16/ subfolders")
@@ -325,7 +382,9 @@ def eval_candidate(
     candidate: Annotated[
         Path, typer.Option("--candidate", "-c", help=".cu exporting <op>_optimized, or a file with OPTIMIZED KERNEL markers")
     ],
-    precision: Annotated[str, typer.Option("--precision", "-p")] = "fp32",
+    precision: Annotated[
+        Precision, typer.Option("--precision", "-p", help="the variant: fp32 (exports <op>_optimized) or bf16 (<op>_bf16_optimized)")
+    ] = "fp32",
     sizes: Annotated[str, typer.Option(help="paper, large, edge or all")] = "paper",
     compile_only: Annotated[bool, typer.Option(help="compile and check symbols only (no GPU needed)")] = False,
     flags: Annotated[Optional[list[str]], typer.Option("--flag", help="extra nvcc flag (repeatable)")] = None,
@@ -334,24 +393,40 @@ def eval_candidate(
     """Evaluate one candidate: the verdict and the per-size table."""
     from bench_tasks.harness import CandidateError, NoGpuError, evaluate, get_settings
     from bench_tasks.harness.evaluate import compile_only as compile_only_check
+    from bench_tasks.harness import source as src
     from bench_tasks.harness.sandbox import SandboxUnavailable
 
     _precision_ok(precision)
     _sizes_ok(sizes)
     try:
-        variant = load_task(task).variant(precision)
+        variant = _task(task).variant(precision)
     except TaskError as exc:
         _fail(str(exc))
+    if candidate.is_dir():
+        _fail(f"{candidate} is a directory: pass a .cu file (e.g. {candidate / (variant.entry + '.cu')})")
     if not candidate.is_file():
         _fail(f"candidate file {candidate} does not exist")
     raw = candidate.read_bytes()
     settings = get_settings()
+    try:
+        if (why := _missing_entry(variant, src.prepare(raw, settings.max_source_bytes))) is not None:
+            _fail(why)
+    except CandidateError as exc:
+        _fail(str(exc))
     _say_sandbox(settings)
     try:
         if compile_only:  # compiled, checked and linked into its driver: all but the GPU
+            started = time.monotonic()
             verdict, message, _ = compile_only_check(variant.task, precision, raw, settings=settings, extra_flags=flags)
-            console.print(f"[bold]{verdict.value}[/] {message}")
-            raise typer.Exit(0 if verdict.value == "ok" else 1)
+            if verdict.value != "ok":
+                console.print(f"[bold]{verdict.value}[/] {message}")
+                raise typer.Exit(1)
+            console.print(
+                f"ok: compiled and linked ({' '.join(flags) or 'default flags'}) in {time.monotonic() - started:.1f} s; "
+                f"entry {variant.candidate_entry} defined; object and driver built; its symbols passed the harness's "
+                f"checks (no forbidden library or system call). {message}".rstrip()
+            )
+            raise typer.Exit(0)
         result = evaluate(task, precision, raw, sizes, extra_flags=flags)
     except CandidateError as exc:
         _fail(str(exc))

@@ -7,6 +7,7 @@ See `bench_tasks/README.md` for the format.
 
 from __future__ import annotations
 
+import ast
 import difflib
 import importlib.util
 import math
@@ -278,6 +279,8 @@ class Task:
         return names
 
     def _derive_hook(self) -> Callable[[dict], dict] | None:
+        if self.oracle == "baseline" or not _defines_derive(self.directory):
+            return None  # the reference (numpy, scipy) is loaded when a check needs it, not to list or validate tasks
         module = self.reference_module
         return getattr(module, "derive", None) if module is not None else None
 
@@ -317,6 +320,25 @@ class Task:
     @property
     def reference_module(self) -> ModuleType | None:
         return None if self.oracle == "baseline" else _load_reference(self.directory)
+
+
+@cache
+def _defines_derive(directory: Path) -> bool:
+    """Whether the task's reference.py defines `derive` at its top level (read, not run)."""
+    path = directory / "reference.py"
+    try:
+        tree = ast.parse(path.read_text(), str(path))
+    except (OSError, SyntaxError):
+        return True  # loading it says what is wrong
+    for node in tree.body:
+        if isinstance(node, ast.FunctionDef | ast.AsyncFunctionDef) and node.name == "derive":
+            return True
+        targets = node.targets if isinstance(node, ast.Assign) else [node.target] if isinstance(node, ast.AnnAssign) else []
+        if any(isinstance(t, ast.Name) and t.id == "derive" for t in targets):
+            return True
+        if isinstance(node, ast.ImportFrom | ast.Import) and any((a.asname or a.name) == "derive" for a in node.names):
+            return True
+    return False
 
 
 @cache
@@ -409,7 +431,8 @@ def _parse_tolerance(table: Any, where: str) -> tuple[dict[str, ToleranceSpec], 
     return base, outputs
 
 
-def load_task_file(path: Path) -> Task:
+def load_task_file(path: Path, *, check: bool = True) -> Task:
+    """The task of a task.toml; `check` False skips `validate` (the sizes' expressions), for listing only."""
     where = str(path)
     try:
         data = tomllib.loads(path.read_text())
@@ -444,7 +467,8 @@ def load_task_file(path: Path) -> Task:
         notes=dict(data.get("notes", {})),
         tolerance_outputs=tolerance_outputs,
     )
-    validate(task)
+    if check:
+        validate(task)
     return task
 
 
@@ -656,3 +680,9 @@ def task_names() -> list[str]:
 
 def all_tasks() -> list[Task]:
     return [load_task(n) for n in task_names()]
+
+
+def listed_tasks() -> list[Task]:
+    """The built-in tasks as their TOML declares them, unvalidated (fast: `cudamaster bench list`); running or
+    checking one loads it with `load_task`, which validates it."""
+    return [load_task_file(TASKS_DIR / n / "task.toml", check=False) for n in task_names()]

@@ -3,7 +3,7 @@
 from __future__ import annotations
 
 import sys
-from typing import Annotated, Any
+from typing import Annotated, Any, Literal
 
 import typer
 from pydantic import ValidationError
@@ -14,10 +14,13 @@ from app.config import load_settings
 
 from .cluster import RAY_OPTION_HELP, evaluator_for_cli
 from .contract import Answer, AttemptEvent, JobSpec, LlmCallEvent, NodeEvent, Outcome, Question
-from .runner import close_checkpointer, make_checkpointer, new_job_id, resume_job, start_job
 from .settings import ROLES, AgentSettings
 
+# graph.runner (LangGraph, LangChain, the LLM clients) is imported by the commands that run a job, not here:
+# `cudamaster --help` and the bench commands start without it.
+
 console = Console()
+Precision = Literal["fp32", "bf16"]  # bench_tasks.spec.PRECISIONS, as choices the help lists
 
 
 def _parse_models(models: list[str] | None) -> dict[str, str]:
@@ -89,7 +92,25 @@ def _report(outcome: Outcome) -> None:
     console.print(f"job id: [bold]{outcome.job_id}[/] (resume with `cudamaster resume {outcome.job_id}`)")
 
 
+NO_GPU = "NoGpuError: "  # runner._failure_message's prefix for the harness's NoGpuError
+
+
+def _refuse_without_gpu(outcome: Outcome) -> None:
+    """A job that failed because this machine has no GPU: one line saying what to do, exit 3 (no table, no
+    `cudamaster resume` hint: resuming here cannot help)."""
+    if outcome.status == "failed" and outcome.message.startswith(NO_GPU):
+        why = outcome.message.removeprefix(NO_GPU).split(". ", 1)[0]
+        Console(stderr=True).print(
+            f"[red]error: no GPU: {why}.[/] Run on a machine with a GPU, set CUDAMASTER_HARNESS__GPU to a visible one, "
+            "or use remote GPU workers (--ray ADDRESS or CUDAMASTER_RAY__ADDRESS).",
+            soft_wrap=True,
+        )
+        raise typer.Exit(3)
+
+
 def _drive(outcome: Outcome, checkpointer, settings: AgentSettings, interactive: bool, evaluator=None) -> Outcome:
+    from .runner import resume_job
+
     while outcome.status == "waiting_for_input" and interactive and outcome.question:
         answer = Answer(question_id=outcome.question.question_id, text=_read_answer(outcome.question))
         outcome = resume_job(
@@ -113,7 +134,7 @@ def _cluster_evaluator(ray: str | None, job_id: str):
 
 def optimize(
     task: Annotated[str, typer.Argument(help="task name, e.g. vector_add (see `cudamaster bench list`)")],
-    precision: Annotated[str, typer.Option("--precision", "-p", help="fp32 or bf16")],
+    precision: Annotated[Precision, typer.Option("--precision", "-p", help="the kernel's precision: fp32 or bf16")],
     rounds: Annotated[int, typer.Option("--rounds", "-R", help="optimization rounds (1..10)")] = 3,
     debug: Annotated[int, typer.Option("--debug", "-D", help="debug tries per round (0..10)")] = 3,
     model: Annotated[list[str] | None, typer.Option("--model", help="MODEL for every role, or ROLE=MODEL; repeatable")] = None,
@@ -155,6 +176,8 @@ def optimize(
         for err in exc.errors():
             console.print(f"[red]--{'.'.join(map(str, err['loc']))}: {err['msg']}[/]")
         raise typer.Exit(2) from None
+    from .runner import close_checkpointer, make_checkpointer, new_job_id, start_job
+
     settings = load_settings().agent
     checkpointer = make_checkpointer(checkpoint_url)
     job_id = job_id or new_job_id()
@@ -166,6 +189,7 @@ def optimize(
         if evaluator is not None:  # its GPU workers go back to the cluster
             evaluator.cluster.close()
         close_checkpointer(checkpointer)
+    _refuse_without_gpu(outcome)
     _report(outcome)
     raise typer.Exit(0 if outcome.status in ("finished", "no_correct_kernel", "waiting_for_input") else 1)
 
@@ -180,6 +204,8 @@ def resume(
     ray: Annotated[str | None, typer.Option("--ray", help=RAY_OPTION_HELP)] = None,
 ) -> None:
     """Continue a job after a crash, a stop or a question."""
+    from .runner import close_checkpointer, make_checkpointer, resume_job
+
     settings = load_settings().agent
     checkpointer = make_checkpointer(checkpoint_url)
     if answer == "-":
@@ -192,5 +218,6 @@ def resume(
         if evaluator is not None:
             evaluator.cluster.close()
         close_checkpointer(checkpointer)
+    _refuse_without_gpu(outcome)
     _report(outcome)
     raise typer.Exit(0 if outcome.status in ("finished", "no_correct_kernel", "waiting_for_input") else 1)

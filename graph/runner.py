@@ -24,6 +24,7 @@ from langgraph.runtime import RunControl
 from langgraph.types import Command
 
 from bench_tasks import TaskError, load_task
+from bench_tasks.harness.errors import NoGpuError
 
 from . import spending
 from .builder import build_graph
@@ -261,7 +262,10 @@ def _run(
     except GraphDrained:
         status, message = "stopped", f"stopped at a step boundary; resume with `cudamaster resume {job_id}`"
     except Exception as exc:  # noqa: BLE001 - the outcome reports it; the checkpoint keeps the job resumable
-        log.warning("job %s failed: %s", job_id, exc, exc_info=not isinstance(exc, LlmError))
+        if isinstance(exc, NoGpuError):  # the outcome says it in full; no traceback of LangGraph's task
+            log.info("job %s failed: %s", job_id, exc)
+        else:
+            log.warning("job %s failed: %s", job_id, exc, exc_info=not isinstance(exc, LlmError))
         status, message = "failed", _failure_message(exc, job_id, settings)
     snapshot = graph.get_state(config)
     values = snapshot.values or {}

@@ -9,13 +9,12 @@ from typing import Annotated
 
 from fastapi import Depends, HTTPException, Request
 from fastapi.security import APIKeyHeader, HTTPAuthorizationCredentials, HTTPBearer
-from sqlalchemy.engine import make_url
-from sqlalchemy.exc import ArgumentError
 from sqlalchemy.orm import Session
 
 from .. import permissions
 from ..auth import KeyRejected, verify_key
 from ..bounds import JOB_ID_PATTERN
+from ..db.engine import shown_database
 from ..db.models import Job
 from ..gpu import Evaluation
 from ..permissions import Caller
@@ -43,14 +42,6 @@ def get_runner(request: Request) -> JobRunner:
 SessionDep = Annotated[Session, Depends(get_session)]
 SettingsDep = Annotated[ServiceSettings, Depends(get_settings)]
 RunnerDep = Annotated[JobRunner, Depends(get_runner)]
-
-
-def shown_database(url: str) -> str:
-    """The database URL without its password (for messages)."""
-    try:
-        return make_url(url).render_as_string(hide_password=True)
-    except ArgumentError:
-        return url.split("@")[-1]
 
 
 def _unknown_key_hint(settings: ServiceSettings) -> str:

@@ -38,7 +38,7 @@ from ..auth import KeyRejected, verify_key
 from ..bounds import JOB_ID_PATTERN, KEY_ID_PATTERN, MAX_OFFSET, MODEL_PATTERN, TASK_PATTERN
 from ..db.models import ACTIVE_STATUSES, ALL_STATUSES, CANCELLED, FAILED, REVIEW_STATUSES, WAITING, Attempt, Job, Review
 from ..db.types import utcnow
-from ..reviews import list_reviews
+from ..reviews import flagged_share, list_reviews
 from ..schemas import AnswerIn, JobDetail, JobSubmit, ReviewDecision
 from ..store import aggregates
 from ..store import jobs as store
@@ -693,11 +693,14 @@ def reviews_page(request: Request, web: Web, session: SessionDep, status: str = 
         return problem(request, web, exc.status_code, str(exc.detail), back="/reviews")
     rows, total = list_reviews(session, permissions.visible_jobs(web.caller), status=status or None, limit=PAGE_SIZE, offset=max(0, offset))
     items = [(reviews_api.review_out(r), permissions.can_review(web.caller, r.job)) for r in rows]
+    flagged, correct = flagged_share(session, permissions.visible_jobs(web.caller))
     return render(
         request,
         "reviews.html",
         web,
         items=items,
+        flagged=flagged,
+        correct=correct,
         total=total,
         status=status,
         statuses=REVIEW_STATUSES,

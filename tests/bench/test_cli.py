@@ -36,7 +36,7 @@ def test_eval_compile_only_reports_verdicts(tmp_path, monkeypatch):
     "args, words",
     [
         (["bench", "eval", "nope", "-c", "x.cu"], "unknown task 'nope'"),
-        (["bench", "eval", "vector_add", "-c", "x.cu", "-p", "fp64"], "unknown precision 'fp64'"),
+        (["bench", "eval", "vector_add", "-c", "x.cu", "-p", "fp64"], "'fp64' is not one of 'fp32', 'bf16'"),
         (["bench", "eval", "vector_add", "-c", "/nonexistent.cu"], "does not exist"),
         (["bench", "run", "--sizes", "huge"], "unknown size set 'huge'"),
         (["bench", "run", "--task", "nope"], "unknown task 'nope'"),
@@ -54,3 +54,32 @@ def test_run_without_a_gpu_says_so_and_what_still_works(tmp_path):
     assert out.exit_code == 3
     text = " ".join(out.output.split())
     assert "No NVIDIA GPU found" in text and "bench list" in text and "--compile-only" in text
+
+
+@pytest.mark.parametrize(
+    "args, words",
+    [
+        (["bench", "eval", "relu", "-c", "x.cu"], "unknown task 'relu': did you mean RELU?"),
+        (["bench", "run", "--task", "vectoradd"], "did you mean vector_add?"),
+        (["bench", "eval", "vector_add", "-c", str(CANDIDATES)], "is a directory: pass a .cu file"),
+        (
+            ["bench", "eval", "vector_add", "-c", str(CANDIDATES / "fast.cu"), "-p", "bf16"],
+            "defines vector_add_optimized (the fp32 entry) but not vector_add_bf16_optimized",
+        ),
+    ],
+)
+def test_eval_says_what_to_change(args, words):
+    out = runner.invoke(cli, args, env={"COLUMNS": "300"})
+    assert out.exit_code == 2
+    text = " ".join(out.output.split())
+    assert words in text and "known tasks" not in text
+
+
+@requires_nvcc
+def test_compile_only_success_says_what_was_checked(tmp_path, monkeypatch):
+    monkeypatch.setenv("CUDAMASTER_HARNESS__CACHE_DIR", str(tmp_path))
+    monkeypatch.setenv("CUDAMASTER_HARNESS__ALLOW_UNSANDBOXED", "true")
+    out = runner.invoke(cli, ["bench", "eval", "vector_add", "-c", str(CANDIDATES / "fast.cu"), "--compile-only"], env={"COLUMNS": "300"})
+    assert out.exit_code == 0, out.output
+    text = " ".join(out.stdout.split())
+    assert text.startswith("ok: compiled") and "entry vector_add_optimized defined" in text and "object" in text and " s;" in text

@@ -3,11 +3,13 @@ monkeypatched default evaluator, scripted LLM server)."""
 
 from __future__ import annotations
 
+import pytest
 import typer
 from typer.testing import CliRunner
 
 import graph.runner
 from graph import cli
+from tests.conftest import gpu_present
 from tests.graph.conftest import MODELS
 from tests.support import kernels as k
 
@@ -53,3 +55,14 @@ def test_optimize_prints_progress_table_and_job_id_with_fake_gpu(tmp_path, serve
 def test_optimize_refuses_out_of_range_rounds(tmp_path):
     result = CliRunner().invoke(app, ["optimize", "vector_add", "--precision", "fp32", "--rounds", "0"])
     assert result.exit_code == 2 and "rounds" in result.output
+
+
+@pytest.mark.skipif(gpu_present()[0], reason="checks the no-GPU message")
+def test_optimize_without_a_gpu_is_one_line_and_exit_3(tmp_path):
+    result = CliRunner().invoke(
+        app, ["optimize", "vector_add", "--precision", "fp32", "--checkpoint-url", f"sqlite:///{tmp_path / 'c.db'}"], env={"COLUMNS": "300"}
+    )
+    assert result.exit_code == 3
+    text = " ".join(result.output.split())
+    assert "error: no GPU:" in text and "CUDAMASTER_HARNESS__GPU" in text and "--ray" in text
+    assert "During task" not in text and "cudamaster resume" not in text and "round" not in text

@@ -7,6 +7,8 @@ CUDAMASTER_SERVICE__REVIEW_SPEEDUP=2.5 the round-2 attempt (3x) is flagged and r
 
 from __future__ import annotations
 
+import re
+
 import httpx
 import pytest
 
@@ -35,8 +37,8 @@ def test_review_rule_flags_high_speedups_late_work_and_times_near_the_roofline()
     assert rule.reasons({"rows": [_row(2.0, 95.0)]}, "ok") == ["size 0 (N=1024): time is 95.0% of the roofline floor (threshold 90%)"]
     (late,) = rule.reasons({"rows": [_row(1.0, 1.0, ["late_work"])]}, "ok")
     assert "late work" in late
-    (harness,) = rule.reasons({"rows": [_row(3.0, 1.0, ["speedup_over_review_threshold"])]}, "ok")
-    assert "harness" in harness
+    # The speedup threshold is opt-in: by default a large speedup (even one the harness marks) is no evidence.
+    assert ReviewRule().reasons({"rows": [_row(50.0, 1.0, ["speedup_over_review_threshold"])]}, "ok") == []
     assert rule.reasons({"rows": [_row(50.0, 99.0, ["late_work"])]}, "wrong_answer") == []  # only correct kernels count
 
 
@@ -69,6 +71,12 @@ def test_leaderboard_counts_only_unflagged_or_accepted_attempts_with_fake_agent(
     assert [m["speedup"] for m in item["measurements"]] == [3.0, 3.0]
     assert item["profile"]["bottleneck_class"] == "memory_bandwidth"  # the class the FAKE agent sends (a contract.Profile)
     assert client.get(item["source_url"], headers=h["viewer"]).text == "// fake kernel, round 2\n"
+    with httpx.Client(base_url=client.base_url, timeout=30, follow_redirects=True) as web:  # the share flagged (issue 31 item 17)
+        csrf = re.search(r'name="csrf" value="([^"]+)"', web.get("/login").text)
+        assert csrf is not None
+        web.post("/login", data={"key": h["viewer"]["X-API-Key"], "csrf": csrf.group(1), "next": "/reviews"})
+        page = web.get("/reviews").text
+    assert re.search(r"Flagged: <b>2</b> of ([5-9]) correct attempts \(\d+\.\d %\)", page), page[:3000]
 
     board = client.get(f"{API}/leaderboard", headers=h["owner"]).json()
     best = {e["task"]: e for e in board["entries"]}
