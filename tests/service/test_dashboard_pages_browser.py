@@ -180,6 +180,8 @@ def test_job_page_numbers_attempts_per_job_in_rows_legends_and_review_queue_with
     labels = _chart(page, "speedup")["labels"]
     assert labels[1:4] == ["attempt 1 (1.0)", "attempt 2 (2.0)", "attempt 3 (3.0)"]
     assert page.text_content("#attempt h2").startswith("Attempt 3 ")  # the best one, shown by default
+    timeline = [t.strip() for t in page.locator("#timeline tbody tr td:nth-child(5)").all_text_contents() if t.startswith("attempt")]
+    assert [t.split(":")[0] for t in timeline] == ["attempt 1", "attempt 2", "attempt 3"], timeline
 
     page.goto(f"{site['url']}/reviews")
     card = page.locator(f"article[data-attempt='{ids[1]}'] h2 a")

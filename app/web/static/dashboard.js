@@ -103,9 +103,11 @@
   function baselineSeries() {
     return { label: BASELINE_LABEL, stroke: "#6b7280", width: 1.5, dash: [8, 5], points: { show: false }, value: () => "1×" };
   }
+  /* Each attempt's number in its job (1, 2, 3 in the job's order), by its id and by its key (events name the key). */
   function attemptNumbers(job) {
     const numbers = new Map();
-    (job.attempts || []).forEach((a, i) => numbers.set(a.id, i + 1));
+    (job.attempts || []).forEach((a, i) => { numbers.set(a.id, i + 1); numbers.set(a.attempt_key, i + 1); });
+    numbers.count = (job.attempts || []).length;
     return numbers;
   }
 
@@ -189,6 +191,7 @@
     }
   }
   function addTimeline(body, e, id, numbers) {
+    if (e.type === "attempt" && e.attempt_id && !numbers.has(e.attempt_id)) numbers.set(e.attempt_id, (numbers.count += 1));
     const tr = document.createElement("tr");
     tr.append(text("td", id), text("td", e.type || "node"), text("td", e.round === undefined || e.round === null ? "–" : e.round),
               text("td", e.node || ""), text("td", eventSummary(e, numbers)));
@@ -226,7 +229,8 @@
     const jobId = root.dataset.job;
     let job = readJson("job-data");
     const body = document.querySelector("#timeline tbody");
-    (readJson("job-events") || []).forEach((e, i) => addTimeline(body, e, i + 1, attemptNumbers(job)));
+    const numbers = attemptNumbers(job); // grows with the attempts the event stream announces
+    (readJson("job-events") || []).forEach((e, i) => addTimeline(body, e, i + 1, numbers));
     let count = body.children.length;
     showJob(job, root);
     let pending = null;
@@ -256,7 +260,7 @@
     ["node", "attempt", "llm_call", "interrupt", "finished", "profile"].forEach(function (kind) {
       es.addEventListener(kind, function (msg) {
         count += 1;
-        addTimeline(body, JSON.parse(msg.data), count, attemptNumbers(job));
+        addTimeline(body, JSON.parse(msg.data), count, numbers);
         refresh();
       });
     });
