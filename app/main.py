@@ -184,8 +184,8 @@ def create_app(
     )
     for router in (jobs.router, campaigns.router, tasks.router, keys.router, system.router, insights.router, reviews.router):
         app.include_router(router, prefix=API_PREFIX)
+    app.add_exception_handler(RequestValidationError, errors.validation_error)  # a page's own: web.mount (app/web/pages.py)
     web.mount(app, API_PREFIX)
-    app.add_exception_handler(RequestValidationError, errors.validation_error)
     app.add_middleware(BodySizeLimit, max_bytes=settings.max_request_bytes)
     bound_page_size_in_openapi(app, settings.max_page_size)
     return app

@@ -291,9 +291,17 @@ class HealthOut(BaseModel):
     database: str
     running_jobs: int
     max_running_jobs: int
-    gpus: list[str] = Field(description="GPU ids configured (CUDAMASTER_SERVICE__GPUS)")
-    busy_gpus: list[str]
-    gpus_found: list[str] = Field(description="GPU indexes nvidia-smi listed when the service started")
+    gpus_configured: list[str] = Field(
+        description="the local GPU ids jobs may use (CUDAMASTER_SERVICE__GPUS); used only when `evaluation` is local_gpus"
+    )
+    gpus_on_this_host: list[str] = Field(
+        description="GPU indexes nvidia-smi listed on the service's own machine at start-up; remote workers' and Ray's GPUs are "
+        "not here (see remote_gpu_workers, cluster)"
+    )
+    remote_gpu_workers: int = Field(description="remote GPU workers the service sends kernels to (CUDAMASTER_SERVICE__REMOTE_GPUS)")
+    busy_gpus: list[str] = Field(description="configured local GPU ids evaluating a kernel right now")
+    gpus: list[str] = Field(description="deprecated: the same as gpus_configured", json_schema_extra={"deprecated": True})
+    gpus_found: list[str] = Field(description="deprecated: the same as gpus_on_this_host", json_schema_extra={"deprecated": True})
     evaluation: Literal["local_gpus", "remote_gpus", "ray", "injected", "none"] = Field(
         description="where kernels run: the configured local GPUs that were found, remote GPU workers, a Ray cluster "
         "(CUDAMASTER_RAY__ADDRESS), an evaluator the embedding code injected, or nowhere (jobs are refused with 503)"

@@ -392,8 +392,8 @@ def eval_candidate(
 ) -> None:
     """Evaluate one candidate: the verdict and the per-size table."""
     from bench_tasks.harness import CandidateError, NoGpuError, evaluate, get_settings
-    from bench_tasks.harness.evaluate import compile_only as compile_only_check
     from bench_tasks.harness import source as src
+    from bench_tasks.harness.evaluate import compile_only as compile_only_check
     from bench_tasks.harness.sandbox import SandboxUnavailable
 
     _precision_ok(precision)

@@ -4,18 +4,15 @@ static/ (uPlot for charts; swagger-ui and Redoc for the API docs). Nothing is lo
 
 from __future__ import annotations
 
-from pathlib import Path
-
 from fastapi import FastAPI
-from fastapi.staticfiles import StaticFiles
 
-from . import campaign_pages, docs, pages
+from . import campaign_pages, docs, pages, static_files
 
-STATIC = Path(__file__).parent / "static"
+STATIC = static_files.STATIC
 
 
 def mount(app: FastAPI, api_prefix: str) -> None:
-    app.mount("/static", StaticFiles(directory=STATIC), name="static")
+    app.mount("/static", static_files.app(), name="static")
     app.include_router(docs.router(app, api_prefix))
     app.include_router(pages.router)
     app.include_router(campaign_pages.router)

@@ -20,17 +20,20 @@ from typing import Annotated, Any
 from urllib.parse import quote, urlencode
 
 from fastapi import APIRouter, Depends, FastAPI, File, Form, HTTPException, Request, UploadFile
+from fastapi.exception_handlers import http_exception_handler
+from fastapi.exceptions import RequestValidationError
 from fastapi.responses import HTMLResponse, JSONResponse, RedirectResponse, Response
 from fastapi.sse import EventSourceResponse, ServerSentEvent
 from fastapi.templating import Jinja2Templates
 from markupsafe import Markup
 from pydantic import ValidationError
 from sqlalchemy import func, select
+from starlette.exceptions import HTTPException as StarletteHTTPException
 
 from bench_tasks import all_tasks
 
 from .. import permissions
-from ..api import deps
+from ..api import deps, errors
 from ..api import jobs as jobs_api
 from ..api import reviews as reviews_api
 from ..api.deps import RunnerDep, SessionDep, SettingsDep
@@ -43,8 +46,10 @@ from ..schemas import AnswerIn, JobDetail, JobSubmit, ReviewDecision
 from ..store import aggregates
 from ..store import jobs as store
 from ..streams import service_stopping, until_service_stops
+from . import fmt, names
 from . import session as web_session
 from .session import WebSession
+from .static_files import static_url
 
 router = APIRouter(include_in_schema=False)
 templates = Jinja2Templates(directory=Path(__file__).parent / "templates")
@@ -84,24 +89,51 @@ Web = Annotated[WebSession, Depends(_web)]
 Csrf = Annotated[str, Form(max_length=128)]
 
 
+def is_page(request: Request) -> bool:
+    """Whether a request is a browser's for a page (not the API, a static file or a page's JSON/stream)."""
+    path = request.url.path
+    return not path.startswith(API_PATHS) and "text/html" in request.headers.get("accept", "text/html")
+
+
+API_PATHS = ("/api/", "/static/")
+
+
+def _where_to(path: str) -> str:
+    return f"no page at {path[:120]}: the dashboard's pages are " + ", ".join(href for _, href in NAV)
+
+
 def install_handlers(app: FastAPI) -> None:
+    """A browser asking for a page gets the styled error page (the API keeps its JSON): an unknown path, a bad query
+    value (`/costs?days=abc`), any other HTTP error a page raises."""
+
     async def sign_in_first(request: Request, exc: Exception) -> Response:
         assert isinstance(exc, SignInRequired)
         return RedirectResponse("/login?" + urlencode({"next": exc.next_url}), status_code=303)
 
+    async def http_error(request: Request, exc: Exception) -> Response:
+        assert isinstance(exc, StarletteHTTPException)
+        if not is_page(request):
+            return await http_exception_handler(request, exc)
+        message = _where_to(request.url.path) if exc.status_code == 404 and exc.detail == "Not Found" else str(exc.detail)
+        response = problem(request, web_session.current(request), exc.status_code, message)
+        for name, value in (exc.headers or {}).items():
+            response.headers.setdefault(name, value)
+        return response
+
+    async def bad_query(request: Request, exc: Exception) -> Response:
+        assert isinstance(exc, RequestValidationError)
+        if not is_page(request):
+            return await errors.validation_error(request, exc)
+        wrong = "; ".join(f"{'.'.join(str(p) for p in e['loc'] if p not in ('query', 'body', 'path'))}: {e['msg']}" for e in exc.errors())
+        message = f"{wrong[:400]}: fix the address (or the form) and try again"
+        return problem(request, web_session.current(request), 422, message, back=request.url.path)
+
     app.add_exception_handler(SignInRequired, sign_in_first)
+    app.add_exception_handler(StarletteHTTPException, http_error)
+    app.add_exception_handler(RequestValidationError, bad_query)
 
 
-def _num(value: Any, digits: int = 2) -> str:
-    if value is None:
-        return "–"
-    if isinstance(value, int):
-        return f"{value:,}"
-    return f"{value:,.{digits}f}"
-
-
-def _usd(value: Any) -> str:
-    return "–" if value is None else f"${value:,.4f}" if value < 1 else f"${value:,.2f}"
+_num, _usd = fmt.num, fmt.usd  # the pages' number formats: app/web/fmt.py (and cmFormat in static/dashboard.js)
 
 
 def _when(value: Any) -> str:
@@ -113,7 +145,8 @@ def _script_json(text: str) -> Markup:
     return Markup(text.replace("<", "\\u003c").replace(">", "\\u003e").replace("&", "\\u0026"))
 
 
-templates.env.filters.update(num=_num, usd=_usd, when=_when, script_json=_script_json)
+templates.env.filters.update(fmt.FILTERS, when=_when, script_json=_script_json)
+templates.env.globals["static_url"] = static_url
 
 
 def render(request: Request, name: str, web: WebSession | None, *, http_status: int = 200, **context: Any) -> HTMLResponse:
@@ -205,12 +238,33 @@ def rounds_used(session: Any, job_ids: list[str]) -> dict[str, int]:
     return {job_id: int(r or 0) for job_id, r in rows}
 
 
-def job_row(job: Job, models: list[str], rounds: int) -> dict[str, Any]:
+def row_labels(session: Any, jobs: list[Job]) -> dict[str, dict[str, Any]]:
+    """Per job: its title (a custom kernel's own name), its owner (the key's name) and its campaign (id, name)."""
+    titles = names.task_titles(session, (j.task for j in jobs))
+    owners = names.key_names(session, (j.api_key_id for j in jobs))
+    campaigns = names.campaigns_of(session, (j.id for j in jobs))
+    return {
+        j.id: {
+            "title": titles.get(j.task, j.task),
+            "owner": owners.get(j.api_key_id or "", ""),
+            "campaign_id": campaigns.get(j.id, ("", ""))[0],
+            "campaign": campaigns.get(j.id, ("", ""))[1],
+        }
+        for j in jobs
+    }
+
+
+def job_row(job: Job, models: list[str], rounds: int, labels: dict[str, Any] | None = None) -> dict[str, Any]:
     """One row of the jobs table: what the page renders and what the live stream sends."""
     requested = [f"{role}: {m}" for role, m in (job.settings.get("models") or {}).items()]
+    labels = labels or {}
     return {
         "id": job.id,
         "task": job.task,
+        "title": labels.get("title", job.task),
+        "owner": labels.get("owner", ""),
+        "campaign_id": labels.get("campaign_id", ""),
+        "campaign": labels.get("campaign", ""),
         "precision": job.precision,
         "status": job.status,
         "message": job.message,
@@ -308,7 +362,8 @@ def _jobs_page(
     def link(**change: Any) -> str:
         return "/jobs?" + urlencode({**active, **change})
 
-    rendered = [job_row(j, models[j.id], rounds.get(j.id, 0)) for j in rows]
+    labels = row_labels(session, rows)
+    rendered = [job_row(j, models[j.id], rounds.get(j.id, 0), labels[j.id]) for j in rows]
     return render(
         request,
         "jobs.html",
@@ -484,7 +539,8 @@ def _live_rows(
             new = [j for j in session.scalars(query.order_by(Job.created_at, Job.id).limit(PAGE_SIZE)) if permissions.can_read(caller, j)]
         found = [j.id for j in jobs + new]
         models, rounds = aggregates.models_of(session, found), rounds_used(session, found)
-        rows = {j.id: job_row(j, models[j.id], rounds.get(j.id, 0)) for j in jobs + new}
+        labels = row_labels(session, jobs + new)
+        rows = {j.id: job_row(j, models[j.id], rounds.get(j.id, 0), labels[j.id]) for j in jobs + new}
     macros = _rows_html()
     return {j.id: rows[j.id] for j in jobs}, [rows[j.id] | {"html": str(macros.job_tr(rows[j.id]))} for j in new]
 
@@ -536,11 +592,11 @@ def _previous_best(attempts: list[Attempt], chosen: Attempt) -> Attempt | None:
     return max(earlier, key=lambda a: (a.score, -a.id)) if earlier else None
 
 
-def _diff(old: Attempt | None, new: Attempt) -> list[tuple[str, str]]:
+def _diff(old: Attempt | None, new: Attempt, numbers: dict[int, int]) -> list[tuple[str, str]]:
     if old is None:
         return []
     lines = difflib.unified_diff(
-        old.source.splitlines(), new.source.splitlines(), f"attempt {old.id}", f"attempt {new.id}", lineterm="", n=3
+        old.source.splitlines(), new.source.splitlines(), f"attempt {numbers[old.id]}", f"attempt {numbers[new.id]}", lineterm="", n=3
     )
     return [
         ("add" if ln.startswith("+") else "del" if ln.startswith("-") else "hunk" if ln.startswith("@@") else "ctx", ln) for ln in lines
@@ -569,6 +625,8 @@ def job_page(request: Request, job_id: str, web: Web, session: SessionDep, attem
     try:
         detail: JobDetail = jobs_api.get_job(job_id, session, web.caller)
     except HTTPException as exc:
+        if exc.status_code == 404:
+            return problem(request, web, 404, f"no job {job_id[:64]!r} visible to this key: your team's jobs are listed at /jobs")
         return problem(request, web, exc.status_code, str(exc.detail))
     job = deps.readable_job(session, web.caller, job_id, detail=True)
     wanted = int(attempt) if attempt.isdigit() and len(attempt) < 10 else None  # anything else: the best attempt
@@ -579,16 +637,20 @@ def job_page(request: Request, job_id: str, web: Web, session: SessionDep, attem
     events = store.events_after(session, job.id, 0, limit=2000)
     can_act = permissions.can_act(web.caller, job)
     review_status = _review_status(session, job.id)
+    numbers = names.numbered(job.attempts)
     return render(
         request,
         "job.html",
         web,
         job=job,
+        title=names.task_titles(session, [job.task])[job.task],
+        numbers=numbers,
+        answer_refused="" if can_act else _why_no_answer(web.caller, job, session),
         detail=detail,
         detail_json=detail.model_dump_json(),
         chosen=chosen,
         previous=previous,
-        diff=_diff(previous, chosen) if chosen else [],
+        diff=_diff(previous, chosen, numbers) if chosen else [],
         events=events,
         can_act=can_act,
         can_cancel=can_act and job.status in ACTIVE_STATUSES,
@@ -596,6 +658,16 @@ def job_page(request: Request, job_id: str, web: Web, session: SessionDep, attem
         waiting=job.status == WAITING,
         last_event_id=events[-1].id if events else 0,
         review_status=review_status,
+    )
+
+
+def _why_no_answer(caller: permissions.Caller, job: Job, session: Any) -> str:
+    """Why this key gets no answer box on a waiting job (permissions.can_act: the submitting key or an admin)."""
+    owner = names.key_names(session, [job.api_key_id]).get(job.api_key_id or "", "")
+    by = f"key {job.api_key_id} ({owner})" if job.api_key_id else "a key since revoked or deleted"
+    return (
+        f"Only the key that submitted this job ({by}) or an admin answers its questions; this key is a {caller.role}. "
+        "Ask its owner to answer, or an admin."
     )
 
 
@@ -694,6 +766,8 @@ def reviews_page(request: Request, web: Web, session: SessionDep, status: str = 
     rows, total = list_reviews(session, permissions.visible_jobs(web.caller), status=status or None, limit=PAGE_SIZE, offset=max(0, offset))
     items = [(reviews_api.review_out(r), permissions.can_review(web.caller, r.job)) for r in rows]
     flagged, correct = flagged_share(session, permissions.visible_jobs(web.caller))
+    numbers = names.attempt_numbers(session, [r.job_id for r in rows])
+    titles = names.task_titles(session, [r.job.task for r in rows])
     return render(
         request,
         "reviews.html",
@@ -701,6 +775,8 @@ def reviews_page(request: Request, web: Web, session: SessionDep, status: str = 
         items=items,
         flagged=flagged,
         correct=correct,
+        numbers=numbers,
+        titles=titles,
         total=total,
         status=status,
         statuses=REVIEW_STATUSES,

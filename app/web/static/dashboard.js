@@ -11,16 +11,24 @@
     const el = document.getElementById(id);
     return el ? JSON.parse(el.textContent) : null;
   }
+  /* The pages' number formats, the twins of app/web/fmt.py's Jinja filters (num, p, usd, pct). */
   function num(v, digits) {
     if (v === null || v === undefined) return "–";
     if (Number.isInteger(v) && digits === undefined) return v.toLocaleString("en-US");
     const d = digits === undefined ? 2 : digits;
     return v.toLocaleString("en-US", { minimumFractionDigits: d, maximumFractionDigits: d });
   }
+  function p(v) {
+    return v === null || v === undefined ? "–" : num(Number(v), 3);
+  }
   function usd(v) {
     if (v === null || v === undefined) return "–";
     return "$" + v.toLocaleString("en-US", { minimumFractionDigits: v < 1 ? 4 : 2, maximumFractionDigits: v < 1 ? 4 : 2 });
   }
+  function pct(v) {
+    return v === null || v === undefined ? "–" : (100 * v).toLocaleString("en-US", { maximumFractionDigits: 0 }) + "%";
+  }
+  window.cmFormat = { num: num, p: p, usd: usd, pct: pct };
   function text(tag, value, cls) {
     const el = document.createElement(tag);
     el.textContent = value;
@@ -28,27 +36,79 @@
     return el;
   }
 
-  /* One chart: replaces the previous one of the same name. series: [{label, ...}] after the x series. */
+  /* One chart: replaces the previous one of the same name. series: [{label, ...}] after the x series.
+     The legend shows each series' value at `legendAt` (default: the last x) unless the cursor is on the chart:
+     never "--" only because nothing is hovered. */
+  const HEIGHT = 300;
+  const EXPANDED_HEIGHT = 460;
+  function chartHeight(el) {
+    const fig = el.closest("figure");
+    return fig && fig.classList.contains("expanded") ? EXPANDED_HEIGHT : HEIGHT;
+  }
+  function chartWidth(el) {
+    return Math.max(260, el.clientWidth || 400);
+  }
+  function restingLegend(u, at) {
+    const n = u.data[0].length;
+    if (n === 0) return;
+    const idx = at === undefined ? n - 1 : Math.min(Math.max(0, at), n - 1);
+    if (u.legend.idx === null || u.legend.idx === undefined) u.setLegend({ idx: idx }, false);
+  }
   function plot(name, el, opts, data) {
     if (charts[name]) charts[name].destroy();
     el.textContent = "";
     const hasData = data.length > 1 && data[0].length > 0 && data.slice(1).some((s) => s.some((v) => v !== null));
     if (!hasData) el.appendChild(text("div", "No data yet.", "nodata"));
-    const width = Math.max(280, el.clientWidth || 400);
-    const u = new uPlot(Object.assign({ width: width, height: 260, legend: { live: true } }, opts), data, el);
+    const at = opts.legendAt;
+    const settle = (u) => restingLegend(u, at);
+    const hooks = Object.assign({}, opts.hooks || {});
+    hooks.ready = (hooks.ready || []).concat([settle]);
+    hooks.setLegend = (hooks.setLegend || []).concat([settle]);
+    const o = Object.assign({ width: chartWidth(el), height: chartHeight(el), legend: { live: true } }, opts, { hooks: hooks });
+    delete o.legendAt;
+    const u = new uPlot(o, data, el);
     if (!hasData) u.root.style.display = "none";
     charts[name] = u;
+    expandable(el);
     return u;
   }
-  window.addEventListener("resize", function () {
-    Object.values(charts).forEach(function (u) {
-      const w = Math.max(280, u.root.parentElement.clientWidth || 400);
-      u.setSize({ width: w, height: 260 });
+  function resize(u) {
+    const el = u.root.parentElement;
+    u.setSize({ width: chartWidth(el), height: chartHeight(el) });
+  }
+  window.addEventListener("resize", function () { Object.values(charts).forEach(resize); });
+  /* A figure's "expand" button: the chart takes the whole row, taller; again to shrink it back. */
+  function expandable(el) {
+    const fig = el.closest("figure");
+    if (!fig || fig.querySelector("button.expand")) return;
+    const button = text("button", "expand", "expand link");
+    button.type = "button";
+    button.setAttribute("aria-expanded", "false");
+    button.addEventListener("click", function () {
+      const wide = fig.classList.toggle("expanded");
+      button.textContent = wide ? "shrink" : "expand";
+      button.setAttribute("aria-expanded", wide ? "true" : "false");
+      Object.values(charts).forEach(resize);
     });
-  });
+    const caption = fig.querySelector("figcaption");
+    (caption || fig).appendChild(button);
+  }
   function series(label, i, extra) {
     return Object.assign({ label: label, stroke: COLORS[i % COLORS.length], width: 2, spanGaps: true,
-                           points: { show: true, size: 6 } }, extra || {});
+                           points: { show: true, size: 6 }, value: (u, v) => (v === null || v === undefined ? "–" : num(v, 3)) },
+                         extra || {});
+  }
+  // The speedup charts' reference: the baseline's own speed (1×), a dashed grey line across every size.
+  const BASELINE_LABEL = "baseline (1×)";
+  function baselineSeries() {
+    return { label: BASELINE_LABEL, stroke: "#6b7280", width: 1.5, dash: [8, 5], points: { show: false }, value: () => "1×" };
+  }
+  /* Each attempt's number in its job (1, 2, 3 in the job's order), by its id and by its key (events name the key). */
+  function attemptNumbers(job) {
+    const numbers = new Map();
+    (job.attempts || []).forEach((a, i) => { numbers.set(a.id, i + 1); numbers.set(a.attempt_key, i + 1); });
+    numbers.count = (job.attempts || []).length;
+    return numbers;
   }
 
   /* ---- one job ------------------------------------------------------------------------------------ */
@@ -73,7 +133,9 @@
       scales: { x: { time: false }, y: { range: (u, min, max) => [0, Math.max(1.1, max * 1.1)] } },
       axes: [{ label: "attempt (round.debug step)", incrs: [1], values: (u, splits) => splits.map((s) => labels[s - 1] || "") },
              { label: "P (weighted speedup)" }],
-      series: [{ label: "attempt" }, series("P of the attempt", 0), series("best correct so far", 1, { dash: [6, 4], points: { show: false } })],
+      series: [{ label: "attempt", value: (u, v) => (v === null ? "–" : v + " (" + (labels[v - 1] || "") + ")") },
+               series("P of the attempt", 0, { value: (u, v) => p(v) }),
+               series("best correct so far", 1, { dash: [6, 4], points: { show: false }, value: (u, v) => p(v) })],
     }, [xs, scores, bestSoFar]);
 
     // Speedup and roofline % per size: one series per attempt with measurements; x = problem size.
@@ -86,29 +148,34 @@
       return m && m[field] !== null && m[field] !== undefined ? m[field] : null;
     }));
     const logX = sx.length > 1 && sx[0] > 0 && sx[sx.length - 1] / sx[0] >= 10;
-    const sLabels = measured.map((a) => "attempt " + a.id + " (" + a.round + "." + a.debug_step + ")");
-    const xAxis = { label: "problem size (product of the size parameters)" + (logX ? ", log" : ""),
+    const numbers = attemptNumbers(job);
+    const sLabels = measured.map((a) => "attempt " + numbers.get(a.id) + " (" + a.round + "." + a.debug_step + ")");
+    // Short axis labels (the figure's caption says what the size is): they fit a chart 260 px wide.
+    const xAxis = { label: "problem size" + (logX ? " (log)" : ""),
                     values: (u, splits) => splits.map((s) => (s >= 1e6 ? (s / 1e6) + "M" : s >= 1e3 ? (s / 1e3) + "k" : s)) };
     const speed = col("speedup");
     const posSpeed = speed.flat().filter((v) => v !== null && v > 0);
     const logY = posSpeed.length > 0 && Math.max(...posSpeed) / Math.min(...posSpeed) >= 10;
     plot("speedup", document.getElementById("chart-speedup"), {
       scales: { x: { time: false, distr: logX ? 3 : 1 }, y: { distr: logY ? 3 : 1 } },
-      axes: [xAxis, { label: "speedup over baseline (×" + (logY ? ", log" : "") + ")" }],
-      series: [{ label: "size", value: (u, v) => (v === null ? "–" : sizes.get(v) || v) }].concat(sLabels.map((l, i) => series(l, i))),
-    }, [sx].concat(speed));
+      axes: [xAxis, { label: "speedup (×" + (logY ? ", log" : "") + ")" }],
+      series: [{ label: "size", value: (u, v) => (v === null ? "–" : sizes.get(v) || v) }]
+        .concat(sLabels.map((l, i) => series(l, i, { value: (u, v) => (v === null || v === undefined ? "–" : num(v, 3) + "×") })))
+        .concat(sx.length ? [baselineSeries()] : []),
+    }, [sx].concat(speed).concat(sx.length ? [sx.map(() => 1)] : []));
     plot("roofline", document.getElementById("chart-roofline"), {
       scales: { x: { time: false, distr: logX ? 3 : 1 }, y: { range: (u, min, max) => [0, Math.max(100, max || 0)] } },
-      axes: [xAxis, { label: "roofline floor / time (%)" }],
-      series: [{ label: "size", value: (u, v) => (v === null ? "–" : sizes.get(v) || v) }].concat(sLabels.map((l, i) => series(l, i))),
+      axes: [xAxis, { label: "roofline % (floor / time)" }],
+      series: [{ label: "size", value: (u, v) => (v === null ? "–" : sizes.get(v) || v) }]
+        .concat(sLabels.map((l, i) => series(l, i, { value: (u, v) => (v === null || v === undefined ? "–" : num(v, 1) + "%") }))),
     }, [sx].concat(col("candidate_roofline_pct")));
   }
 
-  function eventSummary(e) {
+  function eventSummary(e, numbers) {
     switch (e.type) {
       case "attempt":
-        return "attempt " + (e.attempt_id || "") + ": " + (e.verdict || e.evaluation_verdict || "") +
-          (e.score !== null && e.score !== undefined ? ", P " + num(e.score, 3) : "") + (e.message ? " · " + e.message : "") +
+        return "attempt " + ((numbers && numbers.get(e.attempt_id)) || e.attempt_id || "") + ": " + (e.verdict || e.evaluation_verdict || "") +
+          (e.score !== null && e.score !== undefined ? ", P " + p(e.score) : "") + (e.message ? " · " + e.message : "") +
           (e.strategy ? " · strategy: " + e.strategy : "");
       case "llm_call":
         return (e.role || "") + " called " + (e.model || "?") + ": " + num(e.input_tokens || 0) + " in / " +
@@ -123,10 +190,11 @@
         return [e.verdict, e.message, e.detail].filter(Boolean).join(" · ") || (e.node ? "entered " + e.node : "");
     }
   }
-  function addTimeline(body, e, id) {
+  function addTimeline(body, e, id, numbers) {
+    if (e.type === "attempt" && e.attempt_id && !numbers.has(e.attempt_id)) numbers.set(e.attempt_id, (numbers.count += 1));
     const tr = document.createElement("tr");
     tr.append(text("td", id), text("td", e.type || "node"), text("td", e.round === undefined || e.round === null ? "–" : e.round),
-              text("td", e.node || ""), text("td", eventSummary(e)));
+              text("td", e.node || ""), text("td", eventSummary(e, numbers)));
     body.appendChild(tr);
   }
   function showJob(job, root) {
@@ -134,7 +202,7 @@
     status.textContent = job.status;
     status.className = "status s-" + job.status;
     document.getElementById("job-message").textContent = job.message;
-    document.getElementById("best-score").textContent = num(job.best_score, 3);
+    document.getElementById("best-score").textContent = p(job.best_score);
     document.getElementById("attempts-count").textContent = num(job.totals.attempts_count);
     document.getElementById("llm-count").textContent = num(job.totals.llm_calls_count);
     document.getElementById("tokens").textContent = num(job.totals.input_tokens) + " / " + num(job.totals.output_tokens);
@@ -142,15 +210,17 @@
     if (root.dataset.canAct === "yes") {
       document.getElementById("cancel-form").hidden = ACTIVE.indexOf(job.status) < 0;
       document.getElementById("resume-form").hidden = ["cancelled", "failed"].indexOf(job.status) < 0;
-      const waiting = job.status === "waiting_for_input";
-      document.getElementById("question").hidden = !waiting;
-      const asked = job.question && job.question.question;
-      if (waiting && asked) {
-        // a stale page answers with the id of the question it shows: the service refuses it (409) once the job moved on
-        document.getElementById("question-text").textContent = asked.question || "";
-        document.getElementById("question-role").textContent = asked.role ? "asked by the " + asked.role + " (round " + (asked.round || 0) + ")" : "";
-        document.getElementById("question-id").value = asked.question_id || "";
-      }
+    }
+    // The question: with the answer box for a key that may answer, else with the reason it may not (job.html).
+    const waiting = job.status === "waiting_for_input";
+    document.getElementById("question").hidden = !waiting;
+    const asked = job.question && job.question.question;
+    if (waiting && asked) {
+      document.getElementById("question-text").textContent = asked.question || "";
+      document.getElementById("question-role").textContent = asked.role ? "asked by the " + asked.role + " (round " + (asked.round || 0) + ")" : "";
+      // a stale page answers with the id of the question it shows: the service refuses it (409) once the job moved on
+      const id = document.getElementById("question-id");
+      if (id) id.value = asked.question_id || "";
     }
     jobCharts(job);
   }
@@ -159,7 +229,8 @@
     const jobId = root.dataset.job;
     let job = readJson("job-data");
     const body = document.querySelector("#timeline tbody");
-    (readJson("job-events") || []).forEach((e, i) => addTimeline(body, e, i + 1));
+    const numbers = attemptNumbers(job); // grows with the attempts the event stream announces
+    (readJson("job-events") || []).forEach((e, i) => addTimeline(body, e, i + 1, numbers));
     let count = body.children.length;
     showJob(job, root);
     let pending = null;
@@ -189,7 +260,7 @@
     ["node", "attempt", "llm_call", "interrupt", "finished", "profile"].forEach(function (kind) {
       es.addEventListener(kind, function (msg) {
         count += 1;
-        addTimeline(body, JSON.parse(msg.data), count);
+        addTimeline(body, JSON.parse(msg.data), count, numbers);
         refresh();
       });
     });
@@ -232,7 +303,7 @@
       status.title = j.message;
       set("status", j.status);
       set("models", j.models);
-      set("best_score", num(j.best_score, 2));
+      set("best_score", p(j.best_score));
       set("rounds_used", j.rounds_used);
       set("tokens", num(j.tokens));
       set("cost_usd", usd(j.cost_usd));
@@ -273,12 +344,45 @@
       scales: { x: { time: false, range: [-0.5, 3.5] }, y: { range: [0, 100] } },
       axes: [{ label: "best P at least", incrs: [1], values: (u, splits) => splits.map((s) => (thresholds[s] ? "P ≥ " + thresholds[s] : "")) },
              { label: "share of tasks tried (%)" }],
+      legendAt: 0,
       series: [{ label: "threshold", value: (u, v) => (v === null ? "–" : "P ≥ " + thresholds[v]) }].concat(data.shares.map((s, i) =>
-        series(s.precision + (s.gpu ? " · " + s.gpu : "") + " (" + s.tasks + " tasks)", i, {
-          fill: COLORS[i % COLORS.length] + "99", points: { show: false },
-          paths: uPlot.paths.bars({ size: [Math.max(0.2, 0.8 - (0.8 / Math.max(n, 1)) * i), 120] }),
+        series(s.precision + (s.gpu ? " · " + s.gpu : "") + " (" + num(s.tasks) + " tasks)", i, {
+          fill: COLORS[i % COLORS.length] + "cc", points: { show: false }, paths: groupedBars(i, n),
+          value: (u, v) => (v === null || v === undefined ? "–" : pct(v / 100)),
         }))),
     }, [[0, 1, 2, 3]].concat(data.shares.map((s) => thresholds.map((t) => 100 * s.at_least[t]))));
+  }
+  /* Bars of `n` series side by side in each x slot (0.8 of a slot shared out), never drawn over each other.
+     Each chart keeps the pixel spans it drew per series (u.cmBars[i] = [[left, right], ...]). */
+  function groupedBars(i, n) {
+    const group = 0.8;
+    const share = group / Math.max(n, 1);
+    return function (u, sidx, i0, i1) {
+      const fill = new Path2D();
+      const spans = [];
+      const zero = u.valToPos(0, "y", true);
+      for (let k = i0; k <= i1; k++) {
+        const v = u.data[sidx][k];
+        if (v === null || v === undefined) continue;
+        const left = u.data[0][k] - group / 2 + i * share;
+        const x0 = u.valToPos(left, "x", true);
+        const x1 = u.valToPos(left + share, "x", true) - 1;
+        const y = u.valToPos(v, "y", true);
+        fill.rect(x0, Math.min(y, zero), Math.max(1, x1 - x0), Math.abs(zero - y));
+        spans.push([x0, x1]);
+      }
+      (u.cmBars = u.cmBars || {})[i] = spans;
+      return { stroke: fill, fill: fill };
+    };
+  }
+  /* The x range of a chart of days: half a day either side, and at least a week (one day's point in the middle). */
+  const DAY = 86400;
+  function dayRange(xs) {
+    if (xs.length === 0) return [Date.now() / 1000 - 7 * DAY, Date.now() / 1000];
+    const lo = xs[0] - DAY / 2;
+    const hi = xs[xs.length - 1] + DAY / 2;
+    const pad = Math.max(0, 7 * DAY - (hi - lo)) / 2;
+    return [lo - pad, hi + pad];
   }
   function costsPage() {
     const data = readJson("costs-data");
@@ -286,7 +390,7 @@
     const models = Array.from(new Set(data.per_model_day.map((d) => d.model))).sort();
     const xs = days.map((d) => Date.parse(d + "T00:00:00Z") / 1000);
     plot("costs", document.getElementById("chart-costs"), {
-      scales: { x: { time: true }, y: { range: (u, min, max) => [0, Math.max(0.01, max * 1.1)] } },
+      scales: { x: { time: true, range: (u, min, max) => dayRange(xs) }, y: { range: (u, min, max) => [0, Math.max(0.01, max * 1.1)] } },
       axes: [{ label: "day (UTC)" }, { label: "cost (US$)", values: (u, splits) => splits.map((s) => "$" + s.toFixed(2)) }],
       series: [{ label: "day", value: (u, v) => (v === null ? "–" : new Date(v * 1000).toISOString().slice(0, 10)) }]
         .concat(models.map((m, i) => series(m, i, { value: (u, v) => usd(v) }))),
@@ -320,8 +424,9 @@
       scales: { x: { time: false, range: [-0.2, taus.length - 0.8] }, y: { range: [0, 100] } },
       axes: [{ label: "τ (best P at least; τ = 0: a correct kernel)", incrs: [1], values: (u, splits) => splits.map(label) },
              { label: "share of variants (%)" }],
+      legendAt: 0,
       series: [{ label: "τ", value: (u, v) => (v === null ? "–" : label(v)) }]
-        .concat(data.series.map((s, i) => series(s.label, i, { value: (u, v) => (v === null ? "–" : v.toFixed(0) + "%") }))),
+        .concat(data.series.map((s, i) => series(s.label, i, { value: (u, v) => (v === null ? "–" : pct(v / 100)) }))),
     }, [taus.map((_, i) => i)].concat(data.series.map((s) => s.share.map((x) => 100 * x))));
   }
   function campaignPage() {
