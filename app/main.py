@@ -21,7 +21,7 @@ from graph.cluster.settings import RaySettings
 
 from . import custom_tasks, web
 from .agent import RunJob, checkpointer, run_with_graph
-from .api import campaigns, errors, insights, jobs, keys, reviews, system, tasks
+from .api import campaigns, compare, errors, insights, jobs, keys, reviews, system, tasks
 from .campaigns.scheduler import CampaignScheduler
 from .config import Settings, load_settings
 from .db.engine import make_engine, make_sessionmaker
@@ -183,6 +183,7 @@ def create_app(
     )
     for router in (jobs.router, campaigns.router, tasks.router, keys.router, system.router, insights.router, reviews.router):
         app.include_router(router, prefix=API_PREFIX)
+    app.include_router(compare.router, prefix=API_PREFIX)  # runs and campaigns side by side
     web.mount(app, API_PREFIX)
     app.add_exception_handler(RequestValidationError, errors.validation_error)
     app.add_middleware(BodySizeLimit, max_bytes=settings.max_request_bytes)

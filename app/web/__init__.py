@@ -9,7 +9,7 @@ from pathlib import Path
 from fastapi import FastAPI
 from fastapi.staticfiles import StaticFiles
 
-from . import campaign_pages, docs, pages
+from . import campaign_pages, compare_pages, docs, pages
 
 STATIC = Path(__file__).parent / "static"
 
@@ -19,4 +19,5 @@ def mount(app: FastAPI, api_prefix: str) -> None:
     app.include_router(docs.router(app, api_prefix))
     app.include_router(pages.router)
     app.include_router(campaign_pages.router)
+    app.include_router(compare_pages.router)
     pages.install_handlers(app)
