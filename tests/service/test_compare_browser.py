@@ -73,6 +73,9 @@ def test_compare_jobs_from_the_jobs_list_with_fake_agent(db_url, server_factory,
         assert charts["compare_speedup"]["labels"][i + 1].startswith(run["job_id"])
         assert charts["compare_speedup"]["data"][i + 1] == pytest.approx([s["speedup"] for s in run["sizes"]])
         assert charts["compare_roofline"]["data"][i + 1] == pytest.approx([s["roofline_pct"] for s in run["sizes"]])
+    # The legend holds values before any hover: the largest size's.
+    legend = page.locator("#chart-compare-speedup .u-legend .u-value").all_text_contents()
+    assert legend == ["N=65536"] + [f"{r['sizes'][-1]['speedup']:.3f}×" for r in api["runs"]]
     scores = page.locator("#runs-table tr[data-row=score] td").all_text_contents()
     assert scores == [f"{r['score']:.3f}" for r in api["runs"]] and sorted(scores) == ["2.000", "4.000"]
     assert "dram_pct" in page.text_content("#metrics-table") and "memory_bandwidth" in page.text_content("#metrics-table")
