@@ -107,7 +107,7 @@ def _comparison(session: Session, kind: Any, pairs: list[tuple[Job, Attempt | No
 
 def _run(job: Job, attempt: Attempt | None, models: list[str], numbers: dict[int, int], first: Attempt | None) -> ComparedRun:
     settings = job.settings or {}
-    diff, cut = _diff(first, attempt) if first is not None and attempt is not None else ([], False)
+    diff, cut = _diff(first, attempt, numbers) if first is not None and attempt is not None else ([], False)
     return ComparedRun(
         job_id=job.id,
         status=job.status,
@@ -169,10 +169,10 @@ def _profile(attempt: Attempt, settings: dict[str, Any]) -> RunProfile | None:
     )
 
 
-def _diff(old: Attempt, new: Attempt) -> tuple[list[DiffLine], bool]:
-    lines = difflib.unified_diff(
-        old.source.splitlines(), new.source.splitlines(), f"attempt {old.id}", f"attempt {new.id}", lineterm="", n=3
-    )
+def _diff(old: Attempt, new: Attempt, numbers: dict[int, int]) -> tuple[list[DiffLine], bool]:
+    """The diff's file names say each attempt's job and place in it (#1 for the job's first), not its global id."""
+    names = [f"{a.job_id} attempt #{numbers.get(a.id, '?')}" for a in (old, new)]
+    lines = difflib.unified_diff(old.source.splitlines(), new.source.splitlines(), *names, lineterm="", n=3)
     out: list[DiffLine] = []
     for line in lines:
         if len(out) == DIFF_LINES:

@@ -75,6 +75,7 @@ def test_compare_jobs_and_attempts_hold_the_jobs_numbers_and_refuse_what_does_no
         assert first["diff_from_first"] == []
         diff = [(d["kind"], d["text"]) for d in second["diff_from_first"]]
         assert ("del", "-// fake kernel, round 1") in diff and ("add", "+// fake kernel, round 3") in diff
+        assert diff[:2] == [("del", f"--- {one} attempt #1"), ("add", f"+++ {three} attempt #3")]  # numbers in the job, not global ids
         assert client.get(f"{API}/compare/jobs", params={"ids": f"{one},{three}"}, headers=h["admin"]).status_code == 200
 
         # The other team's side: the same ids are missing, whichever one is asked first.
