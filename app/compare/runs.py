@@ -18,7 +18,7 @@ from ..db.models import Attempt, Job
 from ..permissions import Caller
 from ..store import aggregates
 from . import CompareInvalid, CompareNotFound, split_ids
-from .schemas import ComparedRun, DiffLine, MetricRow, RunComparison, RunProfile, SizePoint, SizeRow, TokenUse
+from .schemas import ComparedRun, DiffKind, DiffLine, MetricRow, RunComparison, RunProfile, SizePoint, SizeRow, TokenUse
 
 DIFF_LINES = 600  # of each diff: the page stays small whatever the kernels' length
 BOTTLENECK = "bottleneck class"
@@ -38,7 +38,7 @@ def compare_jobs(session: Session, caller: Caller, ids: list[str] | str) -> RunC
     _same_variant(ordered, [j.id for j in ordered])
     chosen = _chosen_attempts(session, ordered)
     attempts = _load_attempts(session, [a for a in chosen.values() if a is not None])
-    pairs = [(job, attempts.get(chosen[job.id]) if chosen[job.id] is not None else None) for job in ordered]
+    pairs = [(job, attempts.get(a) if (a := chosen[job.id]) is not None else None) for job in ordered]
     return _comparison(session, "jobs", pairs)
 
 
@@ -95,7 +95,7 @@ def _attempt_numbers(session: Session, attempts: list[Attempt]) -> dict[int, int
     return out
 
 
-def _comparison(session: Session, kind: Any, pairs: list[tuple[Job, Attempt | None]]) -> RunComparison:
+def _comparison(session: Session, kind: Any, pairs: Sequence[tuple[Job, Attempt | None]]) -> RunComparison:
     models = aggregates.models_of(session, list(dict.fromkeys(job.id for job, _ in pairs)))
     numbers = _attempt_numbers(session, [a for _, a in pairs if a is not None])
     first = pairs[0][1]
@@ -171,13 +171,13 @@ def _profile(attempt: Attempt, settings: dict[str, Any]) -> RunProfile | None:
 
 def _diff(old: Attempt, new: Attempt, numbers: dict[int, int]) -> tuple[list[DiffLine], bool]:
     """The diff's file names say each attempt's job and place in it (#1 for the job's first), not its global id."""
-    names = [f"{a.job_id} attempt #{numbers.get(a.id, '?')}" for a in (old, new)]
-    lines = difflib.unified_diff(old.source.splitlines(), new.source.splitlines(), *names, lineterm="", n=3)
+    before, after = (f"{a.job_id} attempt #{numbers.get(a.id, '?')}" for a in (old, new))
+    lines = difflib.unified_diff(old.source.splitlines(), new.source.splitlines(), before, after, lineterm="", n=3)
     out: list[DiffLine] = []
     for line in lines:
         if len(out) == DIFF_LINES:
             return out, True
-        kind = "hunk" if line.startswith("@@") else "add" if line.startswith("+") else "del" if line.startswith("-") else "ctx"
+        kind: DiffKind = "hunk" if line.startswith("@@") else "add" if line.startswith("+") else "del" if line.startswith("-") else "ctx"
         out.append(DiffLine(kind=kind, text=line))
     return out, False
 

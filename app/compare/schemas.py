@@ -27,8 +27,11 @@ class RunProfile(BaseModel):
     metrics: dict[str, Any]
 
 
+DiffKind = Literal["add", "del", "hunk", "ctx"]
+
+
 class DiffLine(BaseModel):
-    kind: Literal["add", "del", "hunk", "ctx"]
+    kind: DiffKind
     text: str
 
 
