@@ -21,7 +21,7 @@ from graph.cluster.settings import RaySettings
 
 from . import custom_tasks, web
 from .agent import RunJob, checkpointer, run_with_graph
-from .api import campaigns, errors, insights, jobs, keys, reviews, system, tasks
+from .api import campaigns, compare, errors, insights, jobs, keys, reviews, system, tasks
 from .bounds import INT32_MAX
 from .campaigns.scheduler import CampaignScheduler
 from .config import Settings, load_settings
@@ -185,6 +185,7 @@ def create_app(
     for router in (jobs.router, campaigns.router, tasks.router, keys.router, system.router, insights.router, reviews.router):
         app.include_router(router, prefix=API_PREFIX)
     app.add_exception_handler(RequestValidationError, errors.validation_error)  # a page's own: web.mount (app/web/pages.py)
+    app.include_router(compare.router, prefix=API_PREFIX)  # runs and campaigns side by side
     web.mount(app, API_PREFIX)
     app.add_middleware(BodySizeLimit, max_bytes=settings.max_request_bytes)
     bound_page_size_in_openapi(app, settings.max_page_size)

@@ -1,5 +1,6 @@
 """Dashboard figures (a benchmark, not a test): response time of the jobs page and the leaderboard with
-1,000 jobs and 10,000 attempts stored, and the weight of each page as Chromium loads it.
+1,000 jobs and 10,000 attempts stored, and the weight of each page as Chromium loads it; also the comparison
+pages (4 jobs side by side, 4 attempts, 3 campaigns of 100 variants each, one per profile mode).
 
 Fills a fresh database (SQLite by default; --database-url for PostgreSQL) with synthetic jobs (50 tasks x
 2 precisions, 10 attempts each with 2 measured sizes, 2 LLM calls per job, 5% of attempts flagged for
@@ -169,6 +170,95 @@ def fill(database_url: str) -> dict[str, int]:
     }
 
 
+MODES = ("none", "full", "filtered")
+CLASSES = ("memory_bandwidth", "memory_latency", "compute")
+COMPARED_JOBS = 4  # jobs 0, 100, 200, 300: the same task and precision
+
+
+def fill_comparisons(database_url: str) -> dict[str, int]:
+    """What the comparison pages read on top of `fill`: a profile (10 metrics) for every correct attempt, a
+    baseline profile event and two planner calls (with profile tokens) per job, and three campaigns, one per
+    profile mode, over the 100 variants (jobs 0-99, 100-199 and 200-299)."""
+    from sqlalchemy import insert, select, update
+
+    from app.db.engine import make_engine
+    from app.db.models import Attempt, Campaign, CampaignVariant, Job, JobEvent, Profile
+
+    rng = random.Random(11)
+    start = datetime(2026, 11, 1, tzinfo=UTC)
+    engine = make_engine(database_url)
+    with engine.begin() as conn:
+        jobs = conn.execute(select(Job.id, Job.task, Job.precision).order_by(Job.id)).all()
+        ok = conn.execute(select(Attempt.id, Attempt.job_id, Attempt.attempt_key).where(Attempt.verdict == "ok")).all()
+        profiles = [
+            {
+                "attempt_id": a.id,
+                "bottleneck_class": rng.choice(CLASSES),
+                "metrics": {f"metric_{m}": round(rng.uniform(0, 100), 2) for m in range(10)},
+                "text": "synthetic profile\n" * 20,
+                "mode": "filtered",
+                "tokens": 120,
+                "note": "",
+                "created_at": start,
+            }
+            for a in ok
+        ]
+        events = []
+        for j, job in enumerate(jobs):
+            mode = MODES[(j // 100) % 3]
+            events.append({"job_id": job.id, "type": "profile", "payload": {"of": "baseline", "bottleneck_class": CLASSES[j % 3]}})
+            for r in (1, 2):
+                tokens = 0 if mode == "none" else 120 * (8 if mode == "full" else 1)
+                events.append({"job_id": job.id, "type": "llm_call", "payload": {"role": "planner", "round": r, "profile_tokens": tokens}})
+            conn.execute(
+                update(Job).where(Job.id == job.id).values(settings={"task": job.task, "rounds": 5, "debug": 1, "profile_mode": mode})
+            )
+        conn.execute(insert(Profile), profiles)
+        conn.execute(insert(JobEvent), [e | {"created_at": start} for e in events])
+        campaigns, variants = [], []
+        for k, mode in enumerate(MODES):
+            cid = f"cmp_{k:016x}"
+            config = {"rounds": 5, "debug": 1, "sizes": "paper", "models": {}, "profile_mode": mode}
+            campaigns.append(
+                {
+                    "id": cid,
+                    "name": f"profile {mode}",
+                    "selection": {},
+                    "config": config,
+                    "max_in_flight": 4,
+                    "status": "finished",
+                    "message": "synthetic",
+                    "team": "default",
+                    "created_at": start,
+                    "updated_at": start,
+                }
+            )
+            variants += [
+                {
+                    "campaign_id": cid,
+                    "position": i,
+                    "task": job.task,
+                    "precision": job.precision,
+                    "job_id": job.id,
+                    "resume_requested": False,
+                }
+                for i, job in enumerate(jobs[100 * k : 100 * (k + 1)])
+            ]
+        conn.execute(insert(Campaign), campaigns)
+        conn.execute(insert(CampaignVariant), variants)
+    engine.dispose()
+    return {"profiles": len(profiles), "job_events": len(events), "campaigns": len(campaigns), "campaign_variants": len(variants)}
+
+
+def compare_paths() -> list[str]:
+    jobs = ",".join(f"job_{100 * k:016x}" for k in range(COMPARED_JOBS))
+    return [
+        f"/compare/jobs?ids={jobs}",
+        "/compare/attempts?ids=1,4,7,10",
+        "/compare/campaigns?ids=" + ",".join(f"cmp_{k:016x}" for k in range(len(MODES))),
+    ]
+
+
 def session_cookie(client: httpx.Client, key: str) -> None:
     page = client.get("/login").text
     token = page.split('name="csrf" value="', 1)[1].split('"', 1)[0]
@@ -224,13 +314,14 @@ def main() -> None:
         db = args.database_url or f"sqlite:///{tmp}/figures.db"
         key = make_key(db, "figures", role="admin")  # migrates the database too
         stored = fill(db)
+        stored |= fill_comparisons(db)
         server = Server(db, Path(tmp)).start()
         try:
             with httpx.Client(base_url=server.url, timeout=60) as client:
                 session_cookie(client, key)
-                paths = ["/jobs", "/jobs?status=finished&sort=-best_score", "/leaderboard", "/costs", "/reviews"]
+                paths = ["/jobs", "/jobs?status=finished&sort=-best_score", "/leaderboard", "/costs", "/reviews", *compare_paths()]
                 times = {p: timings(client, p, args.samples) for p in paths}
-            weight = page_weight(server.url, key, ["/jobs", "/jobs/job_0000000000000000", "/leaderboard", "/costs"])
+            weight = page_weight(server.url, key, ["/jobs", "/jobs/job_0000000000000000", "/leaderboard", "/costs", *compare_paths()])
         finally:
             server.stop()
     commit = subprocess.run(["git", "rev-parse", "HEAD"], cwd=REPO, capture_output=True, text=True).stdout.strip()

@@ -22,7 +22,7 @@ from dataclasses import dataclass, field
 from typing import Any
 
 from sqlalchemy import case, func, select
-from sqlalchemy.orm import Session
+from sqlalchemy.orm import Session, load_only
 
 from bench_tasks import TaskError, load_task
 from bench_tasks.report import Table, html_page, markdown_page
@@ -184,7 +184,8 @@ def summarize(session: Session, campaign_id: str) -> CampaignSummary:
             rounds[job_id] = (int(max_round or 0), int(debug or 0))
         best_ids = [v.job.best_attempt_id for v in variants if v.job is not None and v.job.best_attempt_id is not None]
         if best_ids:
-            best_attempts = {a.id: a for a in session.scalars(select(Attempt).where(Attempt.id.in_(best_ids)))}
+            only = load_only(Attempt.id, Attempt.job_id, Attempt.attempt_key, Attempt.evaluation)  # not the sources
+            best_attempts = {a.id: a for a in session.scalars(select(Attempt).where(Attempt.id.in_(best_ids)).options(only))}
             best_profiles = dict(
                 session.execute(select(Profile.attempt_id, Profile.bottleneck_class).where(Profile.attempt_id.in_(best_ids))).all()
             )

@@ -6,7 +6,7 @@ from __future__ import annotations
 
 from fastapi import FastAPI
 
-from . import campaign_pages, docs, pages, static_files
+from . import campaign_pages, compare_pages, docs, pages, static_files
 
 STATIC = static_files.STATIC
 
@@ -16,4 +16,5 @@ def mount(app: FastAPI, api_prefix: str) -> None:
     app.include_router(docs.router(app, api_prefix))
     app.include_router(pages.router)
     app.include_router(campaign_pages.router)
+    app.include_router(compare_pages.router)
     pages.install_handlers(app)

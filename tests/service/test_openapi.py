@@ -41,6 +41,9 @@ EXPECTED = {
     ("get", f"{API}/costs"): {200, 401, 403, 422},
     ("get", f"{API}/reviews"): {200, 401, 403, 422},
     ("post", f"{API}/reviews/{{attempt_id}}"): {200, 400, 401, 403, 404, 409, 413, 422},
+    ("get", f"{API}/compare/jobs"): {200, 401, 403, 404, 422},
+    ("get", f"{API}/compare/attempts"): {200, 401, 403, 404, 422},
+    ("get", f"{API}/compare/campaigns"): {200, 401, 403, 404, 422},
 }
 
 
