@@ -422,7 +422,7 @@ def eval_candidate(
                 console.print(f"[bold]{verdict.value}[/] {message}")
                 raise typer.Exit(1)
             console.print(
-                f"ok: compiled and linked ({' '.join(flags) or 'default flags'}) in {time.monotonic() - started:.1f} s; "
+                f"ok: compiled and linked ({' '.join(flags or []) or 'default flags'}) in {time.monotonic() - started:.1f} s; "
                 f"entry {variant.candidate_entry} defined; object and driver built; its symbols passed the harness's "
                 f"checks (no forbidden library or system call). {message}".rstrip()
             )
