@@ -147,13 +147,13 @@ def test_a_job_stops_at_its_spending_cap_and_says_so_with_fake_gpu(service, llm)
     client, headers, _ = service
     llm.add(MODELS["planner"], *[Reply(k.plan(f"Plan {i}")) for i in range(3)])
     llm.add(MODELS["coder"], *[Reply(k.reply(k.fast_kernel(1.5))) for _ in range(3)])
-    r = client.post(f"{API}/jobs", json={"task": "vector_add", "rounds": 3, "debug": 0, "spending_cap": {"tokens": 3000}}, headers=headers)
+    r = client.post(f"{API}/jobs", json={"task": "vector_add", "rounds": 3, "debug": 0, "spending_cap": {"tokens": 1500}}, headers=headers)
     assert r.status_code == 201, r.text
-    assert r.json()["settings"]["spending_cap"] == {"usd": None, "tokens": 3000}
+    assert r.json()["settings"]["spending_cap"] == {"usd": None, "tokens": 1500}
     job = wait_status(client, f"{API}/jobs/{r.json()['id']}", headers, {"finished", "no_correct_kernel", "failed"}, timeout=120)
     assert job["status"] == "finished" and job["stop_reason"] == "spending_cap", job["message"]
     assert "spending cap" in job["message"] and job["best_score"] == 1.5
-    assert job["totals"]["input_tokens"] + job["totals"]["output_tokens"] == 450 and job["totals"]["llm_calls_count"] == 3
+    assert job["totals"]["input_tokens"] + job["totals"]["output_tokens"] == 300 and job["totals"]["llm_calls_count"] == 2
 
 
 def test_a_dollar_cap_on_an_unpriced_model_is_refused_at_submit(service):
