@@ -1,4 +1,5 @@
-// BF16 twin of max_pooling_2d: grid-stride over flat outputs, window clamped to the image and scanned column by column (max is exact in any order).
+// BF16 twin of max_pooling_2d: grid-stride over flat outputs, window clamped to the image and scanned column by column
+// (max is exact in any order).
 #include <cuda_runtime.h>
 #include <cuda_bf16.h>
 #include <cfloat>

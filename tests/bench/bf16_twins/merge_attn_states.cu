@@ -1,4 +1,5 @@
-// BF16 twin of merge_attn_states: one warp per (token, head) with every lane computing the scales itself (no shared memory or barrier), LSE = m + log1pf(smaller exp), V = fmaf(V_a, sa, V_b*sb).
+// BF16 twin of merge_attn_states: one warp per (token, head) with every lane computing the scales itself (no shared
+// memory or barrier), LSE = m + log1pf(smaller exp), V = fmaf(V_a, sa, V_b*sb).
 #include <cfloat>
 #include <cuda_runtime.h>
 #include <cuda_bf16.h>

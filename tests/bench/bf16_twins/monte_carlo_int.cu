@@ -1,4 +1,5 @@
-// BF16 twin of monte_carlo_int: deterministic two-level tree (per-block warp-shuffle + shared-memory sums, then one block reducing the partials) instead of per-thread atomicAdd.
+// BF16 twin of monte_carlo_int: deterministic two-level tree (per-block warp-shuffle + shared-memory sums, then one
+// block reducing the partials) instead of per-thread atomicAdd.
 #include <cuda_runtime.h>
 #include <cuda_bf16.h>
 

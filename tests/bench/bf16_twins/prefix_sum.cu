@@ -1,4 +1,5 @@
-// BF16 twin of prefix_sum: reduce-then-scan (tile sums, a scan of the tile sums, then a warp-shuffle block scan per 1024-element tile) instead of each output's sequential sum from index 0.
+// BF16 twin of prefix_sum: reduce-then-scan (tile sums, a scan of the tile sums, then a warp-shuffle block scan per
+// 1024-element tile) instead of each output's sequential sum from index 0.
 #include <cuda_runtime.h>
 #include <cuda_bf16.h>
 

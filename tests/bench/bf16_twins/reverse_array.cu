@@ -1,4 +1,5 @@
-// BF16 twin of reverse_array: one thread per OUTPUT element in a grid-stride loop (output[i] = input[N-1-i]); no pairs, no arithmetic.
+// BF16 twin of reverse_array: one thread per OUTPUT element in a grid-stride loop (output[i] = input[N-1-i]); no pairs,
+// no arithmetic.
 #include <cuda_runtime.h>
 #include <cuda_bf16.h>
 

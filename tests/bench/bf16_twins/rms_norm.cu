@@ -1,4 +1,5 @@
-// BF16 twin of rms_norm: deterministic tree sum of squares (per-block warp-shuffle partials, each apply block re-reducing them) and x * rsqrtf(...) instead of atomics and x / sqrtf(...).
+// BF16 twin of rms_norm: deterministic tree sum of squares (per-block warp-shuffle partials, each apply block
+// reducing them again) and x * rsqrtf(...) instead of per-thread atomicAdd and x / sqrtf(...).
 #include <cuda_runtime.h>
 #include <cuda_bf16.h>
 

@@ -1,4 +1,5 @@
-// BF16 twin of rope: rows on grid.y, __nv_bfloat162 pair loads on x, theta = exp2f(-(2p/D)*log2f(base)) and sincosf instead of powf, cosf, sinf.
+// BF16 twin of rope: rows on grid.y, __nv_bfloat162 pair loads on x, theta = exp2f(-(2p/D)*log2f(base)) and sincosf
+// instead of powf, cosf, sinf.
 #include <cstdint>
 #include <cuda_runtime.h>
 #include <cuda_bf16.h>

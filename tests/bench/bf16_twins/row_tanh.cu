@@ -1,4 +1,5 @@
-// BF16 twin of row_tanh: many blocks, grid-stride over __nv_bfloat162 pairs (scalar odd tail) instead of one block of 1024 threads; tanhf in FP32.
+// BF16 twin of row_tanh: many blocks, grid-stride over __nv_bfloat162 pairs (scalar odd tail) instead of one block of
+// 1024 threads; tanhf in FP32.
 #include <cstdint>
 #include <cuda_runtime.h>
 #include <cuda_bf16.h>

@@ -1,4 +1,5 @@
-// BF16 twin of selu: grid-stride over __nv_bfloat162 pairs (scalar odd tail) and (lambda*alpha)*expm1f(x) instead of expf(x) - 1; FP32 math.
+// BF16 twin of selu: grid-stride over __nv_bfloat162 pairs (scalar odd tail) and (lambda*alpha)*expm1f(x) instead of
+// expf(x) - 1; FP32 math.
 #include <cstdint>
 #include <cuda_runtime.h>
 #include <cuda_bf16.h>

@@ -1,4 +1,5 @@
-// BF16 twin of sigmoid: grid-stride over __nv_bfloat162 pairs (scalar odd tail), computed as 0.5 + 0.5*tanhf(x/2) instead of 1/(1 + expf(-x)).
+// BF16 twin of sigmoid: grid-stride over __nv_bfloat162 pairs (scalar odd tail), computed as 0.5 + 0.5*tanhf(x/2)
+// instead of 1/(1 + expf(-x)).
 #include <cstdint>
 #include <cuda_runtime.h>
 #include <cuda_bf16.h>

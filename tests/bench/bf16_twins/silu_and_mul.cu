@@ -1,4 +1,5 @@
-// BF16 twin of silu_and_mul: 2-D grid (rows on y, __nv_bfloat162 column pairs on x when D is even, scalar otherwise), x*g/(1 + __expf(-x)) in FP32.
+// BF16 twin of silu_and_mul: 2-D grid (rows on y, __nv_bfloat162 column pairs on x when D is even, scalar otherwise),
+// x*g/(1 + __expf(-x)) in FP32.
 #include <cstdint>
 #include <cuda_runtime.h>
 #include <cuda_bf16.h>

@@ -1,4 +1,5 @@
-// BF16 twin of simpson_int: unscaled pair terms y_i + 4y_{i+1} + y_{i+2} summed by a deterministic two-level tree, times h/3 once at the end (baseline: scaled terms, per-thread atomicAdd).
+// BF16 twin of simpson_int: unscaled pair terms y_i + 4y_{i+1} + y_{i+2} summed by a deterministic two-level tree,
+// times h/3 once at the end (baseline: scaled terms, per-thread atomicAdd).
 #include <cuda_runtime.h>
 #include <cuda_bf16.h>
 

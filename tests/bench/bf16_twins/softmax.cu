@@ -1,4 +1,5 @@
-// BF16 twin of softmax: one block per row with warp-shuffle tree max and tree sum of the FP32 exps, each output rounded once (baseline: one thread per row, sequential sums, two roundings).
+// BF16 twin of softmax: one block per row with warp-shuffle tree max and tree sum of the FP32 exps, each output rounded
+// once (baseline: one thread per row, sequential sums, two roundings).
 #include <cfloat>
 #include <cuda_runtime.h>
 #include <cuda_bf16.h>

@@ -1,4 +1,5 @@
-// BF16 twin of softmax_attention: shared-memory 16x16 tiled products summed per tile then added (blocked k order), FP32 scores and probabilities, block-tree row softmax (baseline: sequential k, bf16 S and P).
+// BF16 twin of softmax_attention: shared-memory 16x16 tiled products summed per tile then added (blocked k order), FP32
+// scores and probabilities, block-tree row softmax (baseline: sequential k, bf16 S and P).
 #include <cfloat>
 #include <cuda_runtime.h>
 #include <cuda_bf16.h>

@@ -1,4 +1,5 @@
-// BF16 twin of sorting: bitonic sorting network on FP32 keys padded with +inf to a power of two (shared-memory tiles for the short strides) instead of a bottom-up merge sort.
+// BF16 twin of sorting: bitonic sorting network on FP32 keys padded with +inf to a power of two (shared-memory tiles
+// for the short strides) instead of a bottom-up merge sort.
 #include <cmath>
 #include <cuda_runtime.h>
 #include <cuda_bf16.h>

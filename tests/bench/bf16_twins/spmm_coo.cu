@@ -1,4 +1,5 @@
-// BF16 twin of spmm_coo: COO bucketed by row on the device (count, scan, scatter), then one block per row summing its entries with four FP32 accumulators (baseline: atomicAdd per product).
+// BF16 twin of spmm_coo: COO bucketed by row on the device (count, scan, scatter), then one block per row summing its
+// entries with four FP32 accumulators (baseline: atomicAdd per product).
 #include <cuda_runtime.h>
 #include <cuda_bf16.h>
 

@@ -1,4 +1,5 @@
-// BF16 twin of spmm_csc: CSC transposed to row buckets on the device (count, scan, scatter), then one block per row summing its entries with four FP32 accumulators (baseline: atomicAdd per product in column order).
+// BF16 twin of spmm_csc: CSC transposed to row buckets on the device (count, scan, scatter), then one block per row
+// summing its entries with four FP32 accumulators (baseline: atomicAdd per product in column order).
 #include <cuda_runtime.h>
 #include <cuda_bf16.h>
 

@@ -1,4 +1,5 @@
-// BF16 twin of spmm_csr: one block per row staging its entries in shared memory, four FP32 accumulators by entry index mod 4 combined as (a0+a1)+(a2+a3) (baseline: one sequential sum).
+// BF16 twin of spmm_csr: one block per row staging its entries in shared memory, four FP32 accumulators by entry index
+// mod 4 combined as (a0+a1)+(a2+a3) (baseline: one sequential sum).
 #include <cuda_runtime.h>
 #include <cuda_bf16.h>
 

@@ -1,4 +1,5 @@
-// BF16 twin of spmm_ell: one block per row (threads over K, coalesced) staging its slots in shared memory, four FP32 accumulators by slot mod 4 combined as (a0+a1)+(a2+a3).
+// BF16 twin of spmm_ell: one block per row (threads over K, coalesced) staging its slots in shared memory, four FP32
+// accumulators by slot mod 4 combined as (a0+a1)+(a2+a3).
 #include <cuda_runtime.h>
 #include <cuda_bf16.h>
 
