@@ -218,6 +218,19 @@ def scratch(settings: HarnessSettings, prefix: str) -> Iterator[Path]:
         remove_scratch(path)
 
 
+# nvcc's intermediate files (`/tmp/tmpxft_00001a2b_00000000-6_candidate.ptx`), named in ptxas and host compiler errors.
+_NVCC_TEMP = re.compile(r"(?:/[\w.+-]+)*/tmpxft_[0-9a-f]+_[0-9a-f]+-\d+_")
+
+
+def neutral_paths(text: str, scratch: Path) -> str:
+    """`text` (a step's output) without the host's paths of its scratch directory: `/tmp/cm-build-x1y2/candidate.cu(12):
+    error` reads `candidate.cu(12): error`, nvcc's intermediates their plain names. Every output of a sandboxed step
+    goes through here before anything reads it (a compile log shown to a client, a verdict's message)."""
+    for root in dict.fromkeys((str(scratch), os.path.realpath(scratch))):
+        text = text.replace(root + "/", "").replace(root, ".")
+    return _NVCC_TEMP.sub("", text)
+
+
 def stage(src: Path, directory: Path, name: str | None = None) -> Path:
     """Copy a file the step needs (an object, a driver) into its scratch directory; returns the copy."""
     dst = directory / (name or src.name)
@@ -408,6 +421,7 @@ class SandboxedChild(Child):
 
     def wait(self, timeout: float) -> tuple[int | None, str]:
         rc, out = super().wait(timeout)
+        out = neutral_paths(out, self.scratch)
         self._done.set()
         self._watch.join()
         sanitize(self.scratch)

@@ -608,3 +608,34 @@ def test_removing_a_scratch_directory_never_changes_its_parents_permissions(tmp_
     sb.remove_scratch(path)
     assert not path.exists()
     assert parent.stat().st_mode & 0o7777 == 0o1777
+
+
+def test_a_steps_output_names_no_host_path(tmp_path):
+    """What a step prints reaches clients (a 422's compile log, an attempt's log): the scratch directory's host path
+    and nvcc's intermediates read as plain file names (issue 30)."""
+    scratch = tmp_path / "cm-build-x1y2z3"
+    scratch.mkdir()
+    log = (
+        f'{scratch}/candidate.cu(12): error: expected a ";"\n'
+        f'1 error detected in the compilation of "{scratch}/candidate.cu".\n'
+        f"nvcc -I{scratch} -c {scratch}/candidate.cu -o {scratch}/candidate.o\n"
+        "ptxas /tmp/tmpxft_00001a2b_00000000-6_candidate.ptx, line 7; error   : Unknown symbol 'x'\n"
+        f"cwd {scratch}\n"
+    )
+    out = sb.neutral_paths(log, scratch)
+    assert out == (
+        'candidate.cu(12): error: expected a ";"\n'
+        '1 error detected in the compilation of "candidate.cu".\n'
+        "nvcc -I. -c candidate.cu -o candidate.o\n"
+        "ptxas candidate.ptx, line 7; error   : Unknown symbol 'x'\n"
+        "cwd .\n"
+    )
+    assert str(tmp_path) not in out and "/tmp/" not in out and "cm-build-" not in out
+    assert sb.neutral_paths("/usr/local/cuda/include/cuda.h(3): warning", scratch) == "/usr/local/cuda/include/cuda.h(3): warning"
+
+
+def test_a_sandboxed_steps_output_comes_back_without_the_scratch_path(box, root):
+    with sb.scratch(box.settings, "cm-build-") as scratch:
+        rc, out = sh(box, scratch, "echo $PWD/candidate.cu; pwd; echo /tmp/tmpxft_0000002a_00000000-6_candidate.ptx")
+    assert rc == 0, out
+    assert out.splitlines() == ["candidate.cu", ".", "candidate.ptx"]

@@ -1,9 +1,11 @@
 """A custom task whose baseline does not build, or is rejected by the harness's checks, is refused at
-submit (fault 3 of issue 10): 422 with the verdict, the first error and the compile log; no job, no
-stored custom task, no LLM call. Real nvcc in the real sandbox (no GPU needed); the agent is the FAKE
-one (tests/service/fake_agent.py), which is never reached for a refused task."""
+submit (fault 3 of issue 10): 422 with the verdict, the first error and the compile log (no host path in
+it: issue 30); no job, no stored custom task, no LLM call. Real nvcc in the real sandbox (no GPU needed); the
+agent is the FAKE one (tests/service/fake_agent.py), which is never reached for a refused task."""
 
 from __future__ import annotations
+
+from pathlib import Path
 
 import httpx
 import pytest
@@ -50,7 +52,7 @@ def _stored(db_url: str) -> tuple[int, int]:
     ],
     ids=["compile_error", "forbidden_symbol", "wrong_prototype"],
 )
-def test_a_baseline_that_does_not_build_is_refused_at_submit_with_fake_agent(db_url, server_factory, baseline, verdict, says):
+def test_a_baseline_that_does_not_build_is_refused_at_submit_with_fake_agent(db_url, server_factory, baseline, verdict, says, tmp_path):
     headers = {"X-API-Key": make_key(db_url)}
     server = server_factory()
     with httpx.Client(base_url=server.url, timeout=120) as client:
@@ -61,7 +63,10 @@ def test_a_baseline_that_does_not_build_is_refused_at_submit_with_fake_agent(db_
         assert f"baseline_cu: {verdict}:" in error["msg"] and says in error["msg"], error["msg"]
         assert "compile_log" in error["ctx"]
         if verdict == "compile_error":
-            assert "error" in error["ctx"]["compile_log"]
+            assert "custom_baseline.cu(2): error" in error["ctx"]["compile_log"]
+        # No host path in what the client sees (issue 30): not the scratch directory, nvcc's temp files or a home.
+        for host_path in ("/tmp/", "cm-build-", "tmpxft_", str(Path.home()), str(tmp_path)):
+            assert host_path not in r.text, (host_path, r.text)
         assert client.get(f"{API}/jobs", headers=headers).json()["total"] == 0
     assert _stored(db_url) == (0, 0)  # nothing stored but the refusal
 

@@ -181,3 +181,21 @@ def test_a_stored_task_that_fails_the_checks_is_skipped_at_start_up_with_fake_ag
     with httpx.Client(base_url=server.url, timeout=10) as client:
         r = client.post(f"{API}/jobs", json={"task": "ct_0123456789abcdef"}, headers=headers)
         assert r.status_code in (404, 422), r.text  # not this key's (404), or refused by the checks (422)
+
+
+def test_submit_time_evaluation_never_runs_on_the_event_loop():
+    """The issue asks that a task's expressions are never evaluated on a thread that serves requests. They are
+    evaluated in custom_tasks.validate, reached only from the submit route's body; the route is a plain `def`, so
+    FastAPI runs it in its worker threads, never on the event loop that answers /health (and the request body's
+    model evaluates nothing: its validators only check shapes)."""
+    import inspect
+
+    from fastapi.routing import APIRoute
+
+    from app import schemas
+    from app.api import jobs
+
+    [submit] = [r for r in jobs.router.routes if isinstance(r, APIRoute) and r.endpoint is jobs.submit_job]
+    assert "POST" in submit.methods and not inspect.iscoroutinefunction(submit.endpoint)
+    assert "custom_tasks.validate(" in inspect.getsource(jobs._task_of)
+    assert "expr" not in vars(schemas)  # the body's model does not evaluate expressions while it is parsed
