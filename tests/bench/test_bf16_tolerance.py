@@ -42,7 +42,12 @@ def test_every_twin_is_a_bf16_task_and_says_which_order_differs():
 @pytest.fixture(scope="module")
 def linked(request, harness_settings) -> Ahead:
     """Every collected twin compiled and linked at once on all cores (objects shared through the cache)."""
-    return Ahead(request, "test_a_twin_compiles_and_links_without_a_gpu", ("task",), lambda t: compile_only(t, "bf16", _twin(t), settings=harness_settings))
+    return Ahead(
+        request,
+        "test_a_twin_compiles_and_links_without_a_gpu",
+        ("task",),
+        lambda t: compile_only(t, "bf16", _twin(t), settings=harness_settings),
+    )
 
 
 @requires_nvcc
@@ -79,7 +84,8 @@ def tolerance_cell(task: str) -> str:
 def _readme_rows() -> dict[str, list[str]]:
     text = README.read_text()
     start = text.index("## BF16 tolerances")
-    section = text[start : text.find("\n## ", start + 1) if "\n## " in text[start + 1 :] else len(text)]
+    end = text.find("\n## ", start)
+    section = text[start : end if end >= 0 else len(text)]
     rows = {}
     for line in section.splitlines():
         cells = [c.strip() for c in re.split(r"(?<!\\)\|", line.strip())[1:-1]]
@@ -109,6 +115,9 @@ def _all_sizes(task: str) -> list[dict[str, int]]:
 @pytest.mark.parametrize("kernel", ["baseline", "twin"])
 @pytest.mark.parametrize("task", BF16_TASKS)
 def test_the_baseline_and_its_twin_pass_every_edge_and_paper_size_with_three_seeds_and_a_fresh_one(task, kernel, harness_settings):
+    """One evaluation per kernel (edge and paper sizes in one driver), the baseline's first: the twin's reuses its
+    cached check datasets and references. `-k twin` runs the twins alone (test_harness_gpu's sweep covers the
+    baselines per size set too)."""
     source = None if kernel == "baseline" else _twin(task)
     result = evaluate(task, "bf16", source, _all_sizes(task), seeds=CHECK_SEEDS, timing=False, settings=harness_settings)
     fresh = result.seeds[-1]
@@ -117,3 +126,4 @@ def test_the_baseline_and_its_twin_pass_every_edge_and_paper_size_with_three_see
     for row in result.rows:
         assert row.passed, f"{task} {kernel} at {row.params} (fresh seed {fresh}): {[c.message for c in row.checks if not c.passed]}"
         assert {c.seed for c in row.checks} == {*CHECK_SEEDS, fresh}, row.params
+        assert all(c.checked_elements > 0 for c in row.checks), row.params
