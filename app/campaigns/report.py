@@ -203,7 +203,7 @@ def _settled_revision(session: Session, campaign: Campaign, variants: list[Row])
     if any(v.status is not None and v.status not in TERMINAL_STATUSES for v in variants):
         return None
     return (
-        str(session.get_bind().url),
+        str(session.get_bind().engine.url),
         campaign.id,
         campaign.name,
         campaign.status,
