@@ -16,22 +16,25 @@ Markdown and HTML writers only format them, with bench_tasks.report's page helpe
 from __future__ import annotations
 
 import html
+import json
 import math
-from collections import Counter, defaultdict
+import threading
+from collections import Counter, OrderedDict, defaultdict
 from dataclasses import dataclass, field
 from typing import Any
 
-from sqlalchemy import case, func, select
-from sqlalchemy.orm import Session, load_only
+from sqlalchemy import Row, case, func, select
+from sqlalchemy.orm import Session
 
 from bench_tasks import TaskError, load_task
 from bench_tasks.report import Table, html_page, markdown_page
 
-from ..db.models import Attempt, Campaign, JobEvent, LlmCall, Profile
-from .store import NOT_STARTED, _variants_with_jobs
+from ..db.models import TERMINAL_STATUSES, Attempt, Campaign, CampaignVariant, Job, JobEvent, LlmCall, Profile
+from .store import NOT_STARTED
 
 TAUS = (0, 1, 2, 4, 8, 16, 32)
 UNKNOWN = "unknown"
+CACHED_SUMMARIES = 32  # settled campaigns' summaries kept in memory, per process
 
 
 class ReportError(LookupError):
@@ -165,15 +168,57 @@ def _category(task: str) -> str:
 
 
 def summarize(session: Session, campaign_id: str) -> CampaignSummary:
+    """The campaign's numbers. A settled campaign's summary is kept by revision (see `_settled_revision`), so
+    comparing finished campaigns reads one row per variant per request; the summary is computed from only
+    the columns it needs, as plain rows (no ORM objects, no job settings, no sources)."""
     campaign = session.get(Campaign, campaign_id)
     if campaign is None:
         raise ReportError(f"no campaign {campaign_id!r}; list them with `cudamaster campaign status` or GET /api/v1/campaigns")
-    variants = _variants_with_jobs(session, campaign_id)
+    variants = _variant_rows(session, campaign_id)
+    revision = _settled_revision(session, campaign, variants)
+    if revision is not None:
+        with _settled_lock:
+            if revision in _settled:
+                _settled.move_to_end(revision)
+                return _settled[revision]
+    summary = _summarize(session, campaign, variants)
+    if revision is not None:
+        with _settled_lock:
+            _settled[revision] = summary
+            while len(_settled) > CACHED_SUMMARIES:
+                _settled.popitem(last=False)
+    return summary
+
+
+# Summaries of settled campaigns (every variant's job terminal or not started), by revision: read them, never change them.
+_settled: OrderedDict[tuple, CampaignSummary] = OrderedDict()
+_settled_lock = threading.Lock()  # pages run in the server's thread pool
+
+
+def _settled_revision(session: Session, campaign: Campaign, variants: list[Row]) -> tuple | None:
+    """What a settled campaign's summary depends on that can still change: the campaign's name, status and
+    configuration, and each variant's job (a resumed job leaves its terminal status and bumps updated_at).
+    A terminal job's attempts, events, profiles and LLM calls are final, so they need not be read to know the
+    summary is current. None while a job is running: its summary is computed afresh each time."""
+    if any(v.status is not None and v.status not in TERMINAL_STATUSES for v in variants):
+        return None
+    return (
+        str(session.get_bind().engine.url),
+        campaign.id,
+        campaign.name,
+        campaign.status,
+        campaign.updated_at,
+        json.dumps(campaign.config, sort_keys=True, default=str),
+        tuple(tuple(v) for v in variants),
+    )
+
+
+def _summarize(session: Session, campaign: Campaign, variants: list[Row]) -> CampaignSummary:
     job_ids = [v.job_id for v in variants if v.job_id]
     rounds: dict[str, tuple[int, int]] = {}
-    best_attempts: dict[int, Attempt] = {}
+    best_attempts: dict[int, Row] = {}
     best_profiles: dict[int, str] = {}
-    events: list[JobEvent] = []
+    events: list[Row] = []
     per_role: dict[str, dict[str, float]] = {}
     if job_ids:
         for job_id, max_round, debug in session.execute(
@@ -182,16 +227,22 @@ def summarize(session: Session, campaign_id: str) -> CampaignSummary:
             .group_by(Attempt.job_id)
         ):
             rounds[job_id] = (int(max_round or 0), int(debug or 0))
-        best_ids = [v.job.best_attempt_id for v in variants if v.job is not None and v.job.best_attempt_id is not None]
+        best_ids = [v.best_attempt_id for v in variants if v.best_attempt_id is not None]
         if best_ids:
-            only = load_only(Attempt.id, Attempt.job_id, Attempt.attempt_key, Attempt.evaluation)  # not the sources
-            best_attempts = {a.id: a for a in session.scalars(select(Attempt).where(Attempt.id.in_(best_ids)).options(only))}
+            best_attempts = {
+                a.id: a
+                for a in session.execute(
+                    select(Attempt.id, Attempt.job_id, Attempt.attempt_key, Attempt.evaluation).where(Attempt.id.in_(best_ids))
+                )
+            }
             best_profiles = dict(
                 session.execute(select(Profile.attempt_id, Profile.bottleneck_class).where(Profile.attempt_id.in_(best_ids))).all()
             )
         events = list(
-            session.scalars(
-                select(JobEvent).where(JobEvent.job_id.in_(job_ids), JobEvent.type.in_(("profile", "llm_call"))).order_by(JobEvent.id)
+            session.execute(
+                select(JobEvent.job_id, JobEvent.type, JobEvent.payload)
+                .where(JobEvent.job_id.in_(job_ids), JobEvent.type.in_(("profile", "llm_call")))
+                .order_by(JobEvent.id)
             )
         )
         for role, calls, tokens, cost in session.execute(
@@ -227,8 +278,8 @@ def summarize(session: Session, campaign_id: str) -> CampaignSummary:
             planner_calls[e.job_id] += 1
     lines = []
     for v in variants:
-        job = v.job
-        best = best_attempts.get(job.best_attempt_id) if job is not None and job.best_attempt_id is not None else None
+        started = v.status is not None  # the variant has a job
+        best = best_attempts.get(v.best_attempt_id) if v.best_attempt_id is not None else None
         flags = sorted({f for row in ((best.evaluation or {}).get("rows") or []) for f in row.get("flags") or []}) if best else []
         best_class = UNKNOWN
         if best is not None:
@@ -240,12 +291,12 @@ def summarize(session: Session, campaign_id: str) -> CampaignSummary:
                 precision=v.precision,
                 category=_category(v.task),
                 job_id=v.job_id,
-                status=job.status if job is not None else NOT_STARTED,
-                best_p=job.best_score if job is not None else None,
+                status=v.status if started else NOT_STARTED,
+                best_p=v.best_score if started else None,
                 rounds_used=r,
                 debug_steps=d,
-                tokens=int(job.input_tokens + job.output_tokens) if job is not None else 0,
-                cost_usd=float(job.cost_usd) if job is not None else 0.0,
+                tokens=int((v.input_tokens or 0) + (v.output_tokens or 0)) if started else 0,
+                cost_usd=float(v.cost_usd or 0.0) if started else 0.0,
                 flags=flags,
                 baseline_class=baseline_class.get(v.job_id or "", UNKNOWN),
                 best_class=best_class,
@@ -254,6 +305,29 @@ def summarize(session: Session, campaign_id: str) -> CampaignSummary:
             )
         )
     return CampaignSummary(campaign.id, campaign.name, campaign.status, dict(campaign.config), lines, per_role)
+
+
+def _variant_rows(session: Session, campaign_id: str) -> list[Row]:
+    """The campaign's variants in order, each with its job's status, best score and totals (None without a job)."""
+    return list(
+        session.execute(
+            select(
+                CampaignVariant.task,
+                CampaignVariant.precision,
+                CampaignVariant.job_id,
+                Job.status,
+                Job.best_score,
+                Job.best_attempt_id,
+                Job.input_tokens,
+                Job.output_tokens,
+                Job.cost_usd,
+                Job.updated_at,
+            )
+            .outerjoin(Job, Job.id == CampaignVariant.job_id)
+            .where(CampaignVariant.campaign_id == campaign_id)
+            .order_by(CampaignVariant.position)
+        )
+    )
 
 
 # -- writing -----------------------------------------------------------------------------------------

@@ -169,17 +169,23 @@ def _profile(attempt: Attempt, settings: dict[str, Any]) -> RunProfile | None:
     )
 
 
+def source_diff(old: str, new: str, before: str, after: str, limit: int | None = None) -> tuple[list[tuple[DiffKind, str]], bool]:
+    """A unified diff (3 lines of context) as (kind, line) pairs, at most `limit` of them, and whether it was cut:
+    the job page's diff of an attempt from the previous one and the comparison's diff from the first run."""
+    out: list[tuple[DiffKind, str]] = []
+    for line in difflib.unified_diff(old.splitlines(), new.splitlines(), before, after, lineterm="", n=3):
+        if len(out) == limit:
+            return out, True
+        kind: DiffKind = "hunk" if line.startswith("@@") else "add" if line.startswith("+") else "del" if line.startswith("-") else "ctx"
+        out.append((kind, line))
+    return out, False
+
+
 def _diff(old: Attempt, new: Attempt, numbers: dict[int, int]) -> tuple[list[DiffLine], bool]:
     """The diff's file names say each attempt's job and place in it (#1 for the job's first), not its global id."""
     before, after = (f"{a.job_id} attempt #{numbers.get(a.id, '?')}" for a in (old, new))
-    lines = difflib.unified_diff(old.source.splitlines(), new.source.splitlines(), before, after, lineterm="", n=3)
-    out: list[DiffLine] = []
-    for line in lines:
-        if len(out) == DIFF_LINES:
-            return out, True
-        kind: DiffKind = "hunk" if line.startswith("@@") else "add" if line.startswith("+") else "del" if line.startswith("-") else "ctx"
-        out.append(DiffLine(kind=kind, text=line))
-    return out, False
+    lines, cut = source_diff(old.source, new.source, before, after, DIFF_LINES)
+    return [DiffLine(kind=kind, text=text) for kind, text in lines], cut
 
 
 def _size_rows(runs: list[ComparedRun]) -> list[SizeRow]:

@@ -8,7 +8,6 @@ Every POST carries the session's CSRF token; every page needs a signed-in sessio
 from __future__ import annotations
 
 import asyncio
-import difflib
 import json
 import re
 import secrets
@@ -39,6 +38,7 @@ from ..api import reviews as reviews_api
 from ..api.deps import RunnerDep, SessionDep, SettingsDep
 from ..auth import KeyRejected, verify_key
 from ..bounds import JOB_ID_PATTERN, KEY_ID_PATTERN, MAX_OFFSET, MODEL_PATTERN, TASK_PATTERN
+from ..compare.runs import source_diff
 from ..db.models import ACTIVE_STATUSES, ALL_STATUSES, CANCELLED, FAILED, REVIEW_STATUSES, WAITING, Attempt, Job, Review
 from ..db.types import utcnow
 from ..reviews import flagged_share, list_reviews
@@ -595,12 +595,7 @@ def _previous_best(attempts: list[Attempt], chosen: Attempt) -> Attempt | None:
 def _diff(old: Attempt | None, new: Attempt, numbers: dict[int, int]) -> list[tuple[str, str]]:
     if old is None:
         return []
-    lines = difflib.unified_diff(
-        old.source.splitlines(), new.source.splitlines(), f"attempt {numbers[old.id]}", f"attempt {numbers[new.id]}", lineterm="", n=3
-    )
-    return [
-        ("add" if ln.startswith("+") else "del" if ln.startswith("-") else "hunk" if ln.startswith("@@") else "ctx", ln) for ln in lines
-    ]
+    return list(source_diff(old.source, new.source, f"attempt {numbers[old.id]}", f"attempt {numbers[new.id]}")[0])
 
 
 def _review_status(session: Any, job_id: str) -> dict[int, str]:
