@@ -64,6 +64,14 @@ EXPRESSIONS = [
 ]
 
 
+# Three compile bombs as CUSTOM's baseline (submitted at once): each must be refused at the memory limit.
+COMPILE_BOMBS = {
+    "template": TEMPLATE_BOMB.replace("bomb_optimized(float* O)", "scale(const float* X, float* Y, int N)").replace("(O)", "(Y)"),
+    "preprocessor": PREPROCESSOR_BOMB.replace("bomb_optimized(float* O)", "scale(const float* X, float* Y, int N)").replace("(O)", "(Y)"),
+    "dev_zero": '#include "/dev/zero"\nextern "C" void scale(const float* X, float* Y, int N) {}\n',
+}
+
+
 class HealthProbe:
     """GET /health every 50 ms on its own thread; records each answer's latency (None: no answer in 5 s)."""
 
@@ -130,13 +138,7 @@ def test_compile_bombs_at_once_are_refused_at_the_memory_limit_while_health_answ
         pytest.skip("no working bubblewrap here")
     headers = {"X-API-Key": make_key(db_url)}
     server = server_factory(CUDAMASTER_HARNESS__SANDBOX_MAX_MEMORY_BYTES=str(512 << 20))
-    bombs = {
-        "template": TEMPLATE_BOMB.replace("bomb_optimized(float* O)", "scale(const float* X, float* Y, int N)").replace("(O)", "(Y)"),
-        "preprocessor": PREPROCESSOR_BOMB.replace("bomb_optimized(float* O)", "scale(const float* X, float* Y, int N)").replace(
-            "(O)", "(Y)"
-        ),
-        "dev_zero": '#include "/dev/zero"\nextern "C" void scale(const float* X, float* Y, int N) {}\n',
-    }
+    bombs = COMPILE_BOMBS
     results: dict[str, tuple[httpx.Response, float]] = {}
 
     def submit(name: str) -> None:
