@@ -21,8 +21,8 @@ def test_list_shows_every_task_with_sizes():
 
 
 @requires_nvcc
-def test_eval_compile_only_reports_verdicts(tmp_path, monkeypatch):
-    monkeypatch.setenv("CUDAMASTER_HARNESS__CACHE_DIR", str(tmp_path))
+def test_eval_compile_only_reports_verdicts(harness_settings, monkeypatch):
+    monkeypatch.setenv("CUDAMASTER_HARNESS__CACHE_DIR", str(harness_settings.cache_dir))  # the run's one compile cache
     ok = runner.invoke(cli, ["bench", "eval", "vector_add", "-c", str(CANDIDATES / "fast.cu"), "--compile-only"])
     assert ok.exit_code == 0 and ok.stdout.startswith("ok")
     assert "sandbox: bwrap" in " ".join(ok.stderr.split()) or "sandbox: none" in ok.stderr  # which sandbox compiled it
@@ -76,8 +76,8 @@ def test_eval_says_what_to_change(args, words):
 
 
 @requires_nvcc
-def test_compile_only_success_says_what_was_checked(tmp_path, monkeypatch):
-    monkeypatch.setenv("CUDAMASTER_HARNESS__CACHE_DIR", str(tmp_path))
+def test_compile_only_success_says_what_was_checked(harness_settings, monkeypatch):
+    monkeypatch.setenv("CUDAMASTER_HARNESS__CACHE_DIR", str(harness_settings.cache_dir))  # the run's one compile cache
     monkeypatch.setenv("CUDAMASTER_HARNESS__ALLOW_UNSANDBOXED", "true")
     out = runner.invoke(cli, ["bench", "eval", "vector_add", "-c", str(CANDIDATES / "fast.cu"), "--compile-only"], env={"COLUMNS": "300"})
     assert out.exit_code == 0, out.output

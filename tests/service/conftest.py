@@ -32,6 +32,11 @@ def _postgres_up() -> str | None:
         return f"PostgreSQL at {PG_BASE} not reachable: {exc}"
 
 
+# The page-level tests (a real browser) run on SQLite only: what they store and read goes through the same
+# service calls the API tests exercise on both databases (each browser module names its PostgreSQL twins).
+sqlite_only = pytest.mark.parametrize("db_url", ["sqlite"], indirect=True)
+
+
 @pytest.fixture(params=["sqlite", "postgresql"])
 def db_url(request, tmp_path):
     if request.param == "sqlite":

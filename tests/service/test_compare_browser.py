@@ -2,7 +2,8 @@
 agent of fake_agent.py): a person ticks jobs (or campaigns) in the list, presses Compare, and reads the
 overlaid charts (their data is compared with the API's numbers), the tables and the diff; the page loads
 nothing from elsewhere and breaks no rule of its content security policy; another team's key gets the
-same 404 page as for a missing run."""
+same 404 page as for a missing run. On SQLite: the comparisons' queries on PostgreSQL are test_compare_api.py's
+(both databases)."""
 
 from __future__ import annotations
 
@@ -13,9 +14,14 @@ import httpx
 import pytest
 
 from . import browser
-from .conftest import make_key, wait_status
+from .conftest import make_key, sqlite_only, wait_status
 
-pytestmark = [pytest.mark.timeout(300), pytest.mark.slow, pytest.mark.skipif(browser.missing() is not None, reason=str(browser.missing()))]
+pytestmark = [
+    pytest.mark.timeout(300),
+    pytest.mark.slow,
+    pytest.mark.skipif(browser.missing() is not None, reason=str(browser.missing())),
+    sqlite_only,
+]
 API = "/api/v1"
 CHARTS = (
     """() => Object.fromEntries(Object.entries(window.cmCharts).map(([k, u]) => [k, {data: u.data, labels: u.series.map(s => s.label)}]))"""

@@ -1,9 +1,14 @@
 """The dashboard in a REAL headless Chromium against the REAL `cudamaster serve` process (uvicorn, the
-FAKE scripted agent of fake_agent.py), on SQLite and PostgreSQL.
+FAKE scripted agent of fake_agent.py), on SQLite.
 
 What a person does: sign in with a key, submit a job from the form, watch it change state without a
 reload, answer a manual-mode question, cancel and resume, read the plots (their data is compared with
 the API's numbers), and what a wrong key and a viewer key get.
+
+The pages store and read through the service the API uses: the same behaviour on PostgreSQL is the API tests'
+(both databases): submit, stream and finish, list filters, manual answers, cancel and resume, custom tasks
+(test_api_with_fake_agent.py); sessions and cookies (test_dashboard_sessions.py); each key's pages
+(test_permissions.py); reviews and the leaderboard (test_insights_api.py); campaigns (test_campaigns_with_fake_agent.py).
 """
 
 from __future__ import annotations
@@ -15,9 +20,14 @@ import httpx
 import pytest
 
 from . import browser
-from .conftest import make_key, wait_status
+from .conftest import make_key, sqlite_only, wait_status
 
-pytestmark = [pytest.mark.timeout(300), pytest.mark.slow, pytest.mark.skipif(browser.missing() is not None, reason=str(browser.missing()))]
+pytestmark = [
+    pytest.mark.timeout(300),
+    pytest.mark.slow,
+    pytest.mark.skipif(browser.missing() is not None, reason=str(browser.missing())),
+    sqlite_only,
+]
 API = "/api/v1"
 
 
