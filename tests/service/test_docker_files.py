@@ -26,7 +26,7 @@ import yaml
 
 from bench_tasks import task_names
 from graph.cluster import RaySettings
-from settings import unknown_settings
+from settings.tree import unknown_settings
 
 REPO = Path(__file__).resolve().parents[2]
 DOCKERFILE = REPO / "docker" / "Dockerfile"
