@@ -33,11 +33,13 @@ def get_session(request: Request) -> Iterator[Session]:
 
 
 def get_settings(request: Request) -> ServiceSettings:
-    return request.app.state.settings
+    settings: ServiceSettings = request.app.state.settings
+    return settings
 
 
 def get_runner(request: Request) -> JobRunner:
-    return request.app.state.runner
+    runner: JobRunner = request.app.state.runner
+    return runner
 
 
 SessionDep = Annotated[Session, Depends(get_session)]
