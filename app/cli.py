@@ -9,12 +9,12 @@ import typer
 from typer.core import TyperArgument, TyperOption
 
 from app.campaign_cli import campaign_app
-from app.config import SettingsInvalid
 from app.service_cli import keys_app, serve
 from bench_tasks.cli import app as bench_app
 from bench_tasks.sandbox_cli import app as sandbox_app
 from graph.cli import optimize, resume
 from profiling.cli import app as profile_app
+from settings import SettingsInvalid
 
 
 def _plain_help() -> None:

@@ -19,12 +19,12 @@ import numpy as np
 from sqlalchemy.orm import Session
 
 from bench_tasks import data, expr
-from bench_tasks.harness import HarnessSettings
 from bench_tasks.harness import compile as harness_compile
 from bench_tasks.harness.driver import driver_source
 from bench_tasks.prototype import Param, PrototypeError, parse
 from bench_tasks.spec import INPUT_ROLES, Task, TaskError, custom_task, register_task
 from bench_tasks.spec import validate as validate_task
+from settings import HarnessSettings
 
 from .db.models import CustomTask
 from .db.types import utcnow

@@ -198,7 +198,7 @@ class GpuLockedEvaluator:
 
 def local_evaluator(gpu: str) -> Any:
     """The real evaluator (harness + Nsight Compute) pinned to one GPU."""
-    from bench_tasks.harness import get_settings
     from graph.evaluator import LocalEvaluator
+    from settings import get_harness_settings
 
-    return LocalEvaluator(get_settings(gpu=gpu))
+    return LocalEvaluator(get_harness_settings(gpu=gpu))

@@ -1,6 +1,6 @@
 """The FastAPI app factory: `create_app(settings, run_job=..., evaluator=...)`.
 
-uvicorn: `python -m uvicorn app.main:create_app --factory` (settings from the settings tree, app/config.py),
+uvicorn: `python -m uvicorn app.main:create_app --factory` (settings from the settings tree, settings/tree.py),
 or `cudamaster serve`.
 """
 
@@ -17,30 +17,28 @@ from typing import Any
 from fastapi import FastAPI
 from fastapi.exceptions import RequestValidationError
 
-from graph.cluster.settings import RaySettings
+from settings import RaySettings, ServiceSettings, Settings, load_settings
 
 from . import custom_tasks, web
 from .agent import RunJob, checkpointer, run_with_graph
 from .api import campaigns, compare, errors, insights, jobs, keys, reviews, system, tasks
 from .bounds import INT32_MAX
 from .campaigns.scheduler import CampaignScheduler
-from .config import Settings, load_settings
 from .db.engine import make_engine, make_sessionmaker
 from .db.migrate import upgrade
 from .gpu import GpuLockedEvaluator, GpuPool, detect_gpus, local_evaluator, plan_evaluation, ray_evaluation
 from .limits import BodySizeLimit
 from .runner import JobRunner
-from .settings import ServiceSettings
 
 API_PREFIX = "/api/v1"
 
 
 def describe_sandbox() -> str:
     """Which sandbox the harness runs untrusted kernels in here (bench_tasks.harness.sandbox)."""
-    from bench_tasks.harness import get_settings
     from bench_tasks.harness.sandbox import describe
+    from settings import get_harness_settings
 
-    return describe(get_settings())
+    return describe(get_harness_settings())
 
 
 log = logging.getLogger("cudamaster.service")

@@ -17,9 +17,10 @@ from typing import Any
 from sqlalchemy import ColumnElement, func, select
 from sqlalchemy.orm import Session, selectinload
 
+from settings import ServiceSettings
+
 from .db.models import ACCEPTED, PENDING, REJECTED, Attempt, Job, Review
 from .db.types import utcnow
-from .settings import ServiceSettings
 from .store.upsert import insert_ignore
 
 DECISIONS = {"accept": ACCEPTED, "reject": REJECTED}

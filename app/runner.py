@@ -28,10 +28,10 @@ from sqlalchemy.orm import Session, sessionmaker
 
 from graph.contract import Answer, AttemptEvent, JobSpec, LlmCallEvent, Outcome
 from graph.spending import Spent
+from settings import ServiceSettings
 
 from .agent import JobRun, RunJob, outcome_of
 from .reviews import ReviewRule
-from .settings import ServiceSettings
 from .store import leases
 from .store.events import job_gpu_model, job_spending, record_event
 

@@ -12,8 +12,7 @@ from typing import TYPE_CHECKING, Annotated, Any, NoReturn
 
 import typer
 
-from .config import SettingsInvalid, load_settings
-from .settings import ServiceSettings
+from settings import ServiceSettings, SettingsInvalid, load_settings
 
 if TYPE_CHECKING:  # SQLAlchemy loads with the commands that open the database, not with `cudamaster --help`
     from sqlalchemy import Engine
@@ -160,10 +159,10 @@ def serve(
 
 def _sandbox_line() -> str:
     """bubblewrap found (its version, what it isolates), or what is missing and what to do."""
-    from bench_tasks.harness import get_settings
     from bench_tasks.harness.sandbox import describe
+    from settings import get_harness_settings
 
-    return describe(get_settings())
+    return describe(get_harness_settings())
 
 
 @keys_app.command("create")

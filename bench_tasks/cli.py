@@ -163,9 +163,10 @@ def _sizes_ok(sizes: str) -> None:
 
 def _cluster(address: str | None, settings):
     """The Ray cluster of --ray / CUDAMASTER_RAY__ADDRESS (graph/cluster), or None for the local GPU."""
-    from graph.cluster import evaluator_for_cli, ray_settings
+    from graph.cluster import evaluator_for_cli
+    from settings import get_ray_settings
 
-    if not (address or ray_settings().address):
+    if not (address or get_ray_settings().address):
         return None
     try:
         return evaluator_for_cli(address, harness=settings)
@@ -217,10 +218,11 @@ def run(
 
     One variant at a time runs on the GPU; meanwhile the next ones are compiled on `--jobs` cores and
     their check datasets and references drawn into the data cache (see bench_tasks/harness/pipeline.py)."""
-    from bench_tasks.harness import NoGpuError, get_settings, require_gpu
+    from bench_tasks.harness import NoGpuError, require_gpu
     from bench_tasks.harness.pipeline import Job, run_pipeline
     from bench_tasks.harness.sandbox import SandboxUnavailable, sandbox_for
     from bench_tasks.harness.vendor import reference_for
+    from settings import get_harness_settings
 
     _precision_ok(precision)
     size_sets = [s.strip() for s in sizes.split(",") if s.strip()]
@@ -229,7 +231,7 @@ def run(
     if skip_done and not append:
         _fail("--skip-done continues the run in --output: give --append too")
     variants = _variants(task, precision)
-    settings = get_settings()
+    settings = get_harness_settings()
     cluster = _cluster(ray, settings)
     if cluster is None:  # the local GPU (on Ray, the workers check theirs)
         try:
@@ -391,10 +393,11 @@ def eval_candidate(
     json_out: Annotated[Optional[Path], typer.Option("--json", help="also write the result JSON here")] = None,
 ) -> None:
     """Evaluate one candidate: the verdict and the per-size table."""
-    from bench_tasks.harness import CandidateError, NoGpuError, evaluate, get_settings
+    from bench_tasks.harness import CandidateError, NoGpuError, evaluate
     from bench_tasks.harness import source as src
     from bench_tasks.harness.evaluate import compile_only as compile_only_check
     from bench_tasks.harness.sandbox import SandboxUnavailable
+    from settings import get_harness_settings
 
     _precision_ok(precision)
     _sizes_ok(sizes)
@@ -407,7 +410,7 @@ def eval_candidate(
     if not candidate.is_file():
         _fail(f"candidate file {candidate} does not exist")
     raw = candidate.read_bytes()
-    settings = get_settings()
+    settings = get_harness_settings()
     try:
         if (why := _missing_entry(variant, src.prepare(raw, settings.max_source_bytes))) is not None:
             _fail(why)

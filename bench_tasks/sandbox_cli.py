@@ -28,10 +28,10 @@ def check(
 ) -> None:
     """Run probes inside the sandbox (identity, namespaces, environment, network, hidden paths, writable paths,
     limits, disk quota; with a GPU: nvcc, a kernel, ncu) and print what works and what is blocked."""
-    from bench_tasks.harness import get_settings
     from bench_tasks.harness.sandbox_check import as_json, run_checks
+    from settings import get_harness_settings
 
-    probes = run_checks(get_settings(), service_port=port, gpu=gpu, ncu=ncu)
+    probes = run_checks(get_harness_settings(), service_port=port, gpu=gpu, ncu=ncu)
     table = Table(title="sandbox for untrusted kernels")
     for col in ("probe", "result", "detail"):
         table.add_column(col, overflow="fold")

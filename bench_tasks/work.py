@@ -23,7 +23,8 @@ from typing import Annotated, Any, Literal
 
 from pydantic import BaseModel, Field
 
-from .harness.settings import HarnessSettings
+from settings import HarnessSettings
+
 from .spec import Task, custom_task, load_task_file
 
 WorkKind = Literal["compile", "evaluate", "profile"]

@@ -10,11 +10,10 @@ from pydantic import ValidationError
 from rich.console import Console
 from rich.table import Table
 
-from app.config import load_settings
+from settings import ROLES, AgentSettings, load_settings
 
 from .cluster import RAY_OPTION_HELP, evaluator_for_cli
 from .contract import Answer, AttemptEvent, JobSpec, LlmCallEvent, NodeEvent, Outcome, Question
-from .settings import ROLES, AgentSettings
 
 # graph.runner (LangGraph, LangChain, the LLM clients) is imported by the commands that run a job, not here:
 # `cudamaster --help` and the bench commands start without it.

@@ -22,7 +22,8 @@ from pathlib import Path
 from typing import TYPE_CHECKING, Protocol, runtime_checkable
 
 from bench_tasks import load_task
-from bench_tasks.harness import EvaluationResult, HarnessSettings, SizeRow, compile_candidate, evaluate, get_settings
+from bench_tasks.harness import EvaluationResult, SizeRow, compile_candidate, evaluate
+from settings import HarnessSettings, get_harness_settings
 
 from .contract import Profile, ProfileMode
 
@@ -100,7 +101,7 @@ class LocalEvaluator:
     profiles take turns on the GPU (`gpu_turn`): the service runs several jobs at once."""
 
     def __init__(self, settings: HarnessSettings | None = None, on_gpu_wait: Callable[[str, str, float], None] | None = None):
-        self.settings = settings or get_settings()
+        self.settings = settings or get_harness_settings()
         self.on_gpu_wait = on_gpu_wait  # (task, precision, seconds waited for the GPU turn): figures keep it apart
 
     def gpu_wait(self, task: str, precision: str, seconds: float) -> None:

@@ -38,9 +38,10 @@ from langgraph.errors import GraphDrained
 from langgraph.types import interrupt
 from pydantic import BaseModel
 
+from settings import AgentSettings, ResolvedRole
+
 from . import spending
 from .contract import LlmCall, Question
-from .settings import AgentSettings, ResolvedRole
 
 if TYPE_CHECKING:
     from .deps import Deps

@@ -25,6 +25,7 @@ from langgraph.types import Command
 
 from bench_tasks import TaskError, load_task
 from bench_tasks.harness.errors import NoGpuError
+from settings import AgentSettings
 
 from . import spending
 from .builder import build_graph
@@ -47,7 +48,6 @@ from .contract import (
 from .deps import Deps
 from .evaluator import CachingEvaluator, Evaluator, LocalEvaluator
 from .llm import LlmError, is_transient, load_replay_file
-from .settings import AgentSettings
 from .state import GRAPH_VERSION
 
 log = logging.getLogger(__name__)
@@ -57,7 +57,7 @@ EventSink = Callable[[Any], None]  # called with each contract event model (see 
 
 # -- checkpointers ---------------------------------------------------------------------------------
 def _tree():
-    from app.config import load_settings  # the settings tree (imports graph.settings, not this module)
+    from settings import load_settings
 
     return load_settings()
 

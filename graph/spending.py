@@ -23,8 +23,9 @@ from contextvars import ContextVar
 from dataclasses import dataclass
 from typing import Any
 
+from settings import AgentSettings, Price
+
 from .contract import JobSpec, LlmCall
-from .settings import AgentSettings, Price
 
 
 @dataclass(frozen=True)

@@ -20,9 +20,10 @@ from collections.abc import Callable
 from pathlib import Path
 
 from bench_tasks import load_task
-from bench_tasks.harness import EvaluationResult, HarnessSettings, SizeRow, TimeStats, Verdict
+from bench_tasks.harness import EvaluationResult, SizeRow, TimeStats, Verdict
 from bench_tasks.harness import source as harness_source
 from bench_tasks.harness.result import GpuInfo
+from settings import HarnessSettings
 
 from .contract import Profile, ProfileMode
 from .evaluator import CompileReport, LocalEvaluator, no_profile, profile_of

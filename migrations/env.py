@@ -4,9 +4,9 @@ from __future__ import annotations
 
 from alembic import context
 
-from app.config import load_settings
 from app.db.engine import make_engine
 from app.db.models import Base
+from settings import load_settings
 
 config = context.config
 target_metadata = Base.metadata

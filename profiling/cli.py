@@ -20,11 +20,12 @@ from rich.console import Console
 from rich.table import Table
 from typer.core import TyperGroup
 
+from settings import get_profiling_settings
+
 from .classify import RULES, Thresholds
 from .errors import ClassificationError, ProfilerError, ReportFormatError
 from .filter import MODES, render
 from .report import ProfileReport
-from .settings import get_profiling_settings
 
 out = Console(soft_wrap=True)
 err = Console(stderr=True, soft_wrap=True)

@@ -13,10 +13,10 @@ from dataclasses import dataclass
 from pathlib import Path
 
 from bench_tasks import load_task, task_names
+from settings import ProfilingSettings, get_profiling_settings
 
 from .ncu import default_params, profile_single_run, resolve_ncu
 from .report import ProfileReport
-from .settings import ProfilingSettings, get_profiling_settings
 
 
 @dataclass

@@ -13,7 +13,7 @@ line, then the SOL breakdown (every other unit's `avg` % of peak, busiest first)
 from __future__ import annotations
 
 from . import metrics as m
-from .report import Metric, ProfileReport
+from .report import Metric, ProfileReport, format_value
 
 # (section title, [(label, raw metric)]) in the details page's order.
 DETAILS_SECTIONS: tuple[tuple[str, tuple[tuple[str, str], ...]], ...] = (
@@ -103,8 +103,6 @@ BREAKDOWN_TITLE = "SOL breakdown (every other unit's average % of peak, busiest 
 
 
 def _value(metric: Metric | None) -> str:
-    from .filter import format_value  # one formatter for every mode
-
     if metric is not None and metric.value is not None and metric.unit in ("cycle/second", "hz", "1/second"):
         return f"{metric.value / 1e9:.2f} GHz"
     return format_value(metric)

@@ -15,7 +15,7 @@ from bench_tasks.harness.result import SizeRow
 from . import metrics as m
 from .classify import Bottleneck
 from .details import full_lines
-from .report import Metric, ProfileReport
+from .report import ProfileReport, format_value
 
 MODES = ("filtered", "full", "none")
 
@@ -24,23 +24,6 @@ CLASS_METRICS: dict[Bottleneck, tuple[str, ...]] = {
     Bottleneck.memory_latency: (m.L2_HIT_RATE, m.L1_HIT_RATE, m.IPC_ELAPSED, m.MEM_BUSY),
     Bottleneck.memory_bandwidth: (m.DRAM_THROUGHPUT, m.MEMORY_THROUGHPUT_PCT, m.MAX_BANDWIDTH, m.MEM_PIPES_BUSY, m.DRAM_BYTES_PER_S),
 }
-
-
-def format_value(metric: Metric | None) -> str:
-    if metric is None:
-        return "not collected"
-    if metric.value is None:
-        return metric.text or "no data"
-    v, u = metric.value, metric.unit
-    if u == "%":
-        return f"{v:.2f} %"
-    if u == "nsecond":
-        return f"{v / 1e3:.2f} us" if v >= 1e3 else f"{v:.0f} ns"
-    if u == "byte/second":
-        return f"{v / 1e12:.3f} TB/s" if v >= 1e11 else f"{v / 1e9:.2f} GB/s"
-    if u == "register/thread" or float(v).is_integer():
-        return f"{v:.0f}" + (f" {u}" if u and u != "register/thread" else "")
-    return f"{v:.3g}" + (f" {u}" if u else "")
 
 
 def _dims(d: tuple[int, int, int] | None) -> str:

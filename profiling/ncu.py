@@ -22,6 +22,7 @@ from functools import cache
 from pathlib import Path
 
 from bench_tasks.harness.child import Child
+from settings import ProfilingSettings, get_profiling_settings
 
 from .classify import Thresholds
 from .errors import (
@@ -35,7 +36,6 @@ from .errors import (
 from .metrics import SECTIONS
 from .parse import parse_raw
 from .report import ProfileReport
-from .settings import ProfilingSettings, get_profiling_settings
 
 NCU_INSTALL_HINT = (
     "Install Nsight Compute (it ships with the CUDA toolkit as `ncu`, e.g. /usr/local/cuda/bin/ncu; "

@@ -103,3 +103,21 @@ class ProfileReport(BaseModel):
         except ClassificationError as exc:
             self.classification, self.classify_error = None, str(exc)
         return self.classification
+
+
+def format_value(metric: Metric | None) -> str:
+    """One metric's value as every mode shows it (units scaled: us, TB/s, GB/s; 'not collected' when absent)."""
+    if metric is None:
+        return "not collected"
+    if metric.value is None:
+        return metric.text or "no data"
+    v, u = metric.value, metric.unit
+    if u == "%":
+        return f"{v:.2f} %"
+    if u == "nsecond":
+        return f"{v / 1e3:.2f} us" if v >= 1e3 else f"{v:.0f} ns"
+    if u == "byte/second":
+        return f"{v / 1e12:.3f} TB/s" if v >= 1e11 else f"{v / 1e9:.2f} GB/s"
+    if u == "register/thread" or float(v).is_integer():
+        return f"{v:.0f}" + (f" {u}" if u and u != "register/thread" else "")
+    return f"{v:.3g}" + (f" {u}" if u else "")

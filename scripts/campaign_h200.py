@@ -216,7 +216,7 @@ def run(args: argparse.Namespace) -> dict[str, Any]:
     from app.db.migrate import upgrade
     from app.db.models import Campaign
     from app.main import create_app
-    from app.settings import ServiceSettings
+    from settings import ServiceSettings
 
     if args.fake_gpu:
         from graph.testing import FakeGpuEvaluator

@@ -16,9 +16,10 @@ import tempfile
 import time
 from pathlib import Path
 
-from bench_tasks.harness import HarnessSettings, evaluate, get_settings
+from bench_tasks.harness import evaluate
 from bench_tasks.provenance import provenance
 from profiling.ncu import profile_kernel
+from settings import HarnessSettings, get_harness_settings
 
 ROOT = Path(__file__).resolve().parent.parent
 FAST = (ROOT / "tests" / "bench" / "candidates" / "fast.cu").read_text()
@@ -104,7 +105,7 @@ def main() -> None:
     parser.add_argument("--output", type=Path, required=True)
     parser.add_argument("--only", action="append", help="figure name to run (repeatable); default: all")
     args = parser.parse_args()
-    settings = get_settings()  # the settings tree's harness section (CUDAMASTER_HARNESS__*)
+    settings = get_harness_settings()  # the settings tree's harness section (CUDAMASTER_HARNESS__*)
     doc = {"provenance": provenance(), "figures": {}}
     for name, fn in [
         ("wall_time_one_candidate", wall_time_one_candidate),

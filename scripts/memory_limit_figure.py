@@ -15,8 +15,8 @@ import time
 from pathlib import Path
 
 from bench_tasks.harness import compile as harness_compile
-from bench_tasks.harness import get_settings
 from bench_tasks.harness import sandbox as sb
+from settings import get_harness_settings
 from tests.bench.test_memory_limits import PREPROCESSOR_BOMB, TEMPLATE_BOMB
 
 
@@ -50,7 +50,7 @@ def measure(box: sb.Sandbox, settings, source: str) -> dict:
 
 
 def main(path: str) -> None:
-    settings = get_settings()
+    settings = get_harness_settings()
     box = sb.sandbox_for(settings)
     commit = subprocess.run(["git", "rev-parse", "--short", "HEAD"], capture_output=True, text=True).stdout.strip()
     figure = {

@@ -28,10 +28,10 @@ ROOT = Path(__file__).resolve().parent.parent
 sys.path.insert(0, str(ROOT))
 
 from bench_tasks import all_tasks  # noqa: E402
-from bench_tasks.harness import get_settings  # noqa: E402
 from bench_tasks.harness.pipeline import Job, run_pipeline  # noqa: E402
 from bench_tasks.provenance import provenance  # noqa: E402
 from graph.evaluator import LocalEvaluator  # noqa: E402
+from settings import get_harness_settings  # noqa: E402
 
 CANDIDATES = ROOT / "tests" / "bench" / "candidates"
 PAIRS = [("vector_add", "fast.cu"), ("matrix_mul", "mm_honest_tiled.cu")]
@@ -82,7 +82,7 @@ def main() -> None:
     from graph.cluster.local import local_cluster
     from graph.cluster.suite import run_suite
 
-    base = get_settings()
+    base = get_harness_settings()
 
     def fresh(name: str) -> Path:  # every measurement starts from an empty compile and data cache of its own
         return Path(tempfile.mkdtemp(prefix=f"cm-rayfig-{name}-"))

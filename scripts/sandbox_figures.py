@@ -20,13 +20,14 @@ import time
 from pathlib import Path
 
 from bench_tasks import load_task
-from bench_tasks.harness import HarnessSettings, compile_candidate, evaluate, get_settings, gpu_status
 from bench_tasks.harness import compile as cc
+from bench_tasks.harness import compile_candidate, evaluate, gpu_status
 from bench_tasks.harness import sandbox as sb
 from bench_tasks.harness.driver import driver_source
 from bench_tasks.harness.evaluate import nvidia_driver_version
 from bench_tasks.harness.sandbox_check import setup_cost_ms
 from bench_tasks.provenance import provenance
+from settings import HarnessSettings, get_harness_settings
 
 ROOT = Path(__file__).resolve().parent.parent
 FAST = (ROOT / "tests" / "bench" / "candidates" / "fast.cu").read_text()
@@ -134,7 +135,7 @@ def main() -> None:
     ap.add_argument("--repeats", type=int, default=3)
     ap.add_argument("--no-gpu", action="store_true", help="only the CPU figures (1 and 2)")
     args = ap.parse_args()
-    settings = get_settings()  # the settings tree's harness section (CUDAMASTER_HARNESS__*)
+    settings = get_harness_settings()  # the settings tree's harness section (CUDAMASTER_HARNESS__*)
     box = sb.sandbox_for(settings.model_copy(update={"sandbox": "bwrap"}))
     doc: dict = {"provenance": provenance(), "sandbox": box.describe(), "nvidia_driver": nvidia_driver_version()}
     cost = setup_cost_ms(box, settings, runs=30)

@@ -40,12 +40,13 @@ ROOT = Path(__file__).resolve().parent.parent
 sys.path.insert(0, str(ROOT))
 
 from bench_tasks import all_tasks, load_task  # noqa: E402
-from bench_tasks.harness import HarnessSettings, evaluate, get_settings  # noqa: E402
 from bench_tasks.harness import compile as cc  # noqa: E402
+from bench_tasks.harness import evaluate  # noqa: E402
 from bench_tasks.harness.checks import Case, choose_sample, read_inputs, reference  # noqa: E402
 from bench_tasks.harness.datacache import DataCache  # noqa: E402
 from bench_tasks.harness.driver import driver_source  # noqa: E402
 from bench_tasks.provenance import provenance  # noqa: E402
+from settings import HarnessSettings, get_harness_settings  # noqa: E402
 
 
 def _fresh(settings: HarnessSettings) -> HarnessSettings:
@@ -285,7 +286,7 @@ def main() -> None:
     SUITE_LIMIT_S = args.suite_limit_s
     SUITE_RUN_FILE = args.output.with_name(args.output.stem + ".run.json")
     args.output.parent.mkdir(parents=True, exist_ok=True)
-    settings = get_settings()  # the settings tree's harness section (CUDAMASTER_HARNESS__*)
+    settings = get_harness_settings()  # the settings tree's harness section (CUDAMASTER_HARNESS__*)
     from bench_tasks.harness.evaluate import gpu_status, nvidia_driver_version
 
     doc = {"provenance": provenance(), "gpu": gpu_status(settings)[1], "nvidia_driver": nvidia_driver_version(), "figures": {}}

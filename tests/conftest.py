@@ -94,10 +94,10 @@ def _xdist_group_suffixes(config: pytest.Config, items: list[pytest.Item]) -> No
 def harness_settings(tmp_path_factory):
     """Harness settings with a cache shared by the whole test session, by all its xdist workers (compiles are
     reused; the cache is content addressed and each entry locked while it compiles: bench_tasks/harness/compile.py)."""
-    from bench_tasks.harness import get_settings
+    from settings import get_harness_settings
 
     cache_dir = compile_cache(tmp_path_factory)
-    return get_settings(cache_dir=cache_dir, max_seconds_per_size=0.5, min_seconds_per_size=0.05, warmup_seconds=0.02, min_pairs=10)
+    return get_harness_settings(cache_dir=cache_dir, max_seconds_per_size=0.5, min_seconds_per_size=0.05, warmup_seconds=0.02, min_pairs=10)
 
 
 class Ahead:

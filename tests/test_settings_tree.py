@@ -1,4 +1,4 @@
-"""The one settings tree (app/config.py): sections by CUDAMASTER_<SECTION>__<FIELD>, unknown names refused
+"""The one settings tree (settings/tree.py): sections by CUDAMASTER_<SECTION>__<FIELD>, unknown names refused
 with the closest valid one, each package reading its own section through the same loader."""
 
 from __future__ import annotations
@@ -10,9 +10,7 @@ from pathlib import Path
 
 import pytest
 
-from app.config import SettingsInvalid, load_settings, reset_settings
-from bench_tasks.harness import get_settings
-from profiling.settings import get_profiling_settings
+from settings import SettingsInvalid, get_harness_settings, get_profiling_settings, load_settings, reset_settings
 
 REPO = Path(__file__).resolve().parents[1]
 
@@ -39,9 +37,9 @@ def test_nested_variables_reach_every_section(monkeypatch):
     assert tree.agent.role("coder").model == "coder-x" and tree.agent.role("planner").model == "o4-mini"
     assert tree.agent.price("coder-x").output == 3.0
     # The harness and profiling packages read their section of the same tree.
-    assert get_settings().sandbox_bwrap == "/opt/bw/bwrap" and get_settings() is tree.harness
+    assert get_harness_settings().sandbox_bwrap == "/opt/bw/bwrap" and get_harness_settings() is tree.harness
     assert get_profiling_settings().ncu == "/opt/ncu"
-    assert get_settings(min_pairs=7).min_pairs == 7 and get_settings().min_pairs == 10  # an override is a copy
+    assert get_harness_settings(min_pairs=7).min_pairs == 7 and get_harness_settings().min_pairs == 10  # an override is a copy
 
 
 def test_dotenv_file_is_read(tmp_path):

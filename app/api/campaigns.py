@@ -32,13 +32,21 @@ _READ = responses(401, 403, 404)
 _ACT = responses(401, 403, 404, 409)
 
 
-def _out(session: Session, campaign: Campaign, *, detail: bool = False) -> Any:
+def _fields(session: Session, campaign: Campaign) -> tuple[dict[str, Any], Any]:
     snap = store.snapshot(session, campaign.id)
     fields = {name: getattr(campaign, name) for name in CampaignOut.model_fields if name != "progress"}
     fields["progress"] = store.progress(snap)
-    if detail:
-        return CampaignDetail(**fields, variants=store.variant_rows(snap))
+    return fields, snap
+
+
+def _out(session: Session, campaign: Campaign) -> CampaignOut:
+    fields, _ = _fields(session, campaign)
     return CampaignOut(**fields)
+
+
+def _detail(session: Session, campaign: Campaign) -> CampaignDetail:
+    fields, snap = _fields(session, campaign)
+    return CampaignDetail(**fields, variants=store.variant_rows(snap))
 
 
 def readable_campaign(session: Session, caller: Caller, campaign_id: str) -> Campaign:
@@ -109,7 +117,7 @@ def list_campaigns(
 
 @router.get("/{campaign_id}", response_model=CampaignDetail, summary="A campaign with its progress and its variants' jobs", responses=_READ)
 def get_campaign(campaign_id: CampaignId, session: SessionDep, caller: Reader) -> CampaignDetail:
-    return _out(session, readable_campaign(session, caller, campaign_id), detail=True)
+    return _detail(session, readable_campaign(session, caller, campaign_id))
 
 
 @router.post("/{campaign_id}/cancel", response_model=CampaignOut, summary="Cancel a campaign and its active jobs", responses=_ACT)

@@ -11,6 +11,8 @@ from fastapi import Depends, HTTPException, Request
 from fastapi.security import APIKeyHeader, HTTPAuthorizationCredentials, HTTPBearer
 from sqlalchemy.orm import Session
 
+from settings import ServiceSettings
+
 from .. import permissions
 from ..auth import KeyRejected, verify_key
 from ..bounds import JOB_ID_PATTERN
@@ -19,7 +21,6 @@ from ..db.models import Job
 from ..gpu import Evaluation
 from ..permissions import Caller
 from ..runner import JobRunner
-from ..settings import ServiceSettings
 from ..store import jobs as store
 
 _bearer = HTTPBearer(auto_error=False, description="Authorization: Bearer cm_<id>_<secret>")
@@ -32,11 +33,13 @@ def get_session(request: Request) -> Iterator[Session]:
 
 
 def get_settings(request: Request) -> ServiceSettings:
-    return request.app.state.settings
+    settings: ServiceSettings = request.app.state.settings
+    return settings
 
 
 def get_runner(request: Request) -> JobRunner:
-    return request.app.state.runner
+    runner: JobRunner = request.app.state.runner
+    return runner
 
 
 SessionDep = Annotated[Session, Depends(get_session)]

@@ -16,10 +16,10 @@ from fastapi.responses import PlainTextResponse
 from fastapi.sse import EventSourceResponse, ServerSentEvent
 
 from bench_tasks import TaskError, load_task
-from bench_tasks.harness import get_settings
 from bench_tasks.harness.sandbox import SandboxUnavailable
 from bench_tasks.spec import Task
 from graph import spending
+from settings import ServiceSettings, get_harness_settings
 
 from .. import custom_tasks, permissions
 from ..bounds import INT32_MAX, KEY_ID_PATTERN, MAX_OFFSET, MODEL_PATTERN, TASK_PATTERN, is_custom_task_id
@@ -27,7 +27,6 @@ from ..db.models import CANCELLED, FAILED, QUEUED, RUNNING, CustomTask
 from ..limits import InFlightLimit, take_job_slot
 from ..permissions import Caller
 from ..schemas import AnswerIn, JobDetail, JobOut, JobPage, JobStatus, JobSubmit, Precision
-from ..settings import ServiceSettings
 from ..store import jobs as store
 from ..streams import service_stopping, until_service_stops
 from .deps import KeyHolder, Reader, RunnerDep, SessionDep, SettingsDep, Submitter, actionable_job, readable_job, require_gpus
@@ -50,7 +49,7 @@ def _task_of(session: SessionDep, caller: Caller, body: JobSubmit, settings: Ser
             custom_tasks.validate(
                 body.custom, body.precision, max_sizes=settings.max_custom_sizes, max_elements_per_size=settings.max_custom_elements
             )
-            return custom_tasks.store(session, body.custom, body.precision, caller.key_id, harness=get_settings(), commit=False)[1]
+            return custom_tasks.store(session, body.custom, body.precision, caller.key_id, harness=get_harness_settings(), commit=False)[1]
         except custom_tasks.CustomTaskInvalid as exc:
             if exc.log is not None:  # the baseline does not build: its compile log (the tail, where the errors are) goes back
                 raise unprocessable(

@@ -8,8 +8,9 @@ import logging
 
 from sqlalchemy.orm import Session, sessionmaker
 
+from settings import ServiceSettings
+
 from ..runner import JobRunner
-from ..settings import ServiceSettings
 from . import store
 
 log = logging.getLogger("cudamaster.campaigns")

@@ -77,7 +77,7 @@ def at_head(engine: Engine) -> bool:
 
 
 def main() -> None:
-    from app.config import load_settings
+    from settings import load_settings
 
     url = sys.argv[1] if len(sys.argv) > 1 else load_settings().service.database_url
     upgrade(url)

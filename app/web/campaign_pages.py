@@ -21,13 +21,14 @@ from fastapi import APIRouter, Form, HTTPException, Request
 from fastapi.responses import HTMLResponse, JSONResponse, RedirectResponse, Response
 from sqlalchemy.orm import Session
 
+from settings import ServiceSettings
+
 from .. import permissions
 from ..api import campaigns as campaigns_api
 from ..api.deps import RunnerDep, SessionDep, SettingsDep
 from ..campaigns import report
 from ..campaigns.schemas import CampaignDetail, CampaignPage, CampaignResume, Progress
 from ..db.models import CAMPAIGN_CANCELLED, CAMPAIGN_CAPPED, CAMPAIGN_FINISHED, CAMPAIGN_RUNNING, CAMPAIGN_STATUSES
-from ..settings import ServiceSettings
 from . import pages
 from .pages import Csrf, Web
 from .session import WebSession

@@ -1,7 +1,7 @@
 """The MSKernelBench harness: compile, check and time kernels so that they cannot fool us.
 
-The errors and settings load with the package; the compiler, the evaluator (numpy) and the result models load
-on first use, so that what only reads settings (`cudamaster --help`, `bench list`, app.config) starts without
+The errors load with the package (settings: the `settings` package); the compiler, the evaluator (numpy) and the result models load
+on first use, so that what only reads settings (`cudamaster --help`, `bench list`, the settings package) starts without
 them. The package exports the function `evaluate`, which shadows its module of that name (as before): the
 module is `sys.modules["bench_tasks.harness.evaluate"]` (or importlib.import_module)."""
 
@@ -13,7 +13,6 @@ import types
 from typing import TYPE_CHECKING, Any
 
 from .errors import CandidateError, NoGpuError, TaskError, VendorUnavailable
-from .settings import HarnessSettings, get_settings
 
 if TYPE_CHECKING:
     from .compile import CompileOutcome, compile_candidate
@@ -57,7 +56,6 @@ __all__ = [
     "CandidateError",
     "CompileOutcome",
     "EvaluationResult",
-    "HarnessSettings",
     "NoGpuError",
     "SingleRun",
     "SizeRow",
@@ -66,7 +64,7 @@ __all__ = [
     "Verdict",
     "compile_candidate",
     "evaluate",
-    "get_settings",
+    "get_harness_settings",
     "gpu_status",
     "prepare_single_run",
     "require_gpu",

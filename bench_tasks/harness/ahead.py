@@ -11,10 +11,10 @@ from collections.abc import Callable
 from concurrent.futures import Future
 
 from bench_tasks.spec import Variant
+from settings import HarnessSettings
 
 from .checks import Case, read_inputs, reference, sampled
 from .datacache import DataCache
-from .settings import HarnessSettings
 
 Task = Callable[[], None]
 

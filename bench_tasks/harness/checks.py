@@ -17,9 +17,9 @@ from bench_tasks import data
 from bench_tasks.compare import Comparison, check_outputs
 from bench_tasks.refresh import refresh_draw, refresh_values, shuffled_values, stream_id
 from bench_tasks.spec import INPUT_ROLES, Variant
+from settings import HarnessSettings
 
 from .result import Check
-from .settings import HarnessSettings
 
 
 @dataclass

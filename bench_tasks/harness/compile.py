@@ -30,11 +30,11 @@ from pathlib import Path
 
 from bench_tasks.prototype import AbiParam, abi_mismatch, parse_abi_params
 from bench_tasks.spec import Variant
+from settings import HarnessSettings
 
 from . import lru
 from .result import Verdict
 from .sandbox import sandbox_for, scratch, stage
-from .settings import HarnessSettings
 from .symbols import CANDIDATE_DEFINES, refusals
 
 PROTO_MARK = "cudamaster: expected prototype"

@@ -17,7 +17,7 @@ from __future__ import annotations
 import os
 from pathlib import Path
 
-from .settings import HarnessSettings
+from settings import HarnessSettings
 
 AUTO_MIN_CORES = 8  # below this many usable cores the automatic split keeps every core shared
 

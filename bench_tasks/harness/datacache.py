@@ -32,9 +32,9 @@ import numpy as np
 
 from bench_tasks import data
 from bench_tasks.spec import Variant
+from settings import HarnessSettings
 
 from . import lru
-from .settings import HarnessSettings
 
 
 def task_version(variant: Variant) -> str | None:

@@ -60,7 +60,7 @@ from .sandbox import make_scratch, remove_scratch, sandbox_for
 
 if TYPE_CHECKING:
     from .vendor import VendorBuild
-from .settings import HarnessSettings, get_settings
+from settings import HarnessSettings, get_harness_settings
 
 _EXIT_VERDICT = {3: Verdict.runtime_error, 4: Verdict.runtime_error, 5: Verdict.wrong_answer, 6: Verdict.timeout}
 
@@ -86,7 +86,7 @@ def gpu_status(settings: HarnessSettings | None = None) -> tuple[bool, str]:
     smi = shutil.which("nvidia-smi")
     if smi is None:
         return False, "nvidia-smi not found: no NVIDIA driver on this machine"
-    env = _child_env(settings or get_settings())
+    env = _child_env(settings or get_harness_settings())
     try:
         out = subprocess.run([smi, "-L"], capture_output=True, text=True, timeout=30, env=env)
     except (OSError, subprocess.TimeoutExpired) as exc:
@@ -336,7 +336,7 @@ def evaluate(
     itself is a verdict in the returned result.
     """
     started = time.monotonic()
-    settings = settings or get_settings()
+    settings = settings or get_harness_settings()
     limit_blas(settings)
     variant = _variant(task, precision)
     size_set, size_list = _sizes(variant, sizes)
@@ -490,7 +490,7 @@ def compile_only(
     """What `bench eval --compile-only` does, without a GPU: prepare the source, compile the candidate, check its
     prototype and symbols, and link it with the baseline, the runtime and its generated driver, as evaluate()
     would. (verdict, message, log); `ok` when the candidate would run."""
-    settings = settings or get_settings()
+    settings = settings or get_harness_settings()
     variant = _variant(task, precision)
     built = _build(variant, src.prepare(candidate_source, settings.max_source_bytes), settings, extra_flags)
     return built if isinstance(built, tuple) else (Verdict.ok, "compiled, checked and linked", "")
@@ -883,7 +883,7 @@ class SingleRun:
 
     def start(self, prefix: list[str], tools: tuple[str, ...] = ()) -> Child:
         """Start `prefix + argv` (e.g. ncu ...) in the evaluation's sandbox, with `workdir` as its scratch directory."""
-        return sandbox_for(self.settings or get_settings()).start(
+        return sandbox_for(self.settings or get_harness_settings()).start(
             [*prefix, *self.argv], scratch=self.workdir, read_only=self.read_only, gpu=True, tools=tools
         )
 
@@ -905,7 +905,7 @@ def prepare_single_run(
 
     Raises ValueError with the compile verdict's message when the candidate does not build.
     """
-    settings = settings or get_settings()
+    settings = settings or get_harness_settings()
     variant = _variant(task, precision)
     cand_obj, cand_params = None, None
     if candidate_source is not None:

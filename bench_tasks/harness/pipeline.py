@@ -37,6 +37,7 @@ import numpy as np
 
 from bench_tasks import data
 from bench_tasks.spec import Variant, load_task
+from settings import HarnessSettings
 
 from . import compile as cc
 from . import source as src
@@ -48,7 +49,6 @@ from .driver import driver_source
 from .errors import CandidateError, HarnessError, MachineError, VendorUnavailable
 from .evaluate import evaluate
 from .result import EvaluationResult
-from .settings import HarnessSettings
 
 # What one job ends with: its result, or why it has none (bad input, no vendor reference, the machine, a harness bug).
 Outcome = EvaluationResult | CandidateError | VendorUnavailable | MachineError | HarnessError

@@ -48,8 +48,9 @@ from functools import cache
 from pathlib import Path
 from typing import Any
 
+from settings import HarnessSettings
+
 from .child import Child
-from .settings import HarnessSettings
 
 INSTALL_HINT = (
     "Install bubblewrap (Debian/Ubuntu: `apt-get install bubblewrap`; Fedora: `dnf install bubblewrap`), or point "

@@ -15,8 +15,9 @@ import time
 from dataclasses import asdict, dataclass
 from pathlib import Path
 
+from settings import HarnessSettings
+
 from . import sandbox as sb
-from .settings import HarnessSettings
 
 
 @dataclass

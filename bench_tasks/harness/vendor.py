@@ -31,13 +31,13 @@ from functools import cache
 from pathlib import Path
 
 from bench_tasks.spec import Variant
+from settings import HarnessSettings
 
 from . import compile as cc
 from .compile import CompileOutcome
 from .errors import VendorUnavailable
 from .result import Verdict
 from .sandbox import toolkit_root
-from .settings import HarnessSettings
 
 VENDOR_DIR = Path(__file__).resolve().parent.parent / "vendor"
 REGISTRY = VENDOR_DIR / "vendor.toml"

@@ -5,7 +5,7 @@ jobs (queue.py); the workers (worker.py) run `bench_tasks.work.WorkItem`s. Setti
 (settings.py, CUDAMASTER_RAY__ADDRESS). Nothing here imports Ray until a RayEvaluator is made.
 """
 
-from .settings import RaySettings, ray_settings
+from settings import RaySettings, get_ray_settings
 
 __all__ = ["RaySettings", "evaluator_for_cli", "make_ray_evaluator"]
 
@@ -27,7 +27,7 @@ def make_ray_evaluator(address: str | None = None, *, settings: RaySettings | No
         ) from None
     from .evaluator import RayEvaluator
 
-    settings = settings or ray_settings()
+    settings = settings or get_ray_settings()
     if address:
         settings = settings.model_copy(update={"address": address})
     return RayEvaluator(settings, **kwargs)
@@ -36,7 +36,7 @@ def make_ray_evaluator(address: str | None = None, *, settings: RaySettings | No
 def evaluator_for_cli(address: str | None, **kwargs):
     """The RayEvaluator of `--ray ADDRESS` (or CUDAMASTER_RAY__ADDRESS), None when neither is set; raises
     RuntimeError with what to do when Ray is missing or the cluster cannot run GPU work."""
-    settings = ray_settings()
+    settings = get_ray_settings()
     if not (address or settings.address):
         return None
     from .evaluator import ClusterError

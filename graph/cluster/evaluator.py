@@ -28,13 +28,13 @@ from dataclasses import dataclass, field
 from typing import Any
 
 from bench_tasks import load_task
-from bench_tasks.harness import EvaluationResult, HarnessSettings, Verdict, get_settings
+from bench_tasks.harness import EvaluationResult, Verdict
 from bench_tasks.work import CompiledObject, WorkItem, WorkKind, work_item
+from settings import HarnessSettings, RaySettings, get_harness_settings, get_ray_settings
 
 from ..contract import Profile
 from ..evaluator import CompileReport, no_profile
 from .queue import FairQueue, Request
-from .settings import RaySettings, ray_settings
 from .worker import WorkerEngine, WorkOutcome
 
 log = logging.getLogger("cudamaster.cluster")
@@ -84,10 +84,10 @@ class RayEvaluator:
         (e.g. their cache_dir); the default is each machine's own (CUDAMASTER_* there, or `settings.cache_dir`)."""
         import ray
 
-        self.settings = settings or ray_settings()
+        self.settings = settings or get_ray_settings()
         if not self.settings.address:
             raise ClusterError("no Ray address: set CUDAMASTER_RAY__ADDRESS or pass --ray ADDRESS")
-        self.harness = harness or get_settings()
+        self.harness = harness or get_harness_settings()
         base = {"cache_dir": self.settings.cache_dir} if self.settings.cache_dir else {}
         self._local = {"gpu": {**base, **(worker_local or {})}, "cpu": {**base, **(compile_local or {})}}
         if not ray.is_initialized():

@@ -17,11 +17,12 @@ from collections.abc import Callable
 from dataclasses import dataclass, field
 from typing import Any
 
-from bench_tasks.harness import EvaluationResult, HarnessSettings, get_settings
+from bench_tasks.harness import EvaluationResult
 from bench_tasks.harness import compile as harness_compile
 from bench_tasks.harness.result import GpuInfo
 from bench_tasks.spec import register_task
 from bench_tasks.work import CompiledObject, WorkItem, build_task
+from settings import HarnessSettings, get_harness_settings
 
 from ..contract import Profile
 from ..evaluator import CompileReport
@@ -81,7 +82,7 @@ def _smi_gpu(index: str | None) -> tuple[str, str]:
 class WorkerEngine:
     def __init__(self, name: str, role: str, evaluator: str | Callable[..., Any], local: dict[str, Any] | None = None):
         self.name, self.role = name, role
-        self.settings = get_settings(**(local or {}))  # this machine's harness section, with the given overrides
+        self.settings = get_harness_settings(**(local or {}))  # this machine's harness section, with the given overrides
         self.factory = load_factory(evaluator)
         self._evaluators: dict[str, Any] = {}
         self.host = socket.gethostname()

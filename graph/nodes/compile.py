@@ -5,8 +5,9 @@ from __future__ import annotations
 
 from typing import Any
 
-from bench_tasks.harness import CandidateError, get_settings
+from bench_tasks.harness import CandidateError
 from bench_tasks.harness import source as harness_source
+from settings import get_harness_settings
 
 from ..deps import Deps
 from ..kernel_text import check_prototype
@@ -25,7 +26,7 @@ def run(state: dict[str, Any], deps: Deps) -> dict[str, Any]:
         log = (state.get("reply") or "")[:4000]
     else:
         try:
-            source = harness_source.prepare(source, get_settings().max_source_bytes)
+            source = harness_source.prepare(source, get_harness_settings().max_source_bytes)
         except CandidateError as exc:
             verdict, message = BAD_SOURCE, str(exc)
         if verdict is None:

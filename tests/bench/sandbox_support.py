@@ -13,8 +13,9 @@ from collections.abc import Iterator
 from contextlib import contextmanager
 from pathlib import Path
 
-from bench_tasks.harness import EvaluationResult, HarnessSettings, evaluate
+from bench_tasks.harness import EvaluationResult, evaluate
 from bench_tasks.harness import sandbox as sb
+from settings import HarnessSettings
 
 EVALUATE_MODULE = importlib.import_module("bench_tasks.harness.evaluate")  # the package exports the function under this name
 ATTACKS = Path(__file__).parent / "candidates" / "attacks"

@@ -9,8 +9,9 @@ import time
 from pathlib import Path
 
 from bench_tasks import load_task
-from bench_tasks.harness import HarnessSettings, Verdict, compile_candidate, lru
+from bench_tasks.harness import Verdict, compile_candidate, lru
 from bench_tasks.harness import compile as cc
+from settings import HarnessSettings
 from tests.conftest import requires_nvcc
 
 CANDIDATES = Path(__file__).parent / "candidates"

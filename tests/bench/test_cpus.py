@@ -13,10 +13,11 @@ from pathlib import Path
 
 import pytest
 
-from bench_tasks.harness import HarnessSettings, Verdict, evaluate
+from bench_tasks.harness import Verdict, evaluate
 from bench_tasks.harness.compile import RUNTIME_DIR
 from bench_tasks.harness.cpus import driver_cores, split
 from bench_tasks.harness.plan import Plan, Results
+from settings import HarnessSettings
 from tests.bench import test_evaluate_fake_driver as _fake
 from tests.bench.test_throughput import host_rule  # noqa: F401 (the fixture: cm_host.h's test program)
 
@@ -66,7 +67,7 @@ def test_every_thread_of_the_parent_moves_off_the_driver_cores_and_new_threads_i
     script = textwrap.dedent(
         """
         import json, os, threading
-        from bench_tasks.harness import HarnessSettings
+        from settings import HarnessSettings
         from bench_tasks.harness.cpus import driver_cores
         stop = threading.Event()
         before = threading.Thread(target=stop.wait)
@@ -113,7 +114,7 @@ def test_every_blas_library_of_the_harness_process_runs_on_the_settings_threads(
         import json
         import numpy
         from threadpoolctl import threadpool_info
-        from bench_tasks.harness import HarnessSettings
+        from settings import HarnessSettings
         from bench_tasks.harness.cpus import limit_blas
         limit_blas(HarnessSettings(blas_threads={blas_threads}))
         import scipy.linalg  # loaded by limit_blas (when it limits), or now

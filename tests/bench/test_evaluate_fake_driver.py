@@ -11,8 +11,9 @@ from pathlib import Path
 
 import pytest
 
-from bench_tasks.harness import HarnessSettings, Verdict, evaluate
+from bench_tasks.harness import Verdict, evaluate
 from bench_tasks.harness.result import SCHEMA_VERSION
+from settings import HarnessSettings
 
 EV = sys.modules["bench_tasks.harness.evaluate"]
 FAKE = Path(__file__).parent / "fake_driver.py"
@@ -174,9 +175,9 @@ def test_bench_run_is_one_command_with_a_progress_bar_and_stage_seconds_with_a_f
     from typer.testing import CliRunner
 
     from app.cli import cli
-    from app.config import reset_settings
     from bench_tasks import harness
     from bench_tasks.harness import pipeline
+    from settings import reset_settings
 
     monkeypatch.setattr(harness, "require_gpu", lambda settings: None)
     monkeypatch.setattr(pipeline, "prebuild", lambda job, settings: None)
@@ -228,10 +229,10 @@ def test_bench_run_saves_the_other_variants_and_exits_non_zero_when_one_ends_wit
     from typer.testing import CliRunner
 
     from app.cli import cli
-    from app.config import reset_settings
     from bench_tasks import harness
     from bench_tasks.harness import pipeline
     from bench_tasks.harness.result import EvaluationResult
+    from settings import reset_settings
 
     def evaluate(task, precision, *args, **kwargs):
         kwargs["on_timing_done"]()

@@ -263,10 +263,10 @@ def test_the_runtimes_two_objects_compile_at_the_same_time(harness_settings, mon
     ],
 )
 def test_a_driver_switch_in_the_settings_reaches_the_driver_as_a_plan_token_its_runtime_reads(tmp_path, setting, default, runtime_reads):
-    from bench_tasks.harness import HarnessSettings
     from bench_tasks.harness.compile import RUNTIME_DIR
     from bench_tasks.harness.evaluate import _cases, _plan
     from bench_tasks.harness.plan import Plan
+    from settings import HarnessSettings
 
     variant = load_task("vector_add").variant("fp32")
     assert getattr(HarnessSettings(), setting) is default

@@ -3,7 +3,7 @@ preprocessor-doubling bomb and an `#include "/dev/zero"` are stopped at the comp
 (sandbox_max_memory_bytes, RLIMIT_AS inherited by cicc, ptxas and the host compiler) with a verdict that says
 so, three at once, while an honest kernel still compiles under the same limit; a GPU step (the timing driver)
 is stopped at its resident-memory limit (sandbox_max_run_memory_bytes) by the watchdog; without bubblewrap the
-address-space limit still holds. A small limit keeps these fast; the defaults are in harness/settings.py."""
+address-space limit still holds. A small limit keeps these fast; the defaults are in settings/harness.py."""
 
 from __future__ import annotations
 

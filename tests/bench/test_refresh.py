@@ -16,7 +16,6 @@ from bench_tasks import all_tasks, load_task
 from bench_tasks.harness.compile import RUNTIME_DIR
 from bench_tasks.harness.evaluate import _cases, _plan
 from bench_tasks.harness.plan import Plan, choose_check_pairs
-from bench_tasks.harness.settings import HarnessSettings
 from bench_tasks.refresh import (
     KIND_CODE,
     RefreshDraw,
@@ -30,6 +29,7 @@ from bench_tasks.refresh import (
     shuffled_values,
 )
 from bench_tasks.spec import TaskError, load_task_file
+from settings import HarnessSettings
 from tests.conftest import requires_nvcc
 
 HOST_TEST = Path(__file__).parent / "refresh" / "refresh_host.cu"

@@ -24,7 +24,7 @@ from bench_tasks import load_task
 from bench_tasks.harness import Verdict, compile_candidate, evaluate
 from bench_tasks.harness import sandbox as sb
 from bench_tasks.harness import source as src
-from bench_tasks.harness.settings import HarnessSettings
+from settings import HarnessSettings
 
 from .sandbox_support import (
     REPO,

@@ -288,7 +288,7 @@ def test_output_checks_use_the_check_hook_and_still_find_unwritten_elements_outs
 
 
 def _settings():
-    from bench_tasks.harness.settings import HarnessSettings
+    from settings import HarnessSettings
 
     return HarnessSettings()
 

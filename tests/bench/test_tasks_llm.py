@@ -943,7 +943,7 @@ def test_reference_shapes_at_the_edge_sizes(name, precision):
 def test_merge_attn_states_large_sizes_are_checked_in_full():
     # A sampled check fails non-finite elements as unwritten, and BF16 LSE_out is -inf where both states
     # are empty: the large sizes must stay below the sampling thresholds.
-    from bench_tasks.harness.settings import HarnessSettings
+    from settings import HarnessSettings
 
     settings = HarnessSettings()
     task = load_task("merge_attn_states")

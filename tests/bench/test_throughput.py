@@ -12,11 +12,11 @@ import numpy as np
 import pytest
 
 from bench_tasks import load_task
-from bench_tasks.harness import HarnessSettings
 from bench_tasks.harness.compile import RUNTIME_DIR
 from bench_tasks.harness.evaluate import _cases, _plan
 from bench_tasks.harness.plan import Plan, TimingPlan
 from bench_tasks.harness.stoprule import RSE_NONE, median_rse, stop_after
+from settings import HarnessSettings
 
 HOST_TEST = Path(__file__).parent / "stoprule" / "stop_host.cpp"
 

@@ -10,11 +10,12 @@ from pathlib import Path
 
 import pytest
 
-from bench_tasks.harness import HarnessSettings, VendorUnavailable, evaluate
+from bench_tasks.harness import VendorUnavailable, evaluate
 from bench_tasks.harness import compile as cc
 from bench_tasks.harness import vendor as vd
 from bench_tasks.harness.driver import driver_source
 from bench_tasks.spec import all_tasks, load_task
+from settings import HarnessSettings
 from tests.conftest import Ahead, requires_nvcc
 from tests.support.workers import compile_cache
 

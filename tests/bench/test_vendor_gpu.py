@@ -55,7 +55,7 @@ def test_bench_run_vendor_and_report_end_to_end(tmp_path, vendor_settings, monke
     over two size sets, the second command appending to the first's file; `bench report` renders it."""
     monkeypatch.setenv("CUDAMASTER_HARNESS__CACHE_DIR", str(vendor_settings.cache_dir))
     monkeypatch.setenv("CUDAMASTER_HARNESS__MAX_SECONDS_PER_SIZE", "0.3")
-    from app.config import reset_settings
+    from settings import reset_settings
 
     reset_settings()
     out = tmp_path / "run.json"

@@ -5,7 +5,7 @@ import numpy as np
 from bench_tasks import load_task
 from bench_tasks.harness.evaluate import _verdict
 from bench_tasks.harness.result import Check, EvaluationResult, SizeRow, TimeStats, Verdict
-from bench_tasks.harness.settings import HarnessSettings
+from settings import HarnessSettings
 
 VARIANT = load_task("vector_add").variant("fp32")
 

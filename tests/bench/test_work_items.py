@@ -6,11 +6,11 @@ from __future__ import annotations
 import pytest
 
 from bench_tasks import load_task
-from bench_tasks.harness import HarnessSettings
 from bench_tasks.harness import compile as cc
 from bench_tasks.harness.datacache import task_version
 from bench_tasks.spec import TaskError, custom_task
 from bench_tasks.work import CompiledObject, CustomDefinition, WorkItem, build_task, definition_of, work_item
+from settings import HarnessSettings
 from tests.conftest import requires_nvcc
 from tests.support import kernels as k
 

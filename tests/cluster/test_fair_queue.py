@@ -5,9 +5,9 @@ from __future__ import annotations
 import threading
 
 from bench_tasks import load_task
-from bench_tasks.harness import HarnessSettings
 from bench_tasks.work import work_item
 from graph.cluster.queue import FairQueue, Request
+from settings import HarnessSettings
 
 _DEFINITION = work_item("evaluate", load_task("vector_add"), "fp32", None, settings=HarnessSettings())
 

@@ -14,13 +14,14 @@ import time
 import pytest
 
 from bench_tasks import load_task
-from bench_tasks.harness import Verdict, get_settings
+from bench_tasks.harness import Verdict
 from bench_tasks.harness import source as harness_source
 from bench_tasks.spec import custom_task, register_task
 from bench_tasks.work import work_item
 from graph.cluster import RaySettings
 from graph.cluster.queue import FairQueue
 from graph.testing import FAKE_GPU
+from settings import get_harness_settings
 from tests.support import kernels as k
 
 pytestmark = [pytest.mark.timeout(600)]
@@ -40,7 +41,7 @@ def cluster(ray_address, tmp_path_factory):
 
 
 def _prepared(text: str) -> str:
-    return harness_source.prepare(text, get_settings().max_source_bytes)
+    return harness_source.prepare(text, get_harness_settings().max_source_bytes)
 
 
 def _nvcc(cluster, role: str) -> int:
@@ -138,7 +139,7 @@ def test_shutting_down_fails_queued_work_with_an_error_not_a_verdict():
     evaluator = RayEvaluator.__new__(RayEvaluator)  # no workers: only the queues and shutdown
     evaluator.queues = {"gpu": FairQueue(), "cpu": FairQueue()}
     evaluator._stop, evaluator.slots, evaluator._ray = threading.Event(), [], None
-    request = Request(work_item("evaluate", load_task("vector_add"), "fp32", None, settings=get_settings(), job_id="j"))
+    request = Request(work_item("evaluate", load_task("vector_add"), "fp32", None, settings=get_harness_settings(), job_id="j"))
     evaluator.queues["gpu"].put(request)
     evaluator.close()
     with pytest.raises(ClusterError, match="runs again when the job resumes"):

@@ -4,10 +4,9 @@ from pathlib import Path
 
 import pytest
 
-from bench_tasks.harness import HarnessSettings, get_settings
 from graph.runner import make_checkpointer
-from graph.settings import AgentSettings, RetrySettings
 from graph.testing import FakeGpuEvaluator
+from settings import AgentSettings, HarnessSettings, RetrySettings, get_harness_settings
 from tests.support.machine_env import clear_settings_env
 from tests.support.openai_stub import ScriptedOpenAI
 from tests.support.workers import compile_cache
@@ -23,7 +22,7 @@ def harness_cache(tmp_path_factory) -> Path:
 
 @pytest.fixture
 def harness_settings(harness_cache) -> HarnessSettings:
-    return get_settings(cache_dir=harness_cache)
+    return get_harness_settings(cache_dir=harness_cache)
 
 
 @pytest.fixture

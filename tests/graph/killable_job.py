@@ -10,11 +10,10 @@ import sys
 import time
 from pathlib import Path
 
-from bench_tasks.harness import HarnessSettings
 from graph.contract import JobSpec
 from graph.runner import make_checkpointer, start_job
-from graph.settings import AgentSettings, RetrySettings
 from graph.testing import FakeGpuEvaluator
+from settings import AgentSettings, HarnessSettings, RetrySettings
 
 MODELS = {"planner": "planner-model", "coder": "coder-model", "compiler": "compiler-model", "debugger": "debugger-model"}
 

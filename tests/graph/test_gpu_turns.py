@@ -10,7 +10,7 @@ import time
 from pathlib import Path
 
 import graph.evaluator as ev
-from bench_tasks.harness import get_settings
+from settings import get_harness_settings
 
 
 def _fake_evaluate(log: Path):
@@ -32,7 +32,7 @@ def _overlaps(log: Path) -> int:
 def test_fake_evaluations_from_threads_take_turns_on_the_gpu(tmp_path, monkeypatch):
     log = tmp_path / "spans"
     monkeypatch.setattr(ev, "evaluate", _fake_evaluate(log))
-    evaluator = ev.LocalEvaluator(get_settings(cache_dir=tmp_path / "cache"))
+    evaluator = ev.LocalEvaluator(get_harness_settings(cache_dir=tmp_path / "cache"))
     threads = [threading.Thread(target=evaluator.evaluate, args=("vector_add", "fp32", None, "paper", [])) for _ in range(4)]
     for t in threads:
         t.start()
@@ -44,7 +44,7 @@ def test_fake_evaluations_from_threads_take_turns_on_the_gpu(tmp_path, monkeypat
 
 def _in_child(cache: str, log: str) -> None:
     ev.evaluate = _fake_evaluate(Path(log))  # type: ignore[assignment]
-    ev.LocalEvaluator(get_settings(cache_dir=Path(cache))).evaluate("vector_add", "fp32", None, "paper", [])
+    ev.LocalEvaluator(get_harness_settings(cache_dir=Path(cache))).evaluate("vector_add", "fp32", None, "paper", [])
 
 
 def test_fake_evaluations_from_processes_sharing_a_cache_take_turns(tmp_path):
@@ -61,7 +61,7 @@ def test_fake_evaluations_from_processes_sharing_a_cache_take_turns(tmp_path):
 
 
 def test_a_turn_reports_its_wait(tmp_path):
-    settings = get_settings(cache_dir=tmp_path)
+    settings = get_harness_settings(cache_dir=tmp_path)
     held = threading.Event()
 
     def hold():
@@ -81,7 +81,7 @@ def test_the_evaluator_reports_each_wait_for_the_gpu_to_whoever_keeps_figures(tm
     log = tmp_path / "spans"
     monkeypatch.setattr(ev, "evaluate", _fake_evaluate(log))
     waits: list[tuple[str, str, float]] = []
-    evaluator = ev.LocalEvaluator(get_settings(cache_dir=tmp_path / "cache"), on_gpu_wait=lambda *w: waits.append(w))
+    evaluator = ev.LocalEvaluator(get_harness_settings(cache_dir=tmp_path / "cache"), on_gpu_wait=lambda *w: waits.append(w))
     threads = [threading.Thread(target=evaluator.evaluate, args=("vector_add", p, None, "paper", [])) for p in ("fp32", "bf16")]
     for t in threads:
         t.start()

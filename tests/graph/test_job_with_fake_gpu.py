@@ -8,7 +8,7 @@ from pydantic import ValidationError
 
 from graph.contract import Answer, JobSpec
 from graph.runner import job_state, resume_job, start_job
-from graph.settings import Price
+from settings import Price
 from tests.graph.conftest import MODELS, agent_settings
 from tests.support import kernels as k
 from tests.support.openai_stub import Reply

@@ -12,8 +12,8 @@ from langgraph.errors import GraphDrained
 from graph.contract import JobSpec
 from graph.deps import Deps
 from graph.llm import LlmError, ask, call_ledger, prompt_tokens
-from graph.settings import AgentSettings
 from profiling.tokens import count_tokens
+from settings import AgentSettings
 from tests.support.openai_stub import Reply, ScriptedOpenAI
 
 PRICES = {"coder-model": {"input": 2.0, "output": 8.0}}

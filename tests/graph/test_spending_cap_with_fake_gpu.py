@@ -15,7 +15,7 @@ from pydantic import ValidationError
 import graph.llm
 from graph.contract import JobSpec, SpendingCap
 from graph.runner import start_job
-from graph.settings import Price
+from settings import Price
 from tests.graph.conftest import MODELS, agent_settings
 from tests.support import kernels as k
 from tests.support.openai_stub import Reply, ScriptedOpenAI

@@ -3,8 +3,8 @@ import json
 import pytest
 from typer.testing import CliRunner
 
-from app.config import reset_settings
 from profiling.cli import app
+from settings import reset_settings
 
 from .helpers import FIXTURES, fake_ncu
 

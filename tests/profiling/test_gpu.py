@@ -8,7 +8,7 @@ from bench_tasks.harness import gpu_status
 from profiling import metrics as m
 from profiling.classify import Bottleneck
 from profiling.filter import render
-from profiling.settings import get_profiling_settings
+from settings import get_profiling_settings
 
 
 def _gpu() -> tuple[bool, str]:

@@ -14,7 +14,7 @@ from profiling.errors import (
     TargetCrashedError,
 )
 from profiling.ncu import default_params, ncu_command, profile_command, profile_kernel, run_ncu
-from profiling.settings import ProfilingSettings, get_profiling_settings
+from settings import ProfilingSettings, get_profiling_settings
 
 from .helpers import FIXTURES, fake_ncu
 

@@ -328,5 +328,5 @@ def fake_run_job(run: JobRun) -> Outcome | dict[str, Any]:
 
 
 def create_fake_app():
-    """uvicorn factory: the real service with the FAKE agent (settings from the settings tree, app/config.py)."""
+    """uvicorn factory: the real service with the FAKE agent (settings from the settings tree, settings/tree.py)."""
     return create_app(run_job=fake_run_job)

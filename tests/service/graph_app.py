@@ -19,11 +19,11 @@ from app.main import create_app
 
 
 def create_fake_gpu_app():
-    from bench_tasks.harness import get_settings
     from graph.testing import FakeGpuEvaluator
+    from settings import get_harness_settings
 
     cache = Path(os.environ.get("TEST_HARNESS_CACHE", "/tmp/cm-harness-cache"))
-    return create_app(evaluator=FakeGpuEvaluator(get_settings(cache_dir=cache)))
+    return create_app(evaluator=FakeGpuEvaluator(get_harness_settings(cache_dir=cache)))
 
 
 def create_gpu_app():
@@ -33,9 +33,9 @@ def create_gpu_app():
 def create_harness_without_gpu_app():
     import importlib
 
-    from bench_tasks.harness import get_settings
     from graph.evaluator import LocalEvaluator
     from graph.testing import FakeGpuEvaluator
+    from settings import get_harness_settings
 
     importlib.import_module("bench_tasks.harness.evaluate").require_gpu = lambda settings: None  # FAKE GPU CHECK
 
@@ -48,4 +48,4 @@ def create_harness_without_gpu_app():
             return super().evaluate(task, precision, source, sizes, flags)
 
     cache = Path(os.environ.get("TEST_HARNESS_CACHE", "/tmp/cm-harness-cache"))
-    return create_app(evaluator=HarnessWithFakeBaselineResult(get_settings(cache_dir=cache)))
+    return create_app(evaluator=HarnessWithFakeBaselineResult(get_harness_settings(cache_dir=cache)))

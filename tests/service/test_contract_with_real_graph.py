@@ -16,10 +16,10 @@ from app.db.engine import make_engine, make_sessionmaker
 from app.db.models import JobEvent, Profile
 from app.main import create_app
 from app.schemas import JobDetail, JobSubmit
-from app.settings import ServiceSettings
 from graph.contract import EVENT_TYPES, parse_event
 from profiling.classify import Bottleneck
 from profiling.filter import CLASS_METRICS
+from settings import ServiceSettings
 from tests.support import kernels as k
 from tests.support.machine_env import clear_settings_env
 from tests.support.openai_stub import Reply
@@ -43,8 +43,8 @@ def harness_cache(tmp_path_factory) -> Path:
 @pytest.fixture
 def service(db_url, tmp_path, llm, harness_cache, monkeypatch):
     """(client, headers, db_url): the service with the real agent and a FAKE GPU, in this process."""
-    from bench_tasks.harness import HarnessSettings
     from graph.testing import FakeGpuEvaluator
+    from settings import HarnessSettings
 
     clear_settings_env(monkeypatch)
     monkeypatch.setenv("CUDAMASTER_AGENT__BASE_URL", llm.base_url)

@@ -27,7 +27,7 @@ MARKER = "TESTS_FORKSERVER_MARKER"  # in the fork server's environment only
 
 def create_env_app():
     """The FAKE agent's app, plus GET /test/env: what the server process sees (environment, settings, argv)."""
-    from app.config import load_settings
+    from settings import load_settings
     from tests.service.fake_agent import create_fake_app
 
     app = create_fake_app()

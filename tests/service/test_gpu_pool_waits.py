@@ -70,11 +70,11 @@ def test_the_pool_reports_nothing_to_an_evaluator_without_gpu_wait_and_is_not_a_
 
 
 def test_a_local_evaluator_sends_the_pools_waits_where_its_file_lock_waits_go(tmp_path):
-    from bench_tasks.harness import get_settings
+    from settings import get_harness_settings
 
     waits: list[tuple[str, str, float]] = []
     per_gpu = GpuLockedEvaluator(
-        lambda gpu: LocalEvaluator(get_settings(cache_dir=tmp_path), on_gpu_wait=lambda *w: waits.append(w)),
+        lambda gpu: LocalEvaluator(get_harness_settings(cache_dir=tmp_path), on_gpu_wait=lambda *w: waits.append(w)),
         GpuPool(["0", "1"]),
         per_gpu=True,
     )

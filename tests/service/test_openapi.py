@@ -49,7 +49,7 @@ EXPECTED = {
 
 def test_every_route_documents_the_statuses_it_can_answer(tmp_path):
     from app.main import create_app
-    from app.settings import ServiceSettings
+    from settings import ServiceSettings
 
     spec = create_app(ServiceSettings(database_url=f"sqlite:///{tmp_path / 's.db'}")).openapi()
     documented = {

@@ -7,7 +7,7 @@ from __future__ import annotations
 import random
 
 from app.reviews import ReviewRule
-from app.settings import ServiceSettings
+from settings import ServiceSettings
 
 SIZES = (1024, 4096, 16384, 65536, 262144)
 

@@ -33,8 +33,8 @@ Design:
 Limits (what a forked server shares with its fork server, where a fresh process would not):
 - Everything done at import time: modules that read the environment, the working directory or the time when
   imported see the fork server's (the test process's environment at the first start, plus SERVER_ENV, without
-  the test's own variables: app.settings.DEFAULT_DB, built from HOME at import, is one such value). The service reads its settings when the app is created, in the
-  child (app.config caches them per set of CUDAMASTER_* variables; the cache is empty at each fork). A module
+  the test's own variables: settings.service.DEFAULT_DB, built from HOME at import, is one such value). The service reads its settings when the app is created, in the
+  child (settings.tree caches them per set of CUDAMASTER_* variables; the cache is empty at each fork). A module
   imported only by the child (not in PRELOAD) is imported there, from the child's environment.
 - sys.path comes from the fork server's PYTHONPATH (the repository first, like the test's servers).
 - OpenBLAS in a forked server is single-threaded; the hash seed (PYTHONHASHSEED) is the fork server's.

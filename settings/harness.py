@@ -1,9 +1,9 @@
-"""Harness settings: the `harness` section of the settings tree (app/config.py), e.g. CUDAMASTER_HARNESS__NVCC_ARCH=sm_90."""
+"""Harness settings: the `harness` section of the settings tree (settings/tree.py), e.g. CUDAMASTER_HARNESS__NVCC_ARCH=sm_90."""
 
 from __future__ import annotations
 
 from pathlib import Path
-from typing import Any, Literal
+from typing import Literal
 
 from pydantic import BaseModel, Field
 
@@ -184,12 +184,3 @@ class HarnessSettings(BaseModel):
     # (µs, or this fraction of the call) is added to the candidate's time and flagged `late_work`.
     late_work_slack_us: float = 3.0
     late_work_slack_fraction: float = 0.02
-
-
-def get_settings(**overrides: Any) -> HarnessSettings:
-    """This process's harness settings: the `harness` section of the settings tree (cached there), with
-    `overrides` over it (validated)."""
-    from app.config import load_settings  # the tree imports this module: load it only when asked
-
-    harness = load_settings().harness
-    return HarnessSettings.model_validate(harness.model_dump() | overrides) if overrides else harness

@@ -1,4 +1,4 @@
-"""Agent settings (the `agent` section of the settings tree, app/config.py). The job specification is graph.contract.JobSpec.
+"""Agent settings (the `agent` section of the settings tree, settings/tree.py). The job specification is graph.contract.JobSpec.
 
     CUDAMASTER_AGENT__BASE_URL=https://api.deepseek.com/v1 CUDAMASTER_AGENT__API_KEY=... CUDAMASTER_AGENT__MODEL=deepseek-chat
     CUDAMASTER_AGENT__ROLES__CODER__MODEL=deepseek-reasoner CUDAMASTER_AGENT__ROLES__CODER__STRUCTURED_OUTPUT=json_mode

@@ -7,12 +7,12 @@
     CUDAMASTER_PROFILING__NCU=/usr/local/cuda/bin/ncu
     CUDAMASTER_RAY__ADDRESS=HEAD:6379                                   GPU work on a Ray cluster (graph/cluster)
 
-The sections are plain models owned by their packages (app.settings.ServiceSettings,
-graph.settings.AgentSettings, bench_tasks.harness.settings.HarnessSettings,
-profiling.settings.ProfilingSettings, graph.cluster.settings.RaySettings); each package reads its own through `load_settings().<section>`.
+The sections are plain models beside this module (settings.service, settings.agent, settings.harness,
+settings.profiling, settings.ray); code gets its section through the accessors below, at the edges (CLI, service
+start-up, workers), and passes it down.
 A CUDAMASTER_* variable that names no setting (a misspelling, or a flat name from before the tree)
-is refused with the closest valid name. This module imports only the section modules (no service code),
-so the bench and profiling commands use it without FastAPI or SQLAlchemy.
+is refused with the closest valid name. The settings package is the bottom layer: it imports none of the project's
+other packages, and every layer may import it (pyproject's import-linter contracts).
 """
 
 from __future__ import annotations
@@ -27,12 +27,11 @@ from typing import Any
 from pydantic import BaseModel, Field, ValidationError
 from pydantic_settings import BaseSettings, SettingsConfigDict
 
-from bench_tasks.harness.settings import HarnessSettings
-from graph.cluster.settings import RaySettings
-from graph.settings import AgentSettings
-from profiling.settings import ProfilingSettings
-
-from .settings import ServiceSettings
+from .agent import AgentSettings
+from .harness import HarnessSettings
+from .profiling import ProfilingSettings
+from .ray import RaySettings
+from .service import ServiceSettings
 
 PREFIX = "CUDAMASTER_"
 DELIMITER = "__"
@@ -161,7 +160,7 @@ def check_names(environ: dict[str, str] | None = None, env_file: Path = Path(ENV
             name = unknown[0]
             hint = closest_setting(name)
             also = f" (and {len(unknown) - 1} more unknown: {', '.join(unknown[1:])})" if len(unknown) > 1 else ""
-            did_you = f"; did you mean {hint}?" if hint else "; see app/config.py for the settings tree"
+            did_you = f"; did you mean {hint}?" if hint else "; see settings/tree.py for the settings tree"
             raise SettingsInvalid(
                 f"unknown setting {name} in the {where}{did_you}{also}"
                 if where == "environment"
@@ -198,3 +197,21 @@ def load_settings() -> Settings:
 
 def reset_settings() -> None:
     _load.cache_clear()
+
+
+# -- one section, for the code that owns it -------------------------------------------------------
+def get_harness_settings(**overrides: Any) -> HarnessSettings:
+    """This process's harness settings: the `harness` section of the tree (cached there), with `overrides` over it (validated)."""
+    harness = load_settings().harness
+    return HarnessSettings.model_validate(harness.model_dump() | overrides) if overrides else harness
+
+
+def get_profiling_settings(**overrides: Any) -> ProfilingSettings:
+    """This process's profiling settings: the `profiling` section of the tree (cached there), with `overrides` over it (validated)."""
+    profiling = load_settings().profiling
+    return ProfilingSettings.model_validate(profiling.model_dump() | overrides) if overrides else profiling
+
+
+def get_ray_settings() -> RaySettings:
+    """This process's `ray` section (the tree, cached there)."""
+    return load_settings().ray

@@ -1,4 +1,4 @@
-"""Ray settings: the `ray` section of the settings tree (app/config.py), e.g. CUDAMASTER_RAY__ADDRESS=HEAD:6379.
+"""Ray settings: the `ray` section of the settings tree (settings/tree.py), e.g. CUDAMASTER_RAY__ADDRESS=HEAD:6379.
 Without an address, nothing here is used and the local evaluator runs every compile, evaluation and profile."""
 
 from __future__ import annotations
@@ -25,10 +25,3 @@ class RaySettings(BaseModel):
         description="module:Class each worker runs the items with (tests: graph.testing:FakeGpuEvaluator)",
     )
     cache_dir: str | None = Field(None, description="the workers' compile and data cache on their machines; None: their own default")
-
-
-def ray_settings() -> RaySettings:
-    """This process's `ray` section (the settings tree, cached there)."""
-    from app.config import load_settings  # the tree imports this module: load it only when asked
-
-    return load_settings().ray

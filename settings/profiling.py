@@ -1,10 +1,10 @@
-"""Profiling settings: the `profiling` section of the settings tree (app/config.py), e.g.
+"""Profiling settings: the `profiling` section of the settings tree (settings/tree.py), e.g.
 CUDAMASTER_PROFILING__NCU=/usr/local/cuda/bin/ncu."""
 
 from __future__ import annotations
 
 from pathlib import Path
-from typing import Any, Literal
+from typing import Literal
 
 from pydantic import BaseModel, Field
 
@@ -21,12 +21,3 @@ class ProfilingSettings(BaseModel):
     # Default profiling size: the largest paper size whose one call stays quick.
     quick_flops: float = 2e10
     quick_bytes: float = 1e9
-
-
-def get_profiling_settings(**overrides: Any) -> ProfilingSettings:
-    """This process's profiling settings: the `profiling` section of the settings tree (cached there), with
-    `overrides` over it (validated)."""
-    from app.config import load_settings  # the tree imports this module: load it only when asked
-
-    profiling = load_settings().profiling
-    return ProfilingSettings.model_validate(profiling.model_dump() | overrides) if overrides else profiling

@@ -1,4 +1,4 @@
-"""Service settings: the `service` section of the settings tree (app/config.py), e.g. CUDAMASTER_SERVICE__DATABASE_URL."""
+"""Service settings: the `service` section of the settings tree (settings/tree.py), e.g. CUDAMASTER_SERVICE__DATABASE_URL."""
 
 from __future__ import annotations
 
