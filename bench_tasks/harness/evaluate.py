@@ -344,20 +344,20 @@ def evaluate(
     fresh_seed = secrets.randbelow(2**31 - 1) + 1000
     text, vendor_build = _measured_source(variant, candidate_source, implementation, settings)
     request = _Request(
-        variant,
-        precision,
-        settings,
-        size_set,
-        size_list,
-        seeds,
-        fresh_seed,
-        text,
-        implementation,
-        vendor_build,
-        extra_flags,
-        timing,
-        keep_workdir,
-        Overlap(on_timing_done, on_driver_done, gate, gpu_warm),
+        variant=variant,
+        precision=precision,
+        settings=settings,
+        size_set=size_set,
+        size_list=size_list,
+        seeds=seeds,
+        fresh_seed=fresh_seed,
+        text=text,
+        implementation=implementation,
+        vendor_build=vendor_build,
+        extra_flags=extra_flags,
+        timing=timing,
+        keep_files=keep_workdir,
+        overlap=Overlap(on_timing_done, on_driver_done, gate, gpu_warm),
     )
     return _Evaluation(request, started).run()
 
