@@ -7,6 +7,7 @@ import json
 import os
 import re
 import time
+from dataclasses import dataclass
 from pathlib import Path
 from typing import TYPE_CHECKING, Annotated, Literal, Optional
 
@@ -174,77 +175,142 @@ def _cluster(address: str | None, settings):
         _fail(str(exc), code=3)
 
 
+# `bench run`'s options, declared once each (the command's signature stays one line per option).
+TasksOpt = Annotated[Optional[list[str]], typer.Option("--task", "-t", help="task name (repeatable); default: all")]
+RunPrecisionOpt = Annotated[Optional[Precision], typer.Option("--precision", "-p", help="only this precision; default: both")]
+SizeSetsOpt = Annotated[str, typer.Option(help="paper, large, edge or all; several separated by commas (paper,large)")]
+CandidatesOpt = Annotated[
+    Optional[Path], typer.Option(help="directory of candidates: <op>.cu / <op>_bf16.cu, or fp32/ and bf16/ subfolders")
+]
+VendorOpt = Annotated[
+    bool,
+    typer.Option(
+        "--vendor",
+        help="also measure each task's vendor reference (cuBLAS, cuSPARSE, cuFFT, cuDNN, CUB) "
+        "against its baseline; tasks without one get the baseline alone",
+    ),
+]
+OutputOpt = Annotated[Path, typer.Option("--output", "-o", help="where to write the JSON results")]
+JobsOpt = Annotated[
+    Optional[int], typer.Option("--jobs", "-j", min=1, help="compile processes working ahead of the GPU; default: all cores")
+]
+AppendOpt = Annotated[
+    bool, typer.Option("--append", help="keep the results already in --output and add these (a long run split into several commands)")
+]
+SkipDoneOpt = Annotated[
+    bool,
+    typer.Option(
+        "--skip-done",
+        help="with --append: leave out what --output already holds (same variant, measured implementation and "
+        "size set), so a run cut short continues where it stopped",
+    ),
+]
+RayOpt = Annotated[
+    Optional[str],
+    typer.Option(
+        "--ray",
+        help="spread the suite over every GPU of this Ray cluster (HOST:6379, ray://HOST:10001 or auto; "
+        "default CUDAMASTER_RAY__ADDRESS), all on one GPU model",
+    ),
+]
+
+
+@dataclass
+class RunOptions:
+    """`bench run`'s options, as given on the command line."""
+
+    tasks: list[str] | None
+    precision: str | None
+    sizes: str
+    candidates: Path | None
+    vendor: bool
+    output: Path
+    jobs: int | None
+    append: bool
+    skip_done: bool
+    ray: str | None
+
+    @property
+    def size_sets(self) -> list[str]:
+        return [s.strip() for s in self.sizes.split(",") if s.strip()]
+
+    def check(self) -> None:
+        """Refuse bad options before any work."""
+        _precision_ok(self.precision)
+        for s in self.size_sets or [self.sizes]:
+            _sizes_ok(s)
+        if self.skip_done and not self.append:
+            _fail("--skip-done continues the run in --output: give --append too")
+
+
 @app.command("run")
 def run(
-    task: Annotated[Optional[list[str]], typer.Option("--task", "-t", help="task name (repeatable); default: all")] = None,
-    precision: Annotated[Optional[Precision], typer.Option("--precision", "-p", help="only this precision; default: both")] = None,
-    sizes: Annotated[str, typer.Option(help="paper, large, edge or all; several separated by commas (paper,large)")] = "paper",
-    candidates: Annotated[
-        Optional[Path], typer.Option(help="directory of candidates: <op>.cu / <op>_bf16.cu, or fp32/ and bf16/ subfolders")
-    ] = None,
-    vendor: Annotated[
-        bool,
-        typer.Option(
-            "--vendor",
-            help="also measure each task's vendor reference (cuBLAS, cuSPARSE, cuFFT, cuDNN, CUB) "
-            "against its baseline; tasks without one get the baseline alone",
-        ),
-    ] = False,
-    output: Annotated[Path, typer.Option("--output", "-o", help="where to write the JSON results")] = Path("bench-results.json"),
-    jobs: Annotated[
-        Optional[int], typer.Option("--jobs", "-j", min=1, help="compile processes working ahead of the GPU; default: all cores")
-    ] = None,
-    append: Annotated[
-        bool, typer.Option("--append", help="keep the results already in --output and add these (a long run split into several commands)")
-    ] = False,
-    skip_done: Annotated[
-        bool,
-        typer.Option(
-            "--skip-done",
-            help="with --append: leave out what --output already holds (same variant, measured implementation and "
-            "size set), so a run cut short continues where it stopped",
-        ),
-    ] = False,
-    ray: Annotated[
-        Optional[str],
-        typer.Option(
-            "--ray",
-            help="spread the suite over every GPU of this Ray cluster (HOST:6379, ray://HOST:10001 or auto; "
-            "default CUDAMASTER_RAY__ADDRESS), all on one GPU model",
-        ),
-    ] = None,
+    task: TasksOpt = None,
+    precision: RunPrecisionOpt = None,
+    sizes: SizeSetsOpt = "paper",
+    candidates: CandidatesOpt = None,
+    vendor: VendorOpt = False,
+    output: OutputOpt = Path("bench-results.json"),
+    jobs: JobsOpt = None,
+    append: AppendOpt = False,
+    skip_done: SkipDoneOpt = False,
+    ray: RayOpt = None,
 ) -> None:
     """Check and time the baselines (and candidates, vendor references, if asked) on the local GPU.
 
     One variant at a time runs on the GPU; meanwhile the next ones are compiled on `--jobs` cores and
     their check datasets and references drawn into the data cache (see bench_tasks/harness/pipeline.py)."""
-    from bench_tasks.harness import NoGpuError, require_gpu
-    from bench_tasks.harness.pipeline import Job, run_pipeline
-    from bench_tasks.harness.sandbox import SandboxUnavailable, sandbox_for
-    from bench_tasks.harness.vendor import reference_for
+    _run_benchmark(RunOptions(task, precision, sizes, candidates, vendor, output, jobs, append, skip_done, ray))
+
+
+def _run_benchmark(opts: RunOptions) -> None:
     from settings import get_harness_settings
 
-    _precision_ok(precision)
-    size_sets = [s.strip() for s in sizes.split(",") if s.strip()]
-    for s in size_sets or [sizes]:
-        _sizes_ok(s)
-    if skip_done and not append:
-        _fail("--skip-done continues the run in --output: give --append too")
-    variants = _variants(task, precision)
+    opts.check()
+    variants = _variants(opts.tasks, opts.precision)
     settings = get_harness_settings()
-    cluster = _cluster(ray, settings)
+    cluster = _cluster(opts.ray, settings)
     if cluster is None:  # the local GPU (on Ray, the workers check theirs)
-        try:
-            require_gpu(settings)
-        except NoGpuError as exc:
-            _fail(str(exc), code=3)
-        try:
-            sandbox_for(settings)  # refuse before any work when untrusted code could not be sandboxed
-        except SandboxUnavailable as exc:
-            _fail(str(exc), code=4)
-        _say_sandbox(settings)
-    # A candidate where one is given; the vendor reference where asked for and one exists; the baseline alone
-    # where nothing else would measure it.
+        _local_gpu_ready(settings)
+    work = _work(variants, opts.candidates, opts.vendor)
+    meta: dict = {"provenance": provenance(), "size_set": opts.sizes}
+    if cluster is not None:
+        from graph.cluster.suite import suite_model
+
+        meta["ray"] = {"address": cluster.settings.address, "gpu_model": suite_model(cluster), "gpu_workers": len(cluster.status()["gpus"])}
+    store = _ResultsFile(opts.output, meta)
+    if opts.append and opts.output.is_file():
+        store.add_previous(opts.sizes)
+    errors = _measure(work, opts, settings, cluster, store)
+    _print_summary(store.results, errors, baselines=opts.candidates is None)
+    store.save()
+    console.print(f"results written to {opts.output} ({meta['wall_seconds']} s)")
+    if errors or any(r.verdict.value != "ok" for r in store.results):
+        raise typer.Exit(1)
+
+
+def _local_gpu_ready(settings) -> None:
+    """Refuse before any work when there is no GPU here or untrusted code could not be sandboxed."""
+    from bench_tasks.harness import NoGpuError, require_gpu
+    from bench_tasks.harness.sandbox import SandboxUnavailable, sandbox_for
+
+    try:
+        require_gpu(settings)
+    except NoGpuError as exc:
+        _fail(str(exc), code=3)
+    try:
+        sandbox_for(settings)
+    except SandboxUnavailable as exc:
+        _fail(str(exc), code=4)
+    _say_sandbox(settings)
+
+
+def _work(variants, candidates: Path | None, vendor: bool) -> list[Job]:
+    """A candidate where one is given; the vendor reference where asked for and one exists; the baseline alone
+    where nothing else would measure it."""
+    from bench_tasks.harness.pipeline import Job
+    from bench_tasks.harness.vendor import reference_for
+
     work: list[Job] = []
     for name, prec in variants:
         source = None
@@ -257,44 +323,54 @@ def run(
             work.append(Job(name, prec, None, "vendor"))
         elif source is None and (candidates is None or vendor):
             work.append(Job(name, prec, None))
-    results = []
-    errors: list[str] = []  # variants that ended without a result (bad input, the machine, a harness bug)
-    output.parent.mkdir(parents=True, exist_ok=True)
-    meta: dict = {"provenance": provenance(), "size_set": sizes}
-    if cluster is not None:
-        from graph.cluster.suite import suite_model
+    return work
 
-        meta["ray"] = {"address": cluster.settings.address, "gpu_model": suite_model(cluster), "gpu_workers": len(cluster.status()["gpus"])}
-    started = time.monotonic()
-    if append and output.is_file():
+
+class _ResultsFile:
+    """`bench run --output`: the results so far and the run's metadata, saved whole after every variant."""
+
+    def __init__(self, path: Path, meta: dict):
+        path.parent.mkdir(parents=True, exist_ok=True)
+        self.path, self.meta = path, meta
+        self.results: list = []
+        self.started = time.monotonic()
+        # Each result serialised to text once: re-encoding them all after every variant (Python's indenting JSON
+        # encoder) held the GIL for a growing time between two drivers.
+        self.dumped: list[str] = []
+
+    def add_previous(self, sizes: str) -> None:
+        """--append: the results already in the file come first; their size sets and provenance are kept."""
         from bench_tasks.harness import EvaluationResult
 
         try:
-            previous = json.loads(output.read_text())
-            results = [EvaluationResult.model_validate(r) for r in previous["results"]]
+            previous = json.loads(self.path.read_text())
+            self.results = [EvaluationResult.model_validate(r) for r in previous["results"]]
         except (ValueError, KeyError, TypeError) as exc:
-            _fail(f"--append: {output} is not a results file of `cudamaster bench run` ({str(exc)[:200]})")
+            _fail(f"--append: {self.path} is not a results file of `cudamaster bench run` ({str(exc)[:200]})")
         merged = dict.fromkeys([*str(previous.get("size_set", "")).split(","), *sizes.split(",")])
-        meta["size_set"] = ",".join(x for x in merged if x)
+        self.meta["size_set"] = ",".join(x for x in merged if x)
         # Whose results these are: the earlier commands' provenance is kept (the top-level one is this command's).
-        meta["appended_to"] = [*previous.get("appended_to", []), previous.get("provenance")]
+        self.meta["appended_to"] = [*previous.get("appended_to", []), previous.get("provenance")]
 
-    done = {(r.task, r.precision, r.implementation, r.size_set) for r in results}
-    # Each result serialised to text once: re-encoding them all after every variant (Python's indenting JSON
-    # encoder) held the GIL for a growing time between two drivers.
-    dumped: list[str] = []
-
-    def save() -> None:  # after every variant: an interrupted run keeps what it measured
-        meta["wall_seconds"] = round(time.monotonic() - started, 1)
-        dumped.extend(json.dumps(r.model_dump(mode="json"), indent=1) for r in results[len(dumped) :])
-        head = json.dumps({**meta, "results": []}, indent=1).rsplit("[]", 1)[0]  # "results" is the last key
-        text = head + "[\n" + ",\n".join(dumped) + "\n]\n}"
-        tmp = output.with_name(f".{output.name}.{os.getpid()}.tmp")
+    def save(self) -> None:  # after every variant: an interrupted run keeps what it measured
+        self.meta["wall_seconds"] = round(time.monotonic() - self.started, 1)
+        self.dumped.extend(json.dumps(r.model_dump(mode="json"), indent=1) for r in self.results[len(self.dumped) :])
+        head = json.dumps({**self.meta, "results": []}, indent=1).rsplit("[]", 1)[0]  # "results" is the last key
+        text = head + "[\n" + ",\n".join(self.dumped) + "\n]\n}"
+        tmp = self.path.with_name(f".{self.path.name}.{os.getpid()}.tmp")
         tmp.write_text(text)
-        os.replace(tmp, output)  # whole: a run killed while saving leaves the previous save, never half a file
+        os.replace(tmp, self.path)  # whole: a run killed while saving leaves the previous save, never half a file
 
+
+def _measure(work: list[Job], opts: RunOptions, settings, cluster, store: _ResultsFile) -> list[str]:
+    """Run the work at each size set (on the local GPU's pipeline or the Ray cluster), saving after every variant;
+    the variants that ended without a result (bad input, the machine, a harness bug)."""
+    from bench_tasks.harness.pipeline import run_pipeline
+
+    errors: list[str] = []
+    done = {(r.task, r.precision, r.implementation, r.size_set) for r in store.results}
     with Progress(TextColumn("{task.description}"), BarColumn(), MofNCompleteColumn(), TimeElapsedColumn(), console=console) as progress:
-        bar = progress.add_task("benchmark", total=len(work) * len(size_sets))
+        bar = progress.add_task("benchmark", total=len(work) * len(opts.size_sets))
 
         def started_one(job: Job, compiled: int) -> None:
             progress.update(bar, description=f"{job.key} (compiled ahead: {compiled}/{len(work)})")
@@ -304,26 +380,30 @@ def run(
                 err.print(f"{job.key}: {result}")
                 errors.append(f"{job.key}: {result}")
             else:
-                results.append(result)
-                save()
+                store.results.append(result)
+                store.save()
             progress.advance(bar)
 
         try:
-            for size_set in size_sets:
-                todo = [j for j in work if not skip_done or _measured(j, size_set) not in done]
+            for size_set in opts.size_sets:
+                todo = [j for j in work if not opts.skip_done or _measured(j, size_set) not in done]
                 if len(todo) < len(work):
                     progress.advance(bar, len(work) - len(todo))
                 if cluster is not None:
                     from graph.cluster.suite import run_suite
 
-                    progress.update(bar, description=f"benchmark on {meta['ray']['gpu_workers']} Ray GPU worker(s)")
+                    progress.update(bar, description=f"benchmark on {store.meta['ray']['gpu_workers']} Ray GPU worker(s)")
                     run_suite(cluster, todo, size_set, on_result=finished_one)
                 else:
-                    run_pipeline(todo, size_set, settings, compile_workers=jobs, on_start=started_one, on_result=finished_one)
+                    run_pipeline(todo, size_set, settings, compile_workers=opts.jobs, on_start=started_one, on_result=finished_one)
         finally:
             if cluster is not None:
                 cluster.close()
-    summary = Table(title="MSKernelBench" + (" (baselines)" if candidates is None else ""))
+    return errors
+
+
+def _print_summary(results: list, errors: list[str], baselines: bool) -> None:
+    summary = Table(title="MSKernelBench" + (" (baselines)" if baselines else ""))
     for col in ("variant", "measured", "sizes", "verdict", "P", "sizes passed", "wall s"):
         summary.add_column(col)
     for r in results:
@@ -342,10 +422,6 @@ def run(
             console.print(f"[red]{r.task}/{r.precision} {r.implementation}[/]: {r.message}")
     for line in errors:
         console.print(f"[red]no result[/] {line}")
-    save()
-    console.print(f"results written to {output} ({meta['wall_seconds']} s)")
-    if errors or any(r.verdict.value != "ok" for r in results):
-        raise typer.Exit(1)
 
 
 def _measured(job: Job, size_set: str) -> tuple[str, str, str, str]:
@@ -395,7 +471,6 @@ def eval_candidate(
     """Evaluate one candidate: the verdict and the per-size table."""
     from bench_tasks.harness import CandidateError, NoGpuError, evaluate
     from bench_tasks.harness import source as src
-    from bench_tasks.harness.evaluate import compile_only as compile_only_check
     from bench_tasks.harness.sandbox import SandboxUnavailable
     from settings import get_harness_settings
 
@@ -418,18 +493,8 @@ def eval_candidate(
         _fail(str(exc))
     _say_sandbox(settings)
     try:
-        if compile_only:  # compiled, checked and linked into its driver: all but the GPU
-            started = time.monotonic()
-            verdict, message, _ = compile_only_check(variant.task, precision, raw, settings=settings, extra_flags=flags)
-            if verdict.value != "ok":
-                console.print(f"[bold]{verdict.value}[/] {message}")
-                raise typer.Exit(1)
-            console.print(
-                f"ok: compiled and linked ({' '.join(flags or []) or 'default flags'}) in {time.monotonic() - started:.1f} s; "
-                f"entry {variant.candidate_entry} defined; object and driver built; its symbols passed the harness's "
-                f"checks (no forbidden library or system call). {message}".rstrip()
-            )
-            raise typer.Exit(0)
+        if compile_only:
+            _compile_only(variant, raw, settings, flags)
         result = evaluate(task, precision, raw, sizes, extra_flags=flags)
     except CandidateError as exc:
         _fail(str(exc))
@@ -441,3 +506,20 @@ def eval_candidate(
     if json_out:
         json_out.write_text(json.dumps({"provenance": provenance(), "result": result.model_dump(mode="json")}, indent=1))
     raise typer.Exit(0 if result.ok else 1)
+
+
+def _compile_only(variant, raw: bytes, settings, flags: list[str] | None) -> None:
+    """`bench eval --compile-only`: compiled, checked and linked into its driver, all but the GPU; exits."""
+    from bench_tasks.harness.evaluate import compile_only as compile_only_check
+
+    started = time.monotonic()
+    verdict, message, _ = compile_only_check(variant.task, variant.precision, raw, settings=settings, extra_flags=flags)
+    if verdict.value != "ok":
+        console.print(f"[bold]{verdict.value}[/] {message}")
+        raise typer.Exit(1)
+    console.print(
+        f"ok: compiled and linked ({' '.join(flags or []) or 'default flags'}) in {time.monotonic() - started:.1f} s; "
+        f"entry {variant.candidate_entry} defined; object and driver built; its symbols passed the harness's "
+        f"checks (no forbidden library or system call). {message}".rstrip()
+    )
+    raise typer.Exit(0)

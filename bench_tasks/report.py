@@ -144,34 +144,39 @@ def _variants(results: list[EvaluationResult]) -> list[Variant]:
             for row in r.rows:
                 if row.params not in order:
                     order.append(row.params)
-        for params in order:
-            rows = {impl: next((row for row in r.rows if row.params == params), None) for impl, r in by_impl.items()}
-            line = SizeLine(params)
-            for impl in ("candidate", "vendor", "baseline"):  # the baseline paired with the candidate first
-                row = rows.get(impl)  # type: ignore[assignment]
-                if row is not None and row.baseline is not None and line.baseline_us is None:
-                    line.baseline_us = row.baseline.median_us
-                if row is not None and row.roofline_floor_us and line.floor_us is None:
-                    line.floor_us = row.roofline_floor_us
-            for impl in IMPLEMENTATIONS:
-                row = rows.get(impl)  # type: ignore[assignment]
-                if row is None:
-                    continue
-                line.passed = line.passed and row.passed
-                if row.candidate is not None:
-                    setattr(line, f"{impl}_us", row.candidate.median_us)
-                    setattr(line, f"{impl}_speedup", row.speedup)
-            if rows.get("baseline") is not None:
-                line.passed = line.passed and rows["baseline"].passed  # type: ignore[union-attr]
-            if line.vendor_us and line.candidate_us:
-                line.candidate_over_vendor = line.vendor_us / line.candidate_us
-            line.baseline_roofline_pct = _pct(line.floor_us, line.baseline_us)
-            line.vendor_roofline_pct = _pct(line.floor_us, line.vendor_us)
-            line.candidate_roofline_pct = _pct(line.floor_us, line.candidate_us)
-            v.sizes.append(line)
+        v.sizes = [_size_line(params, by_impl) for params in order]
         out.append(v)
     out.sort(key=lambda v: (v.category, v.task, v.precision, SIZE_SET_ORDER.index(v.size_set) if v.size_set in SIZE_SET_ORDER else 99))
     return out
+
+
+def _size_line(params: dict[str, int], by_impl: dict[str, EvaluationResult]) -> SizeLine:
+    """One size of a variant: each implementation's time and speedup there, the baseline's, the floor, and shares of it."""
+    rows = {impl: next((row for row in r.rows if row.params == params), None) for impl, r in by_impl.items()}
+    line = SizeLine(params)
+    for impl in ("candidate", "vendor", "baseline"):  # the baseline paired with the candidate first
+        row = rows.get(impl)
+        if row is not None and row.baseline is not None and line.baseline_us is None:
+            line.baseline_us = row.baseline.median_us
+        if row is not None and row.roofline_floor_us and line.floor_us is None:
+            line.floor_us = row.roofline_floor_us
+    for impl in IMPLEMENTATIONS:
+        row = rows.get(impl)
+        if row is None:
+            continue
+        line.passed = line.passed and row.passed
+        if row.candidate is not None:
+            setattr(line, f"{impl}_us", row.candidate.median_us)
+            setattr(line, f"{impl}_speedup", row.speedup)
+    baseline = rows.get("baseline")
+    if baseline is not None:
+        line.passed = line.passed and baseline.passed
+    if line.vendor_us and line.candidate_us:
+        line.candidate_over_vendor = line.vendor_us / line.candidate_us
+    line.baseline_roofline_pct = _pct(line.floor_us, line.baseline_us)
+    line.vendor_roofline_pct = _pct(line.floor_us, line.vendor_us)
+    line.candidate_roofline_pct = _pct(line.floor_us, line.candidate_us)
+    return line
 
 
 def _shares(variants: list[Variant], size_set: str) -> list[ShareRow]:
@@ -245,10 +250,19 @@ def _provenance_line(p: dict) -> str:
 
 def _tables(summary: Summary) -> list[tuple[str, list[str], list[list[str]]]]:
     """(title, header, rows) of every table, shared by both formats."""
-    tables = []
+    tables = [_share_table(summary), _variant_table(summary), _size_table(summary)]
+    if summary.changes:
+        tables.append(_change_table(summary))
+    return tables
+
+
+def _share_table(summary: Summary) -> Table:
     head = ["category"] + [f"{impl} P ≥ {t:g}" for impl in IMPLEMENTATIONS for t in THRESHOLDS]
     rows = [[r.category] + [_share_cell(r, impl, t) for impl in IMPLEMENTATIONS for t in THRESHOLDS] for r in summary.shares]
-    tables.append((f"Share of variants with P ≥ 1, 2, 4, 8 ({summary.share_size_set} sizes)", head, rows))
+    return (f"Share of variants with P ≥ 1, 2, 4, 8 ({summary.share_size_set} sizes)", head, rows)
+
+
+def _variant_table(summary: Summary) -> Table:
     head = ["variant", "sizes", "category", "verdicts", "P candidate", "P vendor"]
     rows = [
         [
@@ -261,7 +275,10 @@ def _tables(summary: Summary) -> list[tuple[str, list[str], list[list[str]]]]:
         ]
         for v in summary.variants
     ]
-    tables.append(("Variants", head, rows))
+    return ("Variants", head, rows)
+
+
+def _size_table(summary: Summary) -> Table:
     head = [
         "variant",
         "size",
@@ -297,28 +314,29 @@ def _tables(summary: Summary) -> list[tuple[str, list[str], list[list[str]]]]:
                     "passed" if s.passed else "FAILED",
                 ]
             )
-    tables.append(("Per variant and size (median µs per call; speedups are medians of paired baseline/implementation ratios)", head, rows))
-    if summary.changes:
-        head = ["variant", "implementation", "P run 1", "P run 2", "P change", "size", "µs run 1", "µs run 2", "time change"]
-        rows = []
-        for c in summary.changes:
-            dp = c.score_2 / c.score_1 if c.score_1 and c.score_2 else None
-            for i, (params, t1, t2) in enumerate(c.times):
-                change = f"{100 * (t2 / t1 - 1):+.1f}%" if t1 and t2 else "–"
-                p_cells = [_num(c.score_1, "{:.3f}"), _num(c.score_2, "{:.3f}"), _num(dp, "{:.3f}x")] if i == 0 else ["", "", ""]
-                rows.append(
-                    [
-                        c.key if i == 0 else "",
-                        c.implementation if i == 0 else "",
-                        *p_cells,
-                        f"{c.size_set}: {_size(params)}",
-                        _num(t1),
-                        _num(t2),
-                        change,
-                    ]
-                )
-        tables.append(("Run 2 against run 1", head, rows))
-    return tables
+    return ("Per variant and size (median µs per call; speedups are medians of paired baseline/implementation ratios)", head, rows)
+
+
+def _change_table(summary: Summary) -> Table:
+    head = ["variant", "implementation", "P run 1", "P run 2", "P change", "size", "µs run 1", "µs run 2", "time change"]
+    rows = []
+    for c in summary.changes:
+        dp = c.score_2 / c.score_1 if c.score_1 and c.score_2 else None
+        for i, (params, t1, t2) in enumerate(c.times):
+            change = f"{100 * (t2 / t1 - 1):+.1f}%" if t1 and t2 else "–"
+            p_cells = [_num(c.score_1, "{:.3f}"), _num(c.score_2, "{:.3f}"), _num(dp, "{:.3f}x")] if i == 0 else ["", "", ""]
+            rows.append(
+                [
+                    c.key if i == 0 else "",
+                    c.implementation if i == 0 else "",
+                    *p_cells,
+                    f"{c.size_set}: {_size(params)}",
+                    _num(t1),
+                    _num(t2),
+                    change,
+                ]
+            )
+    return ("Run 2 against run 1", head, rows)
 
 
 Table = tuple[str, list[str], list[list[str]]]  # (title, header, rows of cells)

@@ -474,6 +474,17 @@ def load_task_file(path: Path, *, check: bool = True) -> Task:
 
 def _validate_arg(task: Task, a: Arg, where: str) -> None:
     what = f"{where}: args.{a.name}"
+    _validate_per_precision(task, a, what)
+    if a.scalar and a.roles() != {"scalar"}:
+        raise TaskError(f"{what}: a scalar is a scalar in every precision (roles {sorted(a.roles())})")
+    if a.scalar:
+        _validate_scalar(a, what)
+    else:
+        _validate_buffer(a, what)
+
+
+def _validate_per_precision(task: Task, a: Arg, what: str) -> None:
+    """An argument's role and memory: one allowed value, or one for each of the task's precisions."""
     for field_name, allowed in (("role", ROLES), ("memory", MEMORIES)):
         value = getattr(a, field_name)
         table = {p: value for p in task.prototypes} if isinstance(value, str) else value
@@ -483,17 +494,19 @@ def _validate_arg(task: Task, a: Arg, where: str) -> None:
         for precision, v in table.items():
             if v not in allowed:
                 raise TaskError(f"{what}.{field_name} {v!r} ({precision}) is not one of {', '.join(allowed)}")
-    if a.scalar and a.roles() != {"scalar"}:
-        raise TaskError(f"{what}: a scalar is a scalar in every precision (roles {sorted(a.roles())})")
-    if a.scalar:
-        for key in ("length", "draw", "refresh"):
-            if getattr(a, key) is not None:
-                raise TaskError(f"{what}: a scalar has a `value`, not a `{key}`")
-        if a.value is None:
-            raise TaskError(f"{what}: a scalar needs a `value` expression")
-        if a.memory != "device":
-            raise TaskError(f"{what}: a scalar is passed by value; `memory` applies to buffers only")
-        return
+
+
+def _validate_scalar(a: Arg, what: str) -> None:
+    for key in ("length", "draw", "refresh"):
+        if getattr(a, key) is not None:
+            raise TaskError(f"{what}: a scalar has a `value`, not a `{key}`")
+    if a.value is None:
+        raise TaskError(f"{what}: a scalar needs a `value` expression")
+    if a.memory != "device":
+        raise TaskError(f"{what}: a scalar is passed by value; `memory` applies to buffers only")
+
+
+def _validate_buffer(a: Arg, what: str) -> None:
     if a.length is None:
         raise TaskError(f"{what}: a buffer needs a `length` expression")
     if a.value is not None:
@@ -519,37 +532,53 @@ def validate(task: Task) -> None:
     for set_name in ("paper",) if task.custom else ("paper", "large"):
         if not task.sizes.get(set_name):
             raise TaskError(f"{where}: size set {set_name!r} is empty")
-    by_name = {a.name: a for a in task.args}
     for a in task.args:
         _validate_arg(task, a, where)
     for precision, proto in task.prototypes.items():
-        expected = task.name if precision == "fp32" else f"{task.name}_bf16"
-        if not task.custom and proto.name != expected:
-            raise TaskError(f"{where}: {precision} entry is {proto.name!r}, expected {expected!r}")
-        names = [p.name for p in proto.params]
-        as_params = sorted(a.param_name(precision) for a in task.args)
-        if sorted(names) != as_params:
-            raise TaskError(
-                f"{where}: {precision} prototype parameters {names} differ from args {as_params} "
-                '(an argument named differently in one prototype says so with param = { <precision> = "<name>" })'
-            )
-        variant = task.variant(precision)
-        for p in proto.params:
-            a = variant.arg_of(p)
-            role = a.role_for(precision)
-            if p.pointer != (role != "scalar"):
-                raise TaskError(f"{where}: {p.name} is {'a pointer' if p.pointer else 'a scalar'} but has role {role} ({precision})")
-            if role == "input" and p.pointer and not p.const and not task.custom and task.notes.get("nonconst_inputs") is None:
-                raise TaskError(f"{where}: input {p.name} is not const in {precision}; explain in notes.nonconst_inputs")
-        if precision not in task.tolerance:
-            raise TaskError(f"{where}: [tolerance] has no entry for {precision}")
-        if not task.variant(precision).outputs():
-            raise TaskError(f"{where}: no output argument in {precision} (roles output, accumulate or inout)")
+        _validate_prototype(task, precision, proto, where)
     from .refresh import refresh_draw  # here: refresh imports this module
 
     for variant in task.variants():  # redraws between timed calls fit each argument's type
         for a in task.args:
             refresh_draw(variant, a.name)
+    _validate_tolerance_outputs(task, where)
+    derive = task._derive_hook()
+    for set_name, sizes in task.sizes.items():
+        for params in sizes:
+            try:
+                _validate_size(task, params, derive)
+            except (expr.ExpressionError, TaskError) as exc:
+                raise TaskError(f"{where}: size {set_name} {params}: {exc}") from None
+
+
+def _validate_prototype(task: Task, precision: str, proto: Prototype, where: str) -> None:
+    """One precision's prototype against the args: its entry's name, its parameters, their roles and constness."""
+    expected = task.name if precision == "fp32" else f"{task.name}_bf16"
+    if not task.custom and proto.name != expected:
+        raise TaskError(f"{where}: {precision} entry is {proto.name!r}, expected {expected!r}")
+    names = [p.name for p in proto.params]
+    as_params = sorted(a.param_name(precision) for a in task.args)
+    if sorted(names) != as_params:
+        raise TaskError(
+            f"{where}: {precision} prototype parameters {names} differ from args {as_params} "
+            '(an argument named differently in one prototype says so with param = { <precision> = "<name>" })'
+        )
+    variant = task.variant(precision)
+    for p in proto.params:
+        a = variant.arg_of(p)
+        role = a.role_for(precision)
+        if p.pointer != (role != "scalar"):
+            raise TaskError(f"{where}: {p.name} is {'a pointer' if p.pointer else 'a scalar'} but has role {role} ({precision})")
+        if role == "input" and p.pointer and not p.const and not task.custom and task.notes.get("nonconst_inputs") is None:
+            raise TaskError(f"{where}: input {p.name} is not const in {precision}; explain in notes.nonconst_inputs")
+    if precision not in task.tolerance:
+        raise TaskError(f"{where}: [tolerance] has no entry for {precision}")
+    if not task.variant(precision).outputs():
+        raise TaskError(f"{where}: no output argument in {precision} (roles output, accumulate or inout)")
+
+
+def _validate_tolerance_outputs(task: Task, where: str) -> None:
+    by_name = {a.name: a for a in task.args}
     for out, per in task.tolerance_outputs.items():
         if out not in by_name or not any(by_name[out].is_output(p) for p in task.prototypes):
             raise TaskError(
@@ -559,24 +588,22 @@ def validate(task: Task) -> None:
         for precision in per:
             if precision not in task.prototypes:
                 raise TaskError(f"{where}: [tolerance.outputs.{out}] has {precision!r}, which the task does not have")
-    derive = task._derive_hook()
-    for set_name, sizes in task.sizes.items():
-        for params in sizes:
-            try:
-                for precision in task.prototypes:
-                    names = task.names(params, precision)  # type: ignore[assignment]
-                    if derive is not None:  # deterministic in the sizes: a second call gives the same names
-                        base = task._base_names(params, precision)
-                        if task._call_derive(derive, base) != {k: v for k, v in names.items() if k not in base}:  # type: ignore[attr-defined]
-                            raise TaskError("reference.derive() gave other names on a second call: it must depend on the sizes only")
-                    variant = task.variant(precision)
-                    _check_values(task, variant, params)
-                    task.work(params, precision)
-                    for out in variant.outputs():
-                        variant.tolerance_for(out, names)  # type: ignore[arg-type]
-                task.complexity_of(params)
-            except (expr.ExpressionError, TaskError) as exc:
-                raise TaskError(f"{where}: size {set_name} {params}: {exc}") from None
+
+
+def _validate_size(task: Task, params: dict[str, int], derive: Callable[[dict], dict] | None) -> None:
+    """One size in every precision: its derived names, lengths and scalars, work and tolerances evaluate."""
+    for precision in task.prototypes:
+        names = task.names(params, precision)
+        if derive is not None:  # deterministic in the sizes: a second call gives the same names
+            base = task._base_names(params, precision)
+            if task._call_derive(derive, base) != {k: v for k, v in names.items() if k not in base}:
+                raise TaskError("reference.derive() gave other names on a second call: it must depend on the sizes only")
+        variant = task.variant(precision)
+        _check_values(task, variant, params)
+        task.work(params, precision)
+        for out in variant.outputs():
+            variant.tolerance_for(out, names)
+    task.complexity_of(params)
 
 
 def _check_values(task: Task, variant: Variant, params: dict[str, int]) -> None:

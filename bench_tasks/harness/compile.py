@@ -329,23 +329,27 @@ def _compile_untrusted(variant: Variant, source: str, entry: str, settings: Harn
             obj,
             flags,
         )
+    refused = _host_code_refusal(variant, obj, kind, settings)
+    if refused:
+        return CompileOutcome(Verdict.rejected, refused, log, obj, flags)
+    return CompileOutcome(None, "", log, _localized(obj, entry, settings), flags, params=len(params))
+
+
+def _host_code_refusal(variant: Variant, obj: Path, kind: str, settings: HarnessSettings) -> str | None:
+    """Why the object's host code is refused (a forbidden symbol, a direct system call), or None."""
     bad = forbidden_import_reasons(obj, settings)
     if bad and kind == "candidate":  # launches of the baseline's kernels are allowed (the published format's)
         bad = forbidden_import_reasons(obj, settings, baseline_kernel_symbols(variant, settings))
     if bad:
         first, why = next(iter(bad.items()))
         others = f" (also refused: {', '.join(list(bad)[1:10])})" if len(bad) > 1 else ""
-        return CompileOutcome(Verdict.rejected, f"forbidden symbol {first}: {why}{others}", log, obj, flags)
+        return f"forbidden symbol {first}: {why}{others}"
     if raw_syscalls(obj, settings):
-        return CompileOutcome(
-            Verdict.rejected,
+        return (
             "host code issues system calls directly (a `syscall` instruction): not allowed; remove the inline assembly "
-            "(host code may only launch kernels, manage device memory and print)",
-            log,
-            obj,
-            flags,
+            "(host code may only launch kernels, manage device memory and print)"
         )
-    return CompileOutcome(None, "", log, _localized(obj, entry, settings), flags, params=len(params))
+    return None
 
 
 # Stream creation in code we compile goes through the runtime's wrappers, which make every stream

@@ -342,101 +342,154 @@ def evaluate(
     size_set, size_list = _sizes(variant, sizes)
     seeds = list(seeds or settings.seeds)
     fresh_seed = secrets.randbelow(2**31 - 1) + 1000
-    vendor_build = None
+    text, vendor_build = _measured_source(variant, candidate_source, implementation, settings)
+    request = _Request(
+        variant=variant,
+        precision=precision,
+        settings=settings,
+        size_set=size_set,
+        size_list=size_list,
+        seeds=seeds,
+        fresh_seed=fresh_seed,
+        text=text,
+        implementation=implementation,
+        vendor_build=vendor_build,
+        extra_flags=extra_flags,
+        timing=timing,
+        keep_files=keep_workdir,
+        overlap=Overlap(on_timing_done, on_driver_done, gate, gpu_warm),
+    )
+    return _Evaluation(request, started).run()
+
+
+def _measured_source(
+    variant: Variant, candidate_source: str | bytes | None, implementation: str, settings: HarnessSettings
+) -> tuple[str | None, VendorBuild | None]:
+    """The source measured in the candidate's place (None: the baseline alone), and the vendor build behind it."""
     if implementation == "vendor":
         if candidate_source is not None:
             raise ValueError("a vendor evaluation measures the task's vendor reference: pass no candidate source")
         from .vendor import compile_vendor
 
         vendor_build = compile_vendor(variant, settings)
-        text: str | None = vendor_build.source
-    elif implementation == "candidate":
-        text = src.prepare(candidate_source, settings.max_source_bytes) if candidate_source is not None else None
-    else:
-        raise ValueError(f"implementation must be 'candidate' or 'vendor', not {implementation!r}")
-    result = EvaluationResult(
-        task=variant.task.name,
-        precision=precision,
-        verdict=Verdict.ok,
-        size_set=size_set,
-        compile_flags=vendor_build.outcome.flags if vendor_build else cc.candidate_flags(settings, extra_flags),
-        nvcc_version=cc.nvcc_version(settings.nvcc),
-        seeds=seeds + [fresh_seed],
-        baseline_only=text is None,
-        implementation="baseline" if text is None else implementation,
-        vendor_libraries=list(vendor_build.reference.libraries) if vendor_build else [],
-        source_sha256=hashlib.sha256(text.encode()).hexdigest() if text else "",
-        refreshed_inputs=refreshed_args(variant) if timing else [],
-        target_rse=target_rse(variant, settings) if timing else None,
-    )
-    stages = Stages()
+        return vendor_build.source, vendor_build
+    if implementation == "candidate":
+        return (src.prepare(candidate_source, settings.max_source_bytes) if candidate_source is not None else None), None
+    raise ValueError(f"implementation must be 'candidate' or 'vendor', not {implementation!r}")
 
-    def finish(verdict: Verdict, message: str = "", log: str = "") -> EvaluationResult:
+
+@dataclass
+class _Request:
+    """What one evaluation was asked for, resolved: the variant, its sizes and seeds, the source to measure."""
+
+    variant: Variant
+    precision: str
+    settings: HarnessSettings
+    size_set: str
+    size_list: list[dict[str, int]]
+    seeds: list[int]  # the check seeds (cached datasets)
+    fresh_seed: int  # the secret one (a fresh dataset, never cached)
+    text: str | None  # the source measured in the candidate's place; None: the baseline alone
+    implementation: str
+    vendor_build: VendorBuild | None
+    extra_flags: list[str] | None
+    timing: bool
+    keep_files: bool
+    overlap: Overlap
+
+    def new_result(self) -> EvaluationResult:
+        """The result as known before anything runs (verdict ok until something fails)."""
+        settings, variant, text, vendor_build = self.settings, self.variant, self.text, self.vendor_build
+        return EvaluationResult(
+            task=variant.task.name,
+            precision=self.precision,
+            verdict=Verdict.ok,
+            size_set=self.size_set,
+            compile_flags=vendor_build.outcome.flags if vendor_build else cc.candidate_flags(settings, self.extra_flags),
+            nvcc_version=cc.nvcc_version(settings.nvcc),
+            seeds=self.seeds + [self.fresh_seed],
+            baseline_only=text is None,
+            implementation="baseline" if text is None else self.implementation,
+            vendor_libraries=list(vendor_build.reference.libraries) if vendor_build else [],
+            source_sha256=hashlib.sha256(text.encode()).hexdigest() if text else "",
+            refreshed_inputs=refreshed_args(variant) if self.timing else [],
+            target_rse=target_rse(variant, settings) if self.timing else None,
+        )
+
+
+class _Evaluation:
+    """One evaluation from its request to its result: draw ahead, compile, run the driver, the verdict."""
+
+    def __init__(self, request: _Request, started: float):
+        self.request, self.started = request, started
+        self.result = request.new_result()
+        self.stages = Stages()
+
+    def finish(self, verdict: Verdict, message: str = "", log: str = "") -> EvaluationResult:
+        result = self.result
         result.verdict, result.message, result.log = verdict, message, log[-20000:]
-        result.wall_seconds = round(time.monotonic() - started, 3)
-        result.stages = stages.rounded()
+        result.wall_seconds = round(time.monotonic() - self.started, 3)
+        result.stages = self.stages.rounded()
         return result
 
-    inputs_dir = make_scratch(settings, "cm-in-")  # datasets drawn here, not cached: read-only inside the sandbox
-    inputs_dir.chmod(0o755)
-    # While the candidate compiles: the check datasets are drawn into the data cache (already there in bench run,
-    # whose pipeline drew them ahead), then the fresh ones (seed secret, never cached) into inputs_dir, then the
-    # check datasets' full references. The driver then finds them all ready instead of waiting for each.
-    ahead = ThreadPoolExecutor(max_workers=_workers(settings), thread_name_prefix="cm-ahead")
-    tasks = dataset_tasks(variant, size_list, settings, seeds)
-    draws = [ahead.submit(draw) for draw, _ in tasks]
-
-    def draw_fresh(i: int, params: dict[str, int]) -> Path:
-        with stages("inputs"):
-            return write_dataset(variant, params, fresh_seed, fresh_dir(inputs_dir, i))
-
-    fresh = {fresh_dir(inputs_dir, i): ahead.submit(draw_fresh, i, params) for i, params in enumerate(size_list)}
-    for drawn, (_, ref) in zip(draws, tasks):
-        ahead.submit(after, drawn, ref)
-    try:
+    def run(self) -> EvaluationResult:
+        inputs_dir = make_scratch(self.request.settings, "cm-in-")  # datasets drawn here, not cached: read-only inside the sandbox
+        inputs_dir.chmod(0o755)
         try:
-            with stages("compile"):
-                built = _build(variant, text, settings, extra_flags, vendor_build)
+            return self._compile_and_drive(inputs_dir)
+        finally:
+            if not self.request.keep_files:
+                remove_scratch(inputs_dir)
+
+    def _compile_and_drive(self, inputs_dir: Path) -> EvaluationResult:
+        """While the candidate compiles: the check datasets are drawn into the data cache (already there in bench run,
+        whose pipeline drew them ahead), then the fresh ones (seed secret, never cached) into inputs_dir, then the
+        check datasets' full references. The driver then finds them all ready instead of waiting for each."""
+        request, settings = self.request, self.request.settings
+        ahead = ThreadPoolExecutor(max_workers=_workers(settings), thread_name_prefix="cm-ahead")
+        try:
+            draws, fresh = self._draw_ahead(ahead, inputs_dir)
+            with self.stages("compile"):
+                built = _build(request.variant, request.text, settings, request.extra_flags, request.vendor_build)
             if isinstance(built, tuple):
-                return finish(*built)
+                return self.finish(*built)
             require_gpu(settings)
-            with stages("draw_wait"):
+            with self.stages("draw_wait"):
                 for drawn in draws:  # drawn by now but at the largest sizes (a failed draw is drawn again below)
                     drawn.exception()
-            workdir = make_scratch(settings, "cm-eval-")  # the driver's only writable directory
-            try:
-                (workdir / "out").mkdir()
-                return finish(
-                    *_run(
-                        variant,
-                        built,
-                        result,
-                        size_list,
-                        seeds,
-                        fresh_seed,
-                        workdir,
-                        inputs_dir,
-                        settings,
-                        stages,
-                        timing,
-                        Overlap(on_timing_done, on_driver_done, gate, gpu_warm),
-                        keep_workdir,
-                        fresh,
-                    )
-                )
-            finally:
-                if not keep_workdir:
-                    remove_scratch(workdir)
-                DataCache(settings).prune()
+            return self._drive(built, inputs_dir, fresh)
         finally:
             # After a run its references are the evaluation's own (done, or not needed). A candidate that did not
             # build (or no GPU) cancels what has not started and waits for the draws that have: nothing of this
             # evaluation may still write into the scratch root once it returns (its caller may remove it: a draw
             # left running into a directory being removed made the removal fail), nor into inputs_dir below.
             ahead.shutdown(wait=True, cancel_futures=True)
-    finally:
-        if not keep_workdir:
-            remove_scratch(inputs_dir)
+
+    def _draw_ahead(self, ahead: ThreadPoolExecutor, inputs_dir: Path) -> tuple[list[Future], dict[Path, Future]]:
+        """The check datasets' draws, and the fresh ones' by directory, submitted (their references after them)."""
+        request = self.request
+        tasks = dataset_tasks(request.variant, request.size_list, request.settings, request.seeds)
+        draws = [ahead.submit(draw) for draw, _ in tasks]
+
+        def draw_fresh(i: int, params: dict[str, int]) -> Path:
+            with self.stages("inputs"):
+                return write_dataset(request.variant, params, request.fresh_seed, fresh_dir(inputs_dir, i))
+
+        fresh = {fresh_dir(inputs_dir, i): ahead.submit(draw_fresh, i, params) for i, params in enumerate(request.size_list)}
+        for drawn, (_, ref) in zip(draws, tasks):
+            ahead.submit(after, drawn, ref)
+        return draws, fresh
+
+    def _drive(self, exe: Path, inputs_dir: Path, drawn_ahead: dict[Path, Future]) -> EvaluationResult:
+        settings = self.request.settings
+        workdir = make_scratch(settings, "cm-eval-")  # the driver's only writable directory
+        try:
+            (workdir / "out").mkdir()
+            return self.finish(*_DriverRun(self.request, exe, self.result, workdir, inputs_dir, self.stages, drawn_ahead).run())
+        finally:
+            if not self.request.keep_files:
+                remove_scratch(workdir)
+            DataCache(settings).prune()
 
 
 def _build(
@@ -553,237 +606,272 @@ def _start_driver(exe: Path, workdir: Path, inputs_dir: Path, cases: list[Case],
     )
 
 
-def _run(
-    variant: Variant,
-    exe: Path,
-    result: EvaluationResult,
-    size_list: list[dict[str, int]],
-    seeds: list[int],
-    fresh_seed: int,
-    workdir: Path,
-    inputs_dir: Path,
-    settings: HarnessSettings,
-    stages: Stages,
-    timing: bool,
-    overlap: Overlap,
-    keep_files: bool = False,
-    drawn_ahead: dict[Path, Future] | None = None,
-) -> tuple[Verdict, str, str]:
+class _DriverRun:
     """Draw the data, run the driver, and check its outputs as it writes them; the verdict.
 
     Each output file the driver saves is deleted once it is checked (a timed pair's saved inputs with it), unless
-    `keep_files`: the scratch directory holds what is still to be checked, not GBs of what was."""
-    task = variant.task
-    oracle = task.oracle == "baseline"
-    cases = _cases(variant, size_list, seeds, fresh_seed, inputs_dir, settings, timing)
-    for case in cases:
-        for name, idx in (case.sample or {}).items():
-            idx.tofile(workdir / f"c{case.index}_sample_{name}.bin")
-    refresh_key = secret_key()
-    plan = _plan(variant, cases, workdir, settings, timing=timing, refresh_key=refresh_key, dump_baseline=oracle, gpu_warm=overlap.gpu_warm)
-    gate_file = inputs_dir / "go"  # read-only inside the sandbox: only the parent opens the gate
-    gate = overlap.gate
-    plan.gate = gate_file if gate is not None else None
-    plan.cpus = driver_cores(settings) or []
-    (workdir / "plan.txt").write_text(plan.to_text())
-    cache = DataCache(settings)
-    check = ThreadPoolExecutor(max_workers=_workers(settings))
-    waiter = ThreadPoolExecutor(max_workers=1)
-    checks: list[tuple[int, int, Check]] = []  # (case, position in the results, check)
-    faults: list[str] = []
-    results = Results()
-    try:
+    the request keeps its files: the scratch directory holds what is still to be checked, not GBs of what was."""
 
-        def draw(case: Case, d: int) -> Path:
-            seed, purpose, directory = case.datasets[d]
-            early = (drawn_ahead or {}).get(directory)  # drawn while the candidate compiled (a failed draw: again here)
-            if early is not None and not early.cancelled() and early.exception() is None:
-                return directory
-            with stages("inputs"):
-                if directory.is_relative_to(cache.root):
-                    return cache.dataset(variant, case.params, seed, directory)
-                return write_dataset(variant, case.params, seed, directory)
+    def __init__(
+        self,
+        request: _Request,
+        exe: Path,
+        result: EvaluationResult,
+        workdir: Path,
+        inputs_dir: Path,
+        stages: Stages,
+        drawn_ahead: dict[Path, Future] | None = None,
+    ):
+        self.request, self.variant, self.settings = request, request.variant, request.settings
+        self.exe, self.result, self.workdir, self.inputs_dir, self.stages = exe, result, workdir, inputs_dir, stages
+        self.drawn_ahead = drawn_ahead or {}
+        self.oracle = self.variant.task.oracle == "baseline"
+        self.out = workdir / "out"
+        self.gate_file = inputs_dir / "go"  # read-only inside the sandbox: only the parent opens the gate
+        self.cache = DataCache(self.settings)
+        self.checks: list[tuple[int, int, Check]] = []  # (case, position in the results, check)
+        self.faults: list[str] = []
+        self.results = Results()
+        self.reader = _Tail(workdir / "results.txt")
+        self.drawn: dict[tuple[int, int], Future] = {}
+        self.references: dict[tuple[int, int], Future] = {}
+        self.jobs: list[tuple[int, int, Future]] = []
+        self.pending: dict[tuple[int, int], set[str]] = {}
+        self.exited_at: list[float] = []
+        self.told_timing_done = False
+        self.saved_impls = {"baseline"} if result.baseline_only else {"candidate", "baseline"} if self.oracle else {"candidate"}
+        self.checked_impls = (
+            [] if self.oracle and result.baseline_only else sorted(self.saved_impls - ({"baseline"} if self.oracle else set()))
+        )
 
-        drawn = {(c.index, d): check.submit(draw, c, d) for c in cases for d in range(len(c.datasets))}
-        child = _start_driver(exe, workdir, inputs_dir, cases, variant, settings)
-        driver_started = time.monotonic()
-        finished = waiter.submit(child.wait, settings.run_timeout_s)
-        driver_done = overlap.on_driver_done
-        exited_at: list[float] = []
+    def run(self) -> tuple[Verdict, str, str]:
+        self.cases = self._write_plan()
+        self.check = ThreadPoolExecutor(max_workers=_workers(self.settings))
+        self.waiter = ThreadPoolExecutor(max_workers=1)
+        try:
+            rc, output = self._watch()
+        finally:
+            self._close()
+        self._record()
+        return self._verdict(rc, output)
 
-        def on_exit(_: Future) -> None:  # called by the waiter the moment the driver has exited
-            exited_at.append(time.monotonic())
-            if driver_done is not None:
-                driver_done()
+    def _write_plan(self) -> list[Case]:
+        """The cases with their secret choices, the output samples, and the plan the driver reads."""
+        request, workdir = self.request, self.workdir
+        cases = _cases(self.variant, request.size_list, request.seeds, request.fresh_seed, self.inputs_dir, self.settings, request.timing)
+        for case in cases:
+            for name, idx in (case.sample or {}).items():
+                idx.tofile(workdir / f"c{case.index}_sample_{name}.bin")
+        self.refresh_key = secret_key()
+        plan = _plan(
+            self.variant,
+            cases,
+            workdir,
+            self.settings,
+            timing=request.timing,
+            refresh_key=self.refresh_key,
+            dump_baseline=self.oracle,
+            gpu_warm=request.overlap.gpu_warm,
+        )
+        plan.gate = self.gate_file if request.overlap.gate is not None else None
+        plan.cpus = driver_cores(self.settings) or []
+        (workdir / "plan.txt").write_text(plan.to_text())
+        return cases
 
-        finished.add_done_callback(on_exit)
+    def _watch(self) -> tuple[int | None, str]:
+        """Start the driver and check what it writes until it exits; (exit status, output)."""
+        cases = self.cases
+        self.drawn = {(c.index, d): self.check.submit(self._draw, c, d) for c in cases for d in range(len(c.datasets))}
+        child = _start_driver(self.exe, self.workdir, self.inputs_dir, cases, self.variant, self.settings)
+        self.driver_started = time.monotonic()
+        finished = self.waiter.submit(child.wait, self.settings.run_timeout_s)
+        finished.add_done_callback(self._on_exit)
+        self.references = {(c.index, d): self.check.submit(self._refs, c, d) for c in cases for d in range(len(c.datasets))}
+        self._follow(finished, child)
+        rc, output = finished.result()
+        self.stages.add("driver", (self.exited_at[0] if self.exited_at else time.monotonic()) - self.driver_started)
+        self._pump()
+        self.results.feed("\n")
+        pump_end = time.monotonic()
+        self._collect(rc)
+        self.stages.add("after_driver", time.monotonic() - pump_end)
+        return rc, output
 
-        def refs(case: Case, d: int) -> dict[str, np.ndarray]:
-            directory = drawn[(case.index, d)].result()
-            if oracle:
-                return {}
-            seed, purpose, _ = case.datasets[d]
+    def _on_exit(self, _: Future) -> None:  # called by the waiter the moment the driver has exited
+        self.exited_at.append(time.monotonic())
+        if self.request.overlap.on_driver_done is not None:
+            self.request.overlap.on_driver_done()
 
-            def compute() -> dict[str, np.ndarray]:
-                with stages("references"):
-                    return reference(variant, case, read_inputs(variant, directory, case.params))
-
-            if case.sample is None and purpose == "check":  # cached (or being computed ahead by bench run's pipeline)
-                return cache.full_reference(variant, case.params, seed, compute)[0]
-            return compute()
-
-        references = {(c.index, d): check.submit(refs, c, d) for c in cases for d in range(len(c.datasets))}
-        out = workdir / "out"
-
-        def saved(case: Case, filename: str, name: str) -> tuple[np.ndarray, int]:
-            return read_output(variant, case, out / filename, name), results.unwritten.get(filename, 0)
-
-        def checked(*filenames: str) -> None:
-            if not keep_files:
-                for filename in filenames:
-                    (out / filename).unlink(missing_ok=True)
-
-        def output_check(ci: int, ds: int, impl: str, stage: str) -> Check:
-            case = cases[ci]
-            seed = case.datasets[ds][0]
-            if oracle:
-                want = {
-                    n: data.to_float64(saved(case, f"c{ci}_d{ds}_baseline_first_{n}.bin", n)[0], variant.param(n).dtype)
-                    for n in outputs(variant)
-                }
-            else:
-                want = references[(ci, ds)].result()
-            with stages("output_checks"):
-                got = {n: saved(case, f"c{ci}_d{ds}_{impl}_{stage}_{n}.bin", n) for n in outputs(variant)}
-                checked(*(f"c{ci}_d{ds}_{impl}_{stage}_{n}.bin" for n in outputs(variant)))  # (an oracle's outputs stay)
-                seen = lambda: data.float64_inputs(variant, read_inputs(variant, drawn[(ci, ds)].result(), case.params))  # noqa: E731
-                return as_check(compare_outputs(variant, case, got, want, seen), impl, seed, stage)
-
-        def timed_check(ci: int, pair: int, impls: list[str]) -> list[Check]:
-            case = cases[ci]
-            first = case.timed_dataset
-            kept_from = drawn[(ci, first)].result()
-            stored = timed_inputs(variant, case, out, pair, kept_from)
-            pair_files = [f"c{ci}_t{pair}_input_{n}.bin" for n in inputs(variant)] + [
-                f"c{ci}_t{pair}_{impl}_{n}.bin" for impl in saved_impls for n in outputs(variant)
-            ]
-            wrong = generator_mismatch(variant, case, stored, refresh_key, pair, np.random.default_rng(pair), kept_from)
-            if wrong:
-                faults.append(f"size {case.params}: {wrong}")
-                checked(*pair_files)
-                return []
-            if oracle:
-                want = {
-                    n: data.to_float64(saved(case, f"c{ci}_t{pair}_baseline_{n}.bin", n)[0], variant.param(n).dtype)
-                    for n in outputs(variant)
-                }
-            else:
-                with stages("references"):
-                    want = reference(variant, case, stored)
-            found = []
-            with stages("output_checks"):
-                for impl in impls:
-                    got = {n: saved(case, f"c{ci}_t{pair}_{impl}_{n}.bin", n) for n in outputs(variant)}
-                    cmps = compare_outputs(variant, case, got, want, lambda: data.float64_inputs(variant, stored))
-                    found.append(as_check(cmps, impl, case.datasets[first][0], "timed_call", pair))
-            checked(*pair_files)
-            return found
-
-        jobs: list[tuple[int, int, Future]] = []
-        saved_impls = {"baseline"} if result.baseline_only else {"candidate", "baseline"} if oracle else {"candidate"}
-        checked_impls = [] if oracle and result.baseline_only else sorted(saved_impls - ({"baseline"} if oracle else set()))
-        pending: dict[tuple[int, int], set[str]] = {}
-        reader = _Tail(workdir / "results.txt")
-
-        told_timing_done = False
-
-        def pump() -> None:
-            nonlocal told_timing_done
-            for entry in results.feed(reader.read()):
-                position = results.order[entry]
-                if entry[0] == "output":
-                    _, ci, ds, impl, stage = entry
-                    if not (oracle and impl == "baseline"):  # a custom task's baseline is the oracle, not checked against itself
-                        jobs.append((ci, position, check.submit(output_check, ci, ds, impl, stage)))
-                else:
-                    _, ci, pair, impl = entry
-                    seen = pending.setdefault((ci, pair), set())
-                    seen.add(impl)
-                    if seen == saved_impls and checked_impls:
-                        jobs.append((ci, position, check.submit(timed_check, ci, pair, checked_impls)))
-            if results.timing_done and not told_timing_done and overlap.on_timing_done is not None:
-                told_timing_done = True
-                overlap.on_timing_done()
-
-        def failed() -> BaseException | None:
-            for fut in [*drawn.values(), *references.values(), *(j for _, _, j in jobs)]:
-                if fut.done() and fut.exception() is not None:  # type: ignore[attr-defined]
-                    return fut.exception()  # type: ignore[attr-defined]
-            return None
-
+    def _follow(self, finished: Future, child: Child) -> None:
+        """Check the driver's results as they come, and open its gate, until it exits (a failed check kills it)."""
+        gate = self.request.overlap.gate
         while not finished.done():
-            pump()
-            error = failed()
+            self._pump()
+            error = self._failed()
             if error is not None:
                 child.kill_group()
                 raise error
-            if gate is not None and not gate_file.exists():
+            if gate is not None and not self.gate_file.exists():
                 if gate.wait(0.02):  # the previous driver has exited: open at once
-                    gate_file.touch()
+                    self.gate_file.touch()
             else:
                 time.sleep(0.02)
-        rc, output = finished.result()
-        stages.add("driver", (exited_at[0] if exited_at else time.monotonic()) - driver_started)
-        pump()
-        results.feed("\n")
-        pump_end = time.monotonic()
-        for ci, position, job in jobs:
+
+    def _draw(self, case: Case, d: int) -> Path:
+        seed, purpose, directory = case.datasets[d]
+        early = self.drawn_ahead.get(directory)  # drawn while the candidate compiled (a failed draw: again here)
+        if early is not None and not early.cancelled() and early.exception() is None:
+            return directory
+        with self.stages("inputs"):
+            if directory.is_relative_to(self.cache.root):
+                return self.cache.dataset(self.variant, case.params, seed, directory)
+            return write_dataset(self.variant, case.params, seed, directory)
+
+    def _refs(self, case: Case, d: int) -> dict[str, np.ndarray]:
+        directory = self.drawn[(case.index, d)].result()
+        if self.oracle:
+            return {}
+        seed, purpose, _ = case.datasets[d]
+
+        def compute() -> dict[str, np.ndarray]:
+            with self.stages("references"):
+                return reference(self.variant, case, read_inputs(self.variant, directory, case.params))
+
+        if case.sample is None and purpose == "check":  # cached (or being computed ahead by bench run's pipeline)
+            return self.cache.full_reference(self.variant, case.params, seed, compute)[0]
+        return compute()
+
+    def _saved(self, case: Case, filename: str, name: str) -> tuple[np.ndarray, int]:
+        return read_output(self.variant, case, self.out / filename, name), self.results.unwritten.get(filename, 0)
+
+    def _checked(self, *filenames: str) -> None:
+        if not self.request.keep_files:
+            for filename in filenames:
+                (self.out / filename).unlink(missing_ok=True)
+
+    def _oracle_outputs(self, case: Case, prefix: str) -> dict[str, np.ndarray]:
+        """A custom task's expected outputs: its baseline's, as the driver saved them (`prefix` + name)."""
+        variant = self.variant
+        return {n: data.to_float64(self._saved(case, f"{prefix}{n}.bin", n)[0], variant.param(n).dtype) for n in outputs(variant)}
+
+    def _output_check(self, ci: int, ds: int, impl: str, stage: str) -> Check:
+        variant, case = self.variant, self.cases[ci]
+        seed = case.datasets[ds][0]
+        want = self._oracle_outputs(case, f"c{ci}_d{ds}_baseline_first_") if self.oracle else self.references[(ci, ds)].result()
+        with self.stages("output_checks"):
+            got = {n: self._saved(case, f"c{ci}_d{ds}_{impl}_{stage}_{n}.bin", n) for n in outputs(variant)}
+            self._checked(*(f"c{ci}_d{ds}_{impl}_{stage}_{n}.bin" for n in outputs(variant)))  # (an oracle's outputs stay)
+            seen = lambda: data.float64_inputs(variant, read_inputs(variant, self.drawn[(ci, ds)].result(), case.params))  # noqa: E731
+            return as_check(compare_outputs(variant, case, got, want, seen), impl, seed, stage)
+
+    def _timed_check(self, ci: int, pair: int, impls: list[str]) -> list[Check]:
+        variant, case = self.variant, self.cases[ci]
+        first = case.timed_dataset
+        kept_from = self.drawn[(ci, first)].result()
+        stored = timed_inputs(variant, case, self.out, pair, kept_from)
+        pair_files = [f"c{ci}_t{pair}_input_{n}.bin" for n in inputs(variant)] + [
+            f"c{ci}_t{pair}_{impl}_{n}.bin" for impl in self.saved_impls for n in outputs(variant)
+        ]
+        wrong = generator_mismatch(variant, case, stored, self.refresh_key, pair, np.random.default_rng(pair), kept_from)
+        if wrong:
+            self.faults.append(f"size {case.params}: {wrong}")
+            self._checked(*pair_files)
+            return []
+        if self.oracle:
+            want = self._oracle_outputs(case, f"c{ci}_t{pair}_baseline_")
+        else:
+            with self.stages("references"):
+                want = reference(variant, case, stored)
+        found = []
+        with self.stages("output_checks"):
+            for impl in impls:
+                got = {n: self._saved(case, f"c{ci}_t{pair}_{impl}_{n}.bin", n) for n in outputs(variant)}
+                cmps = compare_outputs(variant, case, got, want, lambda: data.float64_inputs(variant, stored))
+                found.append(as_check(cmps, impl, case.datasets[first][0], "timed_call", pair))
+        self._checked(*pair_files)
+        return found
+
+    def _pump(self) -> None:
+        """Submit a check for each output (and each complete timed pair) the driver has reported since the last call."""
+        for entry in self.results.feed(self.reader.read()):
+            position = self.results.order[entry]
+            if entry[0] == "output":
+                _, ci, ds, impl, stage = entry
+                if not (self.oracle and impl == "baseline"):  # a custom task's baseline is the oracle, not checked against itself
+                    self.jobs.append((ci, position, self.check.submit(self._output_check, ci, ds, impl, stage)))
+            else:
+                _, ci, pair, impl = entry
+                seen = self.pending.setdefault((ci, pair), set())
+                seen.add(impl)
+                if seen == self.saved_impls and self.checked_impls:
+                    self.jobs.append((ci, position, self.check.submit(self._timed_check, ci, pair, self.checked_impls)))
+        on_timing_done = self.request.overlap.on_timing_done
+        if self.results.timing_done and not self.told_timing_done and on_timing_done is not None:
+            self.told_timing_done = True
+            on_timing_done()
+
+    def _failed(self) -> BaseException | None:
+        for fut in [*self.drawn.values(), *self.references.values(), *(j for _, _, j in self.jobs)]:
+            if fut.done() and fut.exception() is not None:
+                return fut.exception()
+        return None
+
+    def _collect(self, rc: int | None) -> None:
+        """The checks' findings, once the driver has exited."""
+        for ci, position, job in self.jobs:
             try:
                 found = job.result()
             except Exception:
-                if rc == 0 and results.done:
+                if rc == 0 and self.results.done:
                     raise
                 continue  # the driver failed: its verdict says why, whatever it left half written
             for c in found if isinstance(found, list) else [found]:
-                checks.append((ci, position, c))
-        stages.add("after_driver", time.monotonic() - pump_end)
-    finally:
-        waiter.shutdown(wait=True)
-        check.shutdown(wait=True, cancel_futures=True)
-        for case in cases:  # the driver has ended: check datasets drawn during the run go into the cache
+                self.checks.append((ci, position, c))
+
+    def _close(self) -> None:
+        self.waiter.shutdown(wait=True)
+        self.check.shutdown(wait=True, cancel_futures=True)
+        for case in self.cases:  # the driver has ended: check datasets drawn during the run go into the cache
             for seed, purpose, directory in case.datasets:
-                if purpose == "check" and directory.is_relative_to(inputs_dir):
-                    cache.publish(variant, case.params, seed, directory)
-    for case_id, stage, seconds in results.stages:
-        stages.add(DRIVER_STAGES.get(stage, stage), seconds)
-    if results.gpu_start is not None:  # process, sandbox, CUDA context and gate, as the GPU saw them
-        stages.add("driver_startup", max(0.0, results.gpu_start - driver_started))
-    if results.gpu is not None:
-        results.gpu.driver_version = nvidia_driver_version() or results.gpu.driver_version
-    result.gpu = results.gpu
-    result.driver_cpus = results.cpus
-    result.refresh_key = f"{refresh_key:016x}"
-    result.rows = [
-        _row(
-            variant,
-            case,
-            [c for ci, _, c in sorted(checks, key=lambda k: k[1]) if ci == case.index],
-            results.times.get(case.index, {}),
-            settings,
-            bool(result.refreshed_inputs),
-        )
-        for case in cases
-    ]
-    if rc != 0 or not results.done:
-        verdict, message = _driver_error(rc, output, settings)
-        if verdict in (Verdict.runtime_error, Verdict.timeout):
-            healthy, why = gpu_status(settings)
-            if not healthy:
-                message += f" [GPU check after the fault failed: {why}]"
-        return verdict, message, output
-    if faults:
-        return Verdict.runtime_error, faults[0], output
-    return (*_verdict(variant, result, settings), "")
+                if purpose == "check" and directory.is_relative_to(self.inputs_dir):
+                    self.cache.publish(self.variant, case.params, seed, directory)
+
+    def _record(self) -> None:
+        """The driver's stages, GPU and CPUs, and the per-size rows, into the result."""
+        results, result = self.results, self.result
+        for case_id, stage, seconds in results.stages:
+            self.stages.add(DRIVER_STAGES.get(stage, stage), seconds)
+        if results.gpu_start is not None:  # process, sandbox, CUDA context and gate, as the GPU saw them
+            self.stages.add("driver_startup", max(0.0, results.gpu_start - self.driver_started))
+        if results.gpu is not None:
+            results.gpu.driver_version = nvidia_driver_version() or results.gpu.driver_version
+        result.gpu = results.gpu
+        result.driver_cpus = results.cpus
+        result.refresh_key = f"{self.refresh_key:016x}"
+        ordered = sorted(self.checks, key=lambda k: k[1])
+        result.rows = [
+            _row(
+                self.variant,
+                case,
+                [c for ci, _, c in ordered if ci == case.index],
+                results.times.get(case.index, {}),
+                self.settings,
+                bool(result.refreshed_inputs),
+            )
+            for case in self.cases
+        ]
+
+    def _verdict(self, rc: int | None, output: str) -> tuple[Verdict, str, str]:
+        if rc != 0 or not self.results.done:
+            verdict, message = _driver_error(rc, output, self.settings)
+            if verdict in (Verdict.runtime_error, Verdict.timeout):
+                healthy, why = gpu_status(self.settings)
+                if not healthy:
+                    message += f" [GPU check after the fault failed: {why}]"
+            return verdict, message, output
+        if self.faults:
+            return Verdict.runtime_error, self.faults[0], output
+        return (*_verdict(self.variant, self.result, self.settings), "")
 
 
 class _Tail:

@@ -244,36 +244,64 @@ def run_pipeline(
     `lookahead`: at most this many variants' data drawn ahead (default: as many as `prefetch_bytes` allows)."""
     limit_blas(settings)
     driver_cores(settings)  # this process's threads (and the compiles they start) keep off the drivers' cores from now on
-    workers = compile_workers or os.cpu_count() or 1
-    results: list[EvaluationResult] = []
-    compiled_count = [0]
-    lock = threading.Lock()
-    cache = DataCache(settings)
+    pipeline = _Pipeline(jobs, sizes, settings, timing, on_result)
+    try:
+        pipeline.run(compile_workers or os.cpu_count() or 1, lookahead, on_start)
+    finally:
+        pipeline.prefetcher.close()
+    return [pipeline.by_index[k] for k in sorted(pipeline.by_index)]
 
-    def build(job: Job) -> None:
-        prebuild(job, settings)
-        with lock:
-            compiled_count[0] += 1
 
-    def run(k: int, job: Job, timed: threading.Event, exited: threading.Event, gate: threading.Event | None, warm: bool) -> Outcome:
+class _Pipeline:
+    """One run_pipeline call: the jobs' compiles and prefetch, the evaluations still checking their outputs (reported
+    in job order), and when each driver left the GPU."""
+
+    def __init__(
+        self,
+        jobs: list[Job],
+        sizes: str | list[dict[str, int]],
+        settings: HarnessSettings,
+        timing: bool,
+        on_result: Callable[[Job, Outcome], None] | None,
+    ):
+        self.jobs, self.sizes, self.settings, self.timing, self.on_result = jobs, sizes, settings, timing, on_result
+        self.compiled_count = 0
+        self.lock = threading.Lock()
+        self.cache = DataCache(settings)
+        self.prefetcher = Prefetcher(
+            jobs, sizes, settings, prefetch_workers(settings), settings.prefetch_bytes, reference_workers(settings)
+        )
+        self.by_index: dict[int, EvaluationResult] = {}
+        self.last_driver_exit = float("-inf")  # when the GPU was last busy (a driver exited)
+        self.exits: dict[int, float] = {}  # job -> when its driver exited
+        self.pending: deque[tuple[int, Future, dict[str, float]]] = deque()  # started, not yet reported, in job order
+
+    def build(self, job: Job) -> None:
+        prebuild(job, self.settings)
+        with self.lock:
+            self.compiled_count += 1
+
+    def evaluate(
+        self, k: int, job: Job, timed: threading.Event, exited: threading.Event, gate: threading.Event | None, warm: bool
+    ) -> Outcome:
         try:
             return evaluate(
                 job.task,
                 job.precision,
                 job.source,
-                sizes,
-                settings=settings,
-                timing=timing,
+                self.sizes,
+                settings=self.settings,
+                timing=self.timing,
                 implementation=job.implementation,
                 on_timing_done=timed.set,
-                on_driver_done=lambda: driver_done(k, exited),
+                on_driver_done=lambda: self.driver_done(k, exited),
                 gate=gate,
                 gpu_warm=warm,
             )
         except (CandidateError, VendorUnavailable) as exc:
             return exc
         except OSError as exc:  # the H200 machine's disk filled up once: one variant lost, not the run
-            free = DataCache(settings).has_room()
+            free = DataCache(self.settings).has_room()
             hint = "" if free else " (the data cache's file system is short of space: free some, or set CUDAMASTER_HARNESS__CACHE_DIR)"
             return MachineError(f"the harness could not finish this variant: {exc}{hint}; the run goes on")
         except Exception as exc:  # a harness bug in one variant: that variant's outcome, not the end of the run
@@ -285,83 +313,79 @@ def run_pipeline(
             timed.set()
             exited.set()
 
-    prefetcher = Prefetcher(jobs, sizes, settings, prefetch_workers(settings), settings.prefetch_bytes, reference_workers(settings))
-    by_index: dict[int, EvaluationResult] = {}
-    last_driver_exit = [float("-inf")]  # when the GPU was last busy (a driver exited)
-    exits: dict[int, float] = {}  # job -> when its driver exited
-
-    def driver_done(k: int, exited: threading.Event) -> None:
-        last_driver_exit[0] = exits[k] = time.monotonic()
+    def driver_done(self, k: int, exited: threading.Event) -> None:
+        self.last_driver_exit = self.exits[k] = time.monotonic()
         exited.set()
 
-    def gpu_gap(k: int, stages: dict[str, float]) -> dict[str, float]:
+    def gpu_gap(self, k: int, stages: dict[str, float]) -> dict[str, float]:
         """The GPU's idle time between job k-1's driver exit and job k's first GPU work (after its start-up and
         gate): its driver started at its exit minus its `driver` seconds, and `driver_startup` seconds later
         the GPU was its own."""
+        exits = self.exits
         if k - 1 not in exits or k not in exits or "driver_startup" not in stages:
             return {}
         gpu_start = exits[k] - stages["driver"] + stages["driver_startup"]
         return {"pipeline_gpu_gap": round(max(0.0, gpu_start - exits[k - 1]), 3)}
 
-    try:
+    def report(self, k: int, fut: Future, waits: dict[str, float]) -> None:
+        outcome = fut.result()  # a verdict, or the error that kept this variant from one
+        if isinstance(outcome, EvaluationResult):
+            outcome.stages.update(waits | self.gpu_gap(k, outcome.stages))
+            self.by_index[k] = outcome
+        released = self.prefetcher.finished(k)
+        if released:  # removing GBs of datasets takes a while: beside the next driver, not before it
+            self.pruner.submit(self.cache.prune, released)
+        if self.on_result is not None:
+            self.on_result(self.jobs[k], outcome)
+
+    def report_finished(self, keep: int) -> None:
+        """Report, in job order, the evaluations that have returned; wait for the oldest ones while more
+        than `keep` are still checking outputs."""
+        while self.pending and (self.pending[0][1].done() or len(self.pending) > keep):
+            self.report(*self.pending.popleft())
+
+    def run(self, workers: int, lookahead: int | None, on_start: Callable[[Job, int], None] | None) -> None:
         with (
             ThreadPoolExecutor(max_workers=workers) as compile_pool,
             # the previous driver finishing, this one, and up to TAILS evaluations checking outputs
             ThreadPoolExecutor(max_workers=TAILS + 2, thread_name_prefix="cm-eval") as eval_pool,
             ThreadPoolExecutor(max_workers=1, thread_name_prefix="cm-prune") as pruner,
         ):
-            compile_pool.submit(prebuild_runtime, settings)
-            builds = [compile_pool.submit(build, job) for job in jobs]
-            pending: deque[tuple[int, Future, dict[str, float]]] = deque()  # started, not yet reported, in job order
-
-            def report(k: int, fut: Future, waits: dict[str, float]) -> None:
-                outcome = fut.result()  # a verdict, or the error that kept this variant from one
-                if isinstance(outcome, EvaluationResult):
-                    outcome.stages.update(waits | gpu_gap(k, outcome.stages))
-                    by_index[k] = outcome
-                released = prefetcher.finished(k)
-                if released:  # removing GBs of datasets takes a while: beside the next driver, not before it
-                    pruner.submit(cache.prune, released)
-                if on_result is not None:
-                    on_result(jobs[k], outcome)
-
-            def report_finished(keep: int) -> None:
-                """Report, in job order, the evaluations that have returned; wait for the oldest ones while more
-                than `keep` are still checking outputs."""
-                while pending and (pending[0][1].done() or len(pending) > keep):
-                    report(*pending.popleft())
-
+            self.pruner = pruner
+            compile_pool.submit(prebuild_runtime, self.settings)
+            builds = [compile_pool.submit(self.build, job) for job in self.jobs]
             tails_s = 0.0  # the loop's wait for earlier evaluations' output checks after the previous driver
             previous: threading.Event | None = None  # set when the previous driver has exited
-            for k, job in enumerate(jobs):
-                prefetcher.admit(k, lookahead)
+            for k, job in enumerate(self.jobs):
+                self.prefetcher.admit(k, lookahead)
                 if on_start is not None:
-                    on_start(job, compiled_count[0])
-                t0 = time.monotonic()
-                builds[k].result()
-                t1 = time.monotonic()
-                prefetcher.wait_inputs(k)
-                t2 = time.monotonic()
-                # What this evaluation waited for once the previous driver had timed its last size (not in
-                # wall_seconds): its compile, its data drawn ahead, earlier evaluations' output checks; and the GPU's
-                # idle time, from the previous driver's exit to now (0 while it still runs).
-                waits = {"pipeline_wait_compile": round(t1 - t0, 3), "pipeline_wait_inputs": round(t2 - t1, 3)}
-                running = previous is not None and not previous.is_set()
-                idle = 0.0 if running else t2 - last_driver_exit[0]
-                if previous is not None:
-                    waits |= {"pipeline_wait_tails": round(tails_s, 3), "pipeline_gpu_idle": round(idle, 3)}
+                    on_start(job, self.compiled_count)
+                waits, warm = self.wait_ready(k, builds[k], previous, tails_s)
                 timed, exited = threading.Event(), threading.Event()
-                warm = previous is not None and idle <= WARM_GPU_S
-                fut = eval_pool.submit(run, k, job, timed, exited, previous, warm)
-                pending.append((k, fut, waits))
-                report_finished(TAILS + 2)  # report what has returned; earlier output checks run beside this driver
+                fut = eval_pool.submit(self.evaluate, k, job, timed, exited, previous, warm)
+                self.pending.append((k, fut, waits))
+                self.report_finished(TAILS + 2)  # report what has returned; earlier output checks run beside this driver
                 timed.wait()  # the driver has timed its last size (or exited, or there was none): start the next
                 previous = exited
                 t3 = time.monotonic()
-                report_finished(TAILS + 1 if cache.has_room() else 0)  # this one and up to TAILS still checking
+                self.report_finished(TAILS + 1 if self.cache.has_room() else 0)  # this one and up to TAILS still checking
                 tails_s = time.monotonic() - t3
-            report_finished(0)
-    finally:
-        prefetcher.close()
-    results.extend(by_index[k] for k in sorted(by_index))
-    return results
+            self.report_finished(0)
+
+    def wait_ready(self, k: int, build: Future, previous: threading.Event | None, tails_s: float) -> tuple[dict[str, float], bool]:
+        """Wait for job k's compile and data; (what it waited for, whether the GPU is still warm).
+
+        What this evaluation waited for once the previous driver had timed its last size (not in wall_seconds):
+        its compile, its data drawn ahead, earlier evaluations' output checks; and the GPU's idle time, from the
+        previous driver's exit to now (0 while it still runs)."""
+        t0 = time.monotonic()
+        build.result()
+        t1 = time.monotonic()
+        self.prefetcher.wait_inputs(k)
+        t2 = time.monotonic()
+        waits = {"pipeline_wait_compile": round(t1 - t0, 3), "pipeline_wait_inputs": round(t2 - t1, 3)}
+        running = previous is not None and not previous.is_set()
+        idle = 0.0 if running else t2 - self.last_driver_exit
+        if previous is not None:
+            waits |= {"pipeline_wait_tails": round(tails_s, 3), "pipeline_gpu_idle": round(idle, 3)}
+        return waits, previous is not None and idle <= WARM_GPU_S

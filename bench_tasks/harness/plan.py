@@ -14,6 +14,7 @@ from __future__ import annotations
 
 import random
 import secrets
+from collections.abc import Callable
 from dataclasses import dataclass, field
 from pathlib import Path
 
@@ -124,88 +125,109 @@ class Plan:
     @classmethod
     def from_text(cls, text: str) -> Plan:
         """Read a plan as the runtime does (the same tokens, in any line layout)."""
-        tokens = text.split()
-        pos = 0
+        return _PlanReader(cls(results=Path("."), outdir=Path(".")), text).read()
 
-        def take(n: int = 1) -> list[str]:
-            nonlocal pos
-            if pos + n > len(tokens):
-                raise ValueError(f"plan ends early after {tokens[pos - 1] if pos else 'nothing'}")
-            out = tokens[pos : pos + n]
-            pos += n
-            return out
 
-        plan = cls(results=Path("."), outdir=Path("."))
-        case: CasePlan | None = None
+def _flag(token: str) -> bool:
+    return token != "0"
 
-        def buffer(arg: int) -> BufferPlan:
-            assert case is not None
-            return next(b for b in case.buffers if b.arg == arg)
 
-        while pos < len(tokens):
-            (tok,) = take()
-            if tok == "mode":
-                plan.mode = take()[0]
-            elif tok == "impl":
-                plan.impl = take()[0]
-            elif tok == "results":
-                plan.results = Path(take()[0])
-            elif tok == "outdir":
-                plan.outdir = Path(take()[0])
-            elif tok == "timing":
-                v = take(7)
-                first = plan.timing.warmup_first  # its own token, in any order
-                plan.timing = TimingPlan(int(v[0]), int(v[1]), float(v[2]), float(v[3]), float(v[4]), int(v[5]), float(v[6]), first)
-            elif tok == "refresh_key":
-                k0, k1 = (int(x) for x in take(2))
-                plan.refresh_key = k0 | (k1 << 32)
-            elif tok == "check_last":
-                plan.check_last = take()[0] != "0"
-            elif tok == "dump_baseline":
-                plan.dump_baseline = take()[0] != "0"
-            elif tok == "wait_seconds":
-                plan.wait_seconds = float(take()[0])
-            elif tok == "call_limit":
-                floor, factor = take(2)
-                plan.call_floor_s, plan.call_factor = float(floor), float(factor)
-            elif tok == "warmup_first":
-                plan.timing.warmup_first = float(take()[0])
-            elif tok == "gate":
-                plan.gate = Path(take()[0])
-            elif tok == "cpus":
-                plan.cpus = [int(c) for c in take(int(take()[0]))]
-            elif tok == "input_checks_on_host":
-                plan.input_checks_on_host = take()[0] != "0"
-            elif tok == "pinned_staging":
-                plan.pinned_staging = take()[0] != "0"
-            elif tok == "case":
-                case = CasePlan(int(take()[0]))
-                plan.cases.append(case)
-            elif case is None:
+# The plan-wide tokens with one value, each read into the plan's field of the same name.
+_PLAN_FIELDS: dict[str, Callable[[str], object]] = {
+    "mode": str,
+    "impl": str,
+    "results": Path,
+    "outdir": Path,
+    "check_last": _flag,
+    "dump_baseline": _flag,
+    "wait_seconds": float,
+    "gate": Path,
+    "input_checks_on_host": _flag,
+    "pinned_staging": _flag,
+}
+
+
+class _PlanReader:
+    """Plan.from_text's state: the tokens, the position in them, the plan read so far and its current case."""
+
+    def __init__(self, plan: Plan, text: str):
+        self.tokens, self.pos = text.split(), 0
+        self.plan = plan
+        self.case: CasePlan | None = None
+
+    def take(self, n: int = 1) -> list[str]:
+        if self.pos + n > len(self.tokens):
+            raise ValueError(f"plan ends early after {self.tokens[self.pos - 1] if self.pos else 'nothing'}")
+        out = self.tokens[self.pos : self.pos + n]
+        self.pos += n
+        return out
+
+    def read(self) -> Plan:
+        while self.pos < len(self.tokens):
+            (tok,) = self.take()
+            if tok in _PLAN_FIELDS:
+                setattr(self.plan, tok, _PLAN_FIELDS[tok](self.take()[0]))
+            elif self.plan_token(tok):
+                continue
+            elif self.case is None:
                 raise ValueError(f"plan token {tok} before any case")
-            elif tok == "buffer":
-                a, n, r, m = (int(x) for x in take(4))
-                case.buffers.append(BufferPlan(a, n, r, m))
-            elif tok == "refresh":
-                a, d, p0, p1 = take(4)  # type: ignore[assignment]
-                buffer(int(a)).draw = (int(d), float(p0), float(p1))
-            elif tok == "sample":
-                a, n, path = take(3)  # type: ignore[assignment]
-                buffer(int(a)).sample = (int(n), Path(path))
-            elif tok == "scalar":
-                a, v = take(2)  # type: ignore[assignment]
-                case.scalars.append((int(a), float(v)))  # type: ignore[arg-type]
-            elif tok == "dataset":
-                d, purpose = take(2)
-                case.datasets.append((Path(d), purpose))
-            elif tok == "check_pairs":
-                n = int(take()[0])
-                case.check_pairs = [int(x) for x in take(n)]
-            elif tok == "time":
-                case.timing = take()[0] != "0"
-            else:
+            elif not self.case_token(tok, self.case):
                 raise ValueError(f"unknown plan token {tok}")
-        return plan
+        return self.plan
+
+    def plan_token(self, tok: str) -> bool:
+        """Read a plan-wide token with several values, or a new case; False when `tok` is none of these."""
+        plan = self.plan
+        if tok == "timing":
+            v = self.take(7)
+            first = plan.timing.warmup_first  # its own token, in any order
+            plan.timing = TimingPlan(int(v[0]), int(v[1]), float(v[2]), float(v[3]), float(v[4]), int(v[5]), float(v[6]), first)
+        elif tok == "refresh_key":
+            k0, k1 = (int(x) for x in self.take(2))
+            plan.refresh_key = k0 | (k1 << 32)
+        elif tok == "call_limit":
+            floor, factor = self.take(2)
+            plan.call_floor_s, plan.call_factor = float(floor), float(factor)
+        elif tok == "warmup_first":
+            plan.timing.warmup_first = float(self.take()[0])
+        elif tok == "cpus":
+            plan.cpus = [int(c) for c in self.take(int(self.take()[0]))]
+        elif tok == "case":
+            self.case = CasePlan(int(self.take()[0]))
+            plan.cases.append(self.case)
+        else:
+            return False
+        return True
+
+    def case_token(self, tok: str, case: CasePlan) -> bool:
+        """Read a token of the current case; False when `tok` is not one."""
+        if tok == "buffer":
+            a, n, r, m = (int(x) for x in self.take(4))
+            case.buffers.append(BufferPlan(a, n, r, m))
+        elif tok == "refresh":
+            arg, d, p0, p1 = self.take(4)
+            self.buffer(case, int(arg)).draw = (int(d), float(p0), float(p1))
+        elif tok == "sample":
+            arg, count, path = self.take(3)
+            self.buffer(case, int(arg)).sample = (int(count), Path(path))
+        elif tok == "scalar":
+            arg, value = self.take(2)
+            case.scalars.append((int(arg), float(value)))
+        elif tok == "dataset":
+            directory, purpose = self.take(2)
+            case.datasets.append((Path(directory), purpose))
+        elif tok == "check_pairs":
+            pairs = int(self.take()[0])
+            case.check_pairs = [int(x) for x in self.take(pairs)]
+        elif tok == "time":
+            case.timing = _flag(self.take()[0])
+        else:
+            return False
+        return True
+
+    @staticmethod
+    def buffer(case: CasePlan, arg: int) -> BufferPlan:
+        return next(b for b in case.buffers if b.arg == arg)
 
 
 def secret_key() -> int:

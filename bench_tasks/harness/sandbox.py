@@ -538,7 +538,17 @@ class Sandbox:
         s = self.settings
         nodes, cuda_visible = gpu_binding(s.gpu) if gpu else ([], "")
         env = self.environment(cuda_visible if gpu else None)
-        uid = str(s.sandbox_uid)
+        args, drop = self._namespaces(str(s.sandbox_uid))
+        args += ["--as-pid-1", "--die-with-parent", "--new-session", "--hostname", "sandbox", "--clearenv"]
+        for k, v in env.items():
+            args += ["--setenv", k, v]
+        args += self._mounts(scratch, read_only, nodes, gpu, tools)
+        if info_fd is not None:
+            args += ["--info-fd", str(info_fd)]
+        return args + ["--", *drop, *self._limited(gpu), *argv], env
+
+    def _namespaces(self, uid: str) -> tuple[list[str], list[str]]:
+        """(bwrap and its namespace options, the command that drops to `uid` inside when root set bwrap up)."""
         if self.mode == "userns":  # bwrap unprivileged (as uid 65534 when the service is root: see start())
             args = [
                 self.bwrap,
@@ -552,31 +562,41 @@ class Sandbox:
                 "--gid",
                 uid,
             ]
-            drop: list[str] = []
-        else:  # "root": bwrap set up by root without a user namespace; setpriv drops to the uid inside
-            args = [self.bwrap, "--unshare-ipc", "--unshare-pid", "--unshare-net", "--unshare-uts", "--unshare-cgroup-try"]
-            drop = [
-                self.setpriv,
-                f"--reuid={uid}",
-                f"--regid={uid}",
-                "--clear-groups",
-                "--inh-caps=-all",
-                "--bounding-set=-all",
-                "--no-new-privs",
-                "--",
-            ]
-        args += ["--as-pid-1", "--die-with-parent", "--new-session", "--hostname", "sandbox", "--clearenv"]
-        for k, v in env.items():
-            args += ["--setenv", k, v]
-        size = ["--size", str(s.sandbox_tmp_bytes)] if self.version >= (0, 7) else []
+            return args, []
+        # "root": bwrap set up by root without a user namespace; setpriv drops to the uid inside
+        args = [self.bwrap, "--unshare-ipc", "--unshare-pid", "--unshare-net", "--unshare-uts", "--unshare-cgroup-try"]
+        drop = [
+            self.setpriv,
+            f"--reuid={uid}",
+            f"--regid={uid}",
+            "--clear-groups",
+            "--inh-caps=-all",
+            "--bounding-set=-all",
+            "--no-new-privs",
+            "--",
+        ]
+        return args, drop
+
+    def _mounts(self, scratch: Path, read_only: Iterable[Path], nodes: list[str], gpu: bool, tools: Iterable[str]) -> list[str]:
+        """bwrap's file system: private /proc, /dev and /tmp, the system trees, the GPU's device nodes, the tools,
+        the scratch directory (writable) and its read-only inputs; everything else read-only."""
+        size = ["--size", str(self.settings.sandbox_tmp_bytes)] if self.version >= (0, 7) else []
         # The private /tmp first: a toolkit, driver or profiler unpacked under /tmp is bound over it.
-        args += ["--proc", "/proc", "--dev", "/dev", *size, "--tmpfs", "/tmp", *size, "--tmpfs", "/dev/shm"]
+        args = ["--proc", "/proc", "--dev", "/dev", *size, "--tmpfs", "/tmp", *size, "--tmpfs", "/dev/shm"]
         args += self.system_args
         for node in nodes:
             args += ["--dev-bind", node, node]
         if gpu:
             for d in _SYS_DIRS:
                 args += ["--ro-bind-try", d, d]
+        args += self._tool_binds(tools)
+        args += ["--bind", str(scratch), str(scratch)]
+        for p in read_only:
+            args += ["--ro-bind", str(p), str(p)]
+        return args + ["--chdir", str(scratch), "--remount-ro", "/dev", "--remount-ro", "/"]
+
+    def _tool_binds(self, tools: Iterable[str]) -> list[str]:
+        args: list[str] = []
         for tool in tools:
             exe = shutil.which(tool)
             if exe is not None and not self._inside(Path(os.path.realpath(exe)).parent):
@@ -586,15 +606,12 @@ class Sandbox:
             if exe is not None and Path(exe).name == "ncu":
                 for d in _NCU_HOMES:
                     args += ["--ro-bind-try", d, d]
-        args += ["--bind", str(scratch), str(scratch)]
-        for p in read_only:
-            args += ["--ro-bind", str(p), str(p)]
-        args += ["--chdir", str(scratch), "--remount-ro", "/dev", "--remount-ro", "/"]
-        if info_fd is not None:
-            args += ["--info-fd", str(info_fd)]
+        return args
+
+    def _limited(self, gpu: bool) -> list[str]:
+        """The command inside, before the step's own: prlimit with the step's limits (and choom, when there)."""
         lim = self._limits(gpu)
         inner = [
-            *drop,
             self.prlimit,
             f"--nproc={lim['nproc']}",
             f"--nofile={lim['nofile']}",
@@ -606,7 +623,7 @@ class Sandbox:
         ]
         if self.choom:
             inner += [self.choom, "-n", "1000", "--"]
-        return args + ["--", *inner, *argv], env
+        return inner
 
     def start(
         self,
@@ -650,23 +667,31 @@ class Sandbox:
             what=what,
         )
         if self.kind == "none":
-            env = {k: v for k, v in os.environ.items() if not k.startswith("CUDAMASTER_")}
-            if gpu and s.gpu is not None:
-                env["CUDA_VISIBLE_DEVICES"] = s.gpu
-            prlimit = shutil.which("prlimit")  # no sandbox, but the memory limit still holds where prlimit exists
-            if "as" in limits and prlimit:
-                argv = [prlimit, f"--as={limits['as']}", "--", *argv]
-            elif "as" in limits:
-                del limits["as"]
-            return SandboxedChild(argv, env=env, bwrap=False, **common)  # type: ignore[arg-type]
+            return self._start_unsandboxed(argv, gpu, limits, common)
+        return self._start_bwrap(argv, scratch, ro, [*ro, *(Path(p) for p in shared)], gpu, tools, common)
+
+    def _start_unsandboxed(self, argv: list[str], gpu: bool, limits: dict[str, int], common: dict) -> SandboxedChild:
+        env = {k: v for k, v in os.environ.items() if not k.startswith("CUDAMASTER_")}
+        if gpu and self.settings.gpu is not None:
+            env["CUDA_VISIBLE_DEVICES"] = self.settings.gpu
+        prlimit = shutil.which("prlimit")  # no sandbox, but the memory limit still holds where prlimit exists
+        if "as" in limits and prlimit:
+            argv = [prlimit, f"--as={limits['as']}", "--", *argv]
+        elif "as" in limits:
+            del limits["as"]
+        return SandboxedChild(argv, env=env, bwrap=False, **common)
+
+    def _start_bwrap(
+        self, argv: list[str], scratch: Path, ro: list[Path], visible: list[Path], gpu: bool, tools: Iterable[str], common: dict
+    ) -> SandboxedChild:
         r, w = os.pipe()
         try:
-            full, _ = self.command(argv, scratch, [*ro, *(Path(p) for p in shared)], gpu, tools, info_fd=w)
+            full, _ = self.command(argv, scratch, visible, gpu, tools, info_fd=w)
             if self.run_as is not None:
                 _hand_over(scratch, set(ro), self.run_as)
             if self.run_as is not None and self.mode == "userns":  # setpriv, not Popen(user=...): that would fork the service
                 full = [self.setpriv, f"--reuid={self.run_as}", f"--regid={self.run_as}", "--clear-groups", "--no-new-privs", "--", *full]
-            return SandboxedChild(full, env={}, bwrap=True, info_r=r, pass_fds=(w,), **common)  # type: ignore[arg-type]
+            return SandboxedChild(full, env={}, bwrap=True, info_r=r, pass_fds=(w,), **common)
         except BaseException:
             os.close(r)
             raise

@@ -88,16 +88,7 @@ def run_checks(settings: HarnessSettings, *, service_port: int = 8000, gpu: bool
     probes.append(Probe("sandbox", box.kind == "bwrap", box.describe()))
     if box.kind != "bwrap":
         return probes
-    cost = setup_cost_ms(box, settings)
-    probes.append(
-        Probe(
-            "set-up cost",
-            True,
-            f"{cost['setup_ms']:.1f} ms per sandboxed start (median of /bin/true: "
-            f"{cost['sandboxed_ms']:.1f} ms sandboxed, {cost['direct_ms']:.1f} ms direct)",
-            required=False,
-        )
-    )
+    probes.append(_cost_probe(box, settings))
     canary = "cm-canary-" + os.urandom(8).hex()
     os.environ["CUDAMASTER_SANDBOX_CANARY"] = canary
     decoy = sb.make_scratch(settings, "cm-decoy-")
@@ -105,78 +96,13 @@ def run_checks(settings: HarnessSettings, *, service_port: int = 8000, gpu: bool
     os.chmod(decoy, 0o755)
     try:
         with sb.scratch(settings, "cm-check-") as tmp:
-            rc, out = _sh(
-                box, tmp, "id -u; grep -E '^(NoNewPrivs|CapEff):' /proc/self/status | tr '\\n' ' '; echo; ls /proc | grep -c '^[0-9]'"
-            )
-            lines = out.splitlines()
-            probes.append(
-                Probe(
-                    "identity",
-                    rc == 0
-                    and len(lines) >= 3
-                    and lines[0] != "0"
-                    and "NoNewPrivs:\t1" in lines[1]
-                    and "CapEff:\t0000000000000000" in lines[1],
-                    f"uid {lines[0] if lines else '?'} inside; {' '.join(lines[1].split()) if len(lines) > 1 else out.strip()}",
-                )
-            )
-            probes.append(
-                Probe(
-                    "pid namespace",
-                    rc == 0 and len(lines) >= 3 and lines[2].isdigit() and int(lines[2]) < 10,
-                    f"{lines[2] if len(lines) > 2 else '?'} processes visible inside (the host has {len([p for p in os.listdir('/proc') if p.isdigit()])})",
-                )
-            )
-            rc, out = _sh(box, tmp, "env")
-            probes.append(
-                Probe(
-                    "environment",
-                    canary not in out and "CUDAMASTER" not in out,
-                    "inside: " + ", ".join(sorted(line.split("=", 1)[0] for line in out.splitlines() if "=" in line)),
-                )
-            )
-            script = (
-                f"cat /proc/net/dev; for p in 5432 {service_port}; do "
-                'if command -v bash >/dev/null; then bash -c "echo > /dev/tcp/127.0.0.1/$p" 2>/dev/null && echo CONNECTED $p || echo BLOCKED $p; fi; done'
-            )
-            rc, out = _sh(box, tmp, script)
-            ifaces = re.findall(r"^\s*([\w.-]+):\s+\d", out, re.M)
-            probes.append(
-                Probe(
-                    "network",
-                    ifaces == ["lo"] and "CONNECTED" not in out,
-                    f"interfaces {ifaces}; " + "; ".join(line for line in out.splitlines() if line.startswith(("CONNECTED", "BLOCKED"))),
-                )
-            )
-            hidden = [settings.cache_dir, Path.home(), Path.cwd(), Path("/etc/passwd"), Path("/root"), decoy / "secret.txt"]
-            rc, out = _sh(box, tmp, "; ".join(f"test -e '{p}' && echo VISIBLE '{p}'" for p in hidden) + "; true")
-            seen = [line.removeprefix("VISIBLE ") for line in out.splitlines() if line.startswith("VISIBLE")]
-            probes.append(
-                Probe("hidden paths", rc == 0 and not seen, f"visible: {seen}" if seen else f"not there: {', '.join(map(str, hidden))}")
-            )
-            rc, out = _sh(
-                box,
-                tmp,
-                "echo x > ok && echo WROTE scratch; for p in /usr/x /x /etc/x; do touch $p 2>/dev/null && echo WROTE $p; done; true",
-            )
-            wrote = [line.removeprefix("WROTE ") for line in out.splitlines() if line.startswith("WROTE")]
-            probes.append(Probe("writable", wrote == ["scratch"], f"writable: {wrote}"))
-            rc, out = _sh(box, tmp, "prlimit --noheadings --output RESOURCE,SOFT")
-            limits = dict(line.split() for line in out.splitlines() if len(line.split()) == 2)
-            probes.append(
-                Probe(
-                    "limits",
-                    all(k in limits for k in ("NPROC", "NOFILE", "FSIZE", "CPU")),
-                    ", ".join(f"{k} {limits.get(k)}" for k in ("NPROC", "NOFILE", "FSIZE", "CPU", "CORE")),
-                )
-            )
-            rc, out = box.run(
-                ["/bin/sh", "-c", "dd if=/dev/zero of=fill bs=1M count=256 2>/dev/null; sleep 5"],
-                scratch=tmp,
-                timeout=60,
-                quota_bytes=16 << 20,
-            )
-            probes.append(Probe("disk quota", out.startswith("CMERR sandbox"), out.splitlines()[0] if out else f"exit {rc}"))
+            probes += _identity_probes(box, tmp)
+            probes.append(_environment_probe(box, tmp, canary))
+            probes.append(_network_probe(box, tmp, service_port))
+            probes.append(_hidden_paths_probe(box, tmp, settings, decoy))
+            probes.append(_writable_probe(box, tmp))
+            probes.append(_limits_probe(box, tmp))
+            probes.append(_quota_probe(box, tmp))
             want_gpu = gpu if gpu is not None else bool(sb.gpu_devices())
             if want_gpu:
                 probes += _gpu_probes(box, settings, tmp, ncu)
@@ -184,6 +110,95 @@ def run_checks(settings: HarnessSettings, *, service_port: int = 8000, gpu: bool
         os.environ.pop("CUDAMASTER_SANDBOX_CANARY", None)
         sb.remove_scratch(decoy)
     return probes
+
+
+def _cost_probe(box: sb.Sandbox, settings: HarnessSettings) -> Probe:
+    cost = setup_cost_ms(box, settings)
+    return Probe(
+        "set-up cost",
+        True,
+        f"{cost['setup_ms']:.1f} ms per sandboxed start (median of /bin/true: "
+        f"{cost['sandboxed_ms']:.1f} ms sandboxed, {cost['direct_ms']:.1f} ms direct)",
+        required=False,
+    )
+
+
+def _identity_probes(box: sb.Sandbox, tmp: Path) -> list[Probe]:
+    """Who the sandboxed process is (not root, no privileges) and which processes it sees."""
+    rc, out = _sh(box, tmp, "id -u; grep -E '^(NoNewPrivs|CapEff):' /proc/self/status | tr '\\n' ' '; echo; ls /proc | grep -c '^[0-9]'")
+    lines = out.splitlines()
+    return [
+        Probe(
+            "identity",
+            rc == 0 and len(lines) >= 3 and lines[0] != "0" and "NoNewPrivs:\t1" in lines[1] and "CapEff:\t0000000000000000" in lines[1],
+            f"uid {lines[0] if lines else '?'} inside; {' '.join(lines[1].split()) if len(lines) > 1 else out.strip()}",
+        ),
+        Probe(
+            "pid namespace",
+            rc == 0 and len(lines) >= 3 and lines[2].isdigit() and int(lines[2]) < 10,
+            f"{lines[2] if len(lines) > 2 else '?'} processes visible inside (the host has {len([p for p in os.listdir('/proc') if p.isdigit()])})",
+        ),
+    ]
+
+
+def _environment_probe(box: sb.Sandbox, tmp: Path, canary: str) -> Probe:
+    rc, out = _sh(box, tmp, "env")
+    return Probe(
+        "environment",
+        canary not in out and "CUDAMASTER" not in out,
+        "inside: " + ", ".join(sorted(line.split("=", 1)[0] for line in out.splitlines() if "=" in line)),
+    )
+
+
+def _network_probe(box: sb.Sandbox, tmp: Path, service_port: int) -> Probe:
+    script = (
+        f"cat /proc/net/dev; for p in 5432 {service_port}; do "
+        'if command -v bash >/dev/null; then bash -c "echo > /dev/tcp/127.0.0.1/$p" 2>/dev/null && echo CONNECTED $p || echo BLOCKED $p; fi; done'
+    )
+    rc, out = _sh(box, tmp, script)
+    ifaces = re.findall(r"^\s*([\w.-]+):\s+\d", out, re.M)
+    return Probe(
+        "network",
+        ifaces == ["lo"] and "CONNECTED" not in out,
+        f"interfaces {ifaces}; " + "; ".join(line for line in out.splitlines() if line.startswith(("CONNECTED", "BLOCKED"))),
+    )
+
+
+def _hidden_paths_probe(box: sb.Sandbox, tmp: Path, settings: HarnessSettings, decoy: Path) -> Probe:
+    hidden = [settings.cache_dir, Path.home(), Path.cwd(), Path("/etc/passwd"), Path("/root"), decoy / "secret.txt"]
+    rc, out = _sh(box, tmp, "; ".join(f"test -e '{p}' && echo VISIBLE '{p}'" for p in hidden) + "; true")
+    seen = [line.removeprefix("VISIBLE ") for line in out.splitlines() if line.startswith("VISIBLE")]
+    return Probe("hidden paths", rc == 0 and not seen, f"visible: {seen}" if seen else f"not there: {', '.join(map(str, hidden))}")
+
+
+def _writable_probe(box: sb.Sandbox, tmp: Path) -> Probe:
+    rc, out = _sh(
+        box,
+        tmp,
+        "echo x > ok && echo WROTE scratch; for p in /usr/x /x /etc/x; do touch $p 2>/dev/null && echo WROTE $p; done; true",
+    )
+    wrote = [line.removeprefix("WROTE ") for line in out.splitlines() if line.startswith("WROTE")]
+    return Probe("writable", wrote == ["scratch"], f"writable: {wrote}")
+
+
+def _limits_probe(box: sb.Sandbox, tmp: Path) -> Probe:
+    rc, out = _sh(box, tmp, "prlimit --noheadings --output RESOURCE,SOFT")
+    limits = dict(line.split() for line in out.splitlines() if len(line.split()) == 2)
+    return Probe(
+        "limits",
+        all(k in limits for k in ("NPROC", "NOFILE", "FSIZE", "CPU")),
+        ", ".join(f"{k} {limits.get(k)}" for k in ("NPROC", "NOFILE", "FSIZE", "CPU", "CORE")),
+    )
+
+
+def _quota_probe(box: sb.Sandbox, tmp: Path) -> Probe:
+    rc, out = box.run(
+        ["/bin/sh", "-c", "dd if=/dev/zero of=fill bs=1M count=256 2>/dev/null; sleep 5"],
+        scratch=tmp,
+        timeout=60,
+        quota_bytes=16 << 20,
+    )
+    return Probe("disk quota", out.startswith("CMERR sandbox"), out.splitlines()[0] if out else f"exit {rc}")
 
 
 def _gpu_probes(box: sb.Sandbox, settings: HarnessSettings, tmp: Path, ncu: str) -> list[Probe]:
