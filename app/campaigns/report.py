@@ -214,97 +214,137 @@ def _settled_revision(session: Session, campaign: Campaign, variants: list[Row])
 
 
 def _summarize(session: Session, campaign: Campaign, variants: list[Row]) -> CampaignSummary:
+    facts = _JobFacts()
     job_ids = [v.job_id for v in variants if v.job_id]
-    rounds: dict[str, tuple[int, int]] = {}
-    best_attempts: dict[int, Row] = {}
-    best_profiles: dict[int, str] = {}
-    events: list[Row] = []
-    per_role: dict[str, dict[str, float]] = {}
     if job_ids:
-        for job_id, max_round, debug in session.execute(
-            select(Attempt.job_id, func.max(Attempt.round), func.sum(case((Attempt.debug_step > 0, 1), else_=0)))
-            .where(Attempt.job_id.in_(job_ids))
-            .group_by(Attempt.job_id)
-        ):
-            rounds[job_id] = (int(max_round or 0), int(debug or 0))
+        facts.rounds = _rounds_used(session, job_ids)
         best_ids = [v.best_attempt_id for v in variants if v.best_attempt_id is not None]
         if best_ids:
-            best_attempts = {
-                a.id: a
-                for a in session.execute(
-                    select(Attempt.id, Attempt.job_id, Attempt.attempt_key, Attempt.evaluation).where(Attempt.id.in_(best_ids))
-                )
-            }
-            best_profiles = dict(
-                session.execute(select(Profile.attempt_id, Profile.bottleneck_class).where(Profile.attempt_id.in_(best_ids))).all()
-            )
-        events = list(
-            session.execute(
-                select(JobEvent.job_id, JobEvent.type, JobEvent.payload)
-                .where(JobEvent.job_id.in_(job_ids), JobEvent.type.in_(("profile", "llm_call")))
-                .order_by(JobEvent.id)
-            )
+            facts.best_attempts, facts.best_profiles = _best_attempts(session, best_ids)
+        facts.read_events(_job_events(session, job_ids))
+        facts.per_role = _per_role(session, job_ids, len(variants))
+    lines = [_variant_line(v, facts) for v in variants]
+    return CampaignSummary(campaign.id, campaign.name, campaign.status, dict(campaign.config), lines, facts.per_role)
+
+
+@dataclass
+class _JobFacts:
+    """What the summary reads of the variants' jobs besides their own rows: their attempts, best kernels'
+    profiles, `profile` and `llm_call` events, and LLM calls per role."""
+
+    rounds: dict[str, tuple[int, int]] = field(default_factory=dict)  # job -> (rounds used, debug steps used)
+    best_attempts: dict[int, Row] = field(default_factory=dict)  # attempt id -> its job, key and evaluation
+    best_profiles: dict[int, str] = field(default_factory=dict)  # attempt id -> its stored profile's class
+    per_role: dict[str, dict[str, float]] = field(default_factory=dict)
+    baseline_class: dict[str, str] = field(default_factory=dict)  # job -> its baseline's class
+    event_class: dict[tuple[str, str], str] = field(default_factory=dict)  # (job, attempt key) -> class
+    profile_tokens: Counter = field(default_factory=Counter)  # job -> profile tokens its planner calls sent
+    planner_calls: Counter = field(default_factory=Counter)  # job -> its planner calls
+
+    def read_events(self, events: list[Row]) -> None:
+        """Bottleneck classes from `profile` events (the first for each baseline or attempt); profile tokens
+        and calls from the planner's `llm_call` events."""
+        for e in events:
+            p = e.payload or {}
+            if e.type == "profile":
+                if p.get("of") == "baseline" and p.get("bottleneck_class"):
+                    self.baseline_class.setdefault(e.job_id, p["bottleneck_class"])
+                elif p.get("attempt_id") and p.get("bottleneck_class"):
+                    self.event_class.setdefault((e.job_id, str(p["attempt_id"])), p["bottleneck_class"])
+            elif p.get("role") == "planner":
+                self.profile_tokens[e.job_id] += int(p.get("profile_tokens") or 0)
+                self.planner_calls[e.job_id] += 1
+
+    def best_class(self, best: Row | None) -> str:
+        """The best kernel's bottleneck class: its stored profile's, else its `profile` event's."""
+        if best is None:
+            return UNKNOWN
+        return self.best_profiles.get(best.id) or self.event_class.get((best.job_id, best.attempt_key)) or UNKNOWN
+
+
+def _rounds_used(session: Session, job_ids: list[str]) -> dict[str, tuple[int, int]]:
+    """Each job's highest attempt round and its number of debugger attempts."""
+    rounds: dict[str, tuple[int, int]] = {}
+    for job_id, max_round, debug in session.execute(
+        select(Attempt.job_id, func.max(Attempt.round), func.sum(case((Attempt.debug_step > 0, 1), else_=0)))
+        .where(Attempt.job_id.in_(job_ids))
+        .group_by(Attempt.job_id)
+    ):
+        rounds[job_id] = (int(max_round or 0), int(debug or 0))
+    return rounds
+
+
+def _best_attempts(session: Session, best_ids: list[int]) -> tuple[dict[int, Row], dict[int, str]]:
+    """The best attempts (id, job, key, evaluation) by id, and the bottleneck classes of those with a stored profile."""
+    best_attempts = {
+        a.id: a
+        for a in session.execute(
+            select(Attempt.id, Attempt.job_id, Attempt.attempt_key, Attempt.evaluation).where(Attempt.id.in_(best_ids))
         )
-        for role, calls, tokens, cost in session.execute(
-            select(
-                LlmCall.role,
-                func.count(LlmCall.id),
-                func.coalesce(func.sum(LlmCall.input_tokens + LlmCall.output_tokens), 0),
-                func.coalesce(func.sum(LlmCall.cost_usd), 0.0),
-            )
-            .where(LlmCall.job_id.in_(job_ids))
-            .group_by(LlmCall.role)
-        ):
-            per_role[role] = {
-                "calls": int(calls),
-                "tokens": int(tokens),
-                "cost_usd": float(cost),
-                "avg_tokens": int(tokens) / len(variants),
-                "avg_cost_usd": float(cost) / len(variants),
-            }
-    baseline_class: dict[str, str] = {}
-    event_class: dict[tuple[str, str], str] = {}
-    profile_tokens: Counter = Counter()
-    planner_calls: Counter = Counter()
-    for e in events:
-        p = e.payload or {}
-        if e.type == "profile":
-            if p.get("of") == "baseline" and p.get("bottleneck_class"):
-                baseline_class.setdefault(e.job_id, p["bottleneck_class"])
-            elif p.get("attempt_id") and p.get("bottleneck_class"):
-                event_class.setdefault((e.job_id, str(p["attempt_id"])), p["bottleneck_class"])
-        elif p.get("role") == "planner":
-            profile_tokens[e.job_id] += int(p.get("profile_tokens") or 0)
-            planner_calls[e.job_id] += 1
-    lines = []
-    for v in variants:
-        started = v.status is not None  # the variant has a job
-        best = best_attempts.get(v.best_attempt_id) if v.best_attempt_id is not None else None
-        flags = sorted({f for row in ((best.evaluation or {}).get("rows") or []) for f in row.get("flags") or []}) if best else []
-        best_class = UNKNOWN
-        if best is not None:
-            best_class = best_profiles.get(best.id) or event_class.get((best.job_id, best.attempt_key)) or UNKNOWN
-        r, d = rounds.get(v.job_id or "", (0, 0))
-        lines.append(
-            VariantLine(
-                task=v.task,
-                precision=v.precision,
-                category=_category(v.task),
-                job_id=v.job_id,
-                status=v.status if started else NOT_STARTED,
-                best_p=v.best_score if started else None,
-                rounds_used=r,
-                debug_steps=d,
-                tokens=int((v.input_tokens or 0) + (v.output_tokens or 0)) if started else 0,
-                cost_usd=float(v.cost_usd or 0.0) if started else 0.0,
-                flags=flags,
-                baseline_class=baseline_class.get(v.job_id or "", UNKNOWN),
-                best_class=best_class,
-                profile_tokens=profile_tokens[v.job_id],
-                planner_calls=planner_calls[v.job_id],
-            )
+    }
+    best_profiles = dict(
+        session.execute(select(Profile.attempt_id, Profile.bottleneck_class).where(Profile.attempt_id.in_(best_ids))).all()
+    )
+    return best_attempts, best_profiles
+
+
+def _job_events(session: Session, job_ids: list[str]) -> list[Row]:
+    """The jobs' `profile` and `llm_call` events, oldest first."""
+    return list(
+        session.execute(
+            select(JobEvent.job_id, JobEvent.type, JobEvent.payload)
+            .where(JobEvent.job_id.in_(job_ids), JobEvent.type.in_(("profile", "llm_call")))
+            .order_by(JobEvent.id)
         )
-    return CampaignSummary(campaign.id, campaign.name, campaign.status, dict(campaign.config), lines, per_role)
+    )
+
+
+def _per_role(session: Session, job_ids: list[str], variants: int) -> dict[str, dict[str, float]]:
+    """LLM calls, tokens and cost per role over the jobs, and their averages over the campaign's variants."""
+    per_role: dict[str, dict[str, float]] = {}
+    for role, calls, tokens, cost in session.execute(
+        select(
+            LlmCall.role,
+            func.count(LlmCall.id),
+            func.coalesce(func.sum(LlmCall.input_tokens + LlmCall.output_tokens), 0),
+            func.coalesce(func.sum(LlmCall.cost_usd), 0.0),
+        )
+        .where(LlmCall.job_id.in_(job_ids))
+        .group_by(LlmCall.role)
+    ):
+        per_role[role] = {
+            "calls": int(calls),
+            "tokens": int(tokens),
+            "cost_usd": float(cost),
+            "avg_tokens": int(tokens) / variants,
+            "avg_cost_usd": float(cost) / variants,
+        }
+    return per_role
+
+
+def _variant_line(v: Row, facts: _JobFacts) -> VariantLine:
+    """One variant's line: its job's totals where it has a job (else not started, nothing spent)."""
+    started = v.status is not None  # the variant has a job
+    best = facts.best_attempts.get(v.best_attempt_id) if v.best_attempt_id is not None else None
+    flags = sorted({f for row in ((best.evaluation or {}).get("rows") or []) for f in row.get("flags") or []}) if best else []
+    r, d = facts.rounds.get(v.job_id or "", (0, 0))
+    return VariantLine(
+        task=v.task,
+        precision=v.precision,
+        category=_category(v.task),
+        job_id=v.job_id,
+        status=v.status if started else NOT_STARTED,
+        best_p=v.best_score if started else None,
+        rounds_used=r,
+        debug_steps=d,
+        tokens=int((v.input_tokens or 0) + (v.output_tokens or 0)) if started else 0,
+        cost_usd=float(v.cost_usd or 0.0) if started else 0.0,
+        flags=flags,
+        baseline_class=facts.baseline_class.get(v.job_id or "", UNKNOWN),
+        best_class=facts.best_class(best),
+        profile_tokens=facts.profile_tokens[v.job_id],
+        planner_calls=facts.planner_calls[v.job_id],
+    )
 
 
 def _variant_rows(session: Session, campaign_id: str) -> list[Row]:
@@ -356,11 +396,40 @@ def _config_line(s: CampaignSummary) -> str:
 
 
 def _tables(s: CampaignSummary, prefix: str) -> list[Table]:
+    return [
+        _success_table(s, prefix),
+        _variant_table(s, prefix),
+        _cost_table(s, prefix),
+        _class_table(s, prefix),
+        _transition_table(s, prefix),
+        _profile_token_table(s, prefix),
+    ]
+
+
+def _success_table(s: CampaignSummary, prefix: str) -> Table:
     head = ["group", "variants"] + [("correct" if t == 0 else f"P ≥ {t}") for t in TAUS]
     success = [["overall", str(s.n), *(_pct(x) for x in s.success().values())]]
     for key in ("precision", "category"):
         for name, group in s.groups(key).items():
             success.append([f"{key} {name}", str(len(group)), *(_pct(x) for x in s.success(group).values())])
+    return (f"{prefix}Success at tau (share of variants)", head, success)
+
+
+def _variant_table(s: CampaignSummary, prefix: str) -> Table:
+    head = [
+        "variant",
+        "category",
+        "status",
+        "best P",
+        "rounds",
+        "debug steps",
+        "tokens",
+        "cost $",
+        "verdict flags",
+        "baseline class",
+        "best class",
+        "",
+    ]
     variants = [
         [
             f"{v.task}/{v.precision}",
@@ -378,65 +447,57 @@ def _tables(s: CampaignSummary, prefix: str) -> list[Table]:
         ]
         for v in s.lines
     ]
+    return (f"{prefix}Per variant", head, variants)
+
+
+def _cost_table(s: CampaignSummary, prefix: str) -> Table:
     n = s.n or 1
     costs = [["all roles", str(s.total_tokens), f"{s.total_cost_usd:.4f}", f"{s.total_tokens / n:.1f}", f"{s.total_cost_usd / n:.5f}"]]
     costs += [
         [role, str(int(r["tokens"])), f"{r['cost_usd']:.4f}", f"{r['avg_tokens']:.1f}", f"{r['avg_cost_usd']:.5f}"]
         for role, r in sorted(s.per_role.items())
     ]
+    return (f"{prefix}Cost and tokens (total and per variant)", ["role", "tokens", "cost $", "tokens / variant", "cost $ / variant"], costs)
+
+
+def _class_table(s: CampaignSummary, prefix: str) -> Table:
+    counts = sorted(set(s.baseline_classes) | set(s.best_classes))
+    totals = [[c, str(s.baseline_classes.get(c, 0)), str(s.best_classes.get(c, 0))] for c in counts]
+    return (
+        f"{prefix}Bottleneck classes: baselines (all variants) and best kernels (correct ones)",
+        ["class", "baselines", "best kernels"],
+        totals,
+    )
+
+
+def _transition_table(s: CampaignSummary, prefix: str) -> Table:
     classes = sorted({c for pair in s.transitions for c in pair})
     moves = [
         [b, *(str(s.transitions.get((b, k), 0)) for k in classes), str(sum(s.transitions.get((b, k), 0) for k in classes))] for b in classes
     ]
-    counts = sorted(set(s.baseline_classes) | set(s.best_classes))
-    totals = [[c, str(s.baseline_classes.get(c, 0)), str(s.best_classes.get(c, 0))] for c in counts]
+    return (
+        f"{prefix}Bottleneck transitions: baseline class (row) -> best kernel class (column), variants with a correct kernel",
+        ["baseline \\ best", *classes, "total"],
+        moves,
+    )
+
+
+def _profile_token_table(s: CampaignSummary, prefix: str) -> Table:
     pt = s.profile_tokens
-    return [
-        (f"{prefix}Success at tau (share of variants)", head, success),
-        (
-            f"{prefix}Per variant",
+    return (
+        f"{prefix}Profile tokens sent to the planner",
+        ["mode", "budget", "tokens sent", "planner calls", "per call", "per variant"],
+        [
             [
-                "variant",
-                "category",
-                "status",
-                "best P",
-                "rounds",
-                "debug steps",
-                "tokens",
-                "cost $",
-                "verdict flags",
-                "baseline class",
-                "best class",
-                "",
-            ],
-            variants,
-        ),
-        (f"{prefix}Cost and tokens (total and per variant)", ["role", "tokens", "cost $", "tokens / variant", "cost $ / variant"], costs),
-        (
-            f"{prefix}Bottleneck classes: baselines (all variants) and best kernels (correct ones)",
-            ["class", "baselines", "best kernels"],
-            totals,
-        ),
-        (
-            f"{prefix}Bottleneck transitions: baseline class (row) -> best kernel class (column), variants with a correct kernel",
-            ["baseline \\ best", *classes, "total"],
-            moves,
-        ),
-        (
-            f"{prefix}Profile tokens sent to the planner",
-            ["mode", "budget", "tokens sent", "planner calls", "per call", "per variant"],
-            [
-                [
-                    pt["mode"],
-                    str(pt["budget"] or "whole"),
-                    str(pt["tokens_sent"]),
-                    str(pt["planner_calls"]),
-                    f"{pt['per_call']:.1f}",
-                    f"{pt['per_variant']:.1f}",
-                ]
-            ],
-        ),
-    ]
+                pt["mode"],
+                str(pt["budget"] or "whole"),
+                str(pt["tokens_sent"]),
+                str(pt["planner_calls"]),
+                f"{pt['per_call']:.1f}",
+                f"{pt['per_variant']:.1f}",
+            ]
+        ],
+    )
 
 
 def ablation_table(summaries: list[CampaignSummary]) -> Table:
