@@ -21,7 +21,7 @@ from sqlalchemy.orm import Session
 from bench_tasks import data, expr
 from bench_tasks.harness import compile as harness_compile
 from bench_tasks.harness.driver import driver_source
-from bench_tasks.prototype import Param, PrototypeError, parse
+from bench_tasks.prototype import Param, Prototype, PrototypeError, parse
 from bench_tasks.spec import INPUT_ROLES, Task, TaskError, custom_task, register_task
 from bench_tasks.spec import validate as validate_task
 from settings import HarnessSettings
@@ -87,11 +87,28 @@ def check_draws(task: Task, precision: str) -> None:
             )
 
 
+_ELEMENT_BYTES = {"float": 4, "__nv_bfloat16": 2}  # bytes per element of the float buffer types (`elem` in expressions)
+
+
 def validate(task: CustomTaskIn, precision: str, *, max_sizes: int, max_elements_per_size: int) -> None:
     """Raise CustomTaskInvalid naming the first problem. `max_sizes` and `max_elements_per_size` (all buffers
     of one size together) are the service's bounds (CUDAMASTER_SERVICE__MAX_CUSTOM_SIZES, CUDAMASTER_SERVICE__MAX_CUSTOM_ELEMENTS)."""
     if len(task.sizes) > max_sizes:
         raise CustomTaskInvalid(f"sizes: {len(task.sizes)} sizes; the limit is {max_sizes} (CUDAMASTER_SERVICE__MAX_CUSTOM_SIZES)")
+    proto = _checked_prototype(task)
+    float_types = {p.ctype for p in proto.params if p.pointer and p.ctype in _ELEMENT_BYTES}
+    if precision == "bf16" and "__nv_bfloat16" not in float_types:
+        raise CustomTaskInvalid("precision bf16 needs at least one __nv_bfloat16 buffer in the prototype")
+    elem = _ELEMENT_BYTES.get(next(iter(float_types), "float"), 4)
+    for i, size in enumerate(task.sizes):
+        _check_size(task, proto, i, size, elem, max_elements_per_size)
+    if not re.search(r"\b" + re.escape(proto.name) + r"\s*\(", task.baseline_cu):
+        raise CustomTaskInvalid(f"baseline_cu does not define {proto.name}(...); it must implement the prototype")
+
+
+def _checked_prototype(task: CustomTaskIn) -> Prototype:
+    """The parsed prototype, once it names the task and each of its parameters is described once, by an arg of
+    the matching kind: a buffer (with a `length`) for a pointer, a scalar (with a `value`) otherwise."""
     try:
         proto = parse(task.prototype)
     except PrototypeError as exc:
@@ -101,7 +118,6 @@ def validate(task: CustomTaskIn, precision: str, *, max_sizes: int, max_elements
     names = [p.name for p in proto.params]
     if sorted(names) != sorted(task.args):
         raise CustomTaskInvalid(f"prototype parameters {names} differ from args {sorted(task.args)}; describe each parameter once")
-    elem = {"float": 4, "__nv_bfloat16": 2}
     for p in proto.params:
         arg = task.args[p.name]
         if p.pointer != (arg.role != "scalar"):
@@ -110,26 +126,26 @@ def validate(task: CustomTaskIn, precision: str, *, max_sizes: int, max_elements
             raise CustomTaskInvalid(f"buffer {p.name} needs a `length` expression")
         if not p.pointer and arg.value is None:
             raise CustomTaskInvalid(f"scalar {p.name} needs a `value` expression")
-    float_types = {p.ctype for p in proto.params if p.pointer and p.ctype in elem}
-    if precision == "bf16" and "__nv_bfloat16" not in float_types:
-        raise CustomTaskInvalid("precision bf16 needs at least one __nv_bfloat16 buffer in the prototype")
-    for i, size in enumerate(task.sizes):
-        if not size:
-            raise CustomTaskInvalid(f'sizes[{i}] is empty: give the size parameters, e.g. {{"N": 1024}}')
-        for key, value in size.items():
-            if not re.fullmatch(r"[A-Za-z_]\w{0,31}", key) or not 0 <= value <= expr.INT_MAX:
-                raise CustomTaskInvalid(f"sizes[{i}]: {key}={str(value)[:40]} must be a name and an integer in 0..2^63-1")
-        bound = dict(size) | {"elem": elem.get(next(iter(float_types), "float"), 4)}
-        elements = 0
-        for p in proto.params:
-            elements += _checked_value(task.args[p.name], p, p.name, bound, f"sizes[{i}] {size}")
-        if elements > max_elements_per_size:
-            raise CustomTaskInvalid(
-                f"sizes[{i}] {size}: its buffers hold {elements} elements together; the limit is "
-                f"{max_elements_per_size} per size (CUDAMASTER_SERVICE__MAX_CUSTOM_ELEMENTS)"
-            )
-    if not re.search(r"\b" + re.escape(proto.name) + r"\s*\(", task.baseline_cu):
-        raise CustomTaskInvalid(f"baseline_cu does not define {proto.name}(...); it must implement the prototype")
+    return proto
+
+
+def _check_size(task: CustomTaskIn, proto: Prototype, i: int, size: dict[str, int], elem: int, max_elements: int) -> None:
+    """Size `i` (`sizes[i]`) names its parameters within bounds, and every arg's `length` or `value` evaluates
+    at it (with `elem`, the bytes of the float type), its buffers holding at most `max_elements` together."""
+    if not size:
+        raise CustomTaskInvalid(f'sizes[{i}] is empty: give the size parameters, e.g. {{"N": 1024}}')
+    for key, value in size.items():
+        if not re.fullmatch(r"[A-Za-z_]\w{0,31}", key) or not 0 <= value <= expr.INT_MAX:
+            raise CustomTaskInvalid(f"sizes[{i}]: {key}={str(value)[:40]} must be a name and an integer in 0..2^63-1")
+    bound = dict(size) | {"elem": elem}
+    elements = 0
+    for p in proto.params:
+        elements += _checked_value(task.args[p.name], p, p.name, bound, f"sizes[{i}] {size}")
+    if elements > max_elements:
+        raise CustomTaskInvalid(
+            f"sizes[{i}] {size}: its buffers hold {elements} elements together; the limit is "
+            f"{max_elements} per size (CUDAMASTER_SERVICE__MAX_CUSTOM_ELEMENTS)"
+        )
 
 
 def _checked_value(arg: CustomArg, param: Param, arg_name: str, names: dict[str, int], where: str) -> int:
