@@ -237,11 +237,9 @@ def ask(
     (manual mode) with a contract.Question whose id is the call's id."""
     spec, settings = deps.spec, deps.settings
     calls = state.get("llm_calls", [])
-    index = len(calls)
-    nth_for_role = sum(1 for c in calls if c["role"] == role)
     resolved = settings.role(role, spec.model_for(role))
     record = LlmCall(
-        call_id=f"{state['job_id']}:llm{index}",
+        call_id=f"{state['job_id']}:llm{len(calls)}",
         job_id=state["job_id"],
         round=state.get("round", 0),
         debug_step=state.get("debug_step", 0),
@@ -249,50 +247,78 @@ def ask(
         model=resolved.model,
     )
     if spec.replay_file:
-        recorded = [r for r in _replay_responses(spec.replay_file) if r["role"] == role]
-        if nth_for_role >= len(recorded):
-            raise ReplayExhausted(
-                f"the replay file {spec.replay_file} has {len(recorded)} {role} responses; the job asked for response {nth_for_role + 1}"
-            )
-        record.mode, record.model = "replay", f"replay:{recorded[nth_for_role].get('model', resolved.model)}"
-        text = str(recorded[nth_for_role]["response"])
+        text = _replayed(record, spec.replay_file, calls)
     elif spec.manual or not resolved.has_endpoint:
-        why = (
-            "the job runs in manual mode"
-            if spec.manual
-            else ("no LLM endpoint is configured (CUDAMASTER_AGENT__BASE_URL / CUDAMASTER_AGENT__API_KEY)")
-        )
-        question = Question(
-            question_id=record.call_id,
-            role=role,
-            round=record.round,
-            debug_step=record.debug_step,
-            question=f"Answer as the {role} ({why}).",
-            system=system,
-            prompt=user,
-        )
-        answer = interrupt(question.model_dump(mode="json"))
-        record.mode, record.model = "manual", "manual"
-        text = answer_text(answer, question)
+        text = _asked_in_person(record, system, user, manual=spec.manual)
     else:
-        input_tokens = prompt_tokens(system, user)
-        max_tokens = spending.allowance(spec, settings, resolved.model, input_tokens, calls)  # raises CapRefused
-        record.send_id, record.status = uuid.uuid4().hex, "paid"
-        _record_sent(record.model_dump(mode="json"), input_tokens, max_tokens, settings)
-        started = time.monotonic()
-        try:
-            text, usage = _call_endpoint(resolved, system, user, schema, max_tokens)
-        except Exception as exc:
-            _record_failed(record.model_dump(mode="json"), exc)
-            raise
-        record = record.model_copy(update=usage)
-        record.latency_s = round(time.monotonic() - started, 3)
-        record.cost_usd, record.priced = cost_usd(
-            settings, resolved.model, usage["input_tokens"], usage["output_tokens"], usage["cached_tokens"]
-        )
-        record.mode = "endpoint"
+        text, record = _sent_to_endpoint(record, resolved, system, user, schema, deps, calls)
     record.response = text
     return text, record.model_dump(mode="json")
+
+
+def _replayed(record: LlmCall, replay_file: str, calls: list[dict[str, Any]]) -> str:
+    """The replay file's next response for the call's role (the role's calls so far say which one)."""
+    nth_for_role = sum(1 for c in calls if c["role"] == record.role)
+    recorded = [r for r in _replay_responses(replay_file) if r["role"] == record.role]
+    if nth_for_role >= len(recorded):
+        raise ReplayExhausted(
+            f"the replay file {replay_file} has {len(recorded)} {record.role} responses; the job asked for response {nth_for_role + 1}"
+        )
+    record.mode, record.model = "replay", f"replay:{recorded[nth_for_role].get('model', record.model)}"
+    return str(recorded[nth_for_role]["response"])
+
+
+def _asked_in_person(record: LlmCall, system: str, user: str, *, manual: bool) -> str:
+    """A person's answer: pauses the job with the call as a contract.Question (manual mode, or no endpoint)."""
+    why = (
+        "the job runs in manual mode"
+        if manual
+        else ("no LLM endpoint is configured (CUDAMASTER_AGENT__BASE_URL / CUDAMASTER_AGENT__API_KEY)")
+    )
+    question = Question(
+        question_id=record.call_id,
+        role=record.role,
+        round=record.round,
+        debug_step=record.debug_step,
+        question=f"Answer as the {record.role} ({why}).",
+        system=system,
+        prompt=user,
+    )
+    answer = interrupt(question.model_dump(mode="json"))
+    record.mode, record.model = "manual", "manual"
+    return answer_text(answer, question)
+
+
+def _sent_to_endpoint(
+    record: LlmCall,
+    resolved: ResolvedRole,
+    system: str,
+    user: str,
+    schema: type[BaseModel] | None,
+    deps: Deps,
+    calls: list[dict[str, Any]],
+) -> tuple[str, LlmCall]:
+    """The endpoint's answer, a paid call: bounded by the spending cap (raises spending.CapRefused when it
+    cannot fit), recorded as sent before it goes out (and as failed if it raises); returns the text and the
+    record with its tokens, latency and cost."""
+    spec, settings = deps.spec, deps.settings
+    input_tokens = prompt_tokens(system, user)
+    max_tokens = spending.allowance(spec, settings, resolved.model, input_tokens, calls)  # raises CapRefused
+    record.send_id, record.status = uuid.uuid4().hex, "paid"
+    _record_sent(record.model_dump(mode="json"), input_tokens, max_tokens, settings)
+    started = time.monotonic()
+    try:
+        text, usage = _call_endpoint(resolved, system, user, schema, max_tokens)
+    except Exception as exc:
+        _record_failed(record.model_dump(mode="json"), exc)
+        raise
+    record = record.model_copy(update=usage)
+    record.latency_s = round(time.monotonic() - started, 3)
+    record.cost_usd, record.priced = cost_usd(
+        settings, resolved.model, usage["input_tokens"], usage["output_tokens"], usage["cached_tokens"]
+    )
+    record.mode = "endpoint"
+    return text, record
 
 
 class StaleAnswer(LlmError):
