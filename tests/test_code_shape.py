@@ -1,5 +1,6 @@
-"""Small functions (issue 32, item 4): no function of a split package is over 60 lines (its `def` line to its last
-line) or over McCabe complexity 15 (ruff's C901). A package joins PACKAGES once its long functions are split."""
+"""Small functions (issue 32, item 4): no function of the checked packages is over 60 lines (its `def` line to its
+last line) or over McCabe complexity 15 (ruff's C901). A module of theirs still to split is listed in PENDING and
+left out until it is split."""
 
 from __future__ import annotations
 
@@ -14,14 +15,24 @@ from pathlib import Path
 import pytest
 
 ROOT = Path(__file__).resolve().parents[1]
-PACKAGES = ["bench_tasks"]
+PACKAGES = ["bench_tasks", "app", "graph", "profiling", "settings"]
 EXCLUDED = [ROOT / "bench_tasks" / "tasks"]  # tasks are data (each task's reference.py), not package code
+# Modules still to split, left out of the checks: each has a function over 60 lines or over complexity 15. They are
+# being moved by another change, and are split after it lands; remove a module's line once it is split, and it is checked.
+PENDING = [
+    "app/main.py",  # create_app: 106 lines, complexity 17
+    "app/web/pages.py",  # _jobs_page: 67 lines
+    "graph/runner.py",  # _run: 80 lines, complexity 19
+    "graph/cluster/suite.py",  # run_suite: 66 lines
+]
 MAX_LINES = 60
 MAX_COMPLEXITY = 15
 
 
 def _sources(package: str) -> list[Path]:
-    return sorted(p for p in (ROOT / package).rglob("*.py") if not any(p.is_relative_to(x) for x in EXCLUDED))
+    """The package's modules, less EXCLUDED folders and PENDING modules."""
+    pending = {ROOT / m for m in PENDING}
+    return sorted(p for p in (ROOT / package).rglob("*.py") if p not in pending and not any(p.is_relative_to(x) for x in EXCLUDED))
 
 
 def long_functions(path: Path, max_lines: int = MAX_LINES) -> list[str]:
@@ -79,6 +90,14 @@ def test_no_function_is_over_60_lines(package):
 def test_no_function_is_over_complexity_15(package):
     too_complex = complex_functions(_sources(package))
     assert not too_complex, "split these into named steps:\n" + "\n".join(too_complex)
+
+
+def test_pending_modules_are_there_and_still_to_split():
+    """A PENDING line names a module that exists and still fails a check: one split, moved or deleted is taken off."""
+    for module in PENDING:
+        path = ROOT / module
+        assert path.is_file(), f"{module} is in PENDING but is not there: take it off PENDING (or name where it moved)"
+        assert long_functions(path) or complex_functions([path]), f"{module} passes the checks now: take it off PENDING"
 
 
 def test_the_checks_find_a_long_and_complex_function(tmp_path, monkeypatch):
