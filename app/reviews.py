@@ -25,11 +25,12 @@ attempt only when it has no review row or an accepted one.
 
 from __future__ import annotations
 
+import time
 from dataclasses import dataclass
 from typing import Any
 
 from sqlalchemy import ColumnElement, func, select
-from sqlalchemy.orm import Session, selectinload
+from sqlalchemy.orm import Session, contains_eager, load_only, selectinload
 
 from settings import ServiceSettings
 
@@ -200,16 +201,19 @@ def decide(session: Session, review: Review, reviewer_key_id: str, decision: str
 def list_reviews(
     session: Session, visible: ColumnElement[bool], *, status: str | None, limit: int, offset: int
 ) -> tuple[list[Review], int]:
-    """Reviews of the jobs `visible` (a WHERE clause on Job) selects, newest flag first, with their evidence loaded."""
+    """Reviews of the jobs `visible` (a WHERE clause on Job) selects, newest flag first, with their evidence loaded.
+    Of each attempt only its id, job and score are read (its source and evaluation, tens of KB of JSON each, are not
+    needed: the source has its own route); of each job what the queue shows and the permissions read."""
     conds = [visible] + ([Review.status == status] if status else [])
+    attempt = selectinload(Review.attempt).options(load_only(Attempt.id, Attempt.job_id, Attempt.score))
     query = (
         select(Review)
         .join(Job, Job.id == Review.job_id)
         .where(*conds)
         .options(
-            selectinload(Review.attempt).selectinload(Attempt.measurements),
-            selectinload(Review.attempt).selectinload(Attempt.profile),
-            selectinload(Review.job),
+            attempt.selectinload(Attempt.measurements),
+            attempt.selectinload(Attempt.profile),
+            contains_eager(Review.job).load_only(Job.id, Job.task, Job.precision, Job.team, Job.api_key_id),
         )
         .order_by(Review.flagged_at.desc(), Review.id.desc())
         .limit(limit)
@@ -219,8 +223,32 @@ def list_reviews(
     return list(session.scalars(query)), total
 
 
+SHARE_TTL_S = 10.0
+_shares: dict[str, tuple[float, tuple[int, ...], tuple[int, int]]] = {}  # scope -> (when, revision, share)
+
+
 def flagged_share(session: Session, visible: ColumnElement[bool]) -> tuple[int, int]:
-    """(correct attempts flagged, correct attempts) over the jobs `visible` selects: the review page shows the share."""
-    correct = select(Attempt.id).join(Job, Job.id == Attempt.job_id).where(visible, Attempt.verdict == "ok")
-    flagged = session.scalar(select(func.count(Review.id)).where(Review.attempt_id.in_(correct))) or 0
-    return flagged, session.scalar(select(func.count()).select_from(correct.subquery())) or 0
+    """(correct attempts flagged, correct attempts) over the jobs `visible` selects: the review page shows the share.
+
+    Counting passes over every correct attempt; attempts and reviews are only ever inserted, so the count is kept
+    per database and scope while the newest attempt and review ids stay the same, and for SHARE_TTL_S at most (an
+    attempt committed after a later-numbered one, possible on PostgreSQL, shows within that time)."""
+    newest = select(select(func.max(Attempt.id)).scalar_subquery(), select(func.max(Review.id)).scalar_subquery())
+    revision = tuple(int(n or 0) for n in session.execute(newest).one())
+    scope = f"{session.get_bind().engine.url}|{visible.compile(compile_kwargs={'literal_binds': True})}"
+    now = time.monotonic()
+    kept = _shares.get(scope)
+    if kept is not None and kept[1] == revision and now - kept[0] < SHARE_TTL_S:
+        return kept[2]
+    row = session.execute(
+        select(func.count(Review.id), func.count(Attempt.id))
+        .select_from(Attempt)
+        .join(Job, Job.id == Attempt.job_id)
+        .outerjoin(Review, Review.attempt_id == Attempt.id)
+        .where(visible, Attempt.verdict == "ok")
+    ).one()
+    share = (int(row[0] or 0), int(row[1] or 0))
+    if len(_shares) > 256:
+        _shares.clear()
+    _shares[scope] = (now, revision, share)
+    return share
