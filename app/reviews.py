@@ -20,7 +20,8 @@ is correct and, at any size,
   a naive baseline's time depends on the shape).
 A speedup threshold (CUDAMASTER_SERVICE__REVIEW_SPEEDUP) is opt-in, off by default. Flags are written when the
 attempt is stored (a `reviews` row, status pending); a reviewer accepts or rejects it. The leaderboard counts an
-attempt only when it has no review row or an accepted one.
+attempt only when it has no review row or an accepted one. `scripts/review_flagged_share.py` measures the share of
+correct evaluations these rules flag on the evaluations committed under docs/results.
 """
 
 from __future__ import annotations
