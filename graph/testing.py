@@ -22,7 +22,7 @@ from pathlib import Path
 from bench_tasks import load_task
 from bench_tasks.harness import EvaluationResult, SizeRow, TimeStats, Verdict
 from bench_tasks.harness import source as harness_source
-from bench_tasks.harness.result import GpuInfo
+from bench_tasks.harness.result import Check, GpuInfo
 from settings import HarnessSettings
 
 from .contract import Profile, ProfileMode
@@ -101,6 +101,7 @@ class FakeGpuEvaluator:
                 row.candidate = _stats(base_us / speedup)
                 row.speedup, row.speedup_iqr = speedup, 0.0
                 row.candidate_roofline_pct = 5.0 * speedup
+                row.checks = [Check(impl="candidate", seed=1, stage="timed_call", call=c, passed=True) for c in (0, 1)]  # as the harness's
             rows.append(row)
         result.rows = rows
         if source is not None:

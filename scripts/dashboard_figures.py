@@ -9,7 +9,7 @@ review), starts the real service (uvicorn, the FAKE agent: no job runs), signs i
 includes HTTP over loopback: an upper bound on the server's own time). Page weight: the bytes Chromium
 received (headers + bodies, no compression) loading each page with an empty cache.
 
-    python scripts/dashboard_figures.py [-o docs/results/dashboard-figures.json] [--samples 60]
+    python scripts/dashboard_figures.py [-o docs/results/dashboard-figures.json] [--samples 60] [--only /reviews ...]
 """
 
 from __future__ import annotations
@@ -309,6 +309,7 @@ def main() -> None:
     parser.add_argument("-o", "--out", type=Path, default=REPO / "docs" / "results" / "dashboard-figures.json")
     parser.add_argument("--samples", type=int, default=60)
     parser.add_argument("--database-url", default=None, help="an EMPTY database to fill (default: a temporary SQLite file)")
+    parser.add_argument("--only", action="append", default=[], metavar="PATH", help="time only this page (repeatable); no page weights")
     args = parser.parse_args()
     with tempfile.TemporaryDirectory() as tmp:
         db = args.database_url or f"sqlite:///{tmp}/figures.db"
@@ -319,9 +320,17 @@ def main() -> None:
         try:
             with httpx.Client(base_url=server.url, timeout=60) as client:
                 session_cookie(client, key)
-                paths = ["/jobs", "/jobs?status=finished&sort=-best_score", "/leaderboard", "/costs", "/reviews", *compare_paths()]
+                paths = args.only or [
+                    "/jobs",
+                    "/jobs?status=finished&sort=-best_score",
+                    "/leaderboard",
+                    "/costs",
+                    "/reviews",
+                    *compare_paths(),
+                ]
                 times = {p: timings(client, p, args.samples) for p in paths}
-            weight = page_weight(server.url, key, ["/jobs", "/jobs/job_0000000000000000", "/leaderboard", "/costs", *compare_paths()])
+            weighed = [] if args.only else ["/jobs", "/jobs/job_0000000000000000", "/leaderboard", "/costs", *compare_paths()]
+            weight = page_weight(server.url, key, weighed) if weighed else {}
         finally:
             server.stop()
     commit = subprocess.run(["git", "rev-parse", "HEAD"], cwd=REPO, capture_output=True, text=True).stdout.strip()

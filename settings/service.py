@@ -56,3 +56,16 @@ class ServiceSettings(BaseModel):
     review_roofline_pct: float = Field(
         90.0, gt=0, description="an attempt whose time at any size is within this % of the roofline floor is flagged for review"
     )
+    review_vendor_margin: float | None = Field(
+        0.25,
+        ge=0,
+        description="an attempt more than this fraction faster than the vendor library (cuBLAS, cuDNN, ...) at a size where "
+        "the vendor reference (app/vendor_reference.csv) is near the hardware is flagged: on the reference's GPU model "
+        "by time, on another by % of the roofline floor; unset (null) turns the comparison off",
+    )
+    review_vendor_min_pct: float = Field(
+        40.0,
+        ge=0,
+        description="the vendor comparison counts only at sizes where the vendor reference reaches this % of the roofline "
+        "floor (below it the library is launch-bound or a poor fit: beating it is ordinary)",
+    )

@@ -78,6 +78,8 @@ def fake_evaluation(task: str, precision: str, round_no: int) -> dict[str, Any]:
                 "speedup_iqr": 0.01,
                 "roofline_floor_us": 1.0,
                 "candidate_roofline_pct": 100.0 / cand,
+                # as the harness reports them: timed pairs checked (the review rule flags a timed row without one)
+                "checks": [{"impl": "candidate", "seed": 1, "stage": "timed_call", "call": c, "passed": True} for c in (0, 1)],
             }
         )
     return {
