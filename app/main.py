@@ -17,6 +17,8 @@ from typing import Any
 from fastapi import FastAPI
 from fastapi.exceptions import RequestValidationError
 
+from gpu.inventory import detect_gpus
+from gpu.locked import GpuLockedEvaluator, GpuPool, local_evaluator
 from settings import RaySettings, ServiceSettings, Settings, load_settings
 
 from . import custom_tasks, web
@@ -26,7 +28,7 @@ from .bounds import INT32_MAX
 from .campaigns.scheduler import CampaignScheduler
 from .db.engine import make_engine, make_sessionmaker
 from .db.migrate import upgrade
-from .gpu import GpuLockedEvaluator, GpuPool, detect_gpus, local_evaluator, plan_evaluation, ray_evaluation
+from .evaluation import plan_evaluation, ray_evaluation
 from .limits import BodySizeLimit
 from .runner import JobRunner
 
@@ -77,7 +79,7 @@ def stop_on_signals(on_stop: Callable[[], None]) -> Iterator[None]:
 
 
 def _join_cluster(ray: RaySettings) -> Any:
-    from graph.cluster import make_ray_evaluator
+    from gpu.ray import make_ray_evaluator
 
     return make_ray_evaluator(ray.address, settings=ray)
 

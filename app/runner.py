@@ -280,7 +280,7 @@ class JobRunner:
         return self.run_job(run)
 
     def _evaluator_for(self, job_id: str) -> Any:
-        """A cluster evaluator (graph/cluster) per job: its items take the job's turns in the fair queue, and its
+        """A cluster evaluator (gpu/ray) per job: its items take the job's turns in the fair queue, and its
         measurements stay on the GPU model of the job's first one (stored, so a restart keeps it)."""
         if self.evaluator is None or not hasattr(self.evaluator, "for_job"):
             return self.evaluator

@@ -163,8 +163,8 @@ def _sizes_ok(sizes: str) -> None:
 
 
 def _cluster(address: str | None, settings):
-    """The Ray cluster of --ray / CUDAMASTER_RAY__ADDRESS (graph/cluster), or None for the local GPU."""
-    from graph.cluster import evaluator_for_cli
+    """The Ray cluster of --ray / CUDAMASTER_RAY__ADDRESS (gpu/ray), or None for the local GPU."""
+    from gpu.ray import evaluator_for_cli
     from settings import get_ray_settings
 
     if not (address or get_ray_settings().address):
@@ -275,7 +275,7 @@ def _run_benchmark(opts: RunOptions) -> None:
     work = _work(variants, opts.candidates, opts.vendor)
     meta: dict = {"provenance": provenance(), "size_set": opts.sizes}
     if cluster is not None:
-        from graph.cluster.suite import suite_model
+        from gpu.ray.suite import suite_model
 
         meta["ray"] = {"address": cluster.settings.address, "gpu_model": suite_model(cluster), "gpu_workers": len(cluster.status()["gpus"])}
     store = _ResultsFile(opts.output, meta)
@@ -390,7 +390,7 @@ def _measure(work: list[Job], opts: RunOptions, settings, cluster, store: _Resul
                 if len(todo) < len(work):
                     progress.advance(bar, len(work) - len(todo))
                 if cluster is not None:
-                    from graph.cluster.suite import run_suite
+                    from gpu.ray.suite import run_suite
 
                     progress.update(bar, description=f"benchmark on {store.meta['ray']['gpu_workers']} Ray GPU worker(s)")
                     run_suite(cluster, todo, size_set, on_result=finished_one)

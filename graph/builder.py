@@ -49,7 +49,7 @@ class Routes:
 
     def _debug_or_end(self, state: dict[str, Any]) -> str:
         """Debug a failure the debugger can act on: not an infrastructure error (a GPU worker died or hung
-        twice, graph/cluster), which is nothing in the kernel; that attempt is recorded and the round ends."""
+        twice, gpu/ray), which is nothing in the kernel; that attempt is recorded and the round ends."""
         debug_left = state.get("debug_step", 0) < self.spec.debug
         debuggable = (state.get("failure") or {}).get("verdict") != INFRASTRUCTURE_ERROR
         return "debug" if debug_left and debuggable and not self.capped(state) else "round_end"

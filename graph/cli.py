@@ -10,9 +10,9 @@ from pydantic import ValidationError
 from rich.console import Console
 from rich.table import Table
 
+from gpu.ray import RAY_OPTION_HELP, evaluator_for_cli
 from settings import ROLES, AgentSettings, load_settings
 
-from .cluster import RAY_OPTION_HELP, evaluator_for_cli
 from .contract import Answer, AttemptEvent, JobSpec, LlmCallEvent, NodeEvent, Outcome, Question
 
 # graph.runner (LangGraph, LangChain, the LLM clients) is imported by the commands that run a job, not here:

@@ -5,10 +5,11 @@ graph emits while a job runs (a union discriminated on `type`), and what they ca
 with its measurements and profile, an LLM call, a question (manual mode) and the job's outcome.
 The graph builds these models and keeps their `model_dump(mode="json")` in its checkpointed state;
 the service validates every incoming event through `Event` before storing it; the API's response
-models derive from them; tests/service/fake_agent.py and graph/testing.py build them too, so a
+models derive from them; tests/service/fake_agent.py and gpu/fake.py build them too, so a
 field renamed on one side fails the tests on the other.
 
-Only pydantic here (no graph, app or harness imports): both sides import it without cycles.
+Only pydantic here, and the profile's model from the layer below (gpu/protocol.py, which defines it for the
+evaluators): no graph, app or harness imports, so both sides import it without cycles.
 """
 
 from __future__ import annotations
@@ -17,13 +18,15 @@ from typing import Annotated, Any, Literal
 
 from pydantic import BaseModel, ConfigDict, Field, TypeAdapter, model_validator
 
+from gpu.protocol import Profile as Profile  # what the GPU side returns; re-exported for the service and the tests
+from gpu.protocol import ProfileMode as ProfileMode
+
 # How a run of the graph ended (graph.runner); the service maps these onto its job statuses.
 Status = Literal["finished", "no_correct_kernel", "waiting_for_input", "stopped", "failed"]
 FINAL_STATUSES: tuple[Status, ...] = ("finished", "no_correct_kernel")  # what the graph's `finish` node sets
 # Why a job with a final status ended before the work its spec asked for (None: it did all of it).
 StopReason = Literal["spending_cap"]
 SPENDING_CAP: StopReason = "spending_cap"
-ProfileMode = Literal["filtered", "full", "none"]
 LlmCallStatus = Literal["sent", "paid", "failed", "lost_in_flight"]
 
 
@@ -104,19 +107,6 @@ class Measurement(_Model):
             roofline_floor_us=row.get("roofline_floor_us"),
             candidate_roofline_pct=row.get("candidate_roofline_pct"),
         )
-
-
-class Profile(_Model):
-    """What the profiler said about one kernel, and what of it the planner saw."""
-
-    bottleneck_class: str = Field("", description="compute | memory_latency | memory_bandwidth; '' when not classified")
-    metrics: dict[str, float | None] = Field(default_factory=dict, description="the metrics the planner was shown (raw ncu names)")
-    text: str = Field("", description="the profile text the planner was shown")
-    mode: ProfileMode = "filtered"
-    tokens: int = Field(0, ge=0, description="tokens of `text` (o200k_base, or an estimate of 1 per 4 bytes)")
-    note: str = Field("", description="what was profiled, or why there is no profile")
-    budget: int | None = Field(None, description="the token budget `text` was cut to (JobSpec.profile_token_budget); None: whole")
-    lines_cut: int = Field(0, ge=0, description="lines of the rendered profile the budget cut")
 
 
 class Attempt(_Model):

@@ -7,10 +7,10 @@ from functools import cached_property
 
 from bench_tasks import load_task
 from bench_tasks.spec import Variant
+from gpu.protocol import Evaluator
 from settings import AgentSettings
 
 from .contract import JobSpec
-from .evaluator import Evaluator
 
 
 @dataclass

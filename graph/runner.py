@@ -25,6 +25,9 @@ from langgraph.types import Command
 
 from bench_tasks import TaskError, load_task
 from bench_tasks.harness.errors import NoGpuError
+from gpu.cache import CachingEvaluator
+from gpu.local import LocalEvaluator
+from gpu.protocol import Evaluator
 from settings import AgentSettings
 
 from . import spending
@@ -46,7 +49,6 @@ from .contract import (
     Totals,
 )
 from .deps import Deps
-from .evaluator import CachingEvaluator, Evaluator, LocalEvaluator
 from .llm import LlmError, is_transient, load_replay_file
 from .state import GRAPH_VERSION
 

@@ -38,7 +38,7 @@ reach a checkpoint), and a later `--resume` with the same DIR continues the same
 resume from their checkpoints; evaluation times and sittings are kept in DIR). The suite's wall time
 is then the sum of the sittings, and a job that spans two sittings is left out of the overhead figures.
 
-`--fake-gpu` swaps the GPU evaluation for graph.testing.FakeGpuEvaluator (real nvcc compile, FAKE
+`--fake-gpu` swaps the GPU evaluation for gpu.fake.FakeGpuEvaluator (real nvcc compile, FAKE
 timings): a CPU smoke test of this script, not a measurement.
 """
 
@@ -219,11 +219,11 @@ def run(args: argparse.Namespace) -> dict[str, Any]:
     from settings import ServiceSettings
 
     if args.fake_gpu:
-        from graph.testing import FakeGpuEvaluator
+        from gpu.fake import FakeGpuEvaluator
 
         inner: Any = FakeGpuEvaluator()
     else:
-        from graph.evaluator import LocalEvaluator
+        from gpu.local import LocalEvaluator
 
         inner = LocalEvaluator()
     timed = TimedEvaluator(inner, out / "evaluator_seconds.json")

@@ -10,7 +10,7 @@
             pipeline: one GPU, compiles ahead) and through Ray on the same single GPU (compile workers ahead,
             objects reused). Default: the variants of 6 tasks; --all: every variant (about 5 minutes each way).
 
-Without --ray, a Ray cluster is started on this machine with its real GPUs (graph/cluster/local.py).
+Without --ray, a Ray cluster is started on this machine with its real GPUs (gpu/ray/local.py).
 """
 
 from __future__ import annotations
@@ -30,7 +30,7 @@ sys.path.insert(0, str(ROOT))
 from bench_tasks import all_tasks  # noqa: E402
 from bench_tasks.harness.pipeline import Job, run_pipeline  # noqa: E402
 from bench_tasks.provenance import provenance  # noqa: E402
-from graph.evaluator import LocalEvaluator  # noqa: E402
+from gpu.local import LocalEvaluator  # noqa: E402
 from settings import get_harness_settings  # noqa: E402
 
 CANDIDATES = ROOT / "tests" / "bench" / "candidates"
@@ -77,10 +77,10 @@ def main() -> None:
 
     import ray
 
-    from graph.cluster import RaySettings
-    from graph.cluster.evaluator import RayEvaluator
-    from graph.cluster.local import local_cluster
-    from graph.cluster.suite import run_suite
+    from gpu.ray import RaySettings
+    from gpu.ray.evaluator import RayEvaluator
+    from gpu.ray.local import local_cluster
+    from gpu.ray.suite import run_suite
 
     base = get_harness_settings()
 

@@ -21,7 +21,7 @@ class RaySettings(BaseModel):
     )
     worker_start_timeout_s: float = Field(180.0, gt=0, description="how long a new worker may take to start")
     worker_evaluator: str = Field(
-        "graph.evaluator:LocalEvaluator",
-        description="module:Class each worker runs the items with (tests: graph.testing:FakeGpuEvaluator)",
+        "gpu.local:LocalEvaluator",
+        description="module:Class each worker runs the items with (tests: gpu.fake:FakeGpuEvaluator)",
     )
     cache_dir: str | None = Field(None, description="the workers' compile and data cache on their machines; None: their own default")

@@ -5,7 +5,7 @@
     CUDAMASTER_AGENT__MODEL=o4-mini  CUDAMASTER_AGENT__ROLES__CODER__MODEL=deepseek-reasoner
     CUDAMASTER_HARNESS__NVCC_ARCH=sm_90  CUDAMASTER_HARNESS__SANDBOX_BWRAP=/usr/bin/bwrap
     CUDAMASTER_PROFILING__NCU=/usr/local/cuda/bin/ncu
-    CUDAMASTER_RAY__ADDRESS=HEAD:6379                                   GPU work on a Ray cluster (graph/cluster)
+    CUDAMASTER_RAY__ADDRESS=HEAD:6379                                   GPU work on a Ray cluster (gpu/ray)
 
 The sections are plain models beside this module (settings.service, settings.agent, settings.harness,
 settings.profiling, settings.ray); code gets its section through the accessors below, at the edges (CLI, service

@@ -143,14 +143,14 @@ _REPO = Path(__file__).resolve().parents[1]
 
 @pytest.fixture(scope="session")
 def ray_address():
-    """A local Ray cluster for the session (graph/cluster/local.py) with two GPUs DECLARED (`--num-gpus 2`; no GPU
-    is needed: the tests' workers run graph.testing's FAKE GPU evaluator, with real nvcc compiles). Started once.
+    """A local Ray cluster for the session (gpu/ray/local.py) with two GPUs DECLARED (`--num-gpus 2`; no GPU
+    is needed: the tests' workers run gpu.fake's FAKE GPU evaluator, with real nvcc compiles). Started once.
 
     CUDAMASTER_TEST_RAY_GPUS=detect (scripts/device_checks.sh ray-tests, on a GPU machine) lets Ray find the real GPUs."""
     pytest.importorskip("ray")
     import ray
 
-    from graph.cluster.local import local_cluster
+    from gpu.ray.local import local_cluster
 
     wanted = os.environ.get("CUDAMASTER_TEST_RAY_GPUS", "2")
     # The workers import the tests' own evaluators (tests.cluster.fakes): the repository on their path.

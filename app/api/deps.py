@@ -18,7 +18,7 @@ from ..auth import KeyRejected, verify_key
 from ..bounds import JOB_ID_PATTERN
 from ..db.engine import shown_database
 from ..db.models import Job
-from ..gpu import Evaluation
+from ..evaluation import Evaluation
 from ..permissions import Caller
 from ..runner import JobRunner
 from ..store import jobs as store

@@ -11,7 +11,7 @@ from sqlalchemy import select, text
 
 from .. import permissions
 from ..db.models import Job
-from ..gpu import Evaluation
+from ..evaluation import Evaluation
 from ..schemas import ClusterOut, ClusterWorkerOut, GpuOut, GpusOut, HealthOut
 from .deps import Reader, SessionDep
 from .errors import responses

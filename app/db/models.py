@@ -137,7 +137,7 @@ class Attempt(Base):
     score: Mapped[float | None] = mapped_column(Float)
     evaluation: Mapped[dict[str, Any] | None]  # EvaluationResult JSON
     # The GPU model it was measured on (nvidia-smi's name; None: not measured). A job's attempts share one
-    # model (graph/cluster pins a job to the model of its first measurement); speedups of different models
+    # model (gpu/ray pins a job to the model of its first measurement); speedups of different models
     # are never compared.
     gpu_model: Mapped[str | None] = mapped_column(String(128), index=True)
     created_at: Mapped[datetime] = mapped_column(default=utcnow)

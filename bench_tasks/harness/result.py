@@ -24,7 +24,7 @@ class Verdict(StrEnum):
     runtime_error = "runtime_error"  # CUDA error, crash, bad write detected by guard bands
     timeout = "timeout"  # compile or run exceeded its time limit
     wrong_answer = "wrong_answer"  # output differs from the float64 reference
-    # Not the candidate's fault: the worker that ran it died or hung twice (graph/cluster). Never a
+    # Not the candidate's fault: the worker that ran it died or hung twice (gpu/ray). Never a
     # score, never counted against the kernel.
     infrastructure_error = "infrastructure_error"
 

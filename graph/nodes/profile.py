@@ -7,8 +7,9 @@ from __future__ import annotations
 
 from typing import Any
 
+from gpu.protocol import no_profile
+
 from ..deps import Deps
-from ..evaluator import no_profile
 from .sent_profile import taken
 
 

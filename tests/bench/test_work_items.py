@@ -110,9 +110,9 @@ def test_the_evaluation_reuses_the_compile_nodes_object_on_another_machine_with_
     """Two workers with their own caches (two machines): the compile worker runs nvcc once; the GPU worker
     evaluates the same source with the compiled object it was handed and runs nvcc for the candidate 0 times.
     Without the object (the control) it runs nvcc for it: the count is real."""
-    from graph.cluster.worker import WorkerEngine
+    from gpu.ray.worker import WorkerEngine
 
-    factory = "graph.testing:FakeGpuEvaluator"
+    factory = "gpu.fake:FakeGpuEvaluator"
     compiler = WorkerEngine("compile-0", "cpu", factory, {"cache_dir": str(tmp_path / "cpu")})
     gpu = WorkerEngine("gpu-0", "gpu", factory, {"cache_dir": str(tmp_path / "gpu")})
     control = WorkerEngine("gpu-1", "gpu", factory, {"cache_dir": str(tmp_path / "gpu-control")})

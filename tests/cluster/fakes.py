@@ -16,7 +16,7 @@ import time
 import uuid
 from pathlib import Path
 
-from graph.testing import FakeGpuEvaluator
+from gpu.fake import FakeGpuEvaluator
 
 
 class DyingFakeGpuEvaluator(FakeGpuEvaluator):

@@ -9,7 +9,7 @@ import pytest
 from typer.testing import CliRunner
 
 from app.cli import cli
-from graph.testing import FAKE_GPU
+from gpu.fake import FAKE_GPU
 from tests.support import kernels as k
 from tests.support.openai_stub import ScriptedOpenAI
 
@@ -77,7 +77,7 @@ def test_optimize_runs_its_job_on_the_cluster_with_fake_gpu(ray_address, tmp_pat
             "AGENT__BASE_URL": llm.base_url,
             "AGENT__API_KEY": "k",
             "AGENT__STATE_DIR": str(tmp_path / "state"),
-            "RAY__WORKER_EVALUATOR": "graph.testing:FakeGpuEvaluator",
+            "RAY__WORKER_EVALUATOR": "gpu.fake:FakeGpuEvaluator",
             "RAY__COMPILE_WORKERS": "1",
         }.items():
             monkeypatch.setenv(f"CUDAMASTER_{key}", value)

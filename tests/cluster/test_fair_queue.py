@@ -1,4 +1,4 @@
-"""The fair queue (graph/cluster/queue.py): jobs take turns, so one job's many items do not starve the others."""
+"""The fair queue (gpu/ray/queue.py): jobs take turns, so one job's many items do not starve the others."""
 
 from __future__ import annotations
 
@@ -6,7 +6,7 @@ import threading
 
 from bench_tasks import load_task
 from bench_tasks.work import work_item
-from graph.cluster.queue import FairQueue, Request
+from gpu.ray.queue import FairQueue, Request
 from settings import HarnessSettings
 
 _DEFINITION = work_item("evaluate", load_task("vector_add"), "fp32", None, settings=HarnessSettings())

@@ -18,9 +18,9 @@ from bench_tasks.harness import Verdict
 from bench_tasks.harness import source as harness_source
 from bench_tasks.spec import custom_task, register_task
 from bench_tasks.work import work_item
-from graph.cluster import RaySettings
-from graph.cluster.queue import FairQueue
-from graph.testing import FAKE_GPU
+from gpu.fake import FAKE_GPU
+from gpu.ray import RaySettings
+from gpu.ray.queue import FairQueue
 from settings import get_harness_settings
 from tests.support import kernels as k
 
@@ -29,8 +29,8 @@ pytestmark = [pytest.mark.timeout(600)]
 
 @pytest.fixture(scope="module")
 def cluster(ray_address, tmp_path_factory):
-    from graph.cluster import RaySettings
-    from graph.cluster.evaluator import RayEvaluator
+    from gpu.ray import RaySettings
+    from gpu.ray.evaluator import RayEvaluator
 
     base = tmp_path_factory.mktemp("ray-caches")
     settings = RaySettings(address=ray_address, compile_workers=1, worker_evaluator="tests.cluster.fakes:DyingFakeGpuEvaluator")
@@ -133,8 +133,8 @@ def test_a_worker_that_hangs_is_replaced_and_the_item_answered_as_an_infrastruct
 
 def test_shutting_down_fails_queued_work_with_an_error_not_a_verdict():
     """A job waiting for a result when the service stops must not record a verdict: its step runs again on resume."""
-    from graph.cluster.evaluator import ClusterError, RayEvaluator
-    from graph.cluster.queue import Request
+    from gpu.ray.evaluator import ClusterError, RayEvaluator
+    from gpu.ray.queue import Request
 
     evaluator = RayEvaluator.__new__(RayEvaluator)  # no workers: only the queues and shutdown
     evaluator.queues = {"gpu": FairQueue(), "cpu": FairQueue()}

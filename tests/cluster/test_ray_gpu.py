@@ -8,7 +8,7 @@ from pathlib import Path
 import pytest
 
 from bench_tasks.harness import Verdict
-from graph.evaluator import LocalEvaluator
+from gpu.local import LocalEvaluator
 
 pytestmark = [pytest.mark.gpu, pytest.mark.timeout(1200)]
 
@@ -31,8 +31,8 @@ def _close(ray_row, local_row) -> bool:
 
 @pytest.fixture(scope="module")
 def gpu_cluster(ray_address, harness_settings):
-    from graph.cluster import RaySettings
-    from graph.cluster.evaluator import RayEvaluator
+    from gpu.ray import RaySettings
+    from gpu.ray.evaluator import RayEvaluator
 
     evaluator = RayEvaluator(RaySettings(address=ray_address, compile_workers=1), harness=harness_settings)
     yield evaluator

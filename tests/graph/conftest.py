@@ -4,8 +4,8 @@ from pathlib import Path
 
 import pytest
 
+from gpu.fake import FakeGpuEvaluator
 from graph.runner import make_checkpointer
-from graph.testing import FakeGpuEvaluator
 from settings import AgentSettings, HarnessSettings, RetrySettings, get_harness_settings
 from tests.support.machine_env import clear_settings_env
 from tests.support.openai_stub import ScriptedOpenAI

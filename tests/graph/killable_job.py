@@ -10,9 +10,9 @@ import sys
 import time
 from pathlib import Path
 
+from gpu.fake import FakeGpuEvaluator
 from graph.contract import JobSpec
 from graph.runner import make_checkpointer, start_job
-from graph.testing import FakeGpuEvaluator
 from settings import AgentSettings, HarnessSettings, RetrySettings
 
 MODELS = {"planner": "planner-model", "coder": "coder-model", "compiler": "compiler-model", "debugger": "debugger-model"}

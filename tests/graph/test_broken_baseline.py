@@ -1,11 +1,11 @@
 """A baseline that fails on the GPU ends the job with a `baseline` failure before any LLM call (fault 3 of
-issue 10): the planner is never given a broken baseline. FAKE GPU results (graph.testing)."""
+issue 10): the planner is never given a broken baseline. FAKE GPU results (gpu.fake)."""
 
 from __future__ import annotations
 
 from bench_tasks.harness import EvaluationResult, Verdict
+from gpu.fake import FakeGpuEvaluator
 from graph.runner import JobSpec, start_job
-from graph.testing import FakeGpuEvaluator
 
 from .conftest import agent_settings
 

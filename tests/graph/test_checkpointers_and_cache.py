@@ -7,8 +7,8 @@ import uuid
 import pytest
 
 from bench_tasks import load_task
+from gpu.cache import CachingEvaluator
 from graph.contract import JobSpec
-from graph.evaluator import CachingEvaluator
 from graph.kernel_text import check_prototype, extract_code, parse_flags
 from graph.runner import close_checkpointer, make_checkpointer, start_job
 from tests.graph.conftest import MODELS, agent_settings
@@ -127,7 +127,7 @@ def test_flag_allowlist():
 
 
 def test_local_evaluator_profile_without_a_profiler_gives_a_note_not_a_crash(harness_settings, monkeypatch):
-    from graph.evaluator import LocalEvaluator
+    from gpu.local import LocalEvaluator
 
     monkeypatch.setenv("CUDAMASTER_PROFILING__NCU", "/nonexistent/ncu")  # no Nsight Compute, as on a CPU machine
     result = LocalEvaluator(harness_settings).profile("vector_add", "fp32", None, "filtered")
@@ -140,7 +140,7 @@ def test_local_evaluator_profile_shows_the_roofline_row_at_the_profiled_size_wit
     from pathlib import Path
 
     import profiling.ncu
-    from graph.evaluator import LocalEvaluator
+    from gpu.local import LocalEvaluator
     from profiling.parse import parse_report
     from profiling.report import ProfileReport
 

@@ -1,6 +1,6 @@
 """The graph speaks the contract (graph.contract): what it emits and returns are the contract's models,
 and the job spec is validated once per run, not rebuilt from the state in every node. Real nvcc,
-FAKE GPU and a FAKE profiler replaying a saved ncu report (graph.testing.FakeGpuEvaluator)."""
+FAKE GPU and a FAKE profiler replaying a saved ncu report (gpu.fake.FakeGpuEvaluator)."""
 
 from __future__ import annotations
 
@@ -9,10 +9,10 @@ from pathlib import Path
 
 import pytest
 
+from gpu.fake import FakeGpuEvaluator
 from graph import contract
 from graph.contract import JobSpec, parse_event
 from graph.runner import resume_job, start_job
-from graph.testing import FakeGpuEvaluator
 from tests.graph.conftest import MODELS, agent_settings
 from tests.support import kernels as k
 

@@ -6,8 +6,8 @@ from __future__ import annotations
 import pytest
 
 from bench_tasks.harness import gpu_status
+from gpu.local import LocalEvaluator
 from graph.contract import JobSpec
-from graph.evaluator import LocalEvaluator
 from graph.runner import start_job
 from tests.graph.conftest import MODELS, agent_settings
 from tests.support import kernels as k

@@ -9,7 +9,7 @@ import threading
 import time
 from pathlib import Path
 
-import graph.evaluator as ev
+import gpu.local as ev
 from settings import get_harness_settings
 
 

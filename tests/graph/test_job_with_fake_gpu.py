@@ -1,5 +1,5 @@
 """Full jobs against the scripted OpenAI-compatible server (real ChatOpenAI client path) with real nvcc
-compiles and a FAKE GPU (graph.testing.FakeGpuEvaluator): verdicts and speedups come from markers."""
+compiles and a FAKE GPU (gpu.fake.FakeGpuEvaluator): verdicts and speedups come from markers."""
 
 from __future__ import annotations
 
@@ -450,7 +450,7 @@ def test_profile_events_and_tokens_sent_with_a_budget_with_fake_gpu(tmp_path, se
 
 class _LostWorkerFakeGpu:
     """FAKE GPU whose evaluation of a source marked FAKE_INFRA comes back as the Ray evaluator answers an item
-    whose workers died twice (graph/cluster)."""
+    whose workers died twice (gpu/ray)."""
 
     def __init__(self, inner):
         self.inner = inner

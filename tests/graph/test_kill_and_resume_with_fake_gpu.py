@@ -1,6 +1,6 @@
 """A real child process runs a job and is killed with SIGKILL while compiling; the job is resumed
 in this process and finishes with every attempt and every LLM call present exactly once.
-Compiles are real (nvcc); the GPU is FAKE (graph.testing.FakeGpuEvaluator)."""
+Compiles are real (nvcc); the GPU is FAKE (gpu.fake.FakeGpuEvaluator)."""
 
 from __future__ import annotations
 

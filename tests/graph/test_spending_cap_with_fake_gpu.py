@@ -1,5 +1,5 @@
 """The job's spending cap (graph/spending.py) against the scripted OpenAI-compatible server (real client
-path, real `usage` fields), real nvcc compiles and a FAKE GPU (graph.testing.FakeGpuEvaluator).
+path, real `usage` fields), real nvcc compiles and a FAKE GPU (gpu.fake.FakeGpuEvaluator).
 
 The server bills like a real endpoint (`count_prompts`): a reply's prompt tokens are the request's, counted
 with tiktoken, and its completion tokens (50 unless a reply says otherwise) never pass the request's

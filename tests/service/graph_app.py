@@ -1,7 +1,7 @@
 """uvicorn factories for the service with the REAL agent (graph.runner).
 
 - create_fake_gpu_app: real LangGraph agent, real nvcc compiles, FAKE GPU results
-  (graph.testing.FakeGpuEvaluator); the LLM endpoint comes from CUDAMASTER_AGENT__BASE_URL (the tests
+  (gpu.fake.FakeGpuEvaluator); the LLM endpoint comes from CUDAMASTER_AGENT__BASE_URL (the tests
   point it at tests/support/openai_stub.py).
 - create_gpu_app: everything real (the service's default local GPU evaluator).
 - create_harness_without_gpu_app: real agent, real harness in the real sandbox, FAKE GPU CHECK: evaluate()
@@ -19,7 +19,7 @@ from app.main import create_app
 
 
 def create_fake_gpu_app():
-    from graph.testing import FakeGpuEvaluator
+    from gpu.fake import FakeGpuEvaluator
     from settings import get_harness_settings
 
     cache = Path(os.environ.get("TEST_HARNESS_CACHE", "/tmp/cm-harness-cache"))
@@ -33,8 +33,8 @@ def create_gpu_app():
 def create_harness_without_gpu_app():
     import importlib
 
-    from graph.evaluator import LocalEvaluator
-    from graph.testing import FakeGpuEvaluator
+    from gpu.fake import FakeGpuEvaluator
+    from gpu.local import LocalEvaluator
     from settings import get_harness_settings
 
     importlib.import_module("bench_tasks.harness.evaluate").require_gpu = lambda settings: None  # FAKE GPU CHECK

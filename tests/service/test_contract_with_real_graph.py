@@ -1,7 +1,7 @@
 """The contract (graph.contract) end to end in one process, on SQLite and PostgreSQL: the service's
 REAL runner runs the REAL graph (LLM answers from the scripted OpenAI-compatible server or from a
 person over HTTP, real nvcc compiles, FAKE GPU results and a FAKE profiler that replays a saved ncu
-report through the real parser, classifier and filter: graph.testing.FakeGpuEvaluator), the REAL store
+report through the real parser, classifier and filter: gpu.fake.FakeGpuEvaluator), the REAL store
 keeps what the graph emitted, and the API serves it."""
 
 from __future__ import annotations
@@ -43,7 +43,7 @@ def harness_cache(tmp_path_factory) -> Path:
 @pytest.fixture
 def service(db_url, tmp_path, llm, harness_cache, monkeypatch):
     """(client, headers, db_url): the service with the real agent and a FAKE GPU, in this process."""
-    from graph.testing import FakeGpuEvaluator
+    from gpu.fake import FakeGpuEvaluator
     from settings import HarnessSettings
 
     clear_settings_env(monkeypatch)

@@ -25,7 +25,7 @@ import pytest
 import yaml
 
 from bench_tasks import task_names
-from graph.cluster import RaySettings
+from gpu.ray import RaySettings
 from settings.tree import unknown_settings
 
 REPO = Path(__file__).resolve().parents[2]
@@ -146,7 +146,7 @@ def test_the_image_contents_install_as_a_wheel_and_its_cmd_serves(tmp_path):
     # The developer's editable install would fill in whatever the wheel lacks: drop its finder.
     isolate = "import sys; sys.meta_path[:] = [f for f in sys.meta_path if '__editable__' not in getattr(f, '__module__', '')]; "
     run_cli = [sys.executable, "-c", isolate + "from app.cli import main; sys.argv[0] = 'cudamaster'; main()"]
-    packages = ["settings", "app", "graph", "bench_tasks", "profiling", "migrations"]
+    packages = ["settings", "app", "graph", "gpu", "bench_tasks", "profiling", "migrations"]
     where = subprocess.run(
         [sys.executable, "-c", isolate + "import importlib\nfor p in sys.argv[1:]: print(importlib.import_module(p).__file__)", *packages],
         cwd=tmp_path,

@@ -1,12 +1,12 @@
-"""app.gpu.GpuLockedEvaluator: each evaluate/profile call reports how long it waited for its GPU of the pool
+"""gpu.locked.GpuLockedEvaluator: each evaluate/profile call reports how long it waited for its GPU of the pool
 to the evaluator of that GPU (`gpu_wait`), so figures can tell queueing from evaluation."""
 
 from __future__ import annotations
 
 import threading
 
-from app.gpu import GpuLockedEvaluator, GpuPool
-from graph.evaluator import LocalEvaluator
+from gpu.local import LocalEvaluator
+from gpu.locked import GpuLockedEvaluator, GpuPool
 
 
 class _HeldGpu:

@@ -7,7 +7,7 @@ from __future__ import annotations
 import httpx
 import pytest
 
-from graph.testing import FAKE_GPU
+from gpu.fake import FAKE_GPU
 from tests.support import kernels as k
 
 from .conftest import make_key, wait_status
@@ -34,7 +34,7 @@ def test_jobs_run_end_to_end_on_the_ray_cluster_with_fake_gpu(
     headers = {"X-API-Key": make_key(db_url)}
     env = graph_env(tmp_path, llm, tmp_path_factory) | {
         "CUDAMASTER_RAY__ADDRESS": ray_address,
-        "CUDAMASTER_RAY__WORKER_EVALUATOR": "graph.testing:FakeGpuEvaluator",
+        "CUDAMASTER_RAY__WORKER_EVALUATOR": "gpu.fake:FakeGpuEvaluator",
         "CUDAMASTER_RAY__COMPILE_WORKERS": "1",
         "CUDAMASTER_RAY__CACHE_DIR": str(tmp_path_factory.getbasetemp() / "ray-service-cache"),
     }

@@ -1,6 +1,6 @@
 """End to end with the REAL agent (graph.runner, LangGraph checkpoints) behind a real uvicorn process:
 the scripted OpenAI-compatible server (tests/support/openai_stub.py) answers the LLM calls, nvcc
-compiles for real, the GPU results are FAKE (graph.testing.FakeGpuEvaluator) except in the
+compiles for real, the GPU results are FAKE (gpu.fake.FakeGpuEvaluator) except in the
 `gpu`-marked test, which uses the real evaluator."""
 
 from __future__ import annotations

@@ -18,7 +18,8 @@ from pathlib import Path
 import httpx
 import pytest
 
-from app.gpu import GpuInventory, detect_gpus, plan_evaluation
+from app.evaluation import plan_evaluation
+from gpu.inventory import GpuInventory, detect_gpus
 
 from .conftest import PG_BASE, REPO, _postgres_up, free_port, make_key
 from .test_api_with_fake_agent import CUSTOM

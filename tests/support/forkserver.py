@@ -73,8 +73,8 @@ PRELOAD = (
     "tests.service.graph_app",
     "graph.runner",
     "graph.builder",
-    "graph.evaluator",
-    "graph.testing",
+    "gpu.local",
+    "gpu.fake",
     "bench_tasks.harness",
     "uvicorn.main",
     "uvicorn.loops.auto",
@@ -85,7 +85,7 @@ PRELOAD = (
     "sqlalchemy.dialects.postgresql.psycopg",
 )
 _CACHED = type(functools.cache(lambda: None))  # what functools.cache and lru_cache return
-OWN_PACKAGES = ("app", "graph", "bench_tasks", "profiling", "tests")
+OWN_PACKAGES = ("app", "graph", "gpu", "bench_tasks", "profiling", "tests")
 # Single-threaded imports; and a marker the tests look for in a forked server (it must not be there).
 SERVER_ENV = {"OPENBLAS_NUM_THREADS": "1", "OMP_NUM_THREADS": "1", "TESTS_FORKSERVER_MARKER": "1"}
 CHILD_SETUP_FAILED = 70

@@ -2,7 +2,7 @@
 
 `fast_kernel()` is a real, correct, faster kernel than the baseline (one thread per element, 256-thread
 blocks over the whole grid; the baseline uses ONE block of 1024 threads). The FAKE_* markers only
-mean something to graph.testing.FakeGpuEvaluator; on a real GPU they are plain comments.
+mean something to gpu.fake.FakeGpuEvaluator; on a real GPU they are plain comments.
 """
 
 from __future__ import annotations

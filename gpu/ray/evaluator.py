@@ -1,9 +1,9 @@
-"""`RayEvaluator`: graph.evaluator's protocol over a Ray cluster.
+"""`RayEvaluator`: gpu.protocol's Evaluator over a Ray cluster.
 
 - One long-lived worker (actor) per GPU of the cluster, `num_gpus=1`, pinned to its node; each keeps
   its compile and data/reference caches for its whole life. Compiles go to CPU-only workers
   (`compile_workers`, 1 CPU each), or to the GPU workers when there are none.
-- Work waits in a fair queue (graph/cluster/queue.py): jobs take turns; a free worker takes the next
+- Work waits in a fair queue (gpu/ray/queue.py): jobs take turns; a free worker takes the next
   job's first item it can run.
 - A worker that dies, or holds an item longer than `item_timeout_s`, is killed and replaced on its
   node; the item is retried once on another worker (the replacement, where there is no other), then
@@ -32,8 +32,7 @@ from bench_tasks.harness import EvaluationResult, Verdict
 from bench_tasks.work import CompiledObject, WorkItem, WorkKind, work_item
 from settings import HarnessSettings, RaySettings, get_harness_settings, get_ray_settings
 
-from ..contract import Profile
-from ..evaluator import CompileReport, no_profile
+from ..protocol import CompileReport, Profile, no_profile
 from .queue import FairQueue, Request
 from .worker import WorkerEngine, WorkOutcome
 
@@ -285,7 +284,7 @@ class RayEvaluator:
     def for_job(self, job_id: str, gpu_model: str | None = None) -> JobEvaluator:
         return JobEvaluator(self, job_id, gpu_model)
 
-    # -- graph.evaluator protocol (work of no job) ------------------------------------------------------
+    # -- gpu.protocol's Evaluator (work of no job) ------------------------------------------------------
     def compile(self, task: str, precision: str, source: str, flags: list[str]) -> CompileReport:
         return self._default.compile(task, precision, source, flags)
 

@@ -1,4 +1,4 @@
-"""GPU work spread over a Ray cluster, behind graph.evaluator's protocol (optional: `pip install -e ".[ray]"`).
+"""GPU work spread over a Ray cluster, behind gpu.protocol's Evaluator (optional: `pip install -e ".[ray]"`).
 
 `RayEvaluator` (evaluator.py) runs one worker per GPU and CPU compile workers, with a fair queue across
 jobs (queue.py); the workers (worker.py) run `bench_tasks.work.WorkItem`s. Settings: the `ray` section

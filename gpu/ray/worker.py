@@ -1,6 +1,6 @@
 """The worker side: one long-lived process per GPU (or per compile slot) running work items.
 
-`WorkerEngine` is plain Python (a Ray actor class is made from it in graph/cluster/evaluator.py). It
+`WorkerEngine` is plain Python (a Ray actor class is made from it in gpu/ray/evaluator.py). It
 rebuilds the task from the item, installs the compile node's object in its own cache, and runs the
 item with the evaluator it keeps for the whole of its life (its compile cache and data/reference
 caches stay warm). An evaluation's result is stamped with the GPU model, driver and host it ran on.
@@ -24,8 +24,7 @@ from bench_tasks.spec import register_task
 from bench_tasks.work import CompiledObject, WorkItem, build_task
 from settings import HarnessSettings, get_harness_settings
 
-from ..contract import Profile
-from ..evaluator import CompileReport
+from ..protocol import CompileReport, Profile
 
 
 @dataclass
@@ -47,7 +46,7 @@ def load_factory(spec: str | Callable[..., Any]) -> Callable[..., Any]:
         return spec
     module, _, name = spec.partition(":")
     if not module or not name:
-        raise ValueError(f"worker evaluator {spec!r}: write it as module:Class, e.g. graph.evaluator:LocalEvaluator")
+        raise ValueError(f"worker evaluator {spec!r}: write it as module:Class, e.g. gpu.local:LocalEvaluator")
     return getattr(importlib.import_module(module), name)
 
 

@@ -25,8 +25,8 @@ from bench_tasks.harness import source as harness_source
 from bench_tasks.harness.result import Check, GpuInfo
 from settings import HarnessSettings
 
-from .contract import Profile, ProfileMode
-from .evaluator import CompileReport, LocalEvaluator, no_profile, profile_of
+from .local import LocalEvaluator
+from .protocol import CompileReport, Profile, ProfileMode, no_profile, profile_of
 
 FAKE_GPU = GpuInfo(name="FAKE GPU (test double, no measurement)", compute_capability="9.0", sm_count=132, l2_bytes=60 * 2**20)
 
@@ -38,7 +38,7 @@ def _stats(us: float) -> TimeStats:
 class FakeGpuEvaluator:
     """Real nvcc compile, FAKE GPU evaluation and profile (see the module docstring)."""
 
-    gpu_info = FAKE_GPU  # the GPU model a Ray worker running this double reports (graph/cluster/worker.py)
+    gpu_info = FAKE_GPU  # the GPU model a Ray worker running this double reports (gpu/ray/worker.py)
 
     def __init__(
         self,
