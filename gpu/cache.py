@@ -13,7 +13,7 @@ from pathlib import Path
 
 from bench_tasks.harness import EvaluationResult
 
-from .protocol import CompileReport, Evaluator, Profile, ProfileMode
+from .protocol import CompileReport, CompileRequest, EvaluateRequest, Evaluator, Profile, ProfileRequest
 
 
 def _key(*parts: object) -> str:
@@ -56,29 +56,27 @@ class CachingEvaluator:
             json.dump(data, f)
         os.replace(tmp, p)
 
-    def compile(self, task: str, precision: str, source: str, flags: list[str]) -> CompileReport:
-        key = _key("compile", task, precision, source_sha(source), list(flags))
+    def compile(self, request: CompileRequest) -> CompileReport:
+        key = _key("compile", request.task, request.precision, source_sha(request.source), list(request.flags))
         if (hit := self._load("compile", key)) is not None:
             return CompileReport(**hit)
-        report = self.inner.compile(task, precision, source, flags)
+        report = self.inner.compile(request)
         self._save("compile", key, asdict(report))
         return report
 
-    def evaluate(self, task: str, precision: str, source: str | None, sizes: str, flags: list[str]) -> EvaluationResult:
-        key = _key("evaluate", task, precision, source_sha(source), list(flags), sizes)
+    def evaluate(self, request: EvaluateRequest) -> EvaluationResult:
+        key = _key("evaluate", request.task, request.precision, source_sha(request.source), list(request.flags), request.sizes)
         if (hit := self._load("evaluations", key)) is not None:
             return EvaluationResult.model_validate(hit)
-        result = self.inner.evaluate(task, precision, source, sizes, flags)
+        result = self.inner.evaluate(request)
         self._save("evaluations", key, result.model_dump(mode="json"))
         return result
 
-    def profile(
-        self, task: str, precision: str, source: str | None, mode: ProfileMode = "filtered", rows: list[dict] | None = None
-    ) -> Profile:
-        key = _key("profile", task, precision, source_sha(source), mode)
+    def profile(self, request: ProfileRequest) -> Profile:
+        key = _key("profile", request.task, request.precision, source_sha(request.source), request.mode)
         if (hit := self._load("profiles", key)) is not None:
-            return Profile.model_validate({**hit, "mode": mode})
-        result = self.inner.profile(task, precision, source, mode, rows)
+            return Profile.model_validate({**hit, "mode": request.mode})
+        result = self.inner.profile(request)
         if result.text:  # a missing profiler may be installed before the resume
             self._save("profiles", key, result.model_dump(mode="json"))
         return result

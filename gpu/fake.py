@@ -26,7 +26,7 @@ from bench_tasks.harness.result import Check, GpuInfo
 from settings import HarnessSettings
 
 from .local import LocalEvaluator
-from .protocol import CompileReport, Profile, ProfileMode, no_profile, profile_of
+from .protocol import CompileReport, CompileRequest, EvaluateRequest, Profile, ProfileRequest, no_profile, profile_of
 
 FAKE_GPU = GpuInfo(name="FAKE GPU (test double, no measurement)", compute_capability="9.0", sm_count=132, l2_bytes=60 * 2**20)
 
@@ -53,13 +53,14 @@ class FakeGpuEvaluator:
         self.evaluations: list[str | None] = []
         self.profiles: list[str | None] = []
 
-    def compile(self, task: str, precision: str, source: str, flags: list[str]) -> CompileReport:
+    def compile(self, request: CompileRequest) -> CompileReport:
         if self.before_compile is not None:
-            self.before_compile(source)
-        self.compiles.append(source)
-        return self.real.compile(task, precision, source, flags)
+            self.before_compile(request.source)
+        self.compiles.append(request.source)
+        return self.real.compile(request)
 
-    def evaluate(self, task: str, precision: str, source: str | None, sizes: str, flags: list[str]) -> EvaluationResult:
+    def evaluate(self, request: EvaluateRequest) -> EvaluationResult:
+        task, precision, source, sizes = request.task, request.precision, request.source, request.sizes
         self.evaluations.append(source)
         variant = load_task(task).variant(precision)
         sizes_list = variant.task.size_list(sizes)
@@ -74,7 +75,7 @@ class FakeGpuEvaluator:
         )
         if source is not None:
             text = harness_source.prepare(source, self.real.settings.max_source_bytes)
-            compiled = self.real.compile(task, precision, text, flags)
+            compiled = self.real.compile(CompileRequest(task=task, precision=precision, source=text, flags=request.flags))
             if not compiled.ok:
                 result.verdict, result.message, result.log = Verdict(compiled.verdict), compiled.message, compiled.log  # type: ignore[arg-type]
                 return result
@@ -108,9 +109,8 @@ class FakeGpuEvaluator:
             result.score = speedup
         return result
 
-    def profile(
-        self, task: str, precision: str, source: str | None, mode: ProfileMode = "filtered", rows: list[dict] | None = None
-    ) -> Profile:
+    def profile(self, request: ProfileRequest) -> Profile:
+        task, precision, source, mode, rows = request.task, request.precision, request.source, request.mode, request.rows
         self.profiles.append(source)
         if mode == "none":
             return no_profile("profiling switched off for this job")

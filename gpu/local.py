@@ -18,7 +18,7 @@ from bench_tasks import load_task
 from bench_tasks.harness import EvaluationResult, SizeRow, compile_candidate, evaluate
 from settings import HarnessSettings, get_harness_settings
 
-from .protocol import CompileReport, Profile, ProfileMode, no_profile, profile_of
+from .protocol import CompileReport, CompileRequest, EvaluateRequest, Profile, ProfileRequest, no_profile, profile_of
 
 log = logging.getLogger(__name__)
 
@@ -58,20 +58,20 @@ class LocalEvaluator:
         if self.on_gpu_wait is not None:
             self.on_gpu_wait(task, precision, seconds)
 
-    def compile(self, task: str, precision: str, source: str, flags: list[str]) -> CompileReport:
-        variant = load_task(task).variant(precision)
-        out = compile_candidate(variant, source, self.settings, list(flags))
+    def compile(self, request: CompileRequest) -> CompileReport:
+        variant = load_task(request.task).variant(request.precision)
+        out = compile_candidate(variant, request.source, self.settings, list(request.flags))
         key = out.object_path.parent.name if out.ok and out.object_path is not None else ""
         return CompileReport(None if out.ok else out.verdict.value, out.message, out.log[-20000:], out.flags, key)  # type: ignore[union-attr]
 
-    def evaluate(self, task: str, precision: str, source: str | None, sizes: str, flags: list[str]) -> EvaluationResult:
+    def evaluate(self, request: EvaluateRequest) -> EvaluationResult:
+        task, precision = request.task, request.precision
         with gpu_turn(self.settings) as waited:
             self.gpu_wait(task, precision, waited)
-            return evaluate(task, precision, source, sizes, settings=self.settings, extra_flags=list(flags) or None)
+            return evaluate(task, precision, request.source, request.sizes, settings=self.settings, extra_flags=list(request.flags) or None)
 
-    def profile(
-        self, task: str, precision: str, source: str | None, mode: ProfileMode = "filtered", rows: list[dict] | None = None
-    ) -> Profile:
+    def profile(self, request: ProfileRequest) -> Profile:
+        task, precision, mode = request.task, request.precision, request.mode
         if mode == "none":
             return no_profile("profiling switched off for this job")
         try:
@@ -81,9 +81,9 @@ class LocalEvaluator:
         try:
             with gpu_turn(self.settings) as waited:
                 self.gpu_wait(task, precision, waited)
-                report = profile_kernel(task, precision, candidate_source=source, harness_settings=self.settings)
+                report = profile_kernel(task, precision, candidate_source=request.source, harness_settings=self.settings)
             # The harness's row at the profiled size gives the roofline position.
-            row = next((SizeRow.model_validate(r) for r in rows or [] if r.get("params") == report.params), None)
+            row = next((SizeRow.model_validate(r) for r in request.rows or () if r.get("params") == report.params), None)
             return profile_of(report, mode, row, f"Nsight Compute, {mode} metrics")
         except Exception as exc:  # noqa: BLE001 - a missing or failing profiler must not end the job
             log.warning("profile of %s/%s failed: %s", task, precision, exc)

@@ -12,7 +12,12 @@ import threading
 import time
 from collections.abc import Callable, Iterator
 from contextlib import contextmanager
-from typing import Any
+from typing import TYPE_CHECKING, Any, cast
+
+from .protocol import CompileReport, CompileRequest, EvaluateRequest, Evaluator, KernelRequest, Profile, ProfileRequest
+
+if TYPE_CHECKING:
+    from bench_tasks.harness import EvaluationResult
 
 
 class GpuPool:
@@ -45,13 +50,6 @@ class GpuPool:
             return sorted(self._busy)
 
 
-def _variant_of(args: tuple[Any, ...], kwargs: dict[str, Any]) -> tuple[str, str]:
-    """(task, precision) of an evaluate/profile call: its first two arguments, given by position or by name."""
-    task = args[0] if len(args) > 0 else kwargs["task"]
-    precision = args[1] if len(args) > 1 else kwargs["precision"]
-    return str(task), str(precision)
-
-
 class GpuLockedEvaluator:
     """An evaluator whose GPU calls (evaluate, profile) each hold one GPU of the pool.
 
@@ -64,29 +62,37 @@ class GpuLockedEvaluator:
     a wait reported to it from outside would have no GPU, hence no evaluator, to go to.
     """
 
-    def __init__(self, inner: Any | Callable[[str], Any], pool: GpuPool, *, per_gpu: bool = False) -> None:
+    def __init__(self, inner: Evaluator | Callable[[str], Evaluator], pool: GpuPool, *, per_gpu: bool = False) -> None:
         self.pool = pool
-        self._per_gpu = {g: inner(g) for g in pool.gpus} if per_gpu else {g: inner for g in pool.gpus}
+        if per_gpu:
+            make = cast(Callable[[str], Evaluator], inner)
+            self._per_gpu = {g: make(g) for g in pool.gpus}
+        else:
+            self._per_gpu = {g: cast(Evaluator, inner) for g in pool.gpus}
         self._any = self._per_gpu[pool.gpus[0]]
 
-    def compile(self, *args: Any, **kwargs: Any) -> Any:
-        return self._any.compile(*args, **kwargs)  # type: ignore[union-attr]
+    def compile(self, request: CompileRequest) -> CompileReport:
+        return self._any.compile(request)
 
-    def _on_a_gpu(self, call: str, args: tuple[Any, ...], kwargs: dict[str, Any]) -> Any:
+    @contextmanager
+    def _gpu_for(self, request: KernelRequest) -> Iterator[Evaluator]:
+        """The evaluator of a GPU of the pool, held until the block ends; its wait reported first."""
         asked = time.monotonic()
         with self.pool.slot() as gpu:
             waited = time.monotonic() - asked
             evaluator = self._per_gpu[gpu]
             report = getattr(evaluator, "gpu_wait", None)
             if callable(report):
-                report(*_variant_of(args, kwargs), waited)
-            return getattr(evaluator, call)(*args, **kwargs)
+                report(request.task, request.precision, waited)
+            yield evaluator
 
-    def evaluate(self, *args: Any, **kwargs: Any) -> Any:
-        return self._on_a_gpu("evaluate", args, kwargs)
+    def evaluate(self, request: EvaluateRequest) -> EvaluationResult:
+        with self._gpu_for(request) as evaluator:
+            return evaluator.evaluate(request)
 
-    def profile(self, *args: Any, **kwargs: Any) -> Any:
-        return self._on_a_gpu("profile", args, kwargs)
+    def profile(self, request: ProfileRequest) -> Profile:
+        with self._gpu_for(request) as evaluator:
+            return evaluator.profile(request)
 
     def __getattr__(self, name: str) -> Any:
         if name == "gpu_wait":
@@ -94,7 +100,7 @@ class GpuLockedEvaluator:
         return getattr(self._any, name)
 
 
-def local_evaluator(gpu: str) -> Any:
+def local_evaluator(gpu: str) -> Evaluator:
     """The real evaluator (harness + Nsight Compute) pinned to one GPU."""
     from settings import get_harness_settings
 

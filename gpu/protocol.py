@@ -1,14 +1,16 @@
-"""The one protocol of GPU work: compile, evaluate, profile, and what they return.
+"""The one protocol of GPU work: compile, evaluate, profile, each taking ONE typed request.
 
-`CompileReport` (a compile's verdict and log), `Profile` (what the profiler said and what of it the planner
-saw; the graph's contract re-exports it), `EvaluationResult` (the harness's). Every evaluator of this package
-implements `Evaluator`.
+Requests: `CompileRequest`, `EvaluateRequest`, `ProfileRequest` (the task and precision by name, the candidate's
+source or None for the baseline alone, and what the call needs besides). Results: `CompileReport` (a compile's
+verdict and log), `EvaluationResult` (the harness's) and `Profile` (what the profiler said and what of it the
+planner saw; the graph's contract re-exports it). Every evaluator of this package implements `Evaluator`; a Ray
+worker receives the self-contained `bench_tasks.work.WorkItem` and turns it back into these requests.
 """
 
 from __future__ import annotations
 
 from dataclasses import dataclass
-from typing import TYPE_CHECKING, Literal, Protocol, runtime_checkable
+from typing import TYPE_CHECKING, Any, Literal, Protocol, runtime_checkable
 
 from pydantic import BaseModel, ConfigDict, Field
 
@@ -65,12 +67,41 @@ def no_profile(note: str, mode: ProfileMode = "none") -> Profile:
     return Profile(text="", note=note, mode=mode)
 
 
+class KernelRequest(BaseModel):
+    """What every request names: the task, the precision and the kernel (the candidate, or None: the baseline)."""
+
+    model_config = ConfigDict(frozen=True, extra="forbid")
+
+    task: str = Field(description="the task's name (bench_tasks.load_task)")
+    precision: str
+    source: str | None = Field(None, description="the candidate's source; None: the baseline alone")
+
+
+class CompileRequest(KernelRequest):
+    """Compile a candidate (CPU only) with these extra nvcc flags."""
+
+    source: str
+    flags: tuple[str, ...] = ()
+
+
+class EvaluateRequest(KernelRequest):
+    """Check and time the candidate (or the baseline alone) on the GPU at one size set."""
+
+    sizes: str = "paper"
+    flags: tuple[str, ...] = ()
+
+
+class ProfileRequest(KernelRequest):
+    """Profile the candidate (or the baseline); `rows` are its evaluation's rows (the roofline position)."""
+
+    mode: ProfileMode = "filtered"
+    rows: tuple[dict[str, Any], ...] | None = None
+
+
 @runtime_checkable
 class Evaluator(Protocol):
-    def compile(self, task: str, precision: str, source: str, flags: list[str]) -> CompileReport: ...
+    def compile(self, request: CompileRequest) -> CompileReport: ...
 
-    def evaluate(self, task: str, precision: str, source: str | None, sizes: str, flags: list[str]) -> EvaluationResult: ...
+    def evaluate(self, request: EvaluateRequest) -> EvaluationResult: ...
 
-    def profile(
-        self, task: str, precision: str, source: str | None, mode: ProfileMode = "filtered", rows: list[dict] | None = None
-    ) -> Profile: ...
+    def profile(self, request: ProfileRequest) -> Profile: ...

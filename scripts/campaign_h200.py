@@ -54,6 +54,8 @@ import sys
 import threading
 import time
 from collections import defaultdict
+from collections.abc import Iterator
+from contextlib import contextmanager
 from pathlib import Path
 from typing import Any
 
@@ -63,7 +65,17 @@ sys.path.insert(0, str(ROOT))
 from campaign_figures import GPU_TURN_WAIT, POOL_WAIT, write_figures  # noqa: E402
 
 from bench_tasks import all_tasks  # noqa: E402
+from bench_tasks.harness import EvaluationResult  # noqa: E402
 from bench_tasks.provenance import provenance  # noqa: E402
+from gpu.protocol import (  # noqa: E402
+    CompileReport,
+    CompileRequest,
+    EvaluateRequest,
+    Evaluator,
+    KernelRequest,
+    Profile,
+    ProfileRequest,
+)
 from tests.support.openai_stub import Reply, ScriptedOpenAI  # noqa: E402
 
 MODELS = {"planner": "scripted-planner", "coder": "scripted-coder", "debugger": "scripted-coder", "compiler": "scripted-compiler"}
@@ -122,7 +134,7 @@ class TimedEvaluator:
     """Wraps the evaluator and adds up, per variant, the seconds spent compiling, evaluating, profiling
     and waiting for the GPU (kept in `path` after every call, so a later sitting adds to them)."""
 
-    def __init__(self, inner: Any, path: Path) -> None:
+    def __init__(self, inner: Evaluator, path: Path) -> None:
         self.inner, self.path = inner, path
         self.seconds: dict[str, dict[str, float]] = defaultdict(lambda: defaultdict(float))
         if path.exists():
@@ -131,14 +143,15 @@ class TimedEvaluator:
         self._lock = threading.Lock()
         self._in_call = threading.local()  # whether this thread is inside one of our timed calls
 
-    def _timed(self, kind: str, task: str, precision: str, fn, *args: Any) -> Any:
+    @contextmanager
+    def _timed(self, kind: str, request: KernelRequest) -> Iterator[None]:
         started = time.monotonic()
         self._in_call.active = True
         try:
-            return fn(task, precision, *args)
+            yield
         finally:
             self._in_call.active = False
-            self._add(task, precision, kind, time.monotonic() - started)
+            self._add(request.task, request.precision, kind, time.monotonic() - started)
 
     def _add(self, task: str, precision: str, kind: str, seconds: float) -> None:
         with self._lock:
@@ -152,14 +165,17 @@ class TimedEvaluator:
         that call's seconds) it is kept as GPU_TURN_WAIT; before one (the service's GPU pool) as POOL_WAIT."""
         self._add(task, precision, GPU_TURN_WAIT if getattr(self._in_call, "active", False) else POOL_WAIT, seconds)
 
-    def compile(self, task: str, precision: str, *args: Any) -> Any:
-        return self._timed("compile", task, precision, self.inner.compile, *args)
+    def compile(self, request: CompileRequest) -> CompileReport:
+        with self._timed("compile", request):
+            return self.inner.compile(request)
 
-    def evaluate(self, task: str, precision: str, *args: Any) -> Any:
-        return self._timed("evaluate", task, precision, self.inner.evaluate, *args)
+    def evaluate(self, request: EvaluateRequest) -> EvaluationResult:
+        with self._timed("evaluate", request):
+            return self.inner.evaluate(request)
 
-    def profile(self, task: str, precision: str, *args: Any) -> Any:
-        return self._timed("profile", task, precision, self.inner.profile, *args)
+    def profile(self, request: ProfileRequest) -> Profile:
+        with self._timed("profile", request):
+            return self.inner.profile(request)
 
 
 def _free_port() -> int:

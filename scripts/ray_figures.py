@@ -31,6 +31,7 @@ from bench_tasks import all_tasks  # noqa: E402
 from bench_tasks.harness.pipeline import Job, run_pipeline  # noqa: E402
 from bench_tasks.provenance import provenance  # noqa: E402
 from gpu.local import LocalEvaluator  # noqa: E402
+from gpu.protocol import EvaluateRequest  # noqa: E402
 from settings import get_harness_settings  # noqa: E402
 
 CANDIDATES = ROOT / "tests" / "bench" / "candidates"
@@ -42,11 +43,11 @@ def _overhead(evaluator, repeats: int) -> dict:
     out = {}
     for task, filename in PAIRS:
         source = (CANDIDATES / filename).read_text()
-        evaluator.evaluate(task, "fp32", source, "paper", [])  # warm-up: compile, data, worker start
+        evaluator.evaluate(EvaluateRequest(task=task, precision="fp32", source=source))  # warm-up: compile, data, worker start
         added, walls = [], []
         for _ in range(repeats):
             t0 = time.perf_counter()
-            result = evaluator.evaluate(task, "fp32", source, "paper", [])
+            result = evaluator.evaluate(EvaluateRequest(task=task, precision="fp32", source=source))
             wall = time.perf_counter() - t0
             walls.append(wall)
             added.append(wall - result.wall_seconds)

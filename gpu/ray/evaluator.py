@@ -32,7 +32,7 @@ from bench_tasks.harness import EvaluationResult, Verdict
 from bench_tasks.work import CompiledObject, WorkItem, WorkKind, work_item
 from settings import HarnessSettings, RaySettings, get_harness_settings, get_ray_settings
 
-from ..protocol import CompileReport, Profile, no_profile
+from ..protocol import CompileReport, CompileRequest, EvaluateRequest, KernelRequest, Profile, ProfileRequest, no_profile
 from .queue import FairQueue, Request
 from .worker import WorkerEngine, WorkOutcome
 
@@ -285,14 +285,14 @@ class RayEvaluator:
         return JobEvaluator(self, job_id, gpu_model)
 
     # -- gpu.protocol's Evaluator (work of no job) ------------------------------------------------------
-    def compile(self, task: str, precision: str, source: str, flags: list[str]) -> CompileReport:
-        return self._default.compile(task, precision, source, flags)
+    def compile(self, request: CompileRequest) -> CompileReport:
+        return self._default.compile(request)
 
-    def evaluate(self, task: str, precision: str, source: str | None, sizes: str, flags: list[str]) -> EvaluationResult:
-        return self._default.evaluate(task, precision, source, sizes, flags)
+    def evaluate(self, request: EvaluateRequest) -> EvaluationResult:
+        return self._default.evaluate(request)
 
-    def profile(self, task: str, precision: str, source: str | None, mode: str = "filtered", rows: list[dict] | None = None) -> Profile:
-        return self._default.profile(task, precision, source, mode, rows)
+    def profile(self, request: ProfileRequest) -> Profile:
+        return self._default.profile(request)
 
     # -- status and shutdown ----------------------------------------------------------------------------
     def status(self) -> dict[str, Any]:
@@ -338,20 +338,23 @@ class JobEvaluator:
     def __init__(self, cluster: RayEvaluator, job_id: str, gpu_model: str | None = None) -> None:
         self.cluster, self.job_id, self.gpu_model = cluster, job_id, gpu_model
 
-    def _item(self, kind: WorkKind, task: str, precision: str, source: str | None, **fields: Any) -> WorkItem:
-        return work_item(kind, load_task(task), precision, source, settings=self.cluster.harness, job_id=self.job_id, **fields)
+    def _item(self, kind: WorkKind, request: KernelRequest, **fields: Any) -> WorkItem:
+        """The self-contained item of `request` (the task's definition travels with it), as this job's work."""
+        task = load_task(request.task)
+        return work_item(kind, task, request.precision, request.source, settings=self.cluster.harness, job_id=self.job_id, **fields)
 
-    def compile(self, task: str, precision: str, source: str, flags: list[str]) -> CompileReport:
-        out = self.cluster.run(self._item("compile", task, precision, source, flags=list(flags)))
+    def compile(self, request: CompileRequest) -> CompileReport:
+        out = self.cluster.run(self._item("compile", request, flags=list(request.flags)))
         assert out.compile is not None
         if out.compiled is not None:
-            self.cluster.remember((task, precision, _sha(source), tuple(flags)), out.compiled)
+            self.cluster.remember((request.task, request.precision, _sha(request.source), tuple(request.flags)), out.compiled)
         return out.compile
 
-    def evaluate(self, task: str, precision: str, source: str | None, sizes: str, flags: list[str]) -> EvaluationResult:
-        compiled = self.cluster.compiled_for((task, precision, _sha(source), tuple(flags))) if source is not None else None
+    def evaluate(self, request: EvaluateRequest) -> EvaluationResult:
+        key = (request.task, request.precision, _sha(request.source), tuple(request.flags))
+        compiled = self.cluster.compiled_for(key) if request.source is not None else None
         out = self.cluster.run(
-            self._item("evaluate", task, precision, source, flags=list(flags), sizes=sizes, compiled=compiled, gpu_model=self.gpu_model)
+            self._item("evaluate", request, flags=list(request.flags), sizes=request.sizes, compiled=compiled, gpu_model=self.gpu_model)
         )
         result = out.evaluation
         assert result is not None
@@ -359,9 +362,10 @@ class JobEvaluator:
             self.gpu_model = result.gpu.name  # the job's measurements stay on this model from now on
         return result
 
-    def profile(self, task: str, precision: str, source: str | None, mode: str = "filtered", rows: list[dict] | None = None) -> Profile:
-        if mode == "none":
+    def profile(self, request: ProfileRequest) -> Profile:
+        if request.mode == "none":
             return no_profile("profiling switched off for this job")
-        out = self.cluster.run(self._item("profile", task, precision, source, profile_mode=mode, rows=rows, gpu_model=self.gpu_model))
+        rows = list(request.rows) if request.rows is not None else None
+        out = self.cluster.run(self._item("profile", request, profile_mode=request.mode, rows=rows, gpu_model=self.gpu_model))
         assert out.profile is not None
         return out.profile

@@ -15,7 +15,7 @@ import socket
 import subprocess
 from collections.abc import Callable
 from dataclasses import dataclass, field
-from typing import Any
+from typing import Any, cast
 
 from bench_tasks.harness import EvaluationResult
 from bench_tasks.harness import compile as harness_compile
@@ -24,7 +24,7 @@ from bench_tasks.spec import register_task
 from bench_tasks.work import CompiledObject, WorkItem, build_task
 from settings import HarnessSettings, get_harness_settings
 
-from ..protocol import CompileReport, Profile
+from ..protocol import CompileReport, CompileRequest, EvaluateRequest, Evaluator, Profile, ProfileMode, ProfileRequest
 
 
 @dataclass
@@ -48,6 +48,20 @@ def load_factory(spec: str | Callable[..., Any]) -> Callable[..., Any]:
     if not module or not name:
         raise ValueError(f"worker evaluator {spec!r}: write it as module:Class, e.g. gpu.local:LocalEvaluator")
     return getattr(importlib.import_module(module), name)
+
+
+def compile_request(item: WorkItem, task: str) -> CompileRequest:
+    """The evaluator's request for a compile item (`task`: the name the item's definition is registered under)."""
+    return CompileRequest(task=task, precision=item.precision, source=item.source or "", flags=tuple(item.flags))
+
+
+def evaluate_request(item: WorkItem, task: str) -> EvaluateRequest:
+    return EvaluateRequest(task=task, precision=item.precision, source=item.source, sizes=item.sizes, flags=tuple(item.flags))
+
+
+def profile_request(item: WorkItem, task: str) -> ProfileRequest:
+    rows = tuple(item.rows) if item.rows is not None else None
+    return ProfileRequest(task=task, precision=item.precision, source=item.source, mode=cast(ProfileMode, item.profile_mode), rows=rows)
 
 
 def _assigned_gpus() -> list[str]:
@@ -83,7 +97,7 @@ class WorkerEngine:
         self.name, self.role = name, role
         self.settings = get_harness_settings(**(local or {}))  # this machine's harness section, with the given overrides
         self.factory = load_factory(evaluator)
-        self._evaluators: dict[str, Any] = {}
+        self._evaluators: dict[str, Evaluator] = {}
         self.host = socket.gethostname()
         self.gpu_ids = _assigned_gpus()
         model, driver = _smi_gpu(self.gpu_ids[0] if self.gpu_ids else None) if role == "gpu" else ("", "")
@@ -106,7 +120,7 @@ class WorkerEngine:
             "cache_dir": str(self.settings.cache_dir),
         }
 
-    def _evaluator(self, settings: HarnessSettings) -> Any:
+    def _evaluator(self, settings: HarnessSettings) -> Evaluator:
         key = settings.model_dump_json()
         if key not in self._evaluators:
             self._evaluators[key] = self.factory(settings)
@@ -121,7 +135,7 @@ class WorkerEngine:
         evaluator = self._evaluator(settings)
         out = WorkOutcome(worker=self.name, host=self.host)
         if item.kind == "compile":
-            out.compile = evaluator.compile(task.name, item.precision, item.source or "", list(item.flags))
+            out.compile = evaluator.compile(compile_request(item, task.name))
             if out.compile.ok:
                 out.compiled = CompiledObject.read(settings.cache_dir, out.compile.object_key)
         elif item.kind == "evaluate":
@@ -130,10 +144,10 @@ class WorkerEngine:
 
                 out.evaluation = evaluate(task, item.precision, None, item.sizes, settings=settings, implementation="vendor")
             else:
-                out.evaluation = evaluator.evaluate(task.name, item.precision, item.source, item.sizes, list(item.flags))
+                out.evaluation = evaluator.evaluate(evaluate_request(item, task.name))
             self._stamp(out.evaluation)
         else:
-            out.profile = evaluator.profile(task.name, item.precision, item.source, item.profile_mode, item.rows)
+            out.profile = evaluator.profile(profile_request(item, task.name))
         self.done += 1
         out.nvcc_runs = dict(harness_compile.NVCC_RUNS)
         return out

@@ -20,7 +20,7 @@ class BaselineFailed(RuntimeError):
 
 def run(state: dict[str, Any], deps: Deps) -> dict[str, Any]:
     spec = deps.spec
-    evaluation = deps.evaluator.evaluate(spec.task, spec.precision, None, spec.sizes, [])
+    evaluation = deps.evaluator.evaluate(deps.evaluate_request(None))
     if not evaluation.ok:
         raise BaselineFailed(
             f"baseline: {evaluation.verdict.value}: {evaluation.message} (the task's baseline must build "
@@ -30,7 +30,7 @@ def run(state: dict[str, Any], deps: Deps) -> dict[str, Any]:
         profile = no_profile("profiling switched off for this job")
     else:
         rows = evaluation.model_dump(mode="json")["rows"]
-        profile = deps.evaluator.profile(spec.task, spec.precision, None, spec.profile_mode, rows)
+        profile = deps.evaluator.profile(deps.profile_request(None, rows))
     return {
         "baseline": {
             "evaluation": evaluation.model_dump(mode="json"),

@@ -16,7 +16,7 @@ from .records import attempt
 
 
 def run(state: dict[str, Any], deps: Deps) -> dict[str, Any]:
-    spec, variant = deps.spec, deps.variant
+    variant = deps.variant
     source = state.get("source") or ""
     verdict, message, log = None, "", ""
     if not source.strip():
@@ -34,7 +34,7 @@ def run(state: dict[str, Any], deps: Deps) -> dict[str, Any]:
             if proto.changed:
                 verdict, message = PROTOTYPE_CHANGED, proto.message
         if verdict is None:
-            report = deps.evaluator.compile(spec.task, spec.precision, source, list(state.get("flags", [])))
+            report = deps.evaluator.compile(deps.compile_request(source, state.get("flags", [])))
             verdict, message, log = report.verdict, report.message, report.log
     if verdict is None:
         return {"source": source, "compiled": True, "failure": None, "compile_log": log}

@@ -20,6 +20,6 @@ def run(state: dict[str, Any], deps: Deps) -> dict[str, Any]:
         result = no_profile("profiling switched off for this job")
     else:
         rows = (state["attempts"][-1].get("evaluation") or {}).get("rows")
-        result = deps.evaluator.profile(spec.task, spec.precision, state["source"], spec.profile_mode, rows)
+        result = deps.evaluator.profile(deps.profile_request(state["source"], rows))
     # `profiles`: each attempt's profile as the Outcome reports it (graph/runner.py).
     return {"current_profile": taken(of, result), "profiles": [{"attempt_id": of, "profile": result.model_dump(mode="json")}]}

@@ -10,8 +10,7 @@ from .records import attempt
 
 
 def run(state: dict[str, Any], deps: Deps) -> dict[str, Any]:
-    spec = deps.spec
-    result = deps.evaluator.evaluate(spec.task, spec.precision, state["source"], spec.sizes, list(state.get("flags", [])))
+    result = deps.evaluator.evaluate(deps.evaluate_request(state["source"], state.get("flags", [])))
     evaluation = result.model_dump(mode="json")
     record = attempt(state, result.verdict.value, result.message, state.get("compile_log", ""), evaluation)
     update: dict[str, Any] = {"attempts": [record]}

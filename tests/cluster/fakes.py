@@ -16,11 +16,14 @@ import time
 import uuid
 from pathlib import Path
 
+from bench_tasks.harness import EvaluationResult
 from gpu.fake import FakeGpuEvaluator
+from gpu.protocol import EvaluateRequest
 
 
 class DyingFakeGpuEvaluator(FakeGpuEvaluator):
-    def evaluate(self, task, precision, source, sizes, flags):
+    def evaluate(self, request: EvaluateRequest) -> EvaluationResult:
+        source = request.source
         gate = re.search(r"RAY_TEST_GATE (\S+)", source or "")
         if source and "RAY_TEST_ALWAYS_DIE" in source:
             os._exit(3)
@@ -37,7 +40,7 @@ class DyingFakeGpuEvaluator(FakeGpuEvaluator):
             deadline = time.monotonic() + 120
             while not (directory / "go").exists() and time.monotonic() < deadline:
                 time.sleep(0.05)
-        result = super().evaluate(task, precision, source, sizes, flags)
+        result = super().evaluate(request)
         if gate:
             (Path(gate.group(1)) / f"finished-{os.getpid()}").write_text("")
         return result

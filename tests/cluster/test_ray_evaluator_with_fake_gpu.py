@@ -19,6 +19,7 @@ from bench_tasks.harness import source as harness_source
 from bench_tasks.spec import custom_task, register_task
 from bench_tasks.work import work_item
 from gpu.fake import FAKE_GPU
+from gpu.protocol import CompileRequest, EvaluateRequest
 from gpu.ray import RaySettings
 from gpu.ray.queue import FairQueue
 from settings import get_harness_settings
@@ -55,9 +56,9 @@ def test_a_job_runs_on_the_cluster_and_its_evaluation_reuses_the_compile_workers
     job = cluster.for_job("job-compile-once")
     cpu_before, gpu_before = _nvcc(cluster, "cpu"), _nvcc(cluster, "gpu")
 
-    report = job.compile("vector_add", "fp32", source, [])
+    report = job.compile(CompileRequest(task="vector_add", precision="fp32", source=source))
     assert report.ok and report.object_key
-    result = job.evaluate("vector_add", "fp32", source, "paper", [])
+    result = job.evaluate(EvaluateRequest(task="vector_add", precision="fp32", source=source))
 
     assert result.verdict == Verdict.ok and result.score == 2.5
     assert result.gpu.name == FAKE_GPU.name and result.gpu.host  # what it was measured on, and where
@@ -78,8 +79,8 @@ def test_a_custom_task_runs_on_workers_that_never_saw_it_with_fake_gpu(cluster):
     register_task(task)  # here, as the service does at start-up; the workers only get the work item
     candidate = _prepared(baseline.replace("void ray_scale(", "void ray_scale_optimized(") + "// FAKE_SPEEDUP 1.5\n")
     job = cluster.for_job("job-custom")
-    assert job.compile("ct_ray_never_seen", "fp32", candidate, []).ok
-    result = job.evaluate("ct_ray_never_seen", "fp32", candidate, "paper", [])
+    assert job.compile(CompileRequest(task="ct_ray_never_seen", precision="fp32", source=candidate)).ok
+    result = job.evaluate(EvaluateRequest(task="ct_ray_never_seen", precision="fp32", source=candidate))
     assert result.verdict == Verdict.ok and result.score == 1.5 and [r.params for r in result.rows] == [{"N": 4096}]
 
 
@@ -90,7 +91,9 @@ def test_a_worker_killed_mid_evaluation_is_replaced_and_the_evaluation_retried_o
     replaced_before = sum(g["replaced"] for g in cluster.status()["gpus"])
     results = []
     caller = threading.Thread(
-        target=lambda: results.append(cluster.for_job("job-killed").evaluate("vector_add", "fp32", source, "paper", []))
+        target=lambda: results.append(
+            cluster.for_job("job-killed").evaluate(EvaluateRequest(task="vector_add", precision="fp32", source=source))
+        )
     )
     caller.start()
     first = _wait_for(lambda: list(gate.glob("started-*")), "the first worker to start the evaluation")[0]
@@ -108,12 +111,12 @@ def test_a_worker_killed_mid_evaluation_is_replaced_and_the_evaluation_retried_o
 def test_a_candidate_that_always_kills_its_worker_gets_an_infrastructure_verdict_after_one_retry_with_fake_gpu(cluster):
     source = _prepared(k.fast_kernel(2.0) + "\n// RAY_TEST_ALWAYS_DIE\n")
     replaced_before = sum(g["replaced"] for g in cluster.status()["gpus"])
-    result = cluster.for_job("job-deadly").evaluate("vector_add", "fp32", source, "paper", [])
+    result = cluster.for_job("job-deadly").evaluate(EvaluateRequest(task="vector_add", precision="fp32", source=source))
     assert result.verdict == Verdict.infrastructure_error and result.score is None
     assert result.message.count(" died during ") == 2  # tried twice, on two workers, then given up
     assert sum(g["replaced"] for g in cluster.status()["gpus"]) == replaced_before + 2
     # The cluster still works afterwards.
-    assert cluster.for_job("job-after").evaluate("vector_add", "fp32", None, "paper", []).verdict == Verdict.ok
+    assert cluster.for_job("job-after").evaluate(EvaluateRequest(task="vector_add", precision="fp32", source=None)).verdict == Verdict.ok
 
 
 def test_a_worker_that_hangs_is_replaced_and_the_item_answered_as_an_infrastructure_error_with_fake_gpu(cluster, tmp_path):
@@ -123,7 +126,7 @@ def test_a_worker_that_hangs_is_replaced_and_the_item_answered_as_an_infrastruct
     replaced_before = sum(g["replaced"] for g in cluster.status()["gpus"])
     cluster.settings.item_timeout_s = 3.0  # the hang limit under test (restored below)
     try:
-        result = cluster.for_job("job-hung").evaluate("vector_add", "fp32", source, "paper", [])
+        result = cluster.for_job("job-hung").evaluate(EvaluateRequest(task="vector_add", precision="fp32", source=source))
     finally:
         cluster.settings.item_timeout_s = RaySettings().item_timeout_s
     assert result.verdict == Verdict.infrastructure_error and result.message.count(" over 3 s") == 2
@@ -148,7 +151,7 @@ def test_shutting_down_fails_queued_work_with_an_error_not_a_verdict():
 
 def test_a_job_pinned_to_a_gpu_model_the_cluster_lacks_is_answered_at_once_with_fake_gpu(cluster):
     job = cluster.for_job("job-pinned", gpu_model="NVIDIA H100 80GB HBM3")
-    result = job.evaluate("vector_add", "fp32", None, "paper", [])
+    result = job.evaluate(EvaluateRequest(task="vector_add", precision="fp32", source=None))
     assert result.verdict == Verdict.infrastructure_error and "NVIDIA H100 80GB HBM3" in result.message
     assert job.gpu_model == "NVIDIA H100 80GB HBM3"  # an infrastructure verdict never re-pins the job
 

@@ -9,6 +9,7 @@ import pytest
 
 from bench_tasks.harness import Verdict
 from gpu.local import LocalEvaluator
+from gpu.protocol import EvaluateRequest
 
 pytestmark = [pytest.mark.gpu, pytest.mark.timeout(1200)]
 
@@ -43,8 +44,8 @@ def gpu_cluster(ray_address, harness_settings):
 def test_a_real_gpu_worker_on_ray_gives_the_local_verdict_and_speedup(gpu_cluster, harness_settings, filename, task, expected):
     source = (CANDIDATES / filename).read_text()
     job = gpu_cluster.for_job(f"gpu-{filename}")
-    on_ray = job.evaluate(task, "fp32", source, "paper", [])
-    local = LocalEvaluator(harness_settings).evaluate(task, "fp32", source, "paper", [])
+    on_ray = job.evaluate(EvaluateRequest(task=task, precision="fp32", source=source))
+    local = LocalEvaluator(harness_settings).evaluate(EvaluateRequest(task=task, precision="fp32", source=source))
     assert on_ray.verdict == local.verdict == expected, (on_ray.message, local.message)
     if expected != Verdict.compile_error:  # a compile error is found on a CPU compile worker: no GPU ran it
         assert on_ray.gpu is not None and local.gpu is not None

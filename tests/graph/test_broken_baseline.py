@@ -5,6 +5,7 @@ from __future__ import annotations
 
 from bench_tasks.harness import EvaluationResult, Verdict
 from gpu.fake import FakeGpuEvaluator
+from gpu.protocol import EvaluateRequest
 from graph.runner import JobSpec, start_job
 
 from .conftest import agent_settings
@@ -13,9 +14,9 @@ from .conftest import agent_settings
 class FakeGpuBaselineCrashes(FakeGpuEvaluator):
     """FAKE GPU on which the baseline (source None) crashes."""
 
-    def evaluate(self, task: str, precision: str, source: str | None, sizes: str, flags: list[str]) -> EvaluationResult:
-        result = super().evaluate(task, precision, source, sizes, flags)
-        if source is None:
+    def evaluate(self, request: EvaluateRequest) -> EvaluationResult:
+        result = super().evaluate(request)
+        if request.source is None:
             result.verdict, result.message, result.rows = Verdict.runtime_error, "FAKE illegal memory access in the baseline", []
         return result
 

@@ -8,6 +8,7 @@ import pytest
 
 from bench_tasks import load_task
 from gpu.cache import CachingEvaluator
+from gpu.protocol import CompileRequest, EvaluateRequest, ProfileRequest
 from graph.contract import JobSpec
 from graph.kernel_text import check_prototype, extract_code, parse_flags
 from graph.runner import close_checkpointer, make_checkpointer, start_job
@@ -82,15 +83,17 @@ def test_closing_a_sqlite_checkpointer_closes_its_connection(tmp_path):
 def test_evaluation_cache_keyed_by_source_and_flags_with_fake_gpu(tmp_path, fake_gpu):
     cached = CachingEvaluator(fake_gpu, tmp_path / "job")
     src = k.fast_kernel(1.5)
-    first = cached.evaluate("vector_add", "fp32", src, "paper", [])
-    again = CachingEvaluator(fake_gpu, tmp_path / "job").evaluate("vector_add", "fp32", src, "paper", [])  # a new process
+    first = cached.evaluate(EvaluateRequest(task="vector_add", precision="fp32", source=src))
+    again = CachingEvaluator(fake_gpu, tmp_path / "job").evaluate(
+        EvaluateRequest(task="vector_add", precision="fp32", source=src)
+    )  # a new process
     assert again == first and len(fake_gpu.evaluations) == 1
-    cached.evaluate("vector_add", "fp32", src, "paper", ["-use_fast_math"])
-    cached.evaluate("vector_add", "fp32", src, "edge", [])
-    cached.evaluate("vector_add", "fp32", src + "\n", "paper", [])
+    cached.evaluate(EvaluateRequest(task="vector_add", precision="fp32", source=src, sizes="paper", flags=["-use_fast_math"]))
+    cached.evaluate(EvaluateRequest(task="vector_add", precision="fp32", source=src, sizes="edge"))
+    cached.evaluate(EvaluateRequest(task="vector_add", precision="fp32", source=src + "\n"))
     assert len(fake_gpu.evaluations) == 4
-    cached.compile("vector_add", "fp32", src, [])
-    cached.compile("vector_add", "fp32", src, [])
+    cached.compile(CompileRequest(task="vector_add", precision="fp32", source=src))
+    cached.compile(CompileRequest(task="vector_add", precision="fp32", source=src))
     assert len(fake_gpu.compiles) == 1
 
 
@@ -130,9 +133,11 @@ def test_local_evaluator_profile_without_a_profiler_gives_a_note_not_a_crash(har
     from gpu.local import LocalEvaluator
 
     monkeypatch.setenv("CUDAMASTER_PROFILING__NCU", "/nonexistent/ncu")  # no Nsight Compute, as on a CPU machine
-    result = LocalEvaluator(harness_settings).profile("vector_add", "fp32", None, "filtered")
+    result = LocalEvaluator(harness_settings).profile(ProfileRequest(task="vector_add", precision="fp32", source=None, mode="filtered"))
     assert result.text == "" and result.note.startswith("no profile (")
-    assert LocalEvaluator(harness_settings).profile("vector_add", "fp32", None, "none").text == ""
+    assert (
+        LocalEvaluator(harness_settings).profile(ProfileRequest(task="vector_add", precision="fp32", source=None, mode="none")).text == ""
+    )
 
 
 def test_local_evaluator_profile_shows_the_roofline_row_at_the_profiled_size_with_a_recorded_h200_profile(harness_settings, monkeypatch):
@@ -158,6 +163,15 @@ def test_local_evaluator_profile_shows_the_roofline_row_at_the_profiled_size_wit
             "baseline_roofline_pct": 0.52,
         },
     ]
-    text = LocalEvaluator(harness_settings).profile("vector_add", "fp32", None, "filtered", rows).text
+    text = (
+        LocalEvaluator(harness_settings)
+        .profile(ProfileRequest(task="vector_add", precision="fp32", source=None, mode="filtered", rows=rows))
+        .text
+    )
     assert "Roofline at {'N': 262144}" in text and "0.66 us" in text
-    assert "Roofline" not in LocalEvaluator(harness_settings).profile("vector_add", "fp32", None, "filtered").text
+    assert (
+        "Roofline"
+        not in LocalEvaluator(harness_settings)
+        .profile(ProfileRequest(task="vector_add", precision="fp32", source=None, mode="filtered"))
+        .text
+    )

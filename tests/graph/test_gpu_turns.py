@@ -10,6 +10,7 @@ import time
 from pathlib import Path
 
 import gpu.local as ev
+from gpu.protocol import EvaluateRequest
 from settings import get_harness_settings
 
 
@@ -33,7 +34,7 @@ def test_fake_evaluations_from_threads_take_turns_on_the_gpu(tmp_path, monkeypat
     log = tmp_path / "spans"
     monkeypatch.setattr(ev, "evaluate", _fake_evaluate(log))
     evaluator = ev.LocalEvaluator(get_harness_settings(cache_dir=tmp_path / "cache"))
-    threads = [threading.Thread(target=evaluator.evaluate, args=("vector_add", "fp32", None, "paper", [])) for _ in range(4)]
+    threads = [threading.Thread(target=evaluator.evaluate, args=(EvaluateRequest(task="vector_add", precision="fp32"),)) for _ in range(4)]
     for t in threads:
         t.start()
     for t in threads:
@@ -44,7 +45,9 @@ def test_fake_evaluations_from_threads_take_turns_on_the_gpu(tmp_path, monkeypat
 
 def _in_child(cache: str, log: str) -> None:
     ev.evaluate = _fake_evaluate(Path(log))  # type: ignore[assignment]
-    ev.LocalEvaluator(get_harness_settings(cache_dir=Path(cache))).evaluate("vector_add", "fp32", None, "paper", [])
+    ev.LocalEvaluator(get_harness_settings(cache_dir=Path(cache))).evaluate(
+        EvaluateRequest(task="vector_add", precision="fp32", source=None)
+    )
 
 
 def test_fake_evaluations_from_processes_sharing_a_cache_take_turns(tmp_path):
@@ -82,7 +85,9 @@ def test_the_evaluator_reports_each_wait_for_the_gpu_to_whoever_keeps_figures(tm
     monkeypatch.setattr(ev, "evaluate", _fake_evaluate(log))
     waits: list[tuple[str, str, float]] = []
     evaluator = ev.LocalEvaluator(get_harness_settings(cache_dir=tmp_path / "cache"), on_gpu_wait=lambda *w: waits.append(w))
-    threads = [threading.Thread(target=evaluator.evaluate, args=("vector_add", p, None, "paper", [])) for p in ("fp32", "bf16")]
+    threads = [
+        threading.Thread(target=evaluator.evaluate, args=(EvaluateRequest(task="vector_add", precision=p),)) for p in ("fp32", "bf16")
+    ]
     for t in threads:
         t.start()
     for t in threads:

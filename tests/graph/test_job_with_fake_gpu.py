@@ -458,18 +458,18 @@ class _LostWorkerFakeGpu:
     def __getattr__(self, name):
         return getattr(self.inner, name)
 
-    def evaluate(self, task, precision, source, sizes, flags):
+    def evaluate(self, request):
         from bench_tasks.harness import EvaluationResult, Verdict
 
-        if source is not None and "FAKE_INFRA" in source:
+        if request.source is not None and "FAKE_INFRA" in request.source:
             return EvaluationResult(
-                task=task,
-                precision=precision,
+                task=request.task,
+                precision=request.precision,
                 verdict=Verdict.infrastructure_error,
-                size_set=sizes,
+                size_set=request.sizes,
                 message="the worker running it died or hung, twice",
             )
-        return self.inner.evaluate(task, precision, source, sizes, flags)
+        return self.inner.evaluate(request)
 
 
 def test_an_infrastructure_error_is_recorded_and_not_sent_to_the_debugger_with_fake_gpu(tmp_path, server, fake_gpu, checkpointer):

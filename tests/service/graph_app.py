@@ -42,10 +42,10 @@ def create_harness_without_gpu_app():
     class HarnessWithFakeBaselineResult(LocalEvaluator):
         """The real harness for candidates; a FAKE GPU RESULT (ok) for the baseline alone."""
 
-        def evaluate(self, task, precision, source, sizes, flags):
-            if source is None:
-                return FakeGpuEvaluator(self.settings).evaluate(task, precision, None, sizes, flags)
-            return super().evaluate(task, precision, source, sizes, flags)
+        def evaluate(self, request):
+            if request.source is None:
+                return FakeGpuEvaluator(self.settings).evaluate(request)
+            return super().evaluate(request)
 
     cache = Path(os.environ.get("TEST_HARNESS_CACHE", "/tmp/cm-harness-cache"))
     return create_app(evaluator=HarnessWithFakeBaselineResult(get_harness_settings(cache_dir=cache)))

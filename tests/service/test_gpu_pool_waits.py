@@ -7,6 +7,7 @@ import threading
 
 from gpu.local import LocalEvaluator
 from gpu.locked import GpuLockedEvaluator, GpuPool
+from gpu.protocol import EvaluateRequest, ProfileRequest
 
 
 class _HeldGpu:
@@ -21,13 +22,13 @@ class _HeldGpu:
     def gpu_wait(self, task: str, precision: str, seconds: float) -> None:
         self.waits.append((task, precision, seconds))
 
-    def evaluate(self, task, precision, source, sizes, flags):
-        self.started.append(precision)
+    def evaluate(self, request: EvaluateRequest) -> str:
+        self.started.append(request.precision)
         self.first_running.set()
         self.release.wait(30)
-        return precision
+        return request.precision
 
-    def profile(self, task, precision, source, mode="filtered", rows=None):
+    def profile(self, request: ProfileRequest) -> str:
         return "profiled"
 
 
@@ -35,12 +36,10 @@ def test_a_call_queued_for_the_one_gpu_reports_its_wait_before_it_runs():
     inner = _HeldGpu()
     pool = GpuPool(["0"])
     locked = GpuLockedEvaluator(inner, pool)
-    first = threading.Thread(target=locked.evaluate, args=("vector_add", "fp32", None, "paper", []))
+    first = threading.Thread(target=locked.evaluate, args=(EvaluateRequest(task="vector_add", precision="fp32"),))
     first.start()
     assert inner.first_running.wait(30)
-    second = threading.Thread(
-        target=locked.evaluate, kwargs=dict(task="vector_add", precision="bf16", source=None, sizes="paper", flags=[])
-    )
+    second = threading.Thread(target=locked.evaluate, args=(EvaluateRequest(task="vector_add", precision="bf16"),))
     second.start()
     second.join(0.2)
     assert second.is_alive() and inner.started == ["fp32"]  # queued for the GPU the first call holds
@@ -50,20 +49,20 @@ def test_a_call_queued_for_the_one_gpu_reports_its_wait_before_it_runs():
     assert inner.started == ["fp32", "bf16"]
     assert [w[:2] for w in inner.waits] == [("vector_add", "fp32"), ("vector_add", "bf16")]
     assert inner.waits[1][2] > inner.waits[0][2]  # the queued call's wait is the longer one
-    assert locked.profile("RELU", "fp16", None, mode="none") == "profiled"
+    assert locked.profile(ProfileRequest(task="RELU", precision="fp16", source=None, mode="none")) == "profiled"
     assert inner.waits[-1][:2] == ("RELU", "fp16")
 
 
 def test_the_pool_reports_nothing_to_an_evaluator_without_gpu_wait_and_is_not_a_wait_sink_itself():
     class Plain:
-        def evaluate(self, *args, **kwargs):
+        def evaluate(self, request):
             return "ok"
 
         def gpu_wait_seconds(self):  # another attribute is forwarded as before
             return 0.0
 
     locked = GpuLockedEvaluator(Plain(), GpuPool(["0"]))
-    assert locked.evaluate("vector_add", "fp32", None, "paper", []) == "ok"
+    assert locked.evaluate(EvaluateRequest(task="vector_add", precision="fp32", source=None)) == "ok"
     assert locked.gpu_wait_seconds() == 0.0
     over_a_sink = GpuLockedEvaluator(_HeldGpu(), GpuPool(["0"]))
     assert not hasattr(over_a_sink, "gpu_wait")  # a wait reported to the pool from outside has no GPU to go to
@@ -78,5 +77,7 @@ def test_a_local_evaluator_sends_the_pools_waits_where_its_file_lock_waits_go(tm
         GpuPool(["0", "1"]),
         per_gpu=True,
     )
-    per_gpu.profile("vector_add", "fp32", None, "none")  # profiling switched off: no harness, no file lock
+    per_gpu.profile(
+        ProfileRequest(task="vector_add", precision="fp32", source=None, mode="none")
+    )  # profiling switched off: no harness, no file lock
     assert [w[:2] for w in waits] == [("vector_add", "fp32")] and waits[0][2] >= 0.0
