@@ -10,6 +10,7 @@ from typer.core import TyperArgument, TyperOption
 
 from app.campaign_cli import campaign_app
 from app.service_cli import keys_app, serve
+from bench_tasks.cli import ClusterSuite, use_cluster_suite
 from bench_tasks.cli import app as bench_app
 from bench_tasks.sandbox_cli import app as sandbox_app
 from graph.cli import optimize, resume
@@ -35,6 +36,30 @@ def _plain_help() -> None:
 
 
 _plain_help()
+
+
+def _ray_suite() -> ClusterSuite:
+    """`bench run --ray` on gpu/ray (imported when a command uses it: Ray is optional)."""
+
+    def connect(address, harness):
+        from gpu.ray import evaluator_for_cli
+
+        return evaluator_for_cli(address, harness=harness)
+
+    def model(cluster):
+        from gpu.ray.suite import suite_model
+
+        return suite_model(cluster)
+
+    def run(cluster, jobs, sizes, on_result):
+        from gpu.ray.suite import run_suite
+
+        return run_suite(cluster, jobs, sizes, on_result=on_result)
+
+    return ClusterSuite(connect, model, run)
+
+
+use_cluster_suite(_ray_suite())
 
 cli = typer.Typer(
     help="cudamaster: LLM agents that optimize CUDA kernels, and the benchmark that keeps them honest.",

@@ -7,9 +7,10 @@ import json
 import os
 import re
 import time
+from collections.abc import Callable
 from dataclasses import dataclass
 from pathlib import Path
-from typing import TYPE_CHECKING, Annotated, Literal, Optional
+from typing import TYPE_CHECKING, Annotated, Any, Literal, Optional
 
 import typer
 from rich.console import Console
@@ -162,15 +163,38 @@ def _sizes_ok(sizes: str) -> None:
         _fail(f"unknown size set {sizes!r}: choose one of {', '.join(SIZE_SETS)}")
 
 
+@dataclass(frozen=True)
+class ClusterSuite:
+    """How `bench run --ray` reaches a cluster, given by the layer above (app/cli.py passes gpu/ray's): this
+    package never imports the GPU package. `connect(address, harness)`: the cluster of --ray or
+    CUDAMASTER_RAY__ADDRESS, None when neither is set (RuntimeError: what to do); `model(cluster)`: the GPU model
+    the suite is measured on; `run(cluster, jobs, sizes, on_result)`: the suite on the cluster's GPUs."""
+
+    connect: Callable[[str | None, Any], Any]
+    model: Callable[[Any], str]
+    run: Callable[[Any, list[Job], str, Callable[[Job, Any], None]], Any]
+
+
+_cluster_suite: ClusterSuite | None = None
+
+
+def use_cluster_suite(suite: ClusterSuite) -> None:
+    """Wire `bench run --ray` (app/cli.py does, for the `cudamaster` command)."""
+    global _cluster_suite
+    _cluster_suite = suite
+
+
 def _cluster(address: str | None, settings):
     """The Ray cluster of --ray / CUDAMASTER_RAY__ADDRESS (gpu/ray), or None for the local GPU."""
-    from gpu.ray import evaluator_for_cli
     from settings import get_ray_settings
 
     if not (address or get_ray_settings().address):
         return None
+    if _cluster_suite is None:
+        _fail("--ray / CUDAMASTER_RAY__ADDRESS: run this through the `cudamaster bench` command, which wires the Ray cluster", code=3)
+        return None
     try:
-        return evaluator_for_cli(address, harness=settings)
+        return _cluster_suite.connect(address, settings)
     except RuntimeError as exc:
         _fail(str(exc), code=3)
 
@@ -274,10 +298,12 @@ def _run_benchmark(opts: RunOptions) -> None:
         _local_gpu_ready(settings)
     work = _work(variants, opts.candidates, opts.vendor)
     meta: dict = {"provenance": provenance(), "size_set": opts.sizes}
-    if cluster is not None:
-        from gpu.ray.suite import suite_model
-
-        meta["ray"] = {"address": cluster.settings.address, "gpu_model": suite_model(cluster), "gpu_workers": len(cluster.status()["gpus"])}
+    if cluster is not None and _cluster_suite is not None:
+        meta["ray"] = {
+            "address": cluster.settings.address,
+            "gpu_model": _cluster_suite.model(cluster),
+            "gpu_workers": len(cluster.status()["gpus"]),
+        }
     store = _ResultsFile(opts.output, meta)
     if opts.append and opts.output.is_file():
         store.add_previous(opts.sizes)
@@ -389,11 +415,9 @@ def _measure(work: list[Job], opts: RunOptions, settings, cluster, store: _Resul
                 todo = [j for j in work if not opts.skip_done or _measured(j, size_set) not in done]
                 if len(todo) < len(work):
                     progress.advance(bar, len(work) - len(todo))
-                if cluster is not None:
-                    from gpu.ray.suite import run_suite
-
+                if cluster is not None and _cluster_suite is not None:
                     progress.update(bar, description=f"benchmark on {store.meta['ray']['gpu_workers']} Ray GPU worker(s)")
-                    run_suite(cluster, todo, size_set, on_result=finished_one)
+                    _cluster_suite.run(cluster, todo, size_set, finished_one)
                 else:
                     run_pipeline(todo, size_set, settings, compile_workers=opts.jobs, on_start=started_one, on_result=finished_one)
         finally:
