@@ -13,11 +13,15 @@ from typing import Annotated, Any, NoReturn
 
 import typer
 
+from graph.contract import Precision, ProfileMode, SizeSet, knob
+
 campaign_app = typer.Typer(no_args_is_help=True, help="Campaigns: the agent over a set of variants with one configuration.")
 
 Url = Annotated[str, typer.Option(envvar="CUDAMASTER_CLIENT_URL", help="the service's address")]
 Key = Annotated[str | None, typer.Option(envvar="CUDAMASTER_CLIENT_KEY", help="an API key (`cudamaster keys create`)")]
 ACTIVE = ("running",)
+# The agent's knobs as options: default, bounds, choices (their literal types) and help from graph.contract.
+ROUNDS, DEBUG, SIZES, PROFILE, BUDGET = (knob(n) for n in ("rounds", "debug", "sizes", "profile_mode", "profile_token_budget"))
 
 
 def _fail(message: str) -> NoReturn:
@@ -79,14 +83,14 @@ def run(
     key: Key = None,
     name: Annotated[str, typer.Option(help="a name for the campaign")] = "",
     category: Annotated[str | None, typer.Option(help="only this category (see `cudamaster bench list`)")] = None,
-    precision: Annotated[str | None, typer.Option(help="only this precision: fp32 or bf16")] = None,
+    precision: Annotated[Precision | None, typer.Option(help="only this precision")] = None,
     variant: Annotated[list[str] | None, typer.Option(help="TASK/PRECISION; repeat for a list")] = None,
-    rounds: Annotated[int, typer.Option(help="R")] = 3,
-    debug: Annotated[int, typer.Option(help="D")] = 3,
-    profile: Annotated[str, typer.Option(help="profile mode: filtered, full or none")] = "filtered",
-    profile_token_budget: Annotated[int | None, typer.Option(help="cut each profile to this many tokens")] = None,
+    rounds: Annotated[int, typer.Option(min=ROUNDS.min, max=ROUNDS.max, help=ROUNDS.help)] = ROUNDS.default,
+    debug: Annotated[int, typer.Option(min=DEBUG.min, max=DEBUG.max, help=DEBUG.help)] = DEBUG.default,
+    profile: Annotated[ProfileMode, typer.Option(help=PROFILE.help)] = PROFILE.default,
+    profile_token_budget: Annotated[int | None, typer.Option(min=BUDGET.min, max=BUDGET.max, help=BUDGET.help)] = None,
     model: Annotated[list[str] | None, typer.Option(help="ROLE=MODEL (role planner, coder, compiler, debugger or *)")] = None,
-    sizes: Annotated[str, typer.Option(help="paper, large, edge or all")] = "paper",
+    sizes: Annotated[SizeSet, typer.Option(help=SIZES.help)] = SIZES.default,
     choose_flags: Annotated[bool | None, typer.Option("--choose-flags/--no-choose-flags")] = None,
     max_in_flight: Annotated[int, typer.Option(help="jobs of the campaign at once")] = 4,
     max_cost_usd: Annotated[float | None, typer.Option(help="spending cap in US dollars")] = None,

@@ -12,25 +12,29 @@ from typing import Annotated, Any, Literal
 
 from pydantic import BaseModel, BeforeValidator, ConfigDict, Field, StrictBool, field_validator, model_validator
 
-from graph.contract import InterruptEvent, JobSpec, Measurement, Profile, SpendingCap, StopReason
+from graph.contract import (
+    DEFAULT_DEBUG,
+    DEFAULT_PRECISION,
+    DEFAULT_PROFILE_MODE,
+    DEFAULT_ROUNDS,
+    DEFAULT_SIZES,
+    DebugSteps,
+    InterruptEvent,
+    JobSpec,
+    JobStatus,
+    LlmCallStatus,
+    Measurement,
+    Precision,
+    Profile,
+    ProfileMode,
+    ProfileTokenBudget,
+    Rounds,
+    SizeSet,
+    SpendingCap,
+    StopReason,
+)
 
 from .bounds import MODEL_PATTERN, RequestBody, TaskName
-
-Precision = Literal["fp32", "bf16"]
-SizeSet = Literal["paper", "large", "edge", "all"]
-JobStatus = Literal["queued", "running", "waiting_for_input", "finished", "no_correct_kernel", "cancelled", "failed"]
-
-
-ProfileMode = Literal["filtered", "full", "none"]
-ProfileTokenBudget = Annotated[
-    int | None,
-    Field(
-        None,
-        ge=64,
-        le=1_000_000,
-        description=("cut each profile the planner is sent to this many tokens (o200k_base), with a line saying so; none: sent whole"),
-    ),
-]
 
 
 def check_models(models: dict[str, str]) -> None:
@@ -67,15 +71,15 @@ class JobSubmit(RequestBody):
     model_config = ConfigDict(extra="forbid")
     task: TaskName | None = None
     custom: CustomTaskIn | None = None
-    precision: Precision = "fp32"
-    rounds: int = Field(3, ge=1, le=10, description="optimization rounds (R)")
-    debug: int = Field(3, ge=0, le=10, description="debug steps allowed per round (D)")
-    sizes: SizeSet = "paper"
+    precision: Precision = DEFAULT_PRECISION
+    rounds: Rounds = DEFAULT_ROUNDS
+    debug: DebugSteps = DEFAULT_DEBUG
+    sizes: SizeSet = DEFAULT_SIZES
     models: dict[str, str] = Field(
         default_factory=dict, max_length=16, description="role (planner, coder, compiler, debugger, or * for all) -> model name"
     )
     manual: StrictBool = Field(False, description="ask a human (POST /jobs/{id}/answer) at each decision")
-    profile_mode: ProfileMode = "filtered"
+    profile_mode: ProfileMode = DEFAULT_PROFILE_MODE
     profile_token_budget: ProfileTokenBudget = None
     choose_flags: StrictBool | None = Field(None, description="let the compiler role choose nvcc flags; default: the service's setting")
     spending_cap: SpendingCap | None = Field(
@@ -220,7 +224,7 @@ class AttemptOut(_Orm):
 
 class LlmCallOut(_Orm):
     call_key: str
-    status: Literal["sent", "paid", "failed", "lost_in_flight"] = Field(
+    status: LlmCallStatus = Field(
         description="sent: requested, no answer yet; paid: answered (tokens as the endpoint reported them); failed: the "
         "endpoint answered an error; lost_in_flight: its process died before the answer (estimated input "
         "cost counted: a lower bound)"

@@ -10,7 +10,7 @@ import time
 from collections.abc import Callable
 from dataclasses import dataclass
 from pathlib import Path
-from typing import TYPE_CHECKING, Annotated, Any, Literal, Optional
+from typing import TYPE_CHECKING, Annotated, Any, Optional
 
 import typer
 from rich.console import Console
@@ -18,13 +18,12 @@ from rich.progress import BarColumn, MofNCompleteColumn, Progress, TextColumn, T
 from rich.table import Table
 
 from bench_tasks.provenance import provenance
-from bench_tasks.spec import PRECISIONS, SIZE_SETS, TaskError, all_tasks, listed_tasks, load_task, task_names
+from bench_tasks.spec import PRECISIONS, SIZE_SETS, Precision, TaskError, all_tasks, listed_tasks, load_task, task_names
 
 if TYPE_CHECKING:
     from bench_tasks.harness.pipeline import Job
 
 app = typer.Typer(no_args_is_help=True)
-Precision = Literal["fp32", "bf16"]  # spec.PRECISIONS, as choices the help lists
 console = Console()
 err = Console(stderr=True)
 

@@ -18,19 +18,22 @@ from dataclasses import dataclass, field
 from functools import cache
 from pathlib import Path
 from types import ModuleType
-from typing import Any, Literal
+from typing import Any, Literal, get_args
 
 from . import expr
 from .prototype import Param, Prototype, parse
 
 TASKS_DIR = Path(__file__).parent / "tasks"
-PRECISIONS = ("fp32", "bf16")
+# A variant's precision and a size set: defined here, once (graph.contract re-exports them for the API, CLI and dashboard).
+Precision = Literal["fp32", "bf16"]
+SizeSet = Literal["paper", "large", "edge", "all"]
+PRECISIONS: tuple[Precision, ...] = get_args(Precision)
+SIZE_SETS: tuple[SizeSet, ...] = get_args(SizeSet)
 ROLES = ("input", "output", "accumulate", "inout", "scalar")
 OUTPUT_ROLES = ("output", "accumulate", "inout")
 INPUT_ROLES = ("input", "inout")
 MEMORIES = ("device", "host")
 SCALES = ("max_abs",)
-SIZE_SETS = ("paper", "large", "edge", "all")
 ELEM_BYTES = {"fp32": 4, "bf16": 2}
 DRAWS = {"uniform": 2, "normal": 2, "randint": 2, "const": 1}  # kind -> number of parameters
 KEEP = "keep"
@@ -41,7 +44,6 @@ TOLERANCE_KEYS = ("atol", "rtol", "scale")
 TASK_KEYS = ("name", "category", "summary", "spec", "prototype", "args", "derived", "sizes", "cost", "tolerance", "notes")
 COST_KEYS = ("complexity", "flops", "bytes")
 
-Precision = Literal["fp32", "bf16"]
 PerPrecision = str | Mapping[str, str]  # one value for every precision, or a table keyed by precision
 
 _DRAW_RE = re.compile(r"^\s*(\w+)\s*\(([^)]*)\)\s*$")

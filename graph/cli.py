@@ -3,7 +3,7 @@
 from __future__ import annotations
 
 import sys
-from typing import Annotated, Any, Literal
+from typing import Annotated, Any
 
 import typer
 from pydantic import ValidationError
@@ -13,13 +13,14 @@ from rich.table import Table
 from gpu.ray import RAY_OPTION_HELP, evaluator_for_cli
 from settings import ROLES, AgentSettings, load_settings
 
-from .contract import Answer, AttemptEvent, JobSpec, LlmCallEvent, NodeEvent, Outcome, Question
+from .contract import Answer, AttemptEvent, JobSpec, LlmCallEvent, NodeEvent, Outcome, Precision, ProfileMode, Question, SizeSet, knob
 
 # graph.runner (LangGraph, LangChain, the LLM clients) is imported by the commands that run a job, not here:
 # `cudamaster --help` and the bench commands start without it.
 
 console = Console()
-Precision = Literal["fp32", "bf16"]  # bench_tasks.spec.PRECISIONS, as choices the help lists
+# The job spec's knobs as options: default, bounds, choices (their literal types) and help from graph.contract.
+ROUNDS, DEBUG, SIZES, PROFILE, PRECISION = (knob(n) for n in ("rounds", "debug", "sizes", "profile_mode", "precision"))
 
 
 def _parse_models(models: list[str] | None) -> dict[str, str]:
@@ -133,14 +134,14 @@ def _cluster_evaluator(ray: str | None, job_id: str):
 
 def optimize(
     task: Annotated[str, typer.Argument(help="task name, e.g. vector_add (see `cudamaster bench list`)")],
-    precision: Annotated[Precision, typer.Option("--precision", "-p", help="the kernel's precision: fp32 or bf16")],
-    rounds: Annotated[int, typer.Option("--rounds", "-R", help="optimization rounds (1..10)")] = 3,
-    debug: Annotated[int, typer.Option("--debug", "-D", help="debug tries per round (0..10)")] = 3,
+    precision: Annotated[Precision, typer.Option("--precision", "-p", help=PRECISION.help)],
+    rounds: Annotated[int, typer.Option("--rounds", "-R", min=ROUNDS.min, max=ROUNDS.max, help=ROUNDS.help)] = ROUNDS.default,
+    debug: Annotated[int, typer.Option("--debug", "-D", min=DEBUG.min, max=DEBUG.max, help=DEBUG.help)] = DEBUG.default,
     model: Annotated[list[str] | None, typer.Option("--model", help="MODEL for every role, or ROLE=MODEL; repeatable")] = None,
-    sizes: Annotated[str, typer.Option(help="size set: paper, large, edge, all")] = "paper",
+    sizes: Annotated[SizeSet, typer.Option(help=SIZES.help)] = SIZES.default,
     manual: Annotated[bool, typer.Option(help="answer every role yourself")] = False,
     replay: Annotated[str | None, typer.Option(help="re-run from a file of recorded responses (JSON lines)")] = None,
-    profile: Annotated[str, typer.Option(help="profile the planner sees: filtered, full, none")] = "filtered",
+    profile: Annotated[ProfileMode, typer.Option(help=PROFILE.help)] = PROFILE.default,
     choose_flags: Annotated[
         bool | None, typer.Option("--choose-flags/--no-choose-flags", help="let the compiler role pick nvcc flags")
     ] = None,

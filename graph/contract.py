@@ -8,18 +8,31 @@ the service validates every incoming event through `Event` before storing it; th
 models derive from them; tests/service/fake_agent.py and gpu/fake.py build them too, so a
 field renamed on one side fails the tests on the other.
 
-Only pydantic here, and the profile's model from the layer below (gpu/protocol.py, which defines it for the
-evaluators): no graph, app or harness imports, so both sides import it without cycles.
+The job spec is defined here once: its knobs (`Rounds`, `DebugSteps`, `ProfileTokenBudget` with their
+defaults, bounds and help), the literals `Precision`, `SizeSet` and `ProfileMode` (the tasks' and the
+profiler's own, re-exported from the layers below) and the statuses (`Status` of a run of the graph,
+`JobStatus` of a job in the service). The API's submit body, the campaign config, the CLI options and
+the dashboard form derive from them (`knob()` reads a field's default, bounds, choices and help);
+tests/test_one_spec.py checks that they agree.
+
+Only pydantic here, the literals of the layers below and the profile's model (gpu/protocol.py, which defines
+it for the evaluators): no graph, app or harness imports, so both sides import it without cycles.
 """
 
 from __future__ import annotations
 
-from typing import Annotated, Any, Literal
+from dataclasses import dataclass
+from typing import Annotated, Any, Literal, get_args
 
+import annotated_types
 from pydantic import BaseModel, ConfigDict, Field, TypeAdapter, model_validator
 
-from gpu.protocol import Profile as Profile  # what the GPU side returns; re-exported for the service and the tests
-from gpu.protocol import ProfileMode as ProfileMode
+from bench_tasks.spec import PRECISIONS, SIZE_SETS, Precision, SizeSet
+from gpu.protocol import Profile  # what the GPU side returns; re-exported for the service and the tests
+from profiling.modes import MODES as PROFILE_MODES
+from profiling.modes import ProfileMode
+
+__all__ = ["PRECISIONS", "PROFILE_MODES", "SIZE_SETS", "Precision", "Profile", "ProfileMode", "SizeSet"]  # re-exported, with the rest
 
 # How a run of the graph ended (graph.runner); the service maps these onto its job statuses.
 Status = Literal["finished", "no_correct_kernel", "waiting_for_input", "stopped", "failed"]
@@ -27,6 +40,11 @@ FINAL_STATUSES: tuple[Status, ...] = ("finished", "no_correct_kernel")  # what t
 # Why a job with a final status ended before the work its spec asked for (None: it did all of it).
 StopReason = Literal["spending_cap"]
 SPENDING_CAP: StopReason = "spending_cap"
+# A job's status in the service (app): queued until a runner leases it, running, then waiting for an answer
+# or ended (the graph's final statuses, cancelled by a person, failed). Active ones hold a place in the
+# per-key in-flight limit (app.db.models names each).
+JobStatus = Literal["queued", "running", "waiting_for_input", "finished", "no_correct_kernel", "cancelled", "failed"]
+JOB_STATUSES: tuple[JobStatus, ...] = get_args(JobStatus)
 LlmCallStatus = Literal["sent", "paid", "failed", "lost_in_flight"]
 
 
@@ -35,6 +53,23 @@ class _Model(BaseModel):
 
 
 # -- the job spec ------------------------------------------------------------------------------------
+DEFAULT_PRECISION: Precision = "fp32"
+DEFAULT_ROUNDS = 3
+DEFAULT_DEBUG = 3
+DEFAULT_SIZES: SizeSet = "paper"
+DEFAULT_PROFILE_MODE: ProfileMode = "filtered"
+Rounds = Annotated[int, Field(ge=1, le=10, description="optimization rounds (R)")]
+DebugSteps = Annotated[int, Field(ge=0, le=10, description="debug steps allowed per round (D)")]
+ProfileTokenBudget = Annotated[
+    int | None,
+    Field(
+        ge=64,
+        le=1_000_000,
+        description="cut each profile the planner is sent to this many tokens (o200k_base), with a line saying so; none: sent whole",
+    ),
+]
+
+
 class SpendingCap(_Model):
     """The most a job may spend on LLM calls: US dollars, tokens (input + output), or both.
 
@@ -57,22 +92,43 @@ class JobSpec(_Model):
     """What one optimization job does. R and D are the paper's knobs (R=1, D=0 are its ablations)."""
 
     task: str
-    precision: str
-    rounds: int = Field(3, ge=1, le=10)
-    debug: int = Field(3, ge=0, le=10)
-    sizes: str = "paper"
+    precision: str = Field(description=f"the kernel's precision: {' or '.join(PRECISIONS)}")  # a task's variant (checked at start)
+    rounds: Rounds = DEFAULT_ROUNDS
+    debug: DebugSteps = DEFAULT_DEBUG
+    sizes: str = Field(DEFAULT_SIZES, description=f"size set: {', '.join(SIZE_SETS)}")  # SizeSet, checked against the task at start
     models: dict[str, str] = Field(default_factory=dict, description="role -> model; key '*' for every role")
     manual: bool = False
     replay_file: str | None = None
-    profile_mode: ProfileMode = "filtered"
-    profile_token_budget: int | None = Field(
-        None, ge=64, description="cut each profile the planner is sent to this many tokens (o200k_base); None: sent whole"
-    )
-    choose_flags: bool | None = None  # None: the settings' choose_flags
+    profile_mode: ProfileMode = Field(DEFAULT_PROFILE_MODE, description="the profile the planner is sent")
+    profile_token_budget: ProfileTokenBudget = None
+    choose_flags: bool | None = Field(None, description="let the compiler role choose nvcc flags; default: the settings' choose_flags")
     spending_cap: SpendingCap | None = None
 
     def model_for(self, role: str) -> str | None:
         return self.models.get(role) or self.models.get("*")
+
+
+@dataclass(frozen=True)
+class Knob:
+    """One job spec field as a form or a command line option shows it: default, bounds, choices, help."""
+
+    default: Any
+    min: int | None = None
+    max: int | None = None
+    choices: tuple[str, ...] = ()
+    help: str = ""
+
+
+_CHOICES: dict[str, tuple[str, ...]] = {"precision": PRECISIONS, "sizes": SIZE_SETS, "profile_mode": PROFILE_MODES}
+
+
+def knob(name: str) -> Knob:
+    """JobSpec's field `name` as a Knob (the CLI's options and the dashboard's form are built from it)."""
+    field = JobSpec.model_fields[name]
+    low = next((int(m.ge) for m in field.metadata if isinstance(m, annotated_types.Ge)), None)  # type: ignore[call-overload]
+    high = next((int(m.le) for m in field.metadata if isinstance(m, annotated_types.Le)), None)  # type: ignore[call-overload]
+    default = DEFAULT_PRECISION if name == "precision" else field.get_default(call_default_factory=True)
+    return Knob(default, low, high, _CHOICES.get(name, ()), field.description or "")
 
 
 # -- what a job produces -------------------------------------------------------------------------------

@@ -15,9 +15,8 @@ from bench_tasks.harness.result import SizeRow
 from . import metrics as m
 from .classify import Bottleneck
 from .details import full_lines
+from .modes import MODES
 from .report import ProfileReport, format_value
-
-MODES = ("filtered", "full", "none")
 
 CLASS_METRICS: dict[Bottleneck, tuple[str, ...]] = {
     Bottleneck.compute: (m.SM_THROUGHPUT, m.ISSUE_SLOTS_BUSY, m.IPC_ACTIVE, m.SM_BUSY),

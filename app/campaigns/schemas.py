@@ -7,8 +7,21 @@ from typing import Any, Literal
 
 from pydantic import BaseModel, ConfigDict, Field, StrictBool, StrictFloat, StrictInt, model_validator
 
+from graph.contract import (
+    DEFAULT_DEBUG,
+    DEFAULT_PROFILE_MODE,
+    DEFAULT_ROUNDS,
+    DEFAULT_SIZES,
+    DebugSteps,
+    Precision,
+    ProfileMode,
+    ProfileTokenBudget,
+    Rounds,
+    SizeSet,
+)
+
 from ..bounds import RequestBody
-from ..schemas import Precision, ProfileMode, ProfileTokenBudget, SizeSet, check_models
+from ..schemas import check_models
 
 MAX_COST_USD = 1e9
 MAX_TOKENS = 10**15  # fits the BIGINT column with room
@@ -40,11 +53,11 @@ class AgentConfig(BaseModel):
     """The configuration every job of the campaign runs with (the job fields but the task)."""
 
     model_config = ConfigDict(extra="forbid")
-    rounds: int = Field(3, ge=1, le=10, description="optimization rounds (R)")
-    debug: int = Field(3, ge=0, le=10, description="debug steps allowed per round (D)")
-    sizes: SizeSet = "paper"
+    rounds: Rounds = DEFAULT_ROUNDS
+    debug: DebugSteps = DEFAULT_DEBUG
+    sizes: SizeSet = DEFAULT_SIZES
     models: dict[str, str] = Field(default_factory=dict, max_length=16, description="role (or *) -> model name")
-    profile_mode: ProfileMode = "filtered"
+    profile_mode: ProfileMode = DEFAULT_PROFILE_MODE
     profile_token_budget: ProfileTokenBudget = None
     choose_flags: StrictBool | None = None  # strict: 0 or "no" is refused, not read as false
 

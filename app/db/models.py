@@ -5,10 +5,12 @@ this schema; tests/service/test_migrations.py checks that on SQLite and PostgreS
 from __future__ import annotations
 
 from datetime import datetime
-from typing import Any
+from typing import Any, Final
 
 from sqlalchemy import JSON, BigInteger, Boolean, Float, ForeignKey, Index, Integer, MetaData, String, Text, UniqueConstraint
 from sqlalchemy.orm import DeclarativeBase, Mapped, mapped_column, relationship
+
+from graph.contract import JOB_STATUSES, JobStatus
 
 from .types import UTCDateTime, utcnow
 
@@ -26,12 +28,17 @@ class Base(DeclarativeBase):
     type_annotation_map = {datetime: UTCDateTime(), dict[str, Any]: JSON(), list[Any]: JSON()}
 
 
-# Job statuses. Active ones hold a place in the per-key in-flight limit.
-QUEUED, RUNNING, WAITING = "queued", "running", "waiting_for_input"
-FINISHED, NO_CORRECT, CANCELLED, FAILED = "finished", "no_correct_kernel", "cancelled", "failed"
-ACTIVE_STATUSES = (QUEUED, RUNNING, WAITING)
-TERMINAL_STATUSES = (FINISHED, NO_CORRECT, CANCELLED, FAILED)
-ALL_STATUSES = ACTIVE_STATUSES + TERMINAL_STATUSES
+# Job statuses (graph.contract.JobStatus, named). Active ones hold a place in the per-key in-flight limit.
+QUEUED: Final[JobStatus] = "queued"
+RUNNING: Final[JobStatus] = "running"
+WAITING: Final[JobStatus] = "waiting_for_input"
+FINISHED: Final[JobStatus] = "finished"
+NO_CORRECT: Final[JobStatus] = "no_correct_kernel"
+CANCELLED: Final[JobStatus] = "cancelled"
+FAILED: Final[JobStatus] = "failed"
+ACTIVE_STATUSES: tuple[JobStatus, ...] = (QUEUED, RUNNING, WAITING)
+TERMINAL_STATUSES: tuple[JobStatus, ...] = (FINISHED, NO_CORRECT, CANCELLED, FAILED)
+ALL_STATUSES: tuple[JobStatus, ...] = JOB_STATUSES  # ACTIVE_STATUSES + TERMINAL_STATUSES, in that order
 
 
 # An LLM call's record: stored `sent` before the request, `paid` with its tokens after it, `failed` when the

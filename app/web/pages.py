@@ -30,6 +30,7 @@ from sqlalchemy import func, select
 from starlette.exceptions import HTTPException as StarletteHTTPException
 
 from bench_tasks import all_tasks
+from graph.contract import DEFAULT_DEBUG, DEFAULT_PRECISION, DEFAULT_ROUNDS, DEFAULT_SIZES, PRECISIONS, knob
 
 from .. import permissions
 from ..api import deps, errors
@@ -53,6 +54,7 @@ from .static_files import static_url
 
 router = APIRouter(include_in_schema=False)
 templates = Jinja2Templates(directory=Path(__file__).parent / "templates")
+templates.env.globals["precisions"] = PRECISIONS  # the filters' choices (graph.contract)
 
 # The navigation bar: (label, path). A new page adds itself here.
 NAV: list[tuple[str, str]] = [
@@ -70,6 +72,8 @@ CSP = (
 )
 PAGE_SIZE = 50
 ROLE_MODELS = ("*", "planner", "coder", "compiler", "debugger")
+# The submit form's fields from the job spec (graph.contract): defaults, bounds and choices.
+FORM_KNOBS = {name: knob(name) for name in ("precision", "rounds", "debug", "sizes")}
 
 
 class SignInRequired(Exception):
@@ -333,7 +337,7 @@ def _jobs_page(
     try:
         _check_filter("status", filters["status"], allowed=ALL_STATUSES)
         _check_filter("task", filters["task"], TASK_PATTERN)
-        _check_filter("precision", filters["precision"], allowed=("fp32", "bf16"))
+        _check_filter("precision", filters["precision"], allowed=PRECISIONS)
         _check_filter("model", filters["model"], MODEL_PATTERN)
         _check_filter("key", filters["key"], KEY_ID_PATTERN)
         _check_filter("sort", filters["sort"], allowed=SORT_CHOICES)
@@ -385,6 +389,7 @@ def _jobs_page(
         form_errors=form_errors or [],
         form=form or {},
         role_models=ROLE_MODELS,
+        knobs=FORM_KNOBS,
     )
 
 
@@ -396,10 +401,10 @@ def _submission(form: dict[str, Any], upload: bytes | None) -> dict[str, Any]:
         if form.get(f"model_{'all' if role == '*' else role}", "").strip()
     }
     body: dict[str, Any] = {
-        "precision": form.get("precision") or "fp32",
-        "rounds": form.get("rounds") or 3,
-        "debug": form.get("debug") or 0,
-        "sizes": form.get("sizes") or "paper",
+        "precision": form.get("precision") or DEFAULT_PRECISION,
+        "rounds": form.get("rounds") or DEFAULT_ROUNDS,
+        "debug": form.get("debug") or DEFAULT_DEBUG,  # the spec's default (it was 0 here, 3 in the API)
+        "sizes": form.get("sizes") or DEFAULT_SIZES,
         "models": models,
         "manual": form.get("manual") == "on",
     }
@@ -444,10 +449,10 @@ def submit_job(
     csrf: Csrf,
     kind: Annotated[str, Form(max_length=10)] = "task",
     task: Annotated[str, Form(max_length=64)] = "",
-    precision: Annotated[str, Form(max_length=8)] = "fp32",
-    rounds: Annotated[str, Form(max_length=4)] = "3",
-    debug: Annotated[str, Form(max_length=4)] = "3",
-    sizes: Annotated[str, Form(max_length=8)] = "paper",
+    precision: Annotated[str, Form(max_length=8)] = DEFAULT_PRECISION,
+    rounds: Annotated[str, Form(max_length=4)] = str(DEFAULT_ROUNDS),
+    debug: Annotated[str, Form(max_length=4)] = str(DEFAULT_DEBUG),
+    sizes: Annotated[str, Form(max_length=8)] = DEFAULT_SIZES,
     manual: Annotated[str, Form(max_length=4)] = "",
     model_all: Annotated[str, Form(max_length=128)] = "",
     model_planner: Annotated[str, Form(max_length=128)] = "",
@@ -511,7 +516,7 @@ def _live_filters(status: str = "", task: str = "", precision: str = "", model: 
     filters = {
         "status": _check_filter("status", status, allowed=ALL_STATUSES),
         "task": _check_filter("task", task, TASK_PATTERN),
-        "precision": _check_filter("precision", precision, allowed=("fp32", "bf16")),
+        "precision": _check_filter("precision", precision, allowed=PRECISIONS),
         "model": _check_filter("model", model, MODEL_PATTERN),
         "key": _check_filter("key", key, KEY_ID_PATTERN),
     }
@@ -719,7 +724,7 @@ def answer(
 def leaderboard_page(request: Request, web: Web, session: SessionDep, model: str = "", precision: str = "") -> HTMLResponse:
     try:
         _check_filter("model", model, MODEL_PATTERN)
-        _check_filter("precision", precision, allowed=("fp32", "bf16"))
+        _check_filter("precision", precision, allowed=PRECISIONS)
     except HTTPException as exc:
         return problem(request, web, exc.status_code, str(exc.detail), back="/leaderboard")
     from ..api.insights import leaderboard
