@@ -3,7 +3,6 @@ apply app/permissions.py (another team's job is a 404, a teammate's job one may 
 
 from __future__ import annotations
 
-import re
 from collections.abc import Iterator
 from typing import Annotated
 
@@ -15,13 +14,13 @@ from settings import ServiceSettings
 
 from .. import permissions
 from ..auth import KeyRejected, verify_key
-from ..bounds import JOB_ID_PATTERN
 from ..db.engine import shown_database
 from ..db.models import Job
 from ..evaluation import Evaluation
 from ..permissions import Caller
 from ..runner import JobRunner
-from ..store import jobs as store
+from ..services import access
+from .errors import as_http
 
 _bearer = HTTPBearer(auto_error=False, description="Authorization: Bearer cm_<id>_<secret>")
 _header = APIKeyHeader(name="X-API-Key", auto_error=False, description="or X-API-Key: cm_<id>_<secret>")
@@ -125,32 +124,27 @@ Admin = Annotated[Caller, Depends(admin)]
 
 def no_job(job_id: str) -> HTTPException:
     # The same answer for a job that does not exist and for another team's job: ids do not leak.
-    return HTTPException(404, f"no job {job_id[:64]!r} visible to this key; list your team's jobs with GET /api/v1/jobs")
+    return HTTPException(404, str(access.no_job(job_id)))
 
 
 def readable_job(session: Session, caller: Caller, job_id: str, *, detail: bool = False) -> Job:
-    job = store.get_job(session, job_id, detail=detail) if re.fullmatch(JOB_ID_PATTERN, job_id) else None
-    if job is None or not permissions.can_read(caller, job):
-        raise no_job(job_id)
-    return job
+    with as_http():
+        return access.readable_job(session, caller, job_id, detail=detail)
 
 
 def require_actor(caller: Caller, owned: permissions.Owned, what: str, verb: str) -> None:
     """403 unless the caller may act on `owned` (a job or a campaign of its own team)."""
-    if not permissions.can_act(caller, owned):
-        raise HTTPException(
-            403, f"{caller.label} cannot {verb} {what}: only the key that submitted it ({owned.api_key_id}) or an admin can"
-        )
+    with as_http():
+        access.require_actor(caller, owned, what, verb)
 
 
 def actionable_job(session: Session, caller: Caller, job_id: str, verb: str) -> Job:
-    job = readable_job(session, caller, job_id)
-    require_actor(caller, job, f"job {job.id}", verb)
-    return job
+    with as_http():
+        return access.actionable_job(session, caller, job_id, verb)
 
 
 def require_gpus(request: Request) -> None:
     """Work that would run a kernel (submit, resume, answer) is refused when nothing can run it."""
     evaluation: Evaluation = request.app.state.evaluation
-    if not evaluation.can_run_jobs:
-        raise HTTPException(503, f"this service cannot run jobs: {evaluation.note}")
+    with as_http():
+        access.require_gpus(evaluation.can_run_jobs, evaluation.note)

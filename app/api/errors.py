@@ -2,19 +2,24 @@
 
 Every 422 has FastAPI's shape, `{"detail": [{"type", "loc", "msg", "input"?, "ctx"?}, ...]}`, whether
 pydantic or a route found the problem (`unprocessable`). Every other error is `{"detail": "<one
-line saying what to do>"}`.
+line saying what to do>"}`. The service layer's refusals (app/services/errors.py) become these statuses
+here (`as_http`): the routes are thin wrappers around the services.
 """
 
 from __future__ import annotations
 
 import math
+from collections.abc import Iterator
+from contextlib import contextmanager
 from typing import Any
 
-from fastapi import Request
+from fastapi import HTTPException, Request
 from fastapi.encoders import jsonable_encoder
 from fastapi.exceptions import RequestValidationError
 from fastapi.responses import JSONResponse
 from pydantic import BaseModel
+
+from ..services import errors as service
 
 _WHAT = {
     400: "the body could not be read (e.g. it is not UTF-8)",
@@ -26,6 +31,28 @@ _WHAT = {
     429: "this key already has its limit of jobs queued, running or waiting",
     503: "no GPU to run jobs on (none found and no remote GPU workers): run the service on a GPU machine or point it at GPU workers",
 }
+
+
+# The HTTP status of each kind of refusal of the service layer.
+STATUS: dict[type[service.ServiceError], int] = {
+    service.NotFound: 404,
+    service.Forbidden: 403,
+    service.Conflict: 409,
+    service.TooLarge: 413,
+    service.TooMany: 429,
+    service.Unavailable: 503,
+}
+
+
+@contextmanager
+def as_http() -> Iterator[None]:
+    """Run a service call; its refusal is raised as the HTTP error the API answers (422s in pydantic's shape)."""
+    try:
+        yield
+    except service.Invalid as exc:
+        raise RequestValidationError(exc.errors()) from None
+    except service.ServiceError as exc:
+        raise HTTPException(STATUS.get(type(exc), 400), str(exc)) from None
 
 
 class ErrorOut(BaseModel):

@@ -15,22 +15,15 @@ from fastapi import APIRouter, Depends, Header, HTTPException, Path, Query, Requ
 from fastapi.responses import PlainTextResponse
 from fastapi.sse import EventSourceResponse, ServerSentEvent
 
-from bench_tasks import TaskError, load_task
-from bench_tasks.harness.sandbox import SandboxUnavailable
-from bench_tasks.spec import Task
-from graph import spending
-from settings import ServiceSettings, get_harness_settings
-
-from .. import custom_tasks, permissions
-from ..bounds import INT32_MAX, KEY_ID_PATTERN, MAX_OFFSET, MODEL_PATTERN, TASK_PATTERN, is_custom_task_id
-from ..db.models import CANCELLED, FAILED, QUEUED, RUNNING, CustomTask
-from ..limits import InFlightLimit, take_job_slot
-from ..permissions import Caller
+from .. import permissions
+from ..bounds import INT32_MAX, KEY_ID_PATTERN, MAX_OFFSET, MODEL_PATTERN, TASK_PATTERN
+from ..db.models import QUEUED, RUNNING
 from ..schemas import AnswerIn, JobDetail, JobOut, JobPage, JobStatus, JobSubmit, Precision
+from ..services import jobs
 from ..store import jobs as store
 from ..streams import service_stopping, until_service_stops
-from .deps import KeyHolder, Reader, RunnerDep, SessionDep, SettingsDep, Submitter, actionable_job, readable_job, require_gpus
-from .errors import responses, unprocessable
+from .deps import KeyHolder, Reader, RunnerDep, SessionDep, SettingsDep, Submitter, readable_job
+from .errors import as_http, responses, unprocessable
 
 router = APIRouter(prefix="/jobs", tags=["jobs"])
 
@@ -41,42 +34,6 @@ COMPILE_LOG_CHARS = 8000  # of a refused baseline's compile log, sent back in th
 _SOURCE: dict[int | str, dict[str, Any]] = {200: {"content": {"text/x-cuda": {}}}}
 
 
-def _task_of(session: SessionDep, caller: Caller, body: JobSubmit, settings: ServiceSettings) -> Task:
-    """The task a submission names, checked; a new custom task is stored (not committed) in the session."""
-    assert caller.key_id is not None
-    if body.custom is not None:
-        try:
-            custom_tasks.validate(
-                body.custom, body.precision, max_sizes=settings.max_custom_sizes, max_elements_per_size=settings.max_custom_elements
-            )
-            return custom_tasks.store(session, body.custom, body.precision, caller.key_id, harness=get_harness_settings(), commit=False)[1]
-        except custom_tasks.CustomTaskInvalid as exc:
-            if exc.log is not None:  # the baseline does not build: its compile log (the tail, where the errors are) goes back
-                raise unprocessable(
-                    ("body", "custom", "baseline_cu"), f"custom task: {exc}", ctx={"compile_log": exc.log[-COMPILE_LOG_CHARS:]}
-                ) from None
-            raise unprocessable(("body", "custom"), f"custom task: {exc}") from None
-        except SandboxUnavailable as exc:
-            raise HTTPException(503, f"cannot check the custom task's baseline here: {exc}") from None
-    assert body.task is not None
-    try:
-        if is_custom_task_id(body.task):
-            row = session.get(CustomTask, body.task)
-            if row is None or not permissions.can_use_custom_task(caller, row):  # the same answer: ids do not leak
-                raise HTTPException(
-                    404,
-                    f"no custom task {body.task} created by {caller.label}: a custom task is private "
-                    "to the key that submitted it; send `custom` to submit your own",
-                )
-            task = custom_tasks.register(row)  # stored by another replica, or before a restart: loadable here too
-        else:
-            task = load_task(body.task)
-        task.variant(body.precision)
-    except (TaskError, custom_tasks.CustomTaskInvalid) as exc:
-        raise unprocessable(("body", "task"), f"task: {exc}", body.task) from None
-    return task
-
-
 @router.post("", status_code=201, response_model=JobOut, summary="Submit a job", responses=responses(400, 401, 403, 404, 413, 429, 503))
 def submit_job(
     body: JobSubmit, request: Request, session: SessionDep, caller: Submitter, settings: SettingsDep, runner: RunnerDep
@@ -84,34 +41,8 @@ def submit_job(
     """Queue an optimization job on a benchmark task, on a `custom` task (the team's own kernel, whose
     oracle is its baseline's output), or again on a custom task this key created (`"task": "ct_…"`); it
     starts when a slot is free. Needs a member or admin key."""
-    require_gpus(request)
-    if body.custom is not None:
-        size = len(body.custom.baseline_cu.encode())
-        if size > settings.max_source_bytes:
-            raise HTTPException(
-                413, f"custom.baseline_cu is {size} bytes; the limit is {settings.max_source_bytes} (CUDAMASTER_SERVICE__MAX_SOURCE_BYTES)"
-            )
-    task = _task_of(session, caller, body, settings)
-    spec = body.agent_spec(task.name)
-    if (why := spending.unenforceable(spec, request.app.state.tree.agent)) is not None:
-        raise unprocessable(("body", "spending_cap"), why)
-    assert caller.key_id is not None
-    try:  # the key's lock, held until the commit below: the count and the insert are one step
-        take_job_slot(session, caller.key_id, settings.max_jobs_in_flight_per_key)
-    except InFlightLimit as exc:
-        raise HTTPException(429, str(exc)) from None
-    job = store.create_job(
-        session,
-        task=task.name,
-        precision=body.precision,
-        settings=spec.model_dump(mode="json"),
-        api_key_id=caller.key_id,
-        team=caller.team,
-        commit=False,
-    )
-    session.commit()
-    runner.wake()
-    return JobOut.model_validate(job)
+    with as_http():
+        return jobs.submit(session, caller, body, settings, request.app.state.tree.agent, request.app.state.evaluation, runner)
 
 
 JobSort = Literal[
@@ -172,8 +103,8 @@ def list_jobs(
     "/{job_id}", response_model=JobDetail, summary="One job with its attempts, measurements, profiles and LLM calls", responses=_READ
 )
 def get_job(job_id: JobId, session: SessionDep, caller: Reader) -> JobDetail:
-    job = readable_job(session, caller, job_id, detail=True)
-    return JobDetail.model_validate({**JobOut.model_validate(job).model_dump(), "attempts": job.attempts, "llm_calls": job.llm_calls})
+    with as_http():
+        return jobs.detail(session, caller, job_id)
 
 
 @router.get(
@@ -195,13 +126,8 @@ def attempt_source(
 @router.post("/{job_id}/cancel", response_model=JobOut, summary="Cancel a job (a running one stops at its next step)", responses=_ACT)
 def cancel_job(job_id: JobId, session: SessionDep, caller: KeyHolder, runner: RunnerDep) -> JobOut:
     """The job's own key or an admin."""
-    job = actionable_job(session, caller, job_id, "cancel")
-    try:
-        job = store.request_cancel(session, job)
-    except store.JobStateError as exc:
-        raise HTTPException(409, str(exc)) from None
-    runner.request_stop(job.id)
-    return JobOut.model_validate(job)
+    with as_http():
+        return jobs.cancel(session, caller, job_id, runner)
 
 
 @router.post(
@@ -212,20 +138,8 @@ def cancel_job(job_id: JobId, session: SessionDep, caller: KeyHolder, runner: Ru
 )
 def resume_job(job_id: JobId, request: Request, session: SessionDep, caller: KeyHolder, settings: SettingsDep, runner: RunnerDep) -> JobOut:
     """The job's own key or an admin. The job counts against its key's in-flight limit again."""
-    job = actionable_job(session, caller, job_id, "resume")
-    require_gpus(request)
-    if job.status in (CANCELLED, FAILED) and job.api_key_id is not None:
-        try:
-            take_job_slot(session, job.api_key_id, settings.max_jobs_in_flight_per_key)
-        except InFlightLimit as exc:
-            raise HTTPException(429, str(exc)) from None
-        session.refresh(job)
-    try:
-        job = store.request_resume(session, job)
-    except store.JobStateError as exc:
-        raise HTTPException(409, str(exc)) from None
-    runner.wake()
-    return JobOut.model_validate(job)
+    with as_http():
+        return jobs.resume(session, caller, job_id, settings, request.app.state.evaluation, runner)
 
 
 @router.post(
@@ -236,14 +150,8 @@ def resume_job(job_id: JobId, request: Request, session: SessionDep, caller: Key
 )
 def answer_job(job_id: JobId, body: AnswerIn, request: Request, session: SessionDep, caller: KeyHolder, runner: RunnerDep) -> JobOut:
     """The job's own key or an admin."""
-    job = actionable_job(session, caller, job_id, "answer")
-    require_gpus(request)
-    try:
-        job = store.submit_answer(session, job, body.answer, body.question_id)
-    except store.JobStateError as exc:
-        raise HTTPException(409, str(exc)) from None
-    runner.wake()
-    return JobOut.model_validate(job)
+    with as_http():
+        return jobs.answer(session, caller, job_id, body, request.app.state.evaluation, runner)
 
 
 def _readable(job_id: JobId, request: Request, caller: Reader) -> None:

@@ -24,11 +24,12 @@ from sqlalchemy.orm import Session
 from settings import ServiceSettings
 
 from .. import permissions
-from ..api import campaigns as campaigns_api
 from ..api.deps import RunnerDep, SessionDep, SettingsDep
+from ..api.errors import as_http
 from ..campaigns import report
 from ..campaigns.schemas import CampaignDetail, CampaignPage, CampaignResume, Progress
 from ..db.models import CAMPAIGN_CANCELLED, CAMPAIGN_CAPPED, CAMPAIGN_FINISHED, CAMPAIGN_RUNNING, CAMPAIGN_STATUSES
+from ..services import campaigns as campaigns_service
 from . import pages
 from .pages import Csrf, Web
 from .session import WebSession
@@ -85,7 +86,8 @@ def _macros() -> Any:
 def _page(session: Session, web: WebSession, settings: ServiceSettings, status: str, offset: int) -> CampaignPage:
     pages._check_filter("status", status, allowed=CAMPAIGN_STATUSES)
     pages.check_offset(offset)
-    return campaigns_api.list_campaigns(session, web.caller, settings, status=status or None, limit=PAGE_SIZE, offset=offset)  # type: ignore[arg-type]
+    with as_http():
+        return campaigns_service.page(session, web.caller, settings, status=status or None, limit=PAGE_SIZE, offset=offset)  # type: ignore[arg-type]
 
 
 @router.get("/campaigns", response_class=HTMLResponse)
@@ -126,7 +128,8 @@ def campaign_rows(web: Web, session: SessionDep, settings: SettingsDep, status: 
 
 
 def _detail(session: Session, web: WebSession, campaign_id: str) -> tuple[CampaignDetail, report.CampaignSummary]:
-    detail = campaigns_api.get_campaign(campaign_id, session, web.caller)  # 404 for a missing or another team's campaign
+    with as_http():  # 404 for a missing or another team's campaign
+        detail = campaigns_service.detail(session, web.caller, campaign_id)
     return detail, report.summarize(session, detail.id)
 
 
@@ -178,7 +181,8 @@ def _act(request: Request, web: WebSession, campaign_id: str, csrf: str, action:
         return refused
     back = f"/campaigns/{quote(campaign_id)}"
     try:
-        action()
+        with as_http():
+            action()
     except HTTPException as exc:
         return pages.problem(request, web, exc.status_code, str(exc.detail), back=back)
     return RedirectResponse(back, status_code=303)
@@ -186,7 +190,7 @@ def _act(request: Request, web: WebSession, campaign_id: str, csrf: str, action:
 
 @router.post("/campaigns/{campaign_id}/cancel")
 def cancel(request: Request, campaign_id: str, web: Web, session: SessionDep, runner: RunnerDep, csrf: Csrf) -> Response:
-    return _act(request, web, campaign_id, csrf, lambda: campaigns_api.cancel_campaign(campaign_id, session, web.caller, runner))
+    return _act(request, web, campaign_id, csrf, lambda: campaigns_service.cancel(session, web.caller, campaign_id, runner))
 
 
 @router.post("/campaigns/{campaign_id}/resume")
@@ -194,4 +198,7 @@ def resume(
     request: Request, campaign_id: str, web: Web, session: SessionDep, csrf: Csrf, lift_caps: Annotated[str, Form(max_length=4)] = ""
 ) -> Response:
     body = CampaignResume(lift_caps=lift_caps == "on")
-    return _act(request, web, campaign_id, csrf, lambda: campaigns_api.resume_campaign(campaign_id, request, session, web.caller, body))
+    evaluation, scheduler = request.app.state.evaluation, getattr(request.app.state, "campaigns", None)
+    return _act(
+        request, web, campaign_id, csrf, lambda: campaigns_service.resume(session, web.caller, campaign_id, body, evaluation, scheduler)
+    )

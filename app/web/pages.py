@@ -1,5 +1,5 @@
-"""The dashboard's pages. They read and act through the same functions as /api/v1 (app/api/*, app/store/*)
-and the same permission rules (app/permissions.py): a page shows what the signed-in key may read, and
+"""The dashboard's pages. They read and act through the same service layer as /api/v1 (app/services/*,
+app/store/*; a refusal is shown with the API's status and message, app/api/errors.py) and the same permission rules (app/permissions.py): a page shows what the signed-in key may read, and
 a form does only what that key may do (a refused action answers with the API's own message).
 
 Every POST carries the session's CSRF token; every page needs a signed-in session (app/web/session.py).
@@ -34,9 +34,8 @@ from graph.contract import DEFAULT_DEBUG, DEFAULT_PRECISION, DEFAULT_ROUNDS, DEF
 
 from .. import permissions
 from ..api import deps, errors
-from ..api import jobs as jobs_api
-from ..api import reviews as reviews_api
 from ..api.deps import RunnerDep, SessionDep, SettingsDep
+from ..api.errors import as_http
 from ..auth import KeyRejected, verify_key
 from ..bounds import JOB_ID_PATTERN, KEY_ID_PATTERN, MAX_OFFSET, MODEL_PATTERN, TASK_PATTERN
 from ..compare.runs import source_diff
@@ -44,6 +43,9 @@ from ..db.models import ACTIVE_STATUSES, ALL_STATUSES, CANCELLED, FAILED, REVIEW
 from ..db.types import utcnow
 from ..reviews import flagged_share, list_reviews
 from ..schemas import AnswerIn, JobDetail, JobSubmit, ReviewDecision
+from ..services import insights
+from ..services import jobs as jobs_service
+from ..services.reviews import decide, review_out
 from ..store import aggregates
 from ..store import jobs as store
 from ..streams import service_stopping, until_service_stops
@@ -476,7 +478,8 @@ def submit_job(
         if upload is not None and len(upload) > settings.max_source_bytes:
             raise HTTPException(413, f"the uploaded .cu is over {settings.max_source_bytes} bytes (CUDAMASTER_SERVICE__MAX_SOURCE_BYTES)")
         body = JobSubmit.model_validate(_submission(form, upload))
-        job = jobs_api.submit_job(body, request, session, caller, settings, runner)
+        with as_http():
+            job = jobs_service.submit(session, caller, body, settings, request.app.state.tree.agent, request.app.state.evaluation, runner)
     except FormProblem as exc:
         return _jobs_page(request, web, session, filters, 0, form_errors=[str(exc)], form=form, status_code=422)
     except UnicodeDecodeError:
@@ -623,7 +626,8 @@ def job_rows(job_id: str, web: Web, session: SessionDep, chosen: str = "") -> JS
 @router.get("/jobs/{job_id}", response_class=HTMLResponse)
 def job_page(request: Request, job_id: str, web: Web, session: SessionDep, attempt: str = "") -> HTMLResponse:
     try:
-        detail: JobDetail = jobs_api.get_job(job_id, session, web.caller)
+        with as_http():
+            detail: JobDetail = jobs_service.detail(session, web.caller, job_id)
     except HTTPException as exc:
         if exc.status_code == 404:
             return problem(request, web, 404, f"no job {job_id[:64]!r} visible to this key: your team's jobs are listed at /jobs")
@@ -675,7 +679,8 @@ def _act(request: Request, web: WebSession, job_id: str, csrf: str, action: Any)
     if (refused := _csrf_or_403(request, web, csrf)) is not None:
         return refused
     try:
-        action()
+        with as_http():
+            action()
     except HTTPException as exc:
         return problem(request, web, exc.status_code, str(exc.detail), back=f"/jobs/{quote(job_id)}")
     except Exception as exc:
@@ -688,12 +693,14 @@ def _act(request: Request, web: WebSession, job_id: str, csrf: str, action: Any)
 
 @router.post("/jobs/{job_id}/cancel")
 def cancel(request: Request, job_id: str, web: Web, session: SessionDep, runner: RunnerDep, csrf: Csrf) -> Response:
-    return _act(request, web, job_id, csrf, lambda: jobs_api.cancel_job(job_id, session, web.caller, runner))
+    return _act(request, web, job_id, csrf, lambda: jobs_service.cancel(session, web.caller, job_id, runner))
 
 
 @router.post("/jobs/{job_id}/resume")
 def resume(request: Request, job_id: str, web: Web, session: SessionDep, settings: SettingsDep, runner: RunnerDep, csrf: Csrf) -> Response:
-    return _act(request, web, job_id, csrf, lambda: jobs_api.resume_job(job_id, request, session, web.caller, settings, runner))
+    return _act(
+        request, web, job_id, csrf, lambda: jobs_service.resume(session, web.caller, job_id, settings, request.app.state.evaluation, runner)
+    )
 
 
 @router.post("/jobs/{job_id}/answer")
@@ -712,7 +719,7 @@ def answer(
             body = AnswerIn(answer=answer, question_id=question_id or None)
         except ValidationError as exc:
             raise HTTPException(422, "answer: " + "; ".join(e["msg"] for e in exc.errors())) from None
-        jobs_api.answer_job(job_id, body, request, session, web.caller, runner)
+        jobs_service.answer(session, web.caller, job_id, body, request.app.state.evaluation, runner)
 
     return _act(request, web, job_id, csrf, act)
 
@@ -727,9 +734,7 @@ def leaderboard_page(request: Request, web: Web, session: SessionDep, model: str
         _check_filter("precision", precision, allowed=PRECISIONS)
     except HTTPException as exc:
         return problem(request, web, exc.status_code, str(exc.detail), back="/leaderboard")
-    from ..api.insights import leaderboard
-
-    data = leaderboard(session, web.caller, model=model or None, precision=precision or None)  # type: ignore[arg-type]
+    data = insights.leaderboard(session, web.caller, model=model or None, precision=precision or None)  # type: ignore[arg-type]
     return render(request, "leaderboard.html", web, data=data, data_json=data.model_dump_json(), model=model, precision=precision)
 
 
@@ -741,9 +746,7 @@ def costs_page(request: Request, web: Web, session: SessionDep, model: str = "",
             raise HTTPException(422, f"days={days}: choose 1 to 3660")
     except HTTPException as exc:
         return problem(request, web, exc.status_code, str(exc.detail), back="/costs")
-    from ..api.insights import costs
-
-    data = costs(session, web.caller, model=model or None, days=days, limit=100)
+    data = insights.costs(session, web.caller, model=model or None, days=days, limit=100)
     visible = permissions.visible_jobs(web.caller)
     return render(
         request,
@@ -764,7 +767,7 @@ def reviews_page(request: Request, web: Web, session: SessionDep, status: str = 
     except HTTPException as exc:
         return problem(request, web, exc.status_code, str(exc.detail), back="/reviews")
     rows, total = list_reviews(session, permissions.visible_jobs(web.caller), status=status or None, limit=PAGE_SIZE, offset=max(0, offset))
-    items = [(reviews_api.review_out(r), permissions.can_review(web.caller, r.job)) for r in rows]
+    items = [(review_out(r), permissions.can_review(web.caller, r.job)) for r in rows]
     flagged, correct = flagged_share(session, permissions.visible_jobs(web.caller))
     numbers = names.attempt_numbers(session, [r.job_id for r in rows])
     titles = names.task_titles(session, [r.job.task for r in rows])
@@ -800,7 +803,8 @@ def decide_review(
         return refused
     try:
         body = ReviewDecision.model_validate({"decision": decision, "note": note})
-        reviews_api.decide(session, web.caller, attempt_id, body)
+        with as_http():
+            decide(session, web.caller, attempt_id, body)
     except ValidationError as exc:
         return problem(request, web, 422, "; ".join(_errors_of(exc)), back="/reviews")
     except HTTPException as exc:
