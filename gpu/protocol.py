@@ -10,15 +10,15 @@ worker receives the self-contained `bench_tasks.work.WorkItem` and turns it back
 from __future__ import annotations
 
 from dataclasses import dataclass
-from typing import TYPE_CHECKING, Any, Literal, Protocol, runtime_checkable
+from typing import TYPE_CHECKING, Any, Protocol, runtime_checkable
 
 from pydantic import BaseModel, ConfigDict, Field
+
+from profiling.modes import ProfileMode as ProfileMode  # defined once, in the layer below; graph.contract re-exports it
 
 if TYPE_CHECKING:
     from bench_tasks.harness import EvaluationResult, SizeRow
     from profiling.report import ProfileReport
-
-ProfileMode = Literal["filtered", "full", "none"]
 
 
 @dataclass
