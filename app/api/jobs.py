@@ -30,7 +30,6 @@ router = APIRouter(prefix="/jobs", tags=["jobs"])
 JobId = Annotated[str, Path(max_length=64, description="a job id, job_ and 16 hex digits")]
 _READ = responses(401, 403, 404)
 _ACT = responses(401, 403, 404, 409)
-COMPILE_LOG_CHARS = 8000  # of a refused baseline's compile log, sent back in the 422
 _SOURCE: dict[int | str, dict[str, Any]] = {200: {"content": {"text/x-cuda": {}}}}
 
 

@@ -187,17 +187,22 @@ def test_a_stored_task_that_fails_the_checks_is_skipped_at_start_up_with_fake_ag
 
 def test_submit_time_evaluation_never_runs_on_the_event_loop():
     """The issue asks that a task's expressions are never evaluated on a thread that serves requests. They are
-    evaluated in custom_tasks.validate, reached only from the submit route's body; the route is a plain `def`, so
-    FastAPI runs it in its worker threads, never on the event loop that answers /health (and the request body's
-    model evaluates nothing: its validators only check shapes)."""
+    evaluated in custom_tasks.validate, reached only from the submit route's body through the service layer
+    (app/services/jobs.py: submit -> _custom_task), all plain `def`s; the route is a plain `def`, so FastAPI runs
+    it in its worker threads, never on the event loop that answers /health (and the request body's model
+    evaluates nothing: its validators only check shapes)."""
     import inspect
 
     from fastapi.routing import APIRoute
 
     from app import schemas
     from app.api import jobs
+    from app.services import jobs as job_service
 
     [submit] = [r for r in jobs.router.routes if isinstance(r, APIRoute) and r.endpoint is jobs.submit_job]
     assert "POST" in submit.methods and not inspect.iscoroutinefunction(submit.endpoint)
-    assert "custom_tasks.validate(" in inspect.getsource(jobs._task_of)
+    assert "jobs.submit(" in inspect.getsource(jobs.submit_job)
+    assert "_custom_task(" in inspect.getsource(job_service.submit)
+    assert not any(inspect.iscoroutinefunction(f) for f in (job_service.submit, job_service._custom_task))
+    assert "custom_tasks.validate(" in inspect.getsource(job_service._custom_task)
     assert "expr" not in vars(schemas)  # the body's model does not evaluate expressions while it is parsed
