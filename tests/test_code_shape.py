@@ -15,7 +15,7 @@ from pathlib import Path
 import pytest
 
 ROOT = Path(__file__).resolve().parents[1]
-PACKAGES = ["bench_tasks", "app", "graph", "profiling", "settings"]
+PACKAGES = ["bench_tasks", "app", "graph", "gpu", "profiling", "settings"]
 EXCLUDED = [ROOT / "bench_tasks" / "tasks"]  # tasks are data (each task's reference.py), not package code
 # Modules still to split, left out of the checks: each has a function over 60 lines or over complexity 15. They are
 # being moved by another change, and are split after it lands; remove a module's line once it is split, and it is checked.
@@ -23,8 +23,10 @@ PENDING = [
     "app/main.py",  # create_app: 106 lines, complexity 17
     "app/web/pages.py",  # _jobs_page: 67 lines
     "graph/runner.py",  # _run: 80 lines, complexity 19
-    "graph/cluster/suite.py",  # run_suite: 66 lines
+    "gpu/ray/suite.py",  # run_suite: 66 lines (was graph/cluster/suite.py)
 ]
+# Test ids "gpu/", not "gpu": a bare "gpu" id would be a keyword that tests/conftest.py takes for the gpu mark (skipped without a GPU).
+PACKAGE_IDS = [f"{p}/" for p in PACKAGES]
 MAX_LINES = 60
 MAX_COMPLEXITY = 15
 
@@ -78,7 +80,7 @@ def complex_functions(paths: list[Path], max_complexity: int = MAX_COMPLEXITY) -
     return [f"{Path(d['filename']).relative_to(ROOT)}:{d['location']['row']} {d['message']}" for d in json.loads(out.stdout)]
 
 
-@pytest.mark.parametrize("package", PACKAGES)
+@pytest.mark.parametrize("package", PACKAGES, ids=PACKAGE_IDS)
 def test_no_function_is_over_60_lines(package):
     sources = _sources(package)
     assert sources
@@ -86,7 +88,7 @@ def test_no_function_is_over_60_lines(package):
     assert not too_long, "split these into named steps:\n" + "\n".join(too_long)
 
 
-@pytest.mark.parametrize("package", PACKAGES)
+@pytest.mark.parametrize("package", PACKAGES, ids=PACKAGE_IDS)
 def test_no_function_is_over_complexity_15(package):
     too_complex = complex_functions(_sources(package))
     assert not too_complex, "split these into named steps:\n" + "\n".join(too_complex)
