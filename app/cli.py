@@ -20,7 +20,10 @@ from settings import SettingsInvalid
 
 def _plain_help() -> None:
     """Help as a user reads it: flags without a `<bool>` type (the flag says it), arguments in the usage line
-    as TASK / [JOB_ID] (click's style) rather than {task}."""
+    as TASK / [JOB_ID] (click's style) rather than {task}. Typer's own help where its internals differ (another
+    typer than pyproject's pin, as on the device image): the help is then less plain, never broken."""
+    if not hasattr(TyperOption, "display_type_rich") or not hasattr(TyperArgument, "_usage_display_name"):
+        return
     option_type = TyperOption.display_type_rich
 
     def display_type_rich(self: TyperOption, ctx: typer.Context) -> str | None:
