@@ -966,12 +966,12 @@ class SingleRun:
     env: dict[str, str]  # the environment when no sandbox is used (sandbox = "none")
     params: dict[str, int]
     impl: str
+    settings: HarnessSettings  # the settings it was prepared with (its sandbox, its tools)
     read_only: list[Path] = field(default_factory=list)
-    settings: HarnessSettings | None = None
 
     def start(self, prefix: list[str], tools: tuple[str, ...] = ()) -> Child:
         """Start `prefix + argv` (e.g. ncu ...) in the evaluation's sandbox, with `workdir` as its scratch directory."""
-        return sandbox_for(self.settings or get_harness_settings()).start(
+        return sandbox_for(self.settings).start(
             [*prefix, *self.argv], scratch=self.workdir, read_only=self.read_only, gpu=True, tools=tools
         )
 
@@ -1018,6 +1018,6 @@ def prepare_single_run(
         _child_env(settings),
         dict(params),
         impl,
+        settings,
         read_only=[driver, plan, workdir / "c0"],
-        settings=settings,
     )
