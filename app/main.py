@@ -10,12 +10,14 @@ import asyncio
 import logging
 import signal
 import threading
-from collections.abc import Callable, Iterator
-from contextlib import asynccontextmanager, contextmanager
+from collections.abc import AsyncIterator, Callable, Iterator
+from contextlib import AbstractAsyncContextManager, asynccontextmanager, contextmanager
 from typing import Any
 
 from fastapi import FastAPI
 from fastapi.exceptions import RequestValidationError
+from sqlalchemy import Engine
+from sqlalchemy.orm import Session, sessionmaker
 
 from gpu.inventory import detect_gpus
 from gpu.locked import GpuLockedEvaluator, GpuPool, local_evaluator
@@ -28,7 +30,7 @@ from .bounds import INT32_MAX
 from .campaigns.scheduler import CampaignScheduler
 from .db.engine import make_engine, make_sessionmaker
 from .db.migrate import upgrade
-from .evaluation import plan_evaluation, ray_evaluation
+from .evaluation import Evaluation, plan_evaluation, ray_evaluation
 from .limits import BodySizeLimit
 from .runner import JobRunner
 
@@ -84,65 +86,91 @@ def _join_cluster(ray: RaySettings) -> Any:
     return make_ray_evaluator(ray.address, settings=ray)
 
 
-def create_app(
-    settings: Settings | ServiceSettings | None = None,
-    *,
-    run_job: RunJob | None = None,
-    evaluator: Any = None,
-    ray: RaySettings | None = None,
-) -> FastAPI:
-    """`settings`: the whole tree, or only its service section (the rest then comes from load_settings()).
-
-    `ray`: the Ray section (default: the tree's, CUDAMASTER_RAY__*); with an address, every compile, evaluation and
-    profile runs on that Ray cluster. An injected `evaluator` with `for_job` (a RayEvaluator) is used the same way."""
+def _settings_tree(settings: Settings | ServiceSettings | None) -> Settings:
+    """The whole settings tree: loaded (None), loaded with this service section (ServiceSettings), or as given."""
     if settings is None:
-        tree = load_settings()
-    elif isinstance(settings, ServiceSettings):
-        tree = load_settings().model_copy(update={"service": settings})
+        return load_settings()
+    if isinstance(settings, ServiceSettings):
+        return load_settings().model_copy(update={"service": settings})
+    return settings
+
+
+def _prepare_database(settings: ServiceSettings, sessions: sessionmaker[Session]) -> None:
+    """Migrate the database (when auto_migrate) and register its custom tasks, before any job resumes."""
+    if settings.auto_migrate:
+        upgrade(settings.database_url)
+    with sessions() as session:  # custom tasks must be loadable before their jobs resume
+        custom_tasks.register_all(session)
+
+
+async def _cluster(evaluator: Any, ray: RaySettings | None) -> tuple[Any, bool]:
+    """The Ray cluster the jobs run on (None: none) and whether this service joined it itself (and closes it):
+    an injected evaluator with `for_job` (a RayEvaluator), else the cluster at `ray.address`, if any."""
+    cluster = evaluator if hasattr(evaluator, "for_job") else None
+    own_cluster = cluster is None and ray is not None and ray.address is not None
+    if own_cluster and ray is not None:  # fails the start with what to do when the cluster cannot be joined or has no GPU
+        cluster = await asyncio.to_thread(_join_cluster, ray)
+    return cluster, own_cluster
+
+
+async def _evaluation(settings: ServiceSettings, cluster: Any, injected: bool) -> Evaluation:
+    """Where evaluations run: on the cluster's GPUs, else on the configured (or remote) GPUs next to the ones detected
+    here; an unhealthy plan is logged as a warning."""
+    inventory = await asyncio.to_thread(detect_gpus)
+    if cluster is not None:
+        evaluation = ray_evaluation(cluster.status(), inventory)
     else:
-        tree = settings
-    settings = tree.service
-    checkpoint_url = tree.checkpoint_store()
-    if ray is None and evaluator is None and run_job is None:
-        ray = tree.ray
-    engine = make_engine(settings.database_url)
-    sessions = make_sessionmaker(engine)
-    gpu_pool = GpuPool(settings.gpus)
+        evaluation = plan_evaluation(settings.gpus, settings.remote_gpus, injected, inventory)
+    if not evaluation.healthy:
+        log.warning("%s", evaluation.note)
+    return evaluation
+
+
+def _job_evaluator(cluster: Any, evaluator: Any, run_job: RunJob | None, gpu_pool: GpuPool) -> Any:
+    """The evaluator the runner hands its jobs (None: an injected job function brings its own evaluation)."""
+    if cluster is not None:
+        return cluster  # the cluster holds its GPUs itself (one worker each); each job gets cluster.for_job(id)
+    if evaluator is not None:
+        return GpuLockedEvaluator(evaluator, gpu_pool)
+    if run_job is None:  # the real agent with the local GPUs, one harness evaluator per GPU
+        return GpuLockedEvaluator(local_evaluator, gpu_pool, per_gpu=True)
+    return None
+
+
+async def _note_sandbox(app: FastAPI) -> None:
+    """Which sandbox untrusted kernels run in (app.state.sandbox), logged: as an error when there is none."""
+    app.state.sandbox = await asyncio.to_thread(describe_sandbox)
+    if app.state.sandbox.startswith("unavailable"):
+        log.error("untrusted kernels will be REFUSED: sandbox %s", app.state.sandbox)
+    else:
+        log.info("sandbox for untrusted kernels: %s", app.state.sandbox)
+
+
+def _lifespan(
+    settings: ServiceSettings,
+    engine: Engine,
+    sessions: sessionmaker[Session],
+    gpu_pool: GpuPool,
+    checkpoint_url: str,
+    *,
+    run_job: RunJob | None,
+    evaluator: Any,
+    ray: RaySettings | None,
+) -> Callable[[FastAPI], AbstractAsyncContextManager[None]]:
+    """The service's start and stop: database, cluster, evaluation plan, sandbox, then the job runner and the
+    campaign scheduler (started only where jobs can run); on stop, the reverse."""
 
     @asynccontextmanager
-    async def lifespan(app: FastAPI):
-        if settings.auto_migrate:
-            upgrade(settings.database_url)
-        with sessions() as session:  # custom tasks must be loadable before their jobs resume
-            custom_tasks.register_all(session)
-        cluster = evaluator if hasattr(evaluator, "for_job") else None
-        own_cluster = cluster is None and ray is not None and ray.address is not None
-        if own_cluster and ray is not None:  # fails the start with what to do when the cluster cannot be joined or has no GPU
-            cluster = await asyncio.to_thread(_join_cluster, ray)
+    async def lifespan(app: FastAPI) -> AsyncIterator[None]:
+        _prepare_database(settings, sessions)
+        cluster, own_cluster = await _cluster(evaluator, ray)
         app.state.cluster = cluster
-        inventory = await asyncio.to_thread(detect_gpus)
-        if cluster is not None:
-            evaluation = ray_evaluation(cluster.status(), inventory)
-        else:
-            evaluation = plan_evaluation(settings.gpus, settings.remote_gpus, evaluator is not None or run_job is not None, inventory)
+        evaluation = await _evaluation(settings, cluster, evaluator is not None or run_job is not None)
         app.state.evaluation = evaluation
-        if not evaluation.healthy:
-            log.warning("%s", evaluation.note)
-        if cluster is not None:
-            locked = cluster  # the cluster holds its GPUs itself (one worker each); each job gets cluster.for_job(id)
-        elif evaluator is not None:
-            locked = GpuLockedEvaluator(evaluator, gpu_pool)
-        elif run_job is None:  # the real agent with the local GPUs, one harness evaluator per GPU
-            locked = GpuLockedEvaluator(local_evaluator, gpu_pool, per_gpu=True)
-        else:
-            locked = None  # an injected job function brings its own evaluation
+        locked = _job_evaluator(cluster, evaluator, run_job, gpu_pool)
         if run_job is None:  # set the checkpoint store up now: a bad URL fails the start, not the first job
             await asyncio.to_thread(checkpointer, checkpoint_url)
-        app.state.sandbox = await asyncio.to_thread(describe_sandbox)
-        if app.state.sandbox.startswith("unavailable"):
-            log.error("untrusted kernels will be REFUSED: sandbox %s", app.state.sandbox)
-        else:
-            log.info("sandbox for untrusted kernels: %s", app.state.sandbox)
+        await _note_sandbox(app)
         runner = JobRunner(settings, sessions, run_job or run_with_graph, evaluator=locked, checkpoint_url=checkpoint_url)
         app.state.runner = runner
         app.state.campaigns = CampaignScheduler(settings, sessions, runner)
@@ -165,10 +193,40 @@ def create_app(
                 await asyncio.to_thread(cluster.close)
             engine.dispose()
 
+    return lifespan
+
+
+def _include_api(app: FastAPI) -> None:
+    """The /api/v1 routers and the API's answer to a request that fails validation."""
+    for router in (jobs.router, campaigns.router, tasks.router, keys.router, system.router, insights.router, reviews.router):
+        app.include_router(router, prefix=API_PREFIX)
+    app.add_exception_handler(RequestValidationError, errors.validation_error)  # a page's own: web.mount (app/web/pages.py)
+    app.include_router(compare.router, prefix=API_PREFIX)  # runs and campaigns side by side
+
+
+def create_app(
+    settings: Settings | ServiceSettings | None = None,
+    *,
+    run_job: RunJob | None = None,
+    evaluator: Any = None,
+    ray: RaySettings | None = None,
+) -> FastAPI:
+    """`settings`: the whole tree, or only its service section (the rest then comes from load_settings()).
+
+    `ray`: the Ray section (default: the tree's, CUDAMASTER_RAY__*); with an address, every compile, evaluation and
+    profile runs on that Ray cluster. An injected `evaluator` with `for_job` (a RayEvaluator) is used the same way."""
+    tree = _settings_tree(settings)
+    settings = tree.service
+    checkpoint_url = tree.checkpoint_store()
+    if ray is None and evaluator is None and run_job is None:
+        ray = tree.ray
+    engine = make_engine(settings.database_url)
+    sessions = make_sessionmaker(engine)
+    gpu_pool = GpuPool(settings.gpus)
     app = FastAPI(
         title="cudamaster",
         version="0.1.0",
-        lifespan=lifespan,
+        lifespan=_lifespan(settings, engine, sessions, gpu_pool, checkpoint_url, run_job=run_job, evaluator=evaluator, ray=ray),
         description="Submit CUDA kernel optimization jobs, follow them, and read their attempts, measurements and costs. "
         "Every write needs an API key (`cudamaster keys create`); reads too unless CUDAMASTER_SERVICE__OPEN_READS=true.",
         openapi_url=f"{API_PREFIX}/openapi.json",
@@ -182,10 +240,7 @@ def create_app(
         sessions,
         gpu_pool,
     )
-    for router in (jobs.router, campaigns.router, tasks.router, keys.router, system.router, insights.router, reviews.router):
-        app.include_router(router, prefix=API_PREFIX)
-    app.add_exception_handler(RequestValidationError, errors.validation_error)  # a page's own: web.mount (app/web/pages.py)
-    app.include_router(compare.router, prefix=API_PREFIX)  # runs and campaigns side by side
+    _include_api(app)
     web.mount(app, API_PREFIX)
     app.add_middleware(BodySizeLimit, max_bytes=settings.max_request_bytes)
     bound_page_size_in_openapi(app, settings.max_page_size)

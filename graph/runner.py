@@ -215,85 +215,131 @@ def _failure_message(exc: BaseException, job_id: str, settings: AgentSettings) -
     return f"{type(exc).__name__}: {exc}"
 
 
-def _run(
-    graph, job_id: str, graph_input: Any, settings: AgentSettings, on_event: EventSink | None, should_stop: Callable[[], bool] | None
-) -> Outcome:
-    config = _config(job_id, settings)
-    current_round = (graph.get_state(config).values or {}).get("round", 0)
+def _emit_questions(on_event: EventSink | None, job_id: str, current_round: int, interrupts: Any) -> None:
+    """An `interrupt` event for each question the graph asks (manual mode)."""
+    for intr in interrupts:
+        asked = Question.model_validate(intr.value)
+        _emit(on_event, InterruptEvent(job_id=job_id, round=current_round, node=asked.role, interrupt_id=intr.id, question=asked))
+
+
+def _emit_step(on_event: EventSink | None, job_id: str, current_round: int, node: str, update: dict[str, Any] | None) -> int:
+    """The events of one node's finished step: its attempts, LLM calls, profiles, then the node's own event.
+    Returns the round the job is in after the step (`round_end` moves to the next one after its event)."""
+    update = update or {}
+    if node != "round_end" and "round" in update:
+        current_round = update["round"]
+    for a in update.get("attempts", []):
+        _emit(on_event, AttemptEvent.model_validate({**a, "node": node}))
+    for c in update.get("llm_calls", []):
+        _emit(on_event, LlmCallEvent.model_validate({**c, "node": node}))
+    for shown in (update.get("profile"), update.get("current_profile")):
+        if shown:
+            _emit(on_event, profile_event(job_id, shown, sent=shown is update.get("profile")))
+    last = (update.get("attempts") or [None])[-1]
+    _emit(
+        on_event,
+        NodeEvent(
+            job_id=job_id,
+            round=current_round,
+            node=node,
+            verdict=last["verdict"] if last else None,
+            speedup=last["score"] if last else None,
+        ),
+    )
+    if node == "round_end":
+        current_round = update.get("round", current_round)
+    return current_round
+
+
+def _stream(
+    graph,
+    job_id: str,
+    graph_input: Any,
+    config: dict[str, Any],
+    current_round: int,
+    on_event: EventSink | None,
+    should_stop: Callable[[], bool] | None,
+) -> None:
+    """Run the graph from `current_round`, checkpointing every step, and emit each step's events; asks the graph to
+    drain (stop at the next step boundary, raising GraphDrained) once `should_stop` says so."""
     control = RunControl()
-    status: Status | None = None
-    message = ""
+    for chunk in graph.stream(graph_input, config, stream_mode="updates", durability="sync", control=control):
+        for node, update in chunk.items():
+            if node == "__metadata__":  # e.g. {"cached": True}: a finished task's saved writes, replayed on resume
+                continue
+            if node == "__interrupt__":
+                _emit_questions(on_event, job_id, current_round, update)
+                continue
+            current_round = _emit_step(on_event, job_id, current_round, node, update)
+        if should_stop is not None and not control.drain_requested and should_stop():
+            control.request_drain("stop requested")
+
+
+def _stream_until_stopped(
+    graph,
+    job_id: str,
+    graph_input: Any,
+    config: dict[str, Any],
+    settings: AgentSettings,
+    on_event: EventSink | None,
+    should_stop: Callable[[], bool] | None,
+) -> tuple[Status | None, str]:
+    """_stream, and how it ended when it did not end by itself: ("stopped", ...) when drained, ("failed", ...) when it
+    raised; (None, "") when the stream ended by itself (the graph ended, asks a question, or stops before a step)."""
+    current_round = (graph.get_state(config).values or {}).get("round", 0)
     try:
-        for chunk in graph.stream(graph_input, config, stream_mode="updates", durability="sync", control=control):
-            for node, update in chunk.items():
-                if node == "__metadata__":  # e.g. {"cached": True}: a finished task's saved writes, replayed on resume
-                    continue
-                if node == "__interrupt__":
-                    for intr in update:
-                        asked = Question.model_validate(intr.value)
-                        _emit(
-                            on_event,
-                            InterruptEvent(job_id=job_id, round=current_round, node=asked.role, interrupt_id=intr.id, question=asked),
-                        )
-                    continue
-                update = update or {}
-                if node != "round_end" and "round" in update:
-                    current_round = update["round"]
-                for a in update.get("attempts", []):
-                    _emit(on_event, AttemptEvent.model_validate({**a, "node": node}))
-                for c in update.get("llm_calls", []):
-                    _emit(on_event, LlmCallEvent.model_validate({**c, "node": node}))
-                for shown in (update.get("profile"), update.get("current_profile")):
-                    if shown:
-                        _emit(on_event, profile_event(job_id, shown, sent=shown is update.get("profile")))
-                last = (update.get("attempts") or [None])[-1]
-                _emit(
-                    on_event,
-                    NodeEvent(
-                        job_id=job_id,
-                        round=current_round,
-                        node=node,
-                        verdict=last["verdict"] if last else None,
-                        speedup=last["score"] if last else None,
-                    ),
-                )
-                if node == "round_end":
-                    current_round = update.get("round", current_round)
-            if should_stop is not None and not control.drain_requested and should_stop():
-                control.request_drain("stop requested")
+        _stream(graph, job_id, graph_input, config, current_round, on_event, should_stop)
     except GraphDrained:
-        status, message = "stopped", f"stopped at a step boundary; resume with `cudamaster resume {job_id}`"
+        return "stopped", f"stopped at a step boundary; resume with `cudamaster resume {job_id}`"
     except Exception as exc:  # noqa: BLE001 - the outcome reports it; the checkpoint keeps the job resumable
         if isinstance(exc, NoGpuError):  # the outcome says it in full; no traceback of LangGraph's task
             log.info("job %s failed: %s", job_id, exc)
         else:
             log.warning("job %s failed: %s", job_id, exc, exc_info=not isinstance(exc, LlmError))
-        status, message = "failed", _failure_message(exc, job_id, settings)
-    snapshot = graph.get_state(config)
-    values = snapshot.values or {}
-    question = _pending_interrupt(snapshot)
-    if status is None:
-        if question is not None:
-            status, message = "waiting_for_input", f"waiting for an answer for the {question.role} role"
-        elif not snapshot.next:
-            status, message = _end_status(job_id, snapshot, values)
-        else:
-            status, message = "stopped", f"stopped before {', '.join(snapshot.next)}"
-    outcome = _outcome(job_id, values, status, message, question)
+        return "failed", _failure_message(exc, job_id, settings)
+    return None, ""
+
+
+def _settled_status(job_id: str, snapshot, values: dict[str, Any], question: Question | None) -> tuple[Status, str]:
+    """Status and message of a run that stopped by itself: waiting on a question, ended, or stopped before a step."""
+    if question is not None:
+        return "waiting_for_input", f"waiting for an answer for the {question.role} role"
+    if not snapshot.next:
+        return _end_status(job_id, snapshot, values)
+    return "stopped", f"stopped before {', '.join(snapshot.next)}"
+
+
+def _emit_finished(on_event: EventSink | None, outcome: Outcome, values: dict[str, Any]) -> None:
+    """The run's last event: `finished`, with its status, message, best attempt and totals."""
     best = outcome.best
     _emit(
         on_event,
         FinishedEvent(
-            job_id=job_id,
+            job_id=outcome.job_id,
             round=values.get("round", 0),
-            status=status,
+            status=outcome.status,
             stop_reason=outcome.stop_reason,
-            message=message,
+            message=outcome.message,
             best_attempt_id=best.attempt_id if best else None,
             speedup=best.score if best else None,
             totals=outcome.totals,
         ),
     )
+
+
+def _run(
+    graph, job_id: str, graph_input: Any, settings: AgentSettings, on_event: EventSink | None, should_stop: Callable[[], bool] | None
+) -> Outcome:
+    """Run the graph until it finishes, asks a question, is stopped or fails; emit its events, then `finished`."""
+    config = _config(job_id, settings)
+    status, message = _stream_until_stopped(graph, job_id, graph_input, config, settings, on_event, should_stop)
+    snapshot = graph.get_state(config)
+    values = snapshot.values or {}
+    question = _pending_interrupt(snapshot)
+    if status is None:
+        status, message = _settled_status(job_id, snapshot, values, question)
+    outcome = _outcome(job_id, values, status, message, question)
+    _emit_finished(on_event, outcome, values)
     return outcome
 
 

@@ -325,30 +325,20 @@ def jobs_page(
     )
 
 
-def _jobs_page(
-    request: Request,
-    web: WebSession,
-    session: Any,
-    filters: dict[str, str],
-    offset: int,
-    *,
-    form_errors: list[str] | None = None,
-    form: dict[str, Any] | None = None,
-    status_code: int = 200,
-) -> HTMLResponse:
-    try:
-        _check_filter("status", filters["status"], allowed=ALL_STATUSES)
-        _check_filter("task", filters["task"], TASK_PATTERN)
-        _check_filter("precision", filters["precision"], allowed=PRECISIONS)
-        _check_filter("model", filters["model"], MODEL_PATTERN)
-        _check_filter("key", filters["key"], KEY_ID_PATTERN)
-        _check_filter("sort", filters["sort"], allowed=SORT_CHOICES)
-        check_offset(offset)
-    except HTTPException as exc:
-        return problem(request, web, exc.status_code, str(exc.detail))
-    caller = web.caller
+def _check_jobs_query(filters: dict[str, str], offset: int) -> None:
+    """The jobs page's filters, sort and offset within the API's bounds: HTTPException(422) for the first that is not."""
+    _check_filter("status", filters["status"], allowed=ALL_STATUSES)
+    _check_filter("task", filters["task"], TASK_PATTERN)
+    _check_filter("precision", filters["precision"], allowed=PRECISIONS)
+    _check_filter("model", filters["model"], MODEL_PATTERN)
+    _check_filter("key", filters["key"], KEY_ID_PATTERN)
+    _check_filter("sort", filters["sort"], allowed=SORT_CHOICES)
+    check_offset(offset)
+
+
+def _job_rows(session: Any, caller: permissions.Caller, filters: dict[str, str], offset: int) -> tuple[list[dict[str, Any]], int]:
+    """One page of the jobs `caller` may read that match `filters`, as table rows (job_row), and how many match in all."""
     team = None if permissions.is_admin(caller) else caller.team
-    live_since = utcnow().isoformat()  # read before the rows: the live table adds the jobs created since (jobs_live)
     rows, total = store.list_jobs(
         session,
         status=filters["status"] or None,
@@ -363,13 +353,34 @@ def _jobs_page(
     )
     ids = [j.id for j in rows]
     models, rounds = aggregates.models_of(session, ids), rounds_used(session, ids)
+    labels = row_labels(session, rows)
+    return [job_row(j, models[j.id], rounds.get(j.id, 0), labels[j.id]) for j in rows], total
+
+
+def _jobs_page(
+    request: Request,
+    web: WebSession,
+    session: Any,
+    filters: dict[str, str],
+    offset: int,
+    *,
+    form_errors: list[str] | None = None,
+    form: dict[str, Any] | None = None,
+    status_code: int = 200,
+) -> HTMLResponse:
+    """The jobs page: the table (filtered, sorted, paged), its live updates' start and the submit form."""
+    try:
+        _check_jobs_query(filters, offset)
+    except HTTPException as exc:
+        return problem(request, web, exc.status_code, str(exc.detail))
+    caller = web.caller
+    live_since = utcnow().isoformat()  # read before the rows: the live table adds the jobs created since (jobs_live)
+    rendered, total = _job_rows(session, caller, filters, offset)
     active = {k: v for k, v in filters.items() if v and not (k == "sort" and v == "-created")}
 
     def link(**change: Any) -> str:
         return "/jobs?" + urlencode({**active, **change})
 
-    labels = row_labels(session, rows)
-    rendered = [job_row(j, models[j.id], rounds.get(j.id, 0), labels[j.id]) for j in rows]
     return render(
         request,
         "jobs.html",
