@@ -186,7 +186,7 @@ class JobRunner:
                         self._signal(claim.job_id)
             except asyncio.CancelledError:
                 raise
-            except Exception:  # noqa: BLE001 - a database hiccup must not kill the runner
+            except Exception:  # a database hiccup must not kill the runner
                 log.exception("claiming jobs failed; retrying in %.1fs", self.settings.poll_seconds)
             self._wake.clear()
             try:
@@ -320,7 +320,7 @@ class JobRunner:
             await asyncio.sleep(every)
             try:
                 held, cancel = await asyncio.to_thread(self._with_session, leases.renew, job_id, claim.lease, self.settings.lease_seconds)
-            except Exception:  # noqa: BLE001 - try again next time; the lease has slack
+            except Exception:  # try again next time; the lease has slack
                 log.exception("renewing the lease of %s failed", job_id)
                 continue
             if not held:

@@ -52,7 +52,7 @@ class Prototype:
     params: tuple[Param, ...]
     text: str
 
-    def renamed(self, name: str) -> "Prototype":
+    def renamed(self, name: str) -> Prototype:
         return Prototype(name=name, params=self.params, text=self.text.replace(self.name + "(", name + "(", 1))
 
     def c_declaration(self) -> str:

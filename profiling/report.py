@@ -92,7 +92,7 @@ class ProfileReport(BaseModel):
     @classmethod
     def from_kernels(
         cls, kernels: list[KernelProfile], raw_csv: str = "", rule: str = "sol", thresholds: Thresholds | None = None, **meta
-    ) -> "ProfileReport":
+    ) -> ProfileReport:
         report = cls(kernels=kernels, summary=summarize(kernels), raw_csv=raw_csv, **meta)
         report.reclassify(rule, thresholds)
         return report

@@ -60,7 +60,7 @@ class CampaignScheduler:
                 self.apply(await asyncio.to_thread(self.tick_all))
             except asyncio.CancelledError:
                 raise
-            except Exception:  # noqa: BLE001 - a database hiccup must not kill the scheduler
+            except Exception:  # a database hiccup must not kill the scheduler
                 log.exception("scheduling campaigns failed; retrying in %.1fs", self.settings.poll_seconds)
             try:
                 await asyncio.wait_for(self._wake.wait(), timeout=self.settings.poll_seconds)

@@ -90,7 +90,7 @@ class HealthProbe:
                 self.latencies.append(time.perf_counter() - started if ok else None)
                 self._stop.wait(0.05)
 
-    def __enter__(self) -> "HealthProbe":
+    def __enter__(self) -> HealthProbe:
         self._thread.start()
         return self
 

@@ -92,7 +92,7 @@ class ScriptedOpenAI:
         self._thread: threading.Thread | None = None
 
     # -- lifecycle ---------------------------------------------------------------------------
-    def start(self) -> "ScriptedOpenAI":
+    def start(self) -> ScriptedOpenAI:
         stub = self
 
         class Handler(BaseHTTPRequestHandler):
@@ -101,7 +101,7 @@ class ScriptedOpenAI:
             def log_message(self, *args: Any) -> None:  # keep test output quiet
                 pass
 
-            def do_POST(self) -> None:  # noqa: N802
+            def do_POST(self) -> None:
                 length = int(self.headers.get("Content-Length") or 0)
                 raw = self.rfile.read(length) if length else b"{}"
                 try:
@@ -135,7 +135,7 @@ class ScriptedOpenAI:
             self._server.server_close()
             self._server = None
 
-    def __enter__(self) -> "ScriptedOpenAI":
+    def __enter__(self) -> ScriptedOpenAI:
         return self.start()
 
     def __exit__(self, *exc: Any) -> None:
