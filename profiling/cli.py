@@ -265,7 +265,7 @@ def score_cmd(
             table.add_row(s.kernel.name, s.kernel.precision, s.kernel.expected.value, "", "", "", "", f"[red]{s.error}[/red]")
             continue
         c = s.report.classification
-        mark = lambda b: (b.value if b == s.kernel.expected else f"[red]{b.value}[/red]") if b else "?"  # noqa: E731
+        mark = lambda b, expected=s.kernel.expected: (b.value if b == expected else f"[red]{b.value}[/red]") if b else "?"  # noqa: E731
         table.add_row(
             s.kernel.name,
             s.kernel.precision,

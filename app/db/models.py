@@ -5,7 +5,7 @@ this schema; tests/service/test_migrations.py checks that on SQLite and PostgreS
 from __future__ import annotations
 
 from datetime import datetime
-from typing import Any, Final
+from typing import Any, ClassVar, Final
 
 from sqlalchemy import JSON, BigInteger, Boolean, Float, ForeignKey, Index, Integer, MetaData, String, Text, UniqueConstraint
 from sqlalchemy.orm import DeclarativeBase, Mapped, mapped_column, relationship
@@ -25,7 +25,7 @@ NAMING = {
 
 class Base(DeclarativeBase):
     metadata = MetaData(naming_convention=NAMING)
-    type_annotation_map = {datetime: UTCDateTime(), dict[str, Any]: JSON(), list[Any]: JSON()}
+    type_annotation_map: ClassVar[dict[Any, Any]] = {datetime: UTCDateTime(), dict[str, Any]: JSON(), list[Any]: JSON()}
 
 
 # Job statuses (graph.contract.JobStatus, named). Active ones hold a place in the per-key in-flight limit.

@@ -17,6 +17,7 @@ graph.llm.prompt_tokens counts them (tiktoken), instead of the scripted number.
 
 from __future__ import annotations
 
+import contextlib
 import json
 import threading
 import time
@@ -118,10 +119,8 @@ class ScriptedOpenAI:
                 if status == 429:
                     self.send_header("Retry-After", "0")
                 self.end_headers()
-                try:
+                with contextlib.suppress(BrokenPipeError, ConnectionResetError):
                     self.wfile.write(data)
-                except (BrokenPipeError, ConnectionResetError):
-                    pass
 
         self._server = ThreadingHTTPServer(("127.0.0.1", 0), Handler)
         self._server.daemon_threads = True
