@@ -18,6 +18,7 @@
 from __future__ import annotations
 
 import asyncio
+import contextlib
 import logging
 import threading
 import traceback
@@ -57,10 +58,8 @@ async def _in_daemon_thread(name: str, fn: Any, *args: Any) -> Any:
         except BaseException as exc:  # noqa: BLE001 - handed to the awaiting task
             result, error = None, exc
         if not loop.is_closed():
-            try:
+            with contextlib.suppress(RuntimeError):  # the loop closed meanwhile: the process is exiting
                 loop.call_soon_threadsafe(settle, result, error)
-            except RuntimeError:  # the loop closed meanwhile: the process is exiting
-                pass
 
     threading.Thread(target=target, name=name, daemon=True).start()
     return await future
@@ -186,13 +185,11 @@ class JobRunner:
                         self._signal(claim.job_id)
             except asyncio.CancelledError:
                 raise
-            except Exception:  # noqa: BLE001 - a database hiccup must not kill the runner
+            except Exception:  # a database hiccup must not kill the runner
                 log.exception("claiming jobs failed; retrying in %.1fs", self.settings.poll_seconds)
             self._wake.clear()
-            try:
+            with contextlib.suppress(TimeoutError):
                 await asyncio.wait_for(self._wake.wait(), timeout=self.settings.poll_seconds)
-            except TimeoutError:
-                pass
 
     async def _execute(self, claim: leases.Claim) -> None:
         job_id = claim.job_id
@@ -320,7 +317,7 @@ class JobRunner:
             await asyncio.sleep(every)
             try:
                 held, cancel = await asyncio.to_thread(self._with_session, leases.renew, job_id, claim.lease, self.settings.lease_seconds)
-            except Exception:  # noqa: BLE001 - try again next time; the lease has slack
+            except Exception:  # try again next time; the lease has slack
                 log.exception("renewing the lease of %s failed", job_id)
                 continue
             if not held:

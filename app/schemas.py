@@ -89,7 +89,7 @@ class JobSubmit(RequestBody):
     )
 
     @model_validator(mode="after")
-    def _one_task(self) -> "JobSubmit":
+    def _one_task(self) -> JobSubmit:
         if (self.task is None) == (self.custom is None):
             raise ValueError("give exactly one of `task` (a benchmark task name, see GET /api/v1/tasks) or `custom` (your own kernel)")
         check_models(self.models)

@@ -10,7 +10,7 @@ import time
 from collections.abc import Callable
 from dataclasses import dataclass
 from pathlib import Path
-from typing import TYPE_CHECKING, Annotated, Any, Optional
+from typing import TYPE_CHECKING, Annotated, Any
 
 import typer
 from rich.console import Console
@@ -199,12 +199,10 @@ def _cluster(address: str | None, settings):
 
 
 # `bench run`'s options, declared once each (the command's signature stays one line per option).
-TasksOpt = Annotated[Optional[list[str]], typer.Option("--task", "-t", help="task name (repeatable); default: all")]
-RunPrecisionOpt = Annotated[Optional[Precision], typer.Option("--precision", "-p", help="only this precision; default: both")]
+TasksOpt = Annotated[list[str] | None, typer.Option("--task", "-t", help="task name (repeatable); default: all")]
+RunPrecisionOpt = Annotated[Precision | None, typer.Option("--precision", "-p", help="only this precision; default: both")]
 SizeSetsOpt = Annotated[str, typer.Option(help="paper, large, edge or all; several separated by commas (paper,large)")]
-CandidatesOpt = Annotated[
-    Optional[Path], typer.Option(help="directory of candidates: <op>.cu / <op>_bf16.cu, or fp32/ and bf16/ subfolders")
-]
+CandidatesOpt = Annotated[Path | None, typer.Option(help="directory of candidates: <op>.cu / <op>_bf16.cu, or fp32/ and bf16/ subfolders")]
 VendorOpt = Annotated[
     bool,
     typer.Option(
@@ -214,9 +212,7 @@ VendorOpt = Annotated[
     ),
 ]
 OutputOpt = Annotated[Path, typer.Option("--output", "-o", help="where to write the JSON results")]
-JobsOpt = Annotated[
-    Optional[int], typer.Option("--jobs", "-j", min=1, help="compile processes working ahead of the GPU; default: all cores")
-]
+JobsOpt = Annotated[int | None, typer.Option("--jobs", "-j", min=1, help="compile processes working ahead of the GPU; default: all cores")]
 AppendOpt = Annotated[
     bool, typer.Option("--append", help="keep the results already in --output and add these (a long run split into several commands)")
 ]
@@ -229,7 +225,7 @@ SkipDoneOpt = Annotated[
     ),
 ]
 RayOpt = Annotated[
-    Optional[str],
+    str | None,
     typer.Option(
         "--ray",
         help="spread the suite over every GPU of this Ray cluster (HOST:6379, ray://HOST:10001 or auto; "
@@ -456,9 +452,9 @@ def _measured(job: Job, size_set: str) -> tuple[str, str, str, str]:
 @app.command("report")
 def report(
     run_file: Annotated[Path, typer.Argument(help="a results file written by `cudamaster bench run`")],
-    other: Annotated[Optional[Path], typer.Argument(help="a second run to compare against the first")] = None,
+    other: Annotated[Path | None, typer.Argument(help="a second run to compare against the first")] = None,
     output: Annotated[
-        Optional[Path],
+        Path | None,
         typer.Option("--output", "-o", help="prefix of the files written (PREFIX.md, PREFIX.html); default: next to RUN_FILE"),
     ] = None,
 ) -> None:
@@ -488,8 +484,8 @@ def eval_candidate(
     ] = "fp32",
     sizes: Annotated[str, typer.Option(help="paper, large, edge or all")] = "paper",
     compile_only: Annotated[bool, typer.Option(help="compile and check symbols only (no GPU needed)")] = False,
-    flags: Annotated[Optional[list[str]], typer.Option("--flag", help="extra nvcc flag (repeatable)")] = None,
-    json_out: Annotated[Optional[Path], typer.Option("--json", help="also write the result JSON here")] = None,
+    flags: Annotated[list[str] | None, typer.Option("--flag", help="extra nvcc flag (repeatable)")] = None,
+    json_out: Annotated[Path | None, typer.Option("--json", help="also write the result JSON here")] = None,
 ) -> None:
     """Evaluate one candidate: the verdict and the per-size table."""
     from bench_tasks.harness import CandidateError, NoGpuError, evaluate

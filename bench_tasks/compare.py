@@ -25,7 +25,7 @@ class Comparison:
     message: str
 
     @classmethod
-    def failure(cls, message: str, checked: int = 0, worst_index: int | None = None) -> "Comparison":
+    def failure(cls, message: str, checked: int = 0, worst_index: int | None = None) -> Comparison:
         """A failed check that is not an elementwise error (for reference.check(): wrong index, duplicate...)."""
         return cls(False, float("inf"), float("inf"), worst_index, checked, message)
 

@@ -81,9 +81,7 @@ def evaluate(expression: str | int | float, names: Mapping[str, float]) -> int |
         tree = ast.parse(expression.strip(), mode="eval")
     except (SyntaxError, RecursionError, MemoryError, ValueError) as exc:
         raise ExpressionError(f"cannot parse expression {src!r}: {getattr(exc, 'msg', exc)}") from None
-    count = 0
-    for _ in ast.walk(tree):
-        count += 1
+    for count, _ in enumerate(ast.walk(tree), start=1):
         if count > MAX_NODES:
             raise ExpressionError(f"expression {src!r} has more than {MAX_NODES} terms; write it shorter")
     return _eval(tree.body, names, src)

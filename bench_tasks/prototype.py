@@ -52,7 +52,7 @@ class Prototype:
     params: tuple[Param, ...]
     text: str
 
-    def renamed(self, name: str) -> "Prototype":
+    def renamed(self, name: str) -> Prototype:
         return Prototype(name=name, params=self.params, text=self.text.replace(self.name + "(", name + "(", 1))
 
     def c_declaration(self) -> str:
@@ -149,7 +149,7 @@ def abi_mismatch(expected: Prototype, candidate: list[AbiParam], allow_defaults:
     count may not."""
     if len(candidate) > len(expected.params):
         return f"it takes {len(candidate)} parameters; the task's prototype has {len(expected.params)}"
-    for i, (want, got) in enumerate(zip(expected.params, candidate), start=1):
+    for i, (want, got) in enumerate(zip(expected.params, candidate, strict=False), start=1):
         if got.base != ABI_NAMES[want.ctype] or got.pointer != want.pointer:
             return f"parameter {i} is `{got.text}` where the task has `{want.c_decl(with_default=False)}`"
     missing = expected.params[len(candidate) :]

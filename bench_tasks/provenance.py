@@ -32,7 +32,7 @@ def provenance(command: list[str] | None = None) -> dict[str, str]:
     return {
         "command": shlex.join(command if command is not None else sys.argv),
         "git_commit": git_commit(),
-        "date": dt.datetime.now(dt.timezone.utc).isoformat(timespec="seconds"),
+        "date": dt.datetime.now(dt.UTC).isoformat(timespec="seconds"),
         "host": platform.node(),
         "python": platform.python_version(),
     }

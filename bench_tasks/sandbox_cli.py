@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import json
 from pathlib import Path
-from typing import Annotated, Optional
+from typing import Annotated
 
 import typer
 from rich.console import Console
@@ -19,12 +19,12 @@ console = Console()
 @app.command("check")
 def check(
     gpu: Annotated[
-        Optional[bool],
+        bool | None,
         typer.Option("--gpu/--no-gpu", help="also compile and run a CUDA kernel (and ncu) inside; default: when a GPU is listed"),
     ] = None,
     port: Annotated[int, typer.Option(help="the service's port, which must be unreachable from inside")] = 8000,
     ncu: Annotated[str, typer.Option(help="Nsight Compute for the profiling probe")] = "ncu",
-    json_out: Annotated[Optional[Path], typer.Option("--json", help="also write the probes as JSON here")] = None,
+    json_out: Annotated[Path | None, typer.Option("--json", help="also write the probes as JSON here")] = None,
 ) -> None:
     """Run probes inside the sandbox (identity, namespaces, environment, network, hidden paths, writable paths,
     limits, disk quota; with a GPU: nvcc, a kernel, ncu) and print what works and what is blocked."""

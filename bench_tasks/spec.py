@@ -162,7 +162,7 @@ class ToleranceSpec:
 class Variant:
     """One task at one precision: what a kernel must export and how it is checked."""
 
-    task: "Task"
+    task: Task
     precision: str
     prototype: Prototype
 
@@ -385,7 +385,7 @@ def _parse_arg(arg_name: str, a: Any, where: str) -> Arg:
     memory = _table_or_str(a.get("memory", "device"), f"{what}.memory")
     param = None if a.get("param") is None else _table_or_str(a["param"], f"{what}.param")
     for key in ("length", "value", "draw", "refresh"):
-        if key in a and not isinstance(a[key], (str, int, float)) or isinstance(a.get(key), bool):
+        if (key in a and not isinstance(a[key], (str, int, float))) or isinstance(a.get(key), bool):
             raise TaskError(f"{what}.{key} must be a string or a number, got {a[key]!r}")
     value = a.get("value")
     length = a.get("length")

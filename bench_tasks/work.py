@@ -14,6 +14,7 @@ harness looks there, so nvcc does not run a second time on another host.
 
 from __future__ import annotations
 
+import contextlib
 import hashlib
 import json
 import os
@@ -87,10 +88,8 @@ class BuiltinDefinition(BaseModel):
             for filename, text in (("task.toml", self.task_toml), ("reference.py", self.reference_py), ("baseline.cu", self.baseline_cu)):
                 (tmp / filename).write_text(text)
             (tmp / "ready").write_text("")
-            try:
+            with contextlib.suppress(OSError):  # another worker thread or process wrote the same definition first
                 os.replace(tmp, directory)
-            except OSError:  # another worker thread or process wrote the same definition first
-                pass
         return load_task_file(directory / "task.toml")
 
 

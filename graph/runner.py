@@ -142,7 +142,7 @@ def _emit(sink: EventSink | None, event: Any) -> None:
         return
     try:
         sink(event)
-    except Exception:  # noqa: BLE001 - a broken consumer must not break the job
+    except Exception:  # a broken consumer must not break the job
         log.exception("on_event consumer failed on %s", event.type)
 
 
@@ -291,7 +291,7 @@ def _stream_until_stopped(
         _stream(graph, job_id, graph_input, config, current_round, on_event, should_stop)
     except GraphDrained:
         return "stopped", f"stopped at a step boundary; resume with `cudamaster resume {job_id}`"
-    except Exception as exc:  # noqa: BLE001 - the outcome reports it; the checkpoint keeps the job resumable
+    except Exception as exc:  # the outcome reports it; the checkpoint keeps the job resumable
         if isinstance(exc, NoGpuError):  # the outcome says it in full; no traceback of LangGraph's task
             log.info("job %s failed: %s", job_id, exc)
         else:

@@ -14,9 +14,7 @@ target_metadata = Base.metadata
 
 def include_object(obj, name, type_, reflected, compare_to):
     # Tables we do not own (LangGraph's checkpoint tables share a PostgreSQL database) are left alone.
-    if type_ == "table" and reflected and compare_to is None:
-        return False
-    return True
+    return not (type_ == "table" and reflected and compare_to is None)
 
 
 def _url() -> str:

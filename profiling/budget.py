@@ -40,7 +40,7 @@ def fit_to_budget(text: str, budget: int | None) -> SentProfile:
     lines = text.splitlines()
 
     def attempt(keep: int) -> tuple[str, int]:
-        out = "\n".join(lines[:keep] + [cut_line(budget, len(lines) - keep, len(lines))])
+        out = "\n".join([*lines[:keep], cut_line(budget, len(lines) - keep, len(lines))])
         return out, count_tokens(out).tokens
 
     lo, hi = 0, len(lines) - 1  # the most lines that fit lies in [lo, hi]

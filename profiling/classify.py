@@ -45,7 +45,7 @@ class Thresholds(BaseModel):
     sol_latency_pct: float = 60.0
 
     @classmethod
-    def load(cls, path: Path) -> "Thresholds":
+    def load(cls, path: Path) -> Thresholds:
         """Read a file written by `cudamaster profile fit-thresholds` (its "thresholds" object)."""
         try:
             data = json.loads(Path(path).read_text())

@@ -12,7 +12,7 @@ from __future__ import annotations
 import json
 import time
 from pathlib import Path
-from typing import Annotated, Optional
+from typing import Annotated
 
 import click
 import typer
@@ -66,7 +66,7 @@ def _parse_sizes(items: list[str]) -> dict[str, int]:
     return params
 
 
-def _thresholds(path: Optional[Path]) -> Thresholds | None:
+def _thresholds(path: Path | None) -> Thresholds | None:
     if path is not None:
         return Thresholds.load(path)
     s = get_profiling_settings()
@@ -89,7 +89,7 @@ RuleOpt = Annotated[
     str, typer.Option("--rule", help=f"classification rule: {' | '.join(RULES)} (default from CUDAMASTER_PROFILING__CLASSIFIER)")
 ]
 ModeOpt = Annotated[str, typer.Option("--mode", help=f"metric filter: {' | '.join(MODES)}")]
-ThreshOpt = Annotated[Optional[Path], typer.Option("--thresholds", help="thresholds JSON from fit-thresholds")]
+ThreshOpt = Annotated[Path | None, typer.Option("--thresholds", help="thresholds JSON from fit-thresholds")]
 
 
 def _check_choice(value: str, choices: tuple[str, ...], what: str) -> None:
@@ -101,15 +101,15 @@ def _check_choice(value: str, choices: tuple[str, ...], what: str) -> None:
 def run_cmd(
     task: Annotated[str, typer.Argument(help="task name (see `cudamaster bench list`)")],
     precision: Annotated[str, typer.Option("--precision", "-p", help="fp32 | bf16")] = "fp32",
-    candidate: Annotated[Optional[Path], typer.Option("--candidate", "-c", help="candidate .cu (default: the baseline)")] = None,
+    candidate: Annotated[Path | None, typer.Option("--candidate", "-c", help="candidate .cu (default: the baseline)")] = None,
     size: Annotated[
         list[str], typer.Option("--size", "-s", help="size parameter NAME=VALUE (repeat); default: the largest quick paper size")
     ] = [],  # noqa: B006
     rule: RuleOpt = "",
     mode: ModeOpt = "filtered",
     thresholds: ThreshOpt = None,
-    save_csv: Annotated[Optional[Path], typer.Option("--save-csv", help="write ncu's raw-page CSV here")] = None,
-    save_json: Annotated[Optional[Path], typer.Option("--save-json", help="write the ProfileReport JSON here")] = None,
+    save_csv: Annotated[Path | None, typer.Option("--save-csv", help="write ncu's raw-page CSV here")] = None,
+    save_json: Annotated[Path | None, typer.Option("--save-json", help="write the ProfileReport JSON here")] = None,
     tokens: Annotated[bool, typer.Option("--tokens", help="print the filtered text's token count")] = False,
 ) -> None:
     """Profile one call of a task's baseline or a candidate with Nsight Compute and classify it."""
@@ -202,7 +202,7 @@ def baselines_cmd(
     out_path: Annotated[Path, typer.Option("--out", "-o", help="RUN.json to write")] = Path("run.json"),
     task: Annotated[list[str], typer.Option("--task", "-t", help="only these tasks (repeat)")] = [],  # noqa: B006
     jobs: Annotated[int, typer.Option("--jobs", "-j", help="parallel compiles")] = 4,
-    budget_s: Annotated[Optional[float], typer.Option("--budget-s", help="stop starting new profiles after this")] = None,
+    budget_s: Annotated[float | None, typer.Option("--budget-s", help="stop starting new profiles after this")] = None,
 ) -> None:
     """Profile every task variant's baseline (default size) into RUN.json."""
     from bench_tasks import TaskError
@@ -249,7 +249,7 @@ def baselines_cmd(
 def score_cmd(
     csv_dir: Annotated[Path, typer.Argument(help="folder with <kernel>.csv raw-page CSVs of the labelled kernels")],
     thresholds: ThreshOpt = None,
-    save_json: Annotated[Optional[Path], typer.Option("--save-json", help="write the labelled profiles as a RUN.json list")] = None,
+    save_json: Annotated[Path | None, typer.Option("--save-json", help="write the labelled profiles as a RUN.json list")] = None,
 ) -> None:
     """Score both rules on the labelled kernels (profiling/labelled/manifest.toml)."""
     from .labelled import accuracy, score_dir
@@ -265,7 +265,7 @@ def score_cmd(
             table.add_row(s.kernel.name, s.kernel.precision, s.kernel.expected.value, "", "", "", "", f"[red]{s.error}[/red]")
             continue
         c = s.report.classification
-        mark = lambda b: (b.value if b == s.kernel.expected else f"[red]{b.value}[/red]") if b else "?"  # noqa: E731
+        mark = lambda b, expected=s.kernel.expected: (b.value if b == expected else f"[red]{b.value}[/red]") if b else "?"  # noqa: E731
         table.add_row(
             s.kernel.name,
             s.kernel.precision,

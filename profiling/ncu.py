@@ -88,7 +88,7 @@ def ncu_command(
         cmd += ["-k", f"regex:{kernel_regex}"]
     if launch_count is not None:
         cmd += ["-c", str(launch_count)]
-    return cmd + ["--csv", "--page", page, "--log-file", str(log_file), *target]
+    return [*cmd, "--csv", "--page", page, "--log-file", str(log_file), *target]
 
 
 def run_ncu(

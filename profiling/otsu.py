@@ -7,7 +7,7 @@ search over the midpoints of the sorted distinct values is simple and has no bin
 from __future__ import annotations
 
 import json
-from datetime import datetime, timezone
+from datetime import UTC, datetime
 from pathlib import Path
 
 import numpy as np
@@ -85,7 +85,7 @@ def fit_thresholds(reports: list[ProfileReport], source: str = "") -> dict:
         "published_values": "pooled sm_pct, dram_pct, memory_pct of every profile",
         "sol_values": "max(sm_pct, dram_pct, memory_pct) of every profile",
         "source": source,
-        "fitted_at": datetime.now(timezone.utc).isoformat(timespec="seconds"),
+        "fitted_at": datetime.now(UTC).isoformat(timespec="seconds"),
         "count": len(points),
         "data": points,
         "skipped": skipped,

@@ -84,7 +84,7 @@ def _triple(text: str) -> tuple[int, int, int] | None:
     nums = [int(n.replace(",", "")) for n in re.findall(r"\d[\d,]*", text)]
     if not nums:
         return None
-    nums = (nums + [1, 1])[:3]
+    nums = [*nums, 1, 1][:3]
     return nums[0], nums[1], nums[2]
 
 
@@ -142,7 +142,7 @@ def parse_raw(text: str) -> list[KernelProfile]:
         metrics = {
             name: _metric(name, row[i], units[i] if i < len(units) else "") for i, name in enumerate(header) if name not in META_COLUMNS
         }
-        get = lambda c: row[col[c]] if c in col else ""  # noqa: E731
+        get = lambda c, row=row: row[col[c]] if c in col else ""  # noqa: E731
         kernels.append(_kernel(get("Kernel Name"), get("Block Size"), get("Grid Size"), get("ID"), metrics))
     if not kernels:
         raise NoKernelsProfiledError("the raw-page CSV has a header but no kernel rows: ncu profiled no kernel")

@@ -49,7 +49,7 @@ def summarize(kernels: list[KernelProfile]) -> dict[str, Metric]:
         names += [n for n in k.metrics if n not in names]
     out: dict[str, Metric] = {}
     for name in names:
-        present = [(k.metrics[name], w) for k, w in zip(kernels, weights) if name in k.metrics]
+        present = [(k.metrics[name], w) for k, w in zip(kernels, weights, strict=True) if name in k.metrics]
         first = present[0][0]
         numeric = [(m.value, w) for m, w in present if m.value is not None]
         if not numeric:
@@ -92,7 +92,7 @@ class ProfileReport(BaseModel):
     @classmethod
     def from_kernels(
         cls, kernels: list[KernelProfile], raw_csv: str = "", rule: str = "sol", thresholds: Thresholds | None = None, **meta
-    ) -> "ProfileReport":
+    ) -> ProfileReport:
         report = cls(kernels=kernels, summary=summarize(kernels), raw_csv=raw_csv, **meta)
         report.reclassify(rule, thresholds)
         return report

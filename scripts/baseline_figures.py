@@ -94,7 +94,7 @@ def main() -> None:
         "provenance": provenance(),
         "inputs": [
             {"file": p.name, "provenance": run.get("provenance"), "wall_seconds": run.get("wall_seconds")}
-            for p, run in zip(args.runs, runs)
+            for p, run in zip(args.runs, runs, strict=True)
         ],
         **figures(runs),
     }

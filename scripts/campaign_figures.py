@@ -67,7 +67,7 @@ def _svg_bars(title: str, labels: list[str], values: list[float], unit: str, tar
         f'<svg xmlns="http://www.w3.org/2000/svg" width="{w}" height="{h + 90}">',
         f'<text x="10" y="18" font-size="13">{esc(title)}</text>',
     ]
-    for i, (label, v) in enumerate(zip(labels, values)):
+    for i, (label, v) in enumerate(zip(labels, values, strict=True)):
         bh = h * v / peak
         x = 50 + i * (bar + 4)
         parts.append(

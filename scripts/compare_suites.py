@@ -46,7 +46,7 @@ def main() -> None:
     first: list[float] = []
     others: list[float] = []
     for key, times in new.items():
-        for i, (a, b) in enumerate(zip(times, old.get(key, []))):
+        for i, (a, b) in enumerate(zip(times, old.get(key, []), strict=False)):
             if a and b:
                 (first if i == 0 else others).append(a / b)
     provenance = {str(f): json.loads(f.read_text()).get("provenance") for f in [*args.old, *args.new]}

@@ -344,7 +344,7 @@ def main() -> None:
         "response_time": times,
         "page_weight": weight,
         "provenance": {
-            "command": " ".join([Path(sys.argv[0]).name] + sys.argv[1:]),
+            "command": " ".join([Path(sys.argv[0]).name, *sys.argv[1:]]),
             "commit": commit + ("+dirty" if dirty else ""),
             "date": datetime.now(UTC).isoformat(timespec="seconds"),
             "host": platform.node(),

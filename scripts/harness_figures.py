@@ -117,7 +117,7 @@ def main() -> None:
         t0 = time.monotonic()
         try:
             doc["figures"][name] = fn(settings)
-        except Exception as exc:  # a figure that fails is recorded as such, the others still run
+        except Exception as exc:  # noqa: BLE001 - a figure that fails is recorded as such, the others still run
             doc["figures"][name] = {"error": f"{type(exc).__name__}: {exc}"}
         print(f"{name}: {json.dumps(doc['figures'][name])[:600]} ({time.monotonic() - t0:.1f} s)", flush=True)
         args.output.parent.mkdir(parents=True, exist_ok=True)

@@ -295,7 +295,7 @@ def main() -> None:
         t0 = time.monotonic()
         try:
             doc["figures"][name] = fn(settings, args.task)
-        except Exception as exc:  # a step that fails is recorded as such; the others still run
+        except Exception as exc:  # noqa: BLE001 - a step that fails is recorded as such; the others still run
             doc["figures"][name] = {"error": f"{type(exc).__name__}: {exc}"}
         doc["figures"][name]["step_seconds"] = round(time.monotonic() - t0, 1)
         print(f"{name}: {json.dumps(doc['figures'][name])[:800]}", flush=True)

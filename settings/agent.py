@@ -104,7 +104,7 @@ class AgentSettings(BaseModel):
         description="under a spending cap, a call is sent only when what is left allows its prompt and at least this many output tokens",
     )
 
-    def role(self, role: str, model_override: str | None = None) -> "ResolvedRole":
+    def role(self, role: str, model_override: str | None = None) -> ResolvedRole:
         r: RoleSettings = getattr(self.roles, role)
         return ResolvedRole(
             role=role,

@@ -31,16 +31,16 @@ def _gpu_tests_selected(config: pytest.Config) -> bool:
     from _pytest.mark.expression import Expression
 
     compiled = Expression.compile(expression)
-    return any(compiled.evaluate(lambda name, **kwargs: name in marks) for marks in ({"gpu"}, {"gpu", "slow"}))
+    return any(compiled.evaluate(lambda name, marks=marks, **kwargs: name in marks) for marks in ({"gpu"}, {"gpu", "slow"}))
 
 
 @pytest.hookimpl(tryfirst=True)  # before xdist's own pytest_configure starts the workers
 def pytest_configure(config):
     """GPU tests are serial: they time kernels on one GPU, and tests running beside them would change the times."""
-    if worker() is None and config.pluginmanager.has_plugin("xdist") and config.getoption("numprocesses", None):
-        if _gpu_tests_selected(config):
-            config.option.numprocesses, config.option.dist, config.option.tx = 0, "no", []
-            config.stash[_SERIAL_FOR_GPU] = True
+    parallel = worker() is None and config.pluginmanager.has_plugin("xdist") and config.getoption("numprocesses", None)
+    if parallel and _gpu_tests_selected(config):
+        config.option.numprocesses, config.option.dist, config.option.tx = 0, "no", []
+        config.stash[_SERIAL_FOR_GPU] = True
 
 
 _SERIAL_FOR_GPU = pytest.StashKey[bool]()

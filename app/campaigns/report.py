@@ -524,7 +524,7 @@ def ablation_table(summaries: list[CampaignSummary]) -> Table:
             ]
         )
         if s is not first:
-            d = [b - a for a, b in zip(first.success().values(), s.success().values())]
+            d = [b - a for a, b in zip(first.success().values(), s.success().values(), strict=True)]
             g1, g2 = first.geomean_p(), s.geomean_p()
             rows.append(
                 [
@@ -574,7 +574,7 @@ def _svg_success(summaries: list[CampaignSummary]) -> str:
         parts.append(f'<polyline fill="none" stroke="{c}" stroke-width="2" points="' + " ".join(f"{x:.1f},{y:.1f}" for x, y in pts) + '"/>')
         parts += [
             f'<circle cx="{x:.1f}" cy="{y:.1f}" r="3" fill="{c}"><title>{html.escape(s.id)}: {100 * v:.0f}%</title></circle>'
-            for (x, y), v in zip(pts, s.success().values())
+            for (x, y), v in zip(pts, s.success().values(), strict=True)
         ]
         parts.append(
             f'<rect x="{left + j * 160}" y="{top + h + 18}" width="10" height="10" fill="{c}"/>'

@@ -4,6 +4,7 @@ tick (app/campaigns/store.py) every `poll_seconds`, and at once when one of this
 from __future__ import annotations
 
 import asyncio
+import contextlib
 import logging
 
 from sqlalchemy.orm import Session, sessionmaker
@@ -60,9 +61,7 @@ class CampaignScheduler:
                 self.apply(await asyncio.to_thread(self.tick_all))
             except asyncio.CancelledError:
                 raise
-            except Exception:  # noqa: BLE001 - a database hiccup must not kill the scheduler
+            except Exception:  # a database hiccup must not kill the scheduler
                 log.exception("scheduling campaigns failed; retrying in %.1fs", self.settings.poll_seconds)
-            try:
+            with contextlib.suppress(TimeoutError):
                 await asyncio.wait_for(self._wake.wait(), timeout=self.settings.poll_seconds)
-            except TimeoutError:
-                pass

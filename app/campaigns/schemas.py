@@ -43,7 +43,7 @@ class Selection(BaseModel):
     )
 
     @model_validator(mode="after")
-    def _list_alone(self) -> "Selection":
+    def _list_alone(self) -> Selection:
         if self.variants is not None and (self.category is not None or self.precision is not None):
             raise ValueError("selection: give `variants` alone, or `category` and/or `precision` (nothing: every variant)")
         return self
@@ -62,7 +62,7 @@ class AgentConfig(BaseModel):
     choose_flags: StrictBool | None = None  # strict: 0 or "no" is refused, not read as false
 
     @model_validator(mode="after")
-    def _models(self) -> "AgentConfig":
+    def _models(self) -> AgentConfig:
         check_models(self.models)
         return self
 

@@ -143,7 +143,7 @@ class Snapshot:
     correct: int = 0
 
     @classmethod
-    def of(cls, variants: list[CampaignVariant]) -> "Snapshot":
+    def of(cls, variants: list[CampaignVariant]) -> Snapshot:
         snap = cls(variants)
         for v in variants:
             job = v.job

@@ -5,7 +5,7 @@ this schema; tests/service/test_migrations.py checks that on SQLite and PostgreS
 from __future__ import annotations
 
 from datetime import datetime
-from typing import Any, Final
+from typing import Any, ClassVar, Final
 
 from sqlalchemy import JSON, BigInteger, Boolean, Float, ForeignKey, Index, Integer, MetaData, String, Text, UniqueConstraint
 from sqlalchemy.orm import DeclarativeBase, Mapped, mapped_column, relationship
@@ -25,7 +25,7 @@ NAMING = {
 
 class Base(DeclarativeBase):
     metadata = MetaData(naming_convention=NAMING)
-    type_annotation_map = {datetime: UTCDateTime(), dict[str, Any]: JSON(), list[Any]: JSON()}
+    type_annotation_map: ClassVar[dict[Any, Any]] = {datetime: UTCDateTime(), dict[str, Any]: JSON(), list[Any]: JSON()}
 
 
 # Job statuses (graph.contract.JobStatus, named). Active ones hold a place in the per-key in-flight limit.
@@ -112,14 +112,14 @@ class Job(Base):
     answer_for: Mapped[str | None] = mapped_column(String(200))  # the question id pending_answer answers
     stop_reason: Mapped[str | None] = mapped_column(String(32))  # graph.contract.StopReason of a finished job
 
-    attempts: Mapped[list["Attempt"]] = relationship(
+    attempts: Mapped[list[Attempt]] = relationship(
         back_populates="job",
         foreign_keys="Attempt.job_id",
         order_by="[Attempt.round, Attempt.debug_step, Attempt.id]",
         cascade="all, delete-orphan",
         passive_deletes=True,
     )
-    llm_calls: Mapped[list["LlmCall"]] = relationship(
+    llm_calls: Mapped[list[LlmCall]] = relationship(
         back_populates="job", order_by="LlmCall.id", cascade="all, delete-orphan", passive_deletes=True
     )
 
@@ -150,10 +150,10 @@ class Attempt(Base):
     created_at: Mapped[datetime] = mapped_column(default=utcnow)
 
     job: Mapped[Job] = relationship(back_populates="attempts", foreign_keys=[job_id])
-    measurements: Mapped[list["Measurement"]] = relationship(
+    measurements: Mapped[list[Measurement]] = relationship(
         back_populates="attempt", order_by="Measurement.size_index", cascade="all, delete-orphan", passive_deletes=True
     )
-    profile: Mapped["Profile | None"] = relationship(back_populates="attempt", cascade="all, delete-orphan", passive_deletes=True)
+    profile: Mapped[Profile | None] = relationship(back_populates="attempt", cascade="all, delete-orphan", passive_deletes=True)
 
 
 class Measurement(Base):
@@ -317,7 +317,7 @@ class Campaign(Base):
     updated_at: Mapped[datetime] = mapped_column(default=utcnow)
     finished_at: Mapped[datetime | None]
 
-    variants: Mapped[list["CampaignVariant"]] = relationship(
+    variants: Mapped[list[CampaignVariant]] = relationship(
         back_populates="campaign", order_by="CampaignVariant.position", cascade="all, delete-orphan", passive_deletes=True
     )
 

@@ -61,6 +61,7 @@ __all__ = [
     "SizeRow",
     "TaskError",
     "TimeStats",
+    "VendorUnavailable",
     "Verdict",
     "compile_candidate",
     "evaluate",
@@ -68,5 +69,4 @@ __all__ = [
     "gpu_status",
     "prepare_single_run",
     "require_gpu",
-    "VendorUnavailable",
 ]

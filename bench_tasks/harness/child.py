@@ -7,6 +7,7 @@ Code we did not write starts through bench_tasks.harness.sandbox, which builds o
 
 from __future__ import annotations
 
+import contextlib
 import os
 import signal
 import subprocess
@@ -43,10 +44,8 @@ class Child:
         """SIGKILL the whole group without waiting (another thread may be in wait()); a sandbox kills its
         namespace's first process first."""
         if self.proc.poll() is None:
-            try:
+            with contextlib.suppress(ProcessLookupError):
                 os.killpg(self.proc.pid, signal.SIGKILL)
-            except ProcessLookupError:
-                pass
 
     def wait(self, timeout: float) -> tuple[int | None, str]:
         """(exit status, or None when killed at the time limit; stdout, with stderr unless kept apart)."""

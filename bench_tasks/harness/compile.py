@@ -308,7 +308,7 @@ def _compile_untrusted(variant: Variant, source: str, entry: str, settings: Harn
         return CompileOutcome(Verdict.rejected, str(exc), log, flags=flags)
     defined = {name for kind, name in _symbols(_listing(obj, settings).defined)}
     if entry not in defined:
-        cxx = [d for d, raw in zip(_demangle(sorted(defined), settings), sorted(defined)) if d.startswith(entry + "(")]
+        cxx = [d for d, raw in zip(_demangle(sorted(defined), settings), sorted(defined), strict=True) if d.startswith(entry + "(")]
         hint = ' It is defined with C++ linkage: declare it extern "C".' if cxx else ""
         return CompileOutcome(Verdict.link_error, f"missing entry point {entry}.{hint} Expected: {expected}", log, obj, flags)
     abi = _abi_of(defined, settings)

@@ -407,7 +407,7 @@ class _Request:
             size_set=self.size_set,
             compile_flags=vendor_build.outcome.flags if vendor_build else cc.candidate_flags(settings, self.extra_flags),
             nvcc_version=cc.nvcc_version(settings.nvcc),
-            seeds=self.seeds + [self.fresh_seed],
+            seeds=[*self.seeds, self.fresh_seed],
             baseline_only=text is None,
             implementation="baseline" if text is None else self.implementation,
             vendor_libraries=list(vendor_build.reference.libraries) if vendor_build else [],
@@ -476,7 +476,7 @@ class _Evaluation:
                 return write_dataset(request.variant, params, request.fresh_seed, fresh_dir(inputs_dir, i))
 
         fresh = {fresh_dir(inputs_dir, i): ahead.submit(draw_fresh, i, params) for i, params in enumerate(request.size_list)}
-        for drawn, (_, ref) in zip(draws, tasks):
+        for drawn, (_, ref) in zip(draws, tasks, strict=True):
             ahead.submit(after, drawn, ref)
         return draws, fresh
 
@@ -573,7 +573,7 @@ def _cases(
         # A cached dataset complete now is read in place; any other is drawn into inputs_dir during the run
         # (published into the cache once the driver has ended): the sandbox binds exactly these directories.
         datasets = [(s, "check", cache.ready(variant, params, s) or inputs_dir / f"c{i}" / f"s{s}") for s in seeds]
-        case = Case(i, params, datasets + [(fresh_seed, "fresh", fresh_dir(inputs_dir, i))])
+        case = Case(i, params, [*datasets, (fresh_seed, "fresh", fresh_dir(inputs_dir, i))])
         choose_sample(variant, case, settings, sample_rng)
         if timing:
             case.check_pairs = choose_check_pairs(settings.min_pairs, settings.max_pairs, secret)
@@ -718,7 +718,7 @@ class _DriverRun:
                 time.sleep(0.02)
 
     def _draw(self, case: Case, d: int) -> Path:
-        seed, purpose, directory = case.datasets[d]
+        seed, _purpose, directory = case.datasets[d]
         early = self.drawn_ahead.get(directory)  # drawn while the candidate compiled (a failed draw: again here)
         if early is not None and not early.cancelled() and early.exception() is None:
             return directory
@@ -839,7 +839,7 @@ class _DriverRun:
     def _record(self) -> None:
         """The driver's stages, GPU and CPUs, and the per-size rows, into the result."""
         results, result = self.results, self.result
-        for case_id, stage, seconds in results.stages:
+        for _case_id, stage, seconds in results.stages:
             self.stages.add(DRIVER_STAGES.get(stage, stage), seconds)
         if results.gpu_start is not None:  # process, sandbox, CUDA context and gate, as the GPU saw them
             self.stages.add("driver_startup", max(0.0, results.gpu_start - self.driver_started))

@@ -8,6 +8,7 @@ Used by the data cache (datacache.py) and the compile cache (compile.py).
 
 from __future__ import annotations
 
+import contextlib
 import fcntl
 import os
 import shutil
@@ -29,10 +30,8 @@ class Entry:
 
 def touch(marker: Path) -> None:
     """Record a use of the entry whose marker this is."""
-    try:
+    with contextlib.suppress(OSError):
         os.utime(marker)
-    except OSError:
-        pass
 
 
 def entries(root: Path, marker: str) -> list[Entry]:

@@ -29,7 +29,7 @@ import time
 import traceback
 from collections import deque
 from collections.abc import Callable
-from concurrent.futures import Future, ThreadPoolExecutor
+from concurrent.futures import Future, ThreadPoolExecutor, wait
 from dataclasses import dataclass, field
 from pathlib import Path
 
@@ -184,7 +184,7 @@ class Prefetcher:
                 ahead = _Ahead(nbytes)
                 tasks = dataset_tasks(variant, self.sizes, self.settings)
                 ahead.draws = [self.draws.submit(draw) for draw, _ in tasks]
-                ahead.refs = [self.refs.submit(after, drawn, ref) for drawn, (_, ref) in zip(ahead.draws, tasks)]
+                ahead.refs = [self.refs.submit(after, drawn, ref) for drawn, (_, ref) in zip(ahead.draws, tasks, strict=True)]
                 cache = DataCache(self.settings)
                 params_list = variant.task.size_list(self.sizes) if isinstance(self.sizes, str) else self.sizes
                 ahead.entries = [e for p in params_list for s in self.settings.seeds if (e := cache.entry(variant, p, s)) is not None]
@@ -194,11 +194,8 @@ class Prefetcher:
     def wait_inputs(self, k: int) -> None:
         """Wait for job k's check datasets (not its references); a failed draw is left to evaluate()."""
         ahead = self.ahead.get(self._key(k))
-        for fut in ahead.draws if ahead else []:
-            try:
-                fut.result()
-            except Exception:
-                pass
+        if ahead:
+            wait(ahead.draws)  # done, failed or cancelled: wait() raises none of their exceptions
 
     def finished(self, k: int) -> list[Path]:
         """Job k is evaluated: its bytes leave the budget; returns its cache entries when no later job uses them."""
@@ -304,7 +301,7 @@ class _Pipeline:
             free = DataCache(self.settings).has_room()
             hint = "" if free else " (the data cache's file system is short of space: free some, or set CUDAMASTER_HARNESS__CACHE_DIR)"
             return MachineError(f"the harness could not finish this variant: {exc}{hint}; the run goes on")
-        except Exception as exc:  # a harness bug in one variant: that variant's outcome, not the end of the run
+        except Exception as exc:  # noqa: BLE001 - a harness bug in one variant: that variant's outcome, not the end of the run
             return HarnessError(
                 f"the harness failed on this variant ({type(exc).__name__}: {exc}; at {_where(exc)}): not the kernel's fault; "
                 "the run goes on. Please report it with this message"

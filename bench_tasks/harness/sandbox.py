@@ -514,7 +514,7 @@ class Sandbox:
         """The whole environment inside: only what nvcc and CUDA need (no CUDAMASTER_*, no keys, no URLs)."""
         toolkit = toolkit_root(self.settings.nvcc)
         path = [str(toolkit / "bin")] if toolkit else []
-        for d in os.environ.get("PATH", "").split(":") + ["/usr/local/bin", "/usr/bin", "/bin"]:
+        for d in [*os.environ.get("PATH", "").split(":"), "/usr/local/bin", "/usr/bin", "/bin"]:
             if d and d not in path and os.path.isabs(d) and self._inside(Path(d)):
                 path.append(d)
         libs = [d for d in os.environ.get("LD_LIBRARY_PATH", "").split(":") if d and os.path.isabs(d) and self._inside(Path(d))]
@@ -545,7 +545,7 @@ class Sandbox:
         args += self._mounts(scratch, read_only, nodes, gpu, tools)
         if info_fd is not None:
             args += ["--info-fd", str(info_fd)]
-        return args + ["--", *drop, *self._limited(gpu), *argv], env
+        return [*args, "--", *drop, *self._limited(gpu), *argv], env
 
     def _namespaces(self, uid: str) -> tuple[list[str], list[str]]:
         """(bwrap and its namespace options, the command that drops to `uid` inside when root set bwrap up)."""
@@ -593,7 +593,7 @@ class Sandbox:
         args += ["--bind", str(scratch), str(scratch)]
         for p in read_only:
             args += ["--ro-bind", str(p), str(p)]
-        return args + ["--chdir", str(scratch), "--remount-ro", "/dev", "--remount-ro", "/"]
+        return [*args, "--chdir", str(scratch), "--remount-ro", "/dev", "--remount-ro", "/"]
 
     def _tool_binds(self, tools: Iterable[str]) -> list[str]:
         args: list[str] = []

@@ -142,7 +142,7 @@ def _identity_probes(box: sb.Sandbox, tmp: Path) -> list[Probe]:
 
 
 def _environment_probe(box: sb.Sandbox, tmp: Path, canary: str) -> Probe:
-    rc, out = _sh(box, tmp, "env")
+    _rc, out = _sh(box, tmp, "env")
     return Probe(
         "environment",
         canary not in out and "CUDAMASTER" not in out,
@@ -155,7 +155,7 @@ def _network_probe(box: sb.Sandbox, tmp: Path, service_port: int) -> Probe:
         f"cat /proc/net/dev; for p in 5432 {service_port}; do "
         'if command -v bash >/dev/null; then bash -c "echo > /dev/tcp/127.0.0.1/$p" 2>/dev/null && echo CONNECTED $p || echo BLOCKED $p; fi; done'
     )
-    rc, out = _sh(box, tmp, script)
+    _rc, out = _sh(box, tmp, script)
     ifaces = re.findall(r"^\s*([\w.-]+):\s+\d", out, re.M)
     return Probe(
         "network",
@@ -172,7 +172,7 @@ def _hidden_paths_probe(box: sb.Sandbox, tmp: Path, settings: HarnessSettings, d
 
 
 def _writable_probe(box: sb.Sandbox, tmp: Path) -> Probe:
-    rc, out = _sh(
+    _rc, out = _sh(
         box,
         tmp,
         "echo x > ok && echo WROTE scratch; for p in /usr/x /x /etc/x; do touch $p 2>/dev/null && echo WROTE $p; done; true",
@@ -182,7 +182,7 @@ def _writable_probe(box: sb.Sandbox, tmp: Path) -> Probe:
 
 
 def _limits_probe(box: sb.Sandbox, tmp: Path) -> Probe:
-    rc, out = _sh(box, tmp, "prlimit --noheadings --output RESOURCE,SOFT")
+    _rc, out = _sh(box, tmp, "prlimit --noheadings --output RESOURCE,SOFT")
     limits = dict(line.split() for line in out.splitlines() if len(line.split()) == 2)
     return Probe(
         "limits",

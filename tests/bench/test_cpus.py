@@ -4,6 +4,7 @@ real one in tests/bench/test_harness_gpu.py)."""
 
 from __future__ import annotations
 
+import contextlib
 import json
 import os
 import subprocess
@@ -157,10 +158,8 @@ def restore_cores():
     """The test moves this process's threads: put every one back on all its cores afterwards."""
     yield
     for task in Path("/proc/self/task").iterdir():
-        try:
+        with contextlib.suppress(ProcessLookupError, OSError):
             os.sched_setaffinity(int(task.name), CORES)
-        except (ProcessLookupError, OSError):
-            pass
 
 
 @two_cores

@@ -127,5 +127,5 @@ def test_task_specs_check_scalars_and_lengths_with_the_same_evaluator():
         _task("(((N**64)**64)**64)**64")
     with pytest.raises(TaskError, match="outside the float range"):
         _task("(2.0**64)**2")
-    with pytest.raises(TaskError, match="length 1050625 must be between|must be between 1 and 2\\^31"):
+    with pytest.raises(TaskError, match=r"length 1050625 must be between|must be between 1 and 2\^31"):
         _task("1.0", length="N*N*N*N")

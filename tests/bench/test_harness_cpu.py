@@ -93,9 +93,9 @@ def test_bad_sources_raise_candidate_error(source, match):
 
 
 def test_unknown_task_and_precision_are_clear_errors(harness_settings):
-    with pytest.raises(TaskError, match="unknown task 'no_such_task'.*vector_add"):
+    with pytest.raises(TaskError, match=r"unknown task 'no_such_task'.*vector_add"):
         evaluate("no_such_task", "fp32", "x", settings=harness_settings)
-    with pytest.raises(TaskError, match="unknown precision 'fp16'.*fp32, bf16"):
+    with pytest.raises(TaskError, match=r"unknown precision 'fp16'.*fp32, bf16"):
         evaluate("vector_add", "fp16", "x", settings=harness_settings)
     with pytest.raises(TaskError, match="unknown size set"):
         evaluate("vector_add", "fp32", None, "huge", settings=harness_settings)
@@ -112,7 +112,7 @@ def test_compile_verdicts_come_back_as_results_without_a_gpu(harness_settings):
 @requires_nvcc
 @pytest.mark.skipif(gpu_present()[0], reason="checks the no-GPU message")
 def test_no_gpu_is_a_clear_error_after_compiling(harness_settings):
-    with pytest.raises(NoGpuError, match="No NVIDIA GPU found.*--compile-only"):
+    with pytest.raises(NoGpuError, match=r"No NVIDIA GPU found.*--compile-only"):
         evaluate("vector_add", "fp32", (CANDIDATES / "fast.cu").read_text(), settings=harness_settings)
 
 

@@ -155,7 +155,7 @@ def _timed_checks(result):
 
 
 def test_an_honest_faster_matrix_mul_stays_ok_and_its_timed_calls_are_checked(harness_settings):
-    result = _eval_task("matrix_mul", "mm_honest_tiled.cu", harness_settings, MM + [{"M": 500, "N": 1000, "K": 777}])
+    result = _eval_task("matrix_mul", "mm_honest_tiled.cu", harness_settings, [*MM, {"M": 500, "N": 1000, "K": 777}])
     assert result.verdict == Verdict.ok, result.message
     assert result.refreshed_inputs == ["A", "B"] and len(result.refresh_key) == 16
     for row in result.rows:

@@ -97,13 +97,13 @@ def test_the_generator_in_host_code_equals_its_numpy_twin_bit_for_bit(host_gener
             index = np.concatenate([rng.integers(0, 2**40, 12, dtype=np.uint64), rng.integers(0, 300, 12).astype(np.uint64)])
             values = refresh_values(dtype, draw, key, call, stream, index)
             bits = values.view({2: np.uint16, 4: np.uint32, 8: np.uint64}[values.itemsize])
-            for i, b in zip(index, bits):
+            for i, b in zip(index, bits, strict=True):
                 lines.append(f"V {KIND_CODE[dtype]} {draw.code} {draw.p0!r} {draw.p1!r} {key} {call} {stream} {int(i)}")
                 expected.append(f"{int(b):x}")
     out = subprocess.run([str(host_generator)], input="\n".join(lines) + "\n", capture_output=True, text=True, check=True, timeout=120)
     got = out.stdout.split()
     assert len(got) == len(expected) == len(DRAWS) * 40 * 24
-    mismatches = [(line, g, e) for line, g, e in zip(lines, got, expected) if g != e]
+    mismatches = [(line, g, e) for line, g, e in zip(lines, got, expected, strict=True) if g != e]
     assert not mismatches, f"{len(mismatches)} mismatches, first: {mismatches[0]}"
 
 
@@ -116,7 +116,7 @@ def test_the_shuffle_in_host_code_equals_its_numpy_twin(host_generator):
         key = int(rng.integers(0, 2**64, dtype=np.uint64))
         call, stream = int(rng.integers(1, 3000)), int(rng.integers(0, 2**32, dtype=np.uint64))
         index = np.unique(rng.integers(0, n, 40, dtype=np.uint64))
-        for i, j in zip(index, shuffle_indices(n, key, call, stream, index)):
+        for i, j in zip(index, shuffle_indices(n, key, call, stream, index), strict=True):
             lines.append(f"S {n} {call} {stream} {key} {int(i)}")
             expected.append(f"{int(j):x}")
     out = subprocess.run([str(host_generator)], input="\n".join(lines) + "\n", capture_output=True, text=True, check=True, timeout=120)
@@ -256,7 +256,7 @@ def test_the_checked_pairs_and_the_key_come_from_the_parents_secrets(monkeypatch
     c = _cases(variant, sizes, [1, 2, 3], 1, tmp_path, settings, True)
     d = _cases(variant, sizes, [1, 2, 3], 2, tmp_path, settings, True)
     assert [x.check_pairs for x in c] == [x.check_pairs for x in d]
-    assert all(np.array_equal(x.sample["C"], y.sample["C"]) for x, y in zip(c, d) if x.sample)
+    assert all(np.array_equal(x.sample["C"], y.sample["C"]) for x, y in zip(c, d, strict=True) if x.sample)
 
 
 def test_the_plan_gives_the_driver_the_key_and_the_pairs_and_nothing_they_derive_from(tmp_path):
@@ -271,7 +271,7 @@ def test_the_plan_gives_the_driver_the_key_and_the_pairs_and_nothing_they_derive
     key_lines = [line for line in text.splitlines() if str(key & 0xFFFFFFFF) in line.split()]
     assert key_lines == [f"refresh_key {key & 0xFFFFFFFF} {key >> 32}"]
     assert "77" not in text.split()  # the fresh seed is not in the plan (its dataset directory is)
-    for case, cp in zip(cases, plan.cases):
+    for case, cp in zip(cases, plan.cases, strict=True):
         assert cp.check_pairs == case.check_pairs
         draws = {variant.prototype.params[b.arg].name: b.draw for b in cp.buffers}
         assert draws == {"values": (1, -1.0, 1.0), "col_indices": None, "row_offsets": None, "x": (1, -1.0, 1.0), "y": None}

@@ -236,7 +236,7 @@ def test_the_private_tmp_is_bounded(box, root):
     settings = box.settings.model_copy(update={"sandbox_tmp_bytes": 8 << 20})
     small = sb.sandbox_for(settings)
     with sb.scratch(settings, "cm-t-") as scratch:
-        rc, out = sh(small, scratch, "dd if=/dev/zero of=/tmp/fill bs=1M count=64 2>&1; ls -l /tmp/fill")
+        _rc, out = sh(small, scratch, "dd if=/dev/zero of=/tmp/fill bs=1M count=64 2>&1; ls -l /tmp/fill")
     assert "No space left on device" in out
     size = int(next(line for line in out.splitlines() if line.endswith("/tmp/fill")).split()[4])
     assert size <= 8 << 20
@@ -333,7 +333,7 @@ def test_host_code_attacks_pass_the_static_checks_so_the_sandbox_must_stop_them(
 @requires_nvcc
 def test_hidden_syscall_from_a_constructor_creates_nothing_on_the_host(box, settings, tmp_path, monkeypatch):
     marker, host_tmp = tmp_path / "pwned", Path(f"/tmp/cudamaster-pwned-{uuid.uuid4().hex}")
-    result, workdir = evaluate_without_gpu(
+    result, _workdir = evaluate_without_gpu(
         attack_source("hidden_syscall.cu", MARKER=marker, HOST_TMP_MARKER=host_tmp), settings, monkeypatch
     )
     report = attack_lines(result.log)
@@ -412,7 +412,7 @@ def test_connections_to_the_database_and_the_service_are_refused(box, settings, 
 def test_writes_outside_the_scratch_directory_create_nothing(box, settings, tmp_path, root, monkeypatch):
     marker = tmp_path / "pwned"
     source = attack_source("write_outside.cu", MARKER=marker, REPO=REPO, CACHE=settings.cache_dir)
-    result, workdir = evaluate_without_gpu(source, settings, monkeypatch)
+    result, _workdir = evaluate_without_gpu(source, settings, monkeypatch)
     report = attack_lines(result.log)
     assert len(report) == 6 and all(rc < 0 for what, rc in report.items() if what != "write-parent"), report
     # ../ is the sandbox's own /tmp (private, size-limited) when scratch directories live under /tmp

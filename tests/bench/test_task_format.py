@@ -153,11 +153,11 @@ def test_tolerance_for_resolves_expressions_per_size_and_per_output(task):
 def test_scale_max_abs_multiplies_atol_by_the_largest_reference_magnitude():
     ref = np.array([100.0, -200.0, 0.0])
     tol = Tolerance(1e-3, 0.0, "max_abs")  # atol' = 0.2
-    assert compare("o", ref + [0.19, -0.19, 0.19], ref, tol).passed
-    bad = compare("o", ref + [0.0, 0.0, 0.21], ref, tol)
+    assert compare("o", ref + np.array([0.19, -0.19, 0.19]), ref, tol).passed
+    bad = compare("o", ref + np.array([0.0, 0.0, 0.21]), ref, tol)
     assert not bad.passed and "atol=0.2 (= 0.001*max|ref|)" in bad.message
-    assert not compare("o", ref + [0.0, 0.0, 0.21], ref, Tolerance(1e-3, 0.0)).passed
-    assert not compare("o", ref + [0.0, 0.0, 0.0011], ref, Tolerance(1e-3, 0.0)).passed
+    assert not compare("o", ref + np.array([0.0, 0.0, 0.21]), ref, Tolerance(1e-3, 0.0)).passed
+    assert not compare("o", ref + np.array([0.0, 0.0, 0.0011]), ref, Tolerance(1e-3, 0.0)).passed
 
 
 # -- strict validation ---------------------------------------------------------------------------
@@ -258,7 +258,7 @@ def test_check_hook_accepts_any_index_of_a_tie(task):
 
 
 def test_output_checks_use_the_check_hook_and_still_find_unwritten_elements_outside_a_sample(task, tmp_path):
-    variant, stored, x, names, ref = _case(task, "fp32", {"n": 1000})
+    variant, _stored, x, _names, ref = _case(task, "fp32", {"n": 1000})
     sample = {"y": np.array([0, 5, 999]), "s": np.arange(ref["s"].size), "idx": np.array([0])}
     case = Case(0, {"n": 1000}, [(1, "check", tmp_path)], sample=sample)
     want = {k: v[sample[k]] for k, v in ref.items()}

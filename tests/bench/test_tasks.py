@@ -80,7 +80,7 @@ def test_inputs_are_seeded_and_not_degenerate(name, precision):
 @pytest.mark.parametrize("name, precision", VARIANTS)
 @pytest.mark.parametrize("seed", SEEDS)
 def test_tolerance_accepts_the_rounded_reference_and_rejects_cheats(name, precision, seed):
-    variant, params, x, names, ref = _case(name, precision, seed)
+    variant, _params, x, names, ref = _case(name, precision, seed)
     rng = np.random.default_rng(seed)
     dtypes = {out: variant.param(out).dtype for out in _outputs(variant)}
     rounded = {out: data.to_float64(data.to_storage(ref[out], dtypes[out]), dtypes[out]) for out in _outputs(variant)}
@@ -136,5 +136,5 @@ def test_baseline_and_driver_compile_with_nvcc(name, precision, builds, harness_
 
 
 def test_unknown_task_lists_known_ones():
-    with pytest.raises(TaskError, match="known tasks: .*vector_add"):
+    with pytest.raises(TaskError, match=r"known tasks: .*vector_add"):
         load_task("nope")

@@ -23,7 +23,7 @@ from tests.conftest import requires_nvcc
 
 F32 = np.float32
 ACTIVATIONS = ("RELU", "leaky_RELU", "elu", "selu", "gelu", "sigmoid", "row_tanh", "SwiGLU")
-MY_TASKS = ACTIVATIONS + ("softmax", "layer_norm", "batch_norm", "MSE_loss", "cross_entropy_loss", "hinge_loss")
+MY_TASKS = (*ACTIVATIONS, "softmax", "layer_norm", "batch_norm", "MSE_loss", "cross_entropy_loss", "hinge_loss")
 SEEDS = (1, 2, 3)
 
 # The prototypes as published (shared/spec/mskernelbench-tasks.md §3.26-3.40), verbatim.
@@ -161,7 +161,7 @@ def test_all_fourteen_tasks_are_present():
 @pytest.mark.parametrize("name", MY_TASKS)
 def test_prototypes_are_the_published_ones(name):
     task = load_task(name)
-    for precision, published in zip(("fp32", "bf16"), PUBLISHED[name]):
+    for precision, published in zip(("fp32", "bf16"), PUBLISHED[name], strict=True):
         assert task.prototypes[precision].text == published
 
 
@@ -556,7 +556,7 @@ def _batch_norm_baseline(x: dict, n: int, c: int, eps: float, precision: str) ->
 def test_batch_norm_one_pass_baseline_passes_every_paper_and_edge_size(precision):
     task = load_task("batch_norm")
     for params in task.size_list("paper") + task.size_list("edge"):
-        for seed in SEEDS + (4, 5):
+        for seed in (*SEEDS, 4, 5):
             variant, _, x, names = _case("batch_norm", precision, params, seed)
             got = _batch_norm_baseline(x, params["N"], params["C"], names["epsilon"], precision)
             assert _passes(variant, {"output": got}, x, names), (params, seed)
@@ -733,7 +733,7 @@ def test_the_baselines_fp32_atomic_sum_passes_the_first_large_size(name, size):
     task = load_task(name)
     params = task.size_list("large")[0]
     n = params[size]
-    variant, _, x, names = _case(name, "fp32", params, 1)
+    _variant, _, x, names = _case(name, "fp32", params, 1)
     total = _atomic_sum(_terms(name, x), np.random.default_rng(5), skip_zero=name != "MSE_loss")
     got = _finish(name, total, n)
     ref = _ref(name, x, names)["loss"][0]

@@ -315,7 +315,7 @@ def _tri_loop(x: dict, B: int, H: int, S: int, D: int, masked=lambda m: m > 0.5)
         for h in range(H):
             for i in range(S):
                 for d in range(D):
-                    at = lambda j: ((b * H + h) * S + j) * D + d  # noqa: E731
+                    at = lambda j, b=b, h=h, d=d: ((b * H + h) * S + j) * D + d  # noqa: E731
                     keys = [j for j in range(i + 1) if not masked(mask[(b * S + i) * S + j])]
                     if not keys:
                         continue
@@ -585,7 +585,7 @@ def _merge_case(precision: str, seed: int = 1) -> tuple:
 
 @pytest.mark.parametrize("precision", ["fp32", "bf16"])
 def test_merge_attn_states_check_accepts_the_stored_empty_state_lse(precision):
-    x, _, ref, rounded, passes = _merge_case(precision)
+    _x, _, ref, rounded, passes = _merge_case(precision)
     empty = ref["LSE_out"] == -FLT_MAX
     assert empty.sum() > 0.08 * empty.size  # ~10 % of (t, h) merge two empty states
     # FP32 stores -FLT_MAX exactly; bf16 rounds it to -inf: both are the published result
@@ -596,7 +596,7 @@ def test_merge_attn_states_check_accepts_the_stored_empty_state_lse(precision):
 
 @pytest.mark.parametrize("precision", ["fp32", "bf16"])
 def test_merge_attn_states_check_rejects_wrong_infinity_handling(precision):
-    x, names, ref, rounded, passes = _merge_case(precision)
+    x, _names, ref, rounded, passes = _merge_case(precision)
     empty = ref["LSE_out"] == -FLT_MAX
     for wrong in (np.nan, 0.0, -1e30, math.inf):  # at the empty states only
         assert not passes(dict(rounded, LSE_out=np.where(empty, wrong, rounded["LSE_out"])))
@@ -683,7 +683,7 @@ def test_fft_tolerance_covers_the_emulated_baseline_with_margin(precision, N):
         x, names = _dataset("FFT", precision, {"N": N}, seed)
         ref = _ref("FFT", x, names, precision)
         got = _fft_baseline(x["input_real"], x["input_img"], precision)
-        for g, name in zip(got, ("output_real", "output_img")):
+        for g, name in zip(got, ("output_real", "output_img"), strict=True):
             r = ref[name]
             assert np.max(np.abs(g - r) / _fft_limit(precision, N, r)) < 0.5
 

@@ -122,7 +122,7 @@ def test_reference_equals_a_dense_product_on_generated_data(task, precision, see
     for params in t.size_list("edge") + t.size_list("paper")[:1]:
         if "K" in params and params["K"] * params.get("cols", params.get("columns", 1)) > 1 << 16:
             params = dict(params, K=7)  # keep the dense product small here
-        variant, _, x, p = _generated(task, precision, params, seed)
+        _variant, _, x, p = _generated(task, precision, params, seed)
         A = _dense(task, x, p)
         got = t.reference_module.reference(x, p, precision, None)
         if task in SPMV:
@@ -183,7 +183,7 @@ def test_regular_counts_spread_the_remainder_over_the_first_rows():
 )
 def test_compressed_generators_are_regular_with_duplicates_and_unsorted(task, major, minor, offsets, indices):
     params = load_task(task).size_list("paper")[0]
-    variant, stored, x, p = _generated(task, "bf16", params, seed=3)
+    _variant, stored, x, p = _generated(task, "bf16", params, seed=3)
     n_major, n_minor, nnz = int(p[major]), int(p[minor]), int(p["nnz"])
     assert stored[offsets].dtype == np.int32 and stored[indices].dtype == np.int32
     off = stored[offsets].astype(np.int64)
@@ -202,7 +202,7 @@ def test_compressed_generators_are_regular_with_duplicates_and_unsorted(task, ma
 @pytest.mark.parametrize("task", ["spmv_coo", "spmm_coo"])
 def test_coo_generator_has_one_entry_per_row_first_then_random_rows_with_duplicates(task):
     params = load_task(task).size_list("paper")[1]
-    _, stored, x, p = _generated(task, "fp32", params, seed=2)
+    _, stored, _x, p = _generated(task, "fp32", params, seed=2)
     rows, cols, nnz = int(p["rows"]), int(p["cols"]), int(p["nnz"])
     r, c = stored["row_indices"].astype(np.int64), stored["col_indices"].astype(np.int64)
     assert r.size == c.size == nnz
@@ -227,7 +227,7 @@ def test_ell_is_packed_left_padded_with_minus_one_and_zero_and_fixed_per_size(ta
         assert t.names(params, "bf16")["max_nnz_per_row"] == m
         first = None
         for seed in (1, 2):
-            _, stored, x, _ = _generated(task, "fp32", params, seed)
+            _, stored, _x, _ = _generated(task, "fp32", params, seed)
             col = stored["col_ids"].reshape(rows, m)
             val = stored["values"].reshape(rows, m)
             filled = np.arange(m)[None, :] < counts[:, None]
@@ -256,7 +256,7 @@ def test_ell_row_counts_depend_on_the_sizes_only():
 
 
 def test_generated_columns_are_uniform():
-    _, stored, _, p = _generated("spmv_coo", "fp32", {"rows": 32768, "cols": 2048}, seed=1)
+    _, stored, _, _ = _generated("spmv_coo", "fp32", {"rows": 32768, "cols": 2048}, seed=1)
     hist = np.bincount(stored["col_indices"], minlength=2048)
     mean = stored["col_indices"].size / 2048
     assert hist.min() > 0.7 * mean and hist.max() < 1.3 * mean

@@ -6,6 +6,7 @@ from __future__ import annotations
 
 import re
 import subprocess
+from itertools import pairwise
 from pathlib import Path
 
 import numpy as np
@@ -426,7 +427,7 @@ def test_the_next_driver_starts_up_while_the_previous_one_checks_but_waits_at_it
     drivers = list(dict.fromkeys(d for _, d in events))
     assert len(drivers) == 3
     at = {(e, d): i for i, (e, d) in enumerate(events)}
-    for before, after in zip(drivers, drivers[1:]):
+    for before, after in pairwise(drivers):
         assert at[("timing_done", before)] < at[("start", after)] < at[("exit", before)]  # started up beside it
         assert at[("exit", before)] < at[("gate", after)]  # and waited for it to leave the GPU
     assert "gate_wait" not in results[0].stages and all(r.stages["gate_wait"] > 0 for r in results[1:])

@@ -93,7 +93,7 @@ def test_cached_datasets_are_exactly_the_seeded_draws(tmp_path):
         dirs = [cache.dataset(variant, params, s, tmp_path / "unused") for s in (1, 2, 3)]
         assert len(set(dirs)) == 3 and all(d.is_relative_to(cache.root) and (d / "ready").exists() for d in dirs)
         drawn = [np.fromfile(d / "u_old.bin", dtype=np.uint16) for d in dirs]
-        for seed, got in zip((1, 2, 3), drawn):
+        for seed, got in zip((1, 2, 3), drawn, strict=True):
             assert np.array_equal(got, data.generate(variant, params, seed)["u_old"])
         assert not np.array_equal(drawn[0], drawn[1])  # each seed its own data
         assert cache.dataset(variant, params, 1, tmp_path / "unused") == dirs[0]  # drawn once

@@ -72,7 +72,7 @@ def test_events_and_outcome_are_contract_models_and_the_spec_is_validated_once_w
     assert [e.attempt_id for e in taken] == ["typed:r1:d1", "typed:r2:d0"]
     assert taken[0].profile() == out.attempts[1].profile
     # sent: the baseline's (no attempt) and each new best kernel's, as the next planner got it
-    assert [(e.of, e.attempt_id) for e in profile_events if e.sent][0] == ("baseline", None)
+    assert next((e.of, e.attempt_id) for e in profile_events if e.sent) == ("baseline", None)
     assert all(e.mode == "filtered" and e.tokens > 0 for e in profile_events if e.sent and e.text)
     # what the planner of round 2 was shown is what the profile keeps
     planner_prompts = [r.prompt_text for r in server.answered() if r.model == MODELS["planner"]]

@@ -7,6 +7,7 @@ from __future__ import annotations
 import multiprocessing
 import threading
 import time
+from itertools import pairwise
 from pathlib import Path
 
 import gpu.local as ev
@@ -27,7 +28,7 @@ def _fake_evaluate(log: Path):
 
 def _overlaps(log: Path) -> int:
     spans = sorted(tuple(map(float, line.split())) for line in log.read_text().splitlines())
-    return sum(1 for (a0, a1), (b0, b1) in zip(spans, spans[1:]) if b0 < a1)
+    return sum(1 for (a0, a1), (b0, b1) in pairwise(spans) if b0 < a1)
 
 
 def test_fake_evaluations_from_threads_take_turns_on_the_gpu(tmp_path, monkeypatch):

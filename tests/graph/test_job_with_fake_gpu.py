@@ -75,7 +75,7 @@ def test_compile_error_fixed_by_debug_with_fake_gpu(tmp_path, server, fake_gpu, 
     assert verdicts(out) == [("r1:d0", "compile_error"), ("r1:d1", "ok")]
     assert out.attempts[0].role == "coder" and out.attempts[1].role == "debugger"
     assert "error" in out.attempts[0].compile_log
-    debugger_prompt = [r.prompt_text for r in server.answered() if r.model == MODELS["debugger"]][0]
+    debugger_prompt = next(r.prompt_text for r in server.answered() if r.model == MODELS["debugger"])
     assert "compile_error" in debugger_prompt and "int i = blockIdx.x * blockDim.x + threadIdx.x\n" in debugger_prompt
     assert out.best.attempt_id == "fix:r1:d1"
 
@@ -334,10 +334,10 @@ def test_compiler_role_chooses_allowlisted_flags_with_fake_gpu(tmp_path, server,
     settings.roles.compiler.reasoning_effort = "high"
     out = start_job(spec(rounds=1, choose_flags=True), job_id="flags", checkpointer=checkpointer, evaluator=fake_gpu, settings=settings)
     assert out.status == "finished", out.message
-    compiler_request = [r for r in server.answered() if r.model == MODELS["compiler"]][0]
+    compiler_request = next(r for r in server.answered() if r.model == MODELS["compiler"])
     assert compiler_request.body["response_format"] == {"type": "json_object"}
     assert compiler_request.body["reasoning_effort"] == "high"
-    assert "response_format" not in [r for r in server.answered() if r.model == MODELS["coder"]][0].body
+    assert "response_format" not in next(r for r in server.answered() if r.model == MODELS["coder"]).body
     assert out.attempts[0].flags == ["-use_fast_math", "-Xptxas=-O3,-v", "--maxrregcount=64"]
     assert "-lcublas" in out.llm_calls[2].note
     assert "ptxas info" in out.attempts[0].compile_log  # -Xptxas=-v reached the real nvcc
@@ -397,7 +397,7 @@ def test_reply_changing_the_prototype_gets_a_verdict_with_fake_gpu(tmp_path, ser
     )
     assert verdicts(out) == [("r1:d0", "prototype_changed"), ("r1:d1", "ok")]
     assert "long N" in out.attempts[0].message and "int N" in out.attempts[0].message
-    debugger_prompt = [r.prompt_text for r in server.answered() if r.model == MODELS["debugger"]][0]
+    debugger_prompt = next(r.prompt_text for r in server.answered() if r.model == MODELS["debugger"])
     assert "prototype_changed" in debugger_prompt
     assert len(fake_gpu.compiles) == 1  # the changed prototype never reached nvcc
 

@@ -68,7 +68,7 @@ def test_budget_cuts_whole_lines_and_says_so():
     kept = sent.text.splitlines()[:-1]
     assert kept == full.splitlines()[: total - sent.lines_cut]
     # One more line would not have fitted.
-    more = "\n".join(full.splitlines()[: len(kept) + 1] + [cut_line(800, sent.lines_cut - 1, total)])
+    more = "\n".join([*full.splitlines()[: len(kept) + 1], cut_line(800, sent.lines_cut - 1, total)])
     assert count_tokens(more).tokens > 800
 
 

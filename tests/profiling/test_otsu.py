@@ -66,7 +66,7 @@ def test_fit_thresholds_over_a_corpus_records_its_data(tmp_path):
     busiest = [3, 8, 90, 82, 71]
     assert fitted["thresholds"]["sol_latency_pct"] == pytest.approx(otsu_threshold(busiest))
     assert 8 < fitted["thresholds"]["sol_latency_pct"] < 71
-    assert fitted["count"] == 5 and [d["report"] for d in fitted["data"]][0] == "lat1/fp32"
+    assert fitted["count"] == 5 and next(d["report"] for d in fitted["data"]) == "lat1/fp32"
     assert fitted["source"] == str(path)
 
 

@@ -108,7 +108,7 @@ class Server:
         }
         self.proc: subprocess.Popen | forkserver.ForkedProcess | None = None
 
-    def start(self) -> "Server":
+    def start(self) -> Server:
         if self.forked:
             self.proc = forkserver.start_uvicorn(
                 self.factory, host="127.0.0.1", port=self.port, log_level="warning", env=self.env, cwd=REPO, log=self.log

@@ -224,7 +224,7 @@ def test_cancel_and_resume_the_whole_campaign_with_fake_agent(db_url, server_fac
     cancelled = wait_campaign(client, headers, c["id"], {"cancelled"})
     at_cancel = stored(db_url, c["id"])
     started = [j for j in at_cancel["jobs"] if j["id"]]
-    assert 2 <= len(started) and cancelled["progress"]["not_started"] == 8 - len(started)
+    assert len(started) >= 2 and cancelled["progress"]["not_started"] == 8 - len(started)
     assert sum(j["status"] == "cancelled" for j in started) >= 1  # stopped mid-job (the fake's rounds take 0.3 s)
     assert client.post(f"{API}/campaigns/{c['id']}/cancel", headers=headers).status_code == 409
     time.sleep(1.0)  # a few scheduler polls: a cancelled campaign starts nothing

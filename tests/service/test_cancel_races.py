@@ -5,6 +5,7 @@ settled at a question without looking at a cancel stored meanwhile. On SQLite an
 
 from __future__ import annotations
 
+import contextlib
 import threading
 
 import pytest
@@ -107,10 +108,8 @@ def test_concurrent_cancels_and_settles_never_lose_a_cancel(sessions):
             with sessions() as api:
                 job = store.get_job(api, job_id)
                 barrier.wait()
-                try:
+                with contextlib.suppress(store.JobStateError):
                     store.request_cancel(api, job)
-                except store.JobStateError:
-                    pass
 
         def settle(job_id: str = job_id, barrier: threading.Barrier = barrier) -> None:
             with sessions() as runner:

@@ -98,7 +98,11 @@ def test_the_server_process_has_exactly_the_requested_environment(tmp_path, serv
     assert seen["database_url"] == s.env["CUDAMASTER_SERVICE__DATABASE_URL"] and seen["max_running_jobs"] == 4
     assert seen["cwd"] == str(REPO) and seen["path"] == ["", str(REPO), str(REPO)], seen["path"]  # uvicorn, python -m, PYTHONPATH
     assert seen["argv"][0].endswith(os.path.join("uvicorn", "__main__.py"))
-    assert seen["argv"][1:] == ["tests.service.test_forkserver:create_env_app", "--factory", "--host", "127.0.0.1"] + [
+    assert seen["argv"][1:] == [
+        "tests.service.test_forkserver:create_env_app",
+        "--factory",
+        "--host",
+        "127.0.0.1",
         "--port",
         str(s.port),
         "--log-level",

@@ -195,7 +195,7 @@ def test_leaderboard_is_aggregated_in_the_database_from_the_stored_columns(db_ur
             for team, model in ((None, None), ("red", None), (None, "model-b"), ("blue", "model-a")):
                 statements.clear()
                 visible = true() if team is None else Job.team == team
-                entries, shares = aggregates.leaderboard(session, visible, model=model)
+                entries, _shares = aggregates.leaderboard(session, visible, model=model)
                 assert {(e.task, e.precision, e.gpu): (e.score, e.attempt_id) for e in entries} == expected(team, model)
                 assert len(statements) <= 4, statements
                 assert not [s for s in statements if "evaluation" in s], statements

@@ -24,7 +24,7 @@ def test_jobs_run_end_to_end_on_the_ray_cluster_with_fake_gpu(
     db_url,
     server_factory,
     tmp_path,
-    llm,  # noqa: F811
+    llm,
     tmp_path_factory,
 ):
     llm.add(MODELS["planner"], *[k.plan("Grid")] * 4)

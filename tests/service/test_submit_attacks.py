@@ -90,7 +90,7 @@ class HealthProbe:
                 self.latencies.append(time.perf_counter() - started if ok else None)
                 self._stop.wait(0.05)
 
-    def __enter__(self) -> "HealthProbe":
+    def __enter__(self) -> HealthProbe:
         self._thread.start()
         return self
 
@@ -151,7 +151,7 @@ def test_compile_bombs_at_once_are_refused_at_the_memory_limit_while_health_answ
             t.start()
         for t in threads:
             t.join(150)
-    for name, (r, took) in results.items():
+    for name, (r, _took) in results.items():
         assert r.status_code == 422, (name, r.status_code, r.text[:500])
         [error] = r.json()["detail"]
         assert "the compiler used more than 0.5 GiB of memory" in error["msg"], (name, error["msg"])

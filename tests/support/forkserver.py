@@ -47,6 +47,7 @@ Limits (what a forked server shares with its fork server, where a fresh process 
 from __future__ import annotations
 
 import atexit
+import contextlib
 import functools
 import importlib
 import json
@@ -209,7 +210,7 @@ def main() -> None:
         return
     try:
         _become(request, server_pid)
-    except BaseException:
+    except BaseException:  # noqa: BLE001 - a forked child: any failure ends it here (os._exit), never in the parent's code
         import traceback
 
         traceback.print_exc()
@@ -313,10 +314,8 @@ class ForkServer:
     def shutdown(self) -> None:
         """Close its input: it kills and reaps the children still running, then exits; wait for it."""
         assert self.proc.stdin is not None
-        try:
+        with contextlib.suppress(OSError):
             self.proc.stdin.close()
-        except OSError:
-            pass
         self.proc.wait()
 
 

@@ -17,6 +17,7 @@ graph.llm.prompt_tokens counts them (tiktoken), instead of the scripted number.
 
 from __future__ import annotations
 
+import contextlib
 import json
 import threading
 import time
@@ -92,7 +93,7 @@ class ScriptedOpenAI:
         self._thread: threading.Thread | None = None
 
     # -- lifecycle ---------------------------------------------------------------------------
-    def start(self) -> "ScriptedOpenAI":
+    def start(self) -> ScriptedOpenAI:
         stub = self
 
         class Handler(BaseHTTPRequestHandler):
@@ -101,7 +102,7 @@ class ScriptedOpenAI:
             def log_message(self, *args: Any) -> None:  # keep test output quiet
                 pass
 
-            def do_POST(self) -> None:  # noqa: N802
+            def do_POST(self) -> None:
                 length = int(self.headers.get("Content-Length") or 0)
                 raw = self.rfile.read(length) if length else b"{}"
                 try:
@@ -118,10 +119,8 @@ class ScriptedOpenAI:
                 if status == 429:
                     self.send_header("Retry-After", "0")
                 self.end_headers()
-                try:
+                with contextlib.suppress(BrokenPipeError, ConnectionResetError):
                     self.wfile.write(data)
-                except (BrokenPipeError, ConnectionResetError):
-                    pass
 
         self._server = ThreadingHTTPServer(("127.0.0.1", 0), Handler)
         self._server.daemon_threads = True
@@ -135,7 +134,7 @@ class ScriptedOpenAI:
             self._server.server_close()
             self._server = None
 
-    def __enter__(self) -> "ScriptedOpenAI":
+    def __enter__(self) -> ScriptedOpenAI:
         return self.start()
 
     def __exit__(self, *exc: Any) -> None:
