@@ -3,7 +3,8 @@
     python scripts/cpu_by_process.py --output docs/results/ci_cpu_SHA.json -- pytest -p no:cacheprovider
 
 Every 0.2 s it reads utime + stime of every process on the machine (keyed by pid and start time, so a reused
-pid is another process) and keeps the last value seen. A process that lives less than a sample apart is not
+pid is another process) and keeps the last value seen; a process already running before the command counts
+only the CPU time it used after the command started. A process that lives less than a sample apart is not
 seen (nvcc's short stages, sh, bwrap): `unseen_cpu_s` is the machine's busy time (/proc/stat) less what was
 seen. Processes of other services on the machine count too (they compete for the same cores), each in its
 own class. Issue 32 used it to find where the 2-core CI machine's time goes.
@@ -12,7 +13,6 @@ own class. Issue 32 used it to find where the 2-core CI machine's time goes.
 from __future__ import annotations
 
 import argparse
-import datetime
 import json
 import os
 import platform
@@ -21,6 +21,8 @@ import threading
 import time
 from collections import defaultdict
 from pathlib import Path
+
+from bench_tasks.provenance import provenance
 
 TICK = os.sysconf("SC_CLK_TCK")
 NVCC_STAGES = {"nvcc", "cicc", "cudafe++", "ptxas", "fatbinary", "nvlink", "cc1plus", "cc1", "gcc", "g++", "as", "ld", "collect2"}
@@ -52,7 +54,8 @@ def process_class(comm: str, cmdline: str) -> str:
     return comm
 
 
-def _sample(seen: dict[tuple[str, str], list], me: int) -> None:
+def _sample(seen: dict[tuple[str, str], list], me: int, before: bool = False) -> None:
+    """Update `seen` ([comm, cmdline, cpu now, cpu when the command started]); `before`: the command has not started."""
     for pid in os.listdir("/proc"):
         if not pid.isdigit() or int(pid) == me:
             continue
@@ -71,7 +74,7 @@ def _sample(seen: dict[tuple[str, str], list], me: int) -> None:
             cmdline = Path(f"/proc/{pid}/cmdline").read_bytes().replace(b"\0", b" ").decode(errors="replace")
         except OSError:
             cmdline = ""
-        seen[key] = [comm, cmdline, cpu]
+        seen[key] = [comm, cmdline, cpu, cpu if before else 0.0]
 
 
 def run(command: list[str], interval: float) -> dict:
@@ -84,6 +87,7 @@ def run(command: list[str], interval: float) -> dict:
             stop.wait(interval)
 
     thread = threading.Thread(target=sampler, daemon=True)
+    _sample(seen, os.getpid(), before=True)
     busy0, wall0 = busy_seconds(), time.monotonic()
     thread.start()
     rc = subprocess.call(command)
@@ -92,10 +96,12 @@ def run(command: list[str], interval: float) -> dict:
     _sample(seen, os.getpid())
     wall, busy = time.monotonic() - wall0, busy_seconds() - busy0
     classes: dict[str, dict[str, float]] = defaultdict(lambda: {"processes": 0, "cpu_s": 0.0})
-    for comm, cmdline, cpu in seen.values():
+    for comm, cmdline, cpu, start in seen.values():
+        if cpu - start <= 0:
+            continue
         entry = classes[process_class(comm, cmdline)]
         entry["processes"] += 1
-        entry["cpu_s"] += cpu
+        entry["cpu_s"] += cpu - start
     seen_cpu = sum(c["cpu_s"] for c in classes.values())
     ordered = {
         k: {"processes": v["processes"], "cpu_s": round(v["cpu_s"], 1)} for k, v in sorted(classes.items(), key=lambda kv: -kv[1]["cpu_s"])
@@ -121,10 +127,8 @@ def main() -> None:
     if not command:
         parser.error("give the command to run after --")
     record = {
-        "command": " ".join(command),
-        "commit": subprocess.run(["git", "rev-parse", "--short", "HEAD"], capture_output=True, text=True).stdout.strip(),
-        "date": datetime.datetime.now(datetime.UTC).isoformat(timespec="seconds"),
-        "machine": {"cores": os.cpu_count(), "cpu": _cpu_model(), "python": platform.python_version()},
+        **provenance(command),  # the command, git commit, date, host and Python, as every result file records them
+        "machine": {"cores": os.cpu_count(), "cpu": _cpu_model()},
         **run(command, args.interval),
     }
     args.output.parent.mkdir(parents=True, exist_ok=True)
