@@ -117,7 +117,7 @@ class Ahead:
             {
                 tuple(item.callspec.params[n] for n in names)
                 for item in request.session.items
-                if getattr(item, "originalname", None) == test and hasattr(item, "callspec")
+                if getattr(item, "originalname", None) == test and hasattr(item, "callspec") and not item.get_closest_marker("skip")
             },
             key=repr,
         )
