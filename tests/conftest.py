@@ -13,7 +13,13 @@ from typing import Any
 
 import pytest
 
+from tests.support.machine_env import remove_developer_settings
 from tests.support.workers import compile_cache, worker, worker_index
+
+# A developer's own CUDAMASTER_* settings never reach the tests, their servers or CLI runs: only what a test sets
+# (the machine's own variables and the tests' switches stay: tests/support/machine_env.py). Removed here, at import,
+# before xdist starts its workers (they inherit this environment) and before any settings object is built.
+remove_developer_settings(os.environ)
 
 
 @cache
