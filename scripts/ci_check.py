@@ -2,6 +2,7 @@
 
     python3 scripts/ci_check.py tools                          # before anything is installed
     python3 scripts/ci_check.py skips JUNIT_XML                # after pytest, on its --junitxml file
+    python3 scripts/ci_check.py postgres                       # PostgreSQL only (scripts/device_gpu_suite.sh)
 
 `tools` fails at once, naming what is missing, when the CI machine lacks a tool the suite needs: without them the
 tests that need it skip and CI would pass having run less (without nvcc about 290 more tests skip, without
@@ -55,6 +56,18 @@ def postgres_address(environ: dict[str, str]) -> tuple[str, int]:
     return url.hostname or "127.0.0.1", url.port or 5432
 
 
+def postgres_missing(environ: dict[str, str]) -> str | None:
+    host, port = postgres_address(environ)
+    try:
+        socket.create_connection((host, port), timeout=3).close()
+    except OSError as exc:
+        return (
+            f"PostgreSQL is not reachable at {host}:{port} ({exc}): start it (trust auth, database `test`; "
+            f"{POSTGRES_VARIABLE} names another server); the [postgresql] variants of the service tests need it"
+        )
+    return None
+
+
 def missing_tools(environ: dict[str, str] | None = None) -> list[str]:
     """What the CI machine lacks, one sentence each (what to do included); empty when nothing is missing."""
     env = dict(os.environ) if environ is None else environ
@@ -66,14 +79,8 @@ def missing_tools(environ: dict[str, str] | None = None) -> list[str]:
             f"nvcc is missing ({nvcc!r} not on PATH; {NVCC_VARIABLE} names another): install the CUDA toolkit's compiler; "
             "about 290 tests compile kernels with it"
         )
-    host, port = postgres_address(env)
-    try:
-        socket.create_connection((host, port), timeout=3).close()
-    except OSError as exc:
-        problems.append(
-            f"PostgreSQL is not reachable at {host}:{port} ({exc}): start it (trust auth, database `test`; "
-            f"{POSTGRES_VARIABLE} names another server); the [postgresql] variants of the service tests need it"
-        )
+    if (postgres := postgres_missing(env)) is not None:
+        problems.append(postgres)
     if shutil.which("bwrap", path=path) is None:
         problems.append("bubblewrap (bwrap) is missing: apt-get install bubblewrap; kernels compile and run in its sandbox")
     chromium = env.get(CHROMIUM_VARIABLE) or shutil.which("chromium", path=path) or "/usr/bin/chromium"
@@ -107,6 +114,7 @@ def main(argv: list[str] | None = None) -> int:
     ap = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
     sub = ap.add_subparsers(dest="check", required=True)
     sub.add_parser("tools", help=f"fail when nvcc, PostgreSQL ({POSTGRES_VARIABLE}), bubblewrap or Chromium is missing")
+    sub.add_parser("postgres", help=f"only PostgreSQL ({POSTGRES_VARIABLE}): scripts/device_gpu_suite.sh asks")
     sk = sub.add_parser("skips", help="fail when a non-GPU test skipped for a reason not in ALLOWED_SKIPS")
     sk.add_argument("junit", type=Path)
     args = ap.parse_args(argv)
@@ -115,6 +123,10 @@ def main(argv: list[str] | None = None) -> int:
         for p in problems:
             print(f"CI cannot run the whole suite: {p}", file=sys.stderr)
         return 1 if problems else 0
+    if args.check == "postgres":
+        problem = postgres_missing(dict(os.environ))
+        print(problem or "PostgreSQL reachable", file=sys.stderr if problem else sys.stdout)
+        return 1 if problem else 0
     found, gpu = skips(args.junit)
     bad = unexpected(found)
     print(f"skips: {gpu} gpu tests (run on the device), {len(found) - len(bad)} allowed, {len(bad)} not allowed")

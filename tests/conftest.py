@@ -21,6 +21,8 @@ from tests.support.workers import compile_cache, worker, worker_index
 # before xdist starts its workers (they inherit this environment) and before any settings object is built.
 remove_developer_settings(os.environ)
 
+pytest_plugins = ["tests.support.sharding"]  # --shard I/N (scripts/device_gpu_suite.sh)
+
 
 @cache
 def gpu_present() -> tuple[bool, str]:
@@ -75,9 +77,10 @@ def pytest_collection_modifyitems(config, items):
     _xdist_group_suffixes(config, items)
     for item in items:
         if "gpu" in item.keywords:
-            # In the JUnit XML (<property name="marker" value="gpu"/>): scripts/ci_check.py tells a GPU test's skip on
-            # the CPU machine from a skip that hides a test (CI fails on those), the device's records name them.
-            item.user_properties.append(("marker", "gpu"))
+            # In the JUnit XML (<property name="marker" value="gpu"/>, and its node id): scripts/ci_check.py tells a
+            # GPU test's skip on the CPU machine from a skip that hides a test (CI fails on those), and the device's
+            # records (scripts/junit_summary.py --collected) name every GPU test by its id.
+            item.user_properties.extend([("marker", "gpu"), ("nodeid", item.nodeid)])
     ok, why = gpu_present()
     if ok:
         return
