@@ -82,7 +82,7 @@ def _fake_install(root: Path, soname: str = "13") -> Path:
     return root
 
 
-def test_locator_prefers_vendor_paths_and_the_highest_soname(tmp_path):
+def test_locator_prefers_vendor_paths_and_the_highest_soname_in_a_fake_install(tmp_path):
     root = _fake_install(tmp_path / "wheel")
     s = HarnessSettings(vendor_paths=[root])
     found = vd.locate("cublas", s)
@@ -96,7 +96,7 @@ def test_locator_prefers_vendor_paths_and_the_highest_soname(tmp_path):
     assert vd.locate("cub", s).lib_files == ()  # headers only, from the toolkit
 
 
-def test_locator_names_where_it_looked_and_how_to_fix(tmp_path):
+def test_locator_names_where_it_looked_and_how_to_fix_in_a_fake_install(tmp_path):
     root = _fake_install(tmp_path / "partial")
     s = HarnessSettings(vendor_paths=[root])
     if vd.available("cufft", HarnessSettings()):

@@ -15,7 +15,7 @@ from tests.support import kernels as k
 pytestmark = [pytest.mark.gpu, pytest.mark.skipif(not gpu_status()[0], reason="no NVIDIA GPU: " + gpu_status()[1])]
 
 
-def test_job_on_vector_add_keeps_the_faster_round_one_kernel(tmp_path, server, harness_settings, checkpointer):
+def test_job_on_vector_add_keeps_the_faster_round_one_kernel_with_fake_llm(tmp_path, server, harness_settings, checkpointer):
     server.add(MODELS["planner"], k.plan("Whole grid"), k.plan("Break it"))
     server.add(MODELS["coder"], k.reply(k.fast_kernel()), k.reply(k.WRONG_KERNEL))
     out = start_job(

@@ -125,7 +125,7 @@ def test_manual_mode_answered_over_http_with_fake_agent(api):
     assert done["question"] is None
 
 
-def test_auth_missing_wrong_revoked(api, db_url):
+def test_auth_missing_wrong_revoked_with_fake_agent(api, db_url):
     client, headers, _ = api
     r = client.post(f"{API}/jobs", json={"task": "vector_add"})
     assert r.status_code == 401 and "API key" in r.json()["detail"] and r.headers["www-authenticate"] == "Bearer"
@@ -151,7 +151,7 @@ def test_auth_missing_wrong_revoked(api, db_url):
     assert client.get(f"{API}/health").status_code == 200  # health needs no key
 
 
-def test_refusals_are_clear_4xx(api):
+def test_refusals_are_clear_4xx_with_fake_agent(api):
     client, headers, _ = api
     r = client.post(f"{API}/jobs", json={"task": "no_such_task"}, headers=headers)
     assert r.status_code == 422 and "unknown task" in r.json()["detail"][0]["msg"] and "vector_add" in r.json()["detail"][0]["msg"]
@@ -205,7 +205,7 @@ def test_custom_task_validated_stored_and_queued_with_fake_agent(api):
     assert client.get(f"{API}/jobs", headers=headers).json()["total"] == 1  # only the valid one became a job
 
 
-def test_tasks_health_openapi(api):
+def test_tasks_health_openapi_with_fake_agent(api):
     client, headers, _ = api
     tasks = client.get(f"{API}/tasks", headers=headers).json()
     assert "vector_add" in [t["name"] for t in tasks]

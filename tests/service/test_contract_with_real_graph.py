@@ -156,7 +156,7 @@ def test_a_job_stops_at_its_spending_cap_and_says_so_with_fake_gpu(service, llm)
     assert job["totals"]["input_tokens"] + job["totals"]["output_tokens"] == 300 and job["totals"]["llm_calls_count"] == 2
 
 
-def test_a_dollar_cap_on_an_unpriced_model_is_refused_at_submit(service):
+def test_a_dollar_cap_on_an_unpriced_model_is_refused_at_submit_with_fake_gpu(service):
     client, headers, _ = service
     r = client.post(
         f"{API}/jobs", json={"task": "vector_add", "models": {"coder": "no-price-model"}, "spending_cap": {"usd": 1}}, headers=headers

@@ -319,7 +319,7 @@ def test_wrong_key_and_viewer_key_get_the_right_pages_with_fake_agent(db_url, se
     assert "no job" in page.text_content("#problem")
 
 
-def test_session_cookie_is_httponly_samesite_and_ends_with_its_key(db_url, server_factory, page):
+def test_session_cookie_is_httponly_samesite_and_ends_with_its_key_with_fake_agent(db_url, server_factory, page):
     key = make_key(db_url, "frank", role="admin")
     server = server_factory()
     browser.sign_in(page, server.url, key)
@@ -377,7 +377,7 @@ def test_review_queue_accept_moves_the_leaderboard_and_charts_match_the_api_with
     assert page.locator("#leaderboard tbody tr td").nth(3).text_content() == "3.000"
 
 
-def test_api_docs_pages_render_from_the_package_alone(server_factory, chromium):
+def test_api_docs_pages_render_from_the_package_alone_with_fake_agent(server_factory, chromium):
     server = server_factory()
     context = chromium.new_context()  # the pages' own CSP applies here
     reached: list[str] = []  # requests that got an answer (a request the CSP blocks never leaves the browser)

@@ -75,7 +75,7 @@ def test_plan_evaluation_decides_where_jobs_run():
 
 @pytest.mark.slow
 @pytest.mark.parametrize("db_url", ["sqlite"], indirect=True)
-def test_without_a_gpu_jobs_are_refused_at_submit_and_reads_work(db_url, server_factory, tmp_path):
+def test_without_a_gpu_jobs_are_refused_at_submit_and_reads_work_with_fake_nvidia_smi(db_url, server_factory, tmp_path):
     from app.db.engine import make_engine, make_sessionmaker
     from app.store.jobs import create_job
 
@@ -110,7 +110,7 @@ def test_without_a_gpu_jobs_are_refused_at_submit_and_reads_work(db_url, server_
 
 @pytest.mark.slow
 @pytest.mark.parametrize("db_url", ["sqlite"], indirect=True)
-def test_with_the_configured_gpus_found_health_is_ok(db_url, server_factory, tmp_path):
+def test_with_the_configured_gpus_found_health_is_ok_with_fake_nvidia_smi(db_url, server_factory, tmp_path):
     server = server_factory(
         factory="tests.service.graph_app:create_gpu_app", PATH=fake_nvidia_smi(tmp_path, TWO_GPUS), CUDAMASTER_SERVICE__GPUS='["0", "1"]'
     )
