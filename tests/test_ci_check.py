@@ -63,21 +63,21 @@ def closed_port() -> int:
         return s.getsockname()[1]  # closed on return: nothing listens there
 
 
-def test_ci_fails_at_once_naming_nvcc_when_it_is_missing(tmp_path, listening_port):
+def test_ci_fails_at_once_naming_nvcc_when_it_is_missing_with_fake_tools(tmp_path, listening_port):
     out = _ci_run(tmp_path, _stubs(tmp_path, "bwrap", "chromium"), listening_port)
     assert out.returncode != 0
     assert "nvcc is missing" in out.stderr
     assert "PostgreSQL" not in out.stderr and "bubblewrap" not in out.stderr and "chromium" not in out.stderr
 
 
-def test_ci_fails_at_once_naming_postgresql_when_its_port_is_closed(tmp_path, closed_port):
+def test_ci_fails_at_once_naming_postgresql_when_its_port_is_closed_with_fake_tools(tmp_path, closed_port):
     out = _ci_run(tmp_path, _stubs(tmp_path, "bwrap", "chromium", "nvcc"), closed_port)
     assert out.returncode != 0
     assert f"PostgreSQL is not reachable at 127.0.0.1:{closed_port}" in out.stderr
     assert "nvcc" not in out.stderr
 
 
-def test_tools_check_passes_with_every_tool_and_names_bubblewrap_and_chromium(tmp_path, listening_port):
+def test_tools_check_passes_with_every_tool_and_names_bubblewrap_and_chromium_with_fake_tools(tmp_path, listening_port):
     sys.path.insert(0, str(REPO / "scripts"))
     try:
         import ci_check
