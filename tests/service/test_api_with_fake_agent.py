@@ -60,6 +60,7 @@ def test_submit_stream_finish_with_fake_agent(api):
     # Replay from Last-Event-ID: only the later events come back.
     first_id = client.get(f"{API}/jobs/{job['id']}/events", headers=headers)  # full replay as one body (job is done)
     assert first_id.status_code == 200
+    assert [line[6:].strip() for line in first_id.text.splitlines() if line.startswith("event:")] == kinds  # every event, in order
     replay = read_sse(client, f"{API}/jobs/{job['id']}/events", headers | {"Last-Event-ID": "0"})
     assert [k for k, _ in replay] == kinds
 
@@ -137,7 +138,8 @@ def test_auth_missing_wrong_revoked_with_fake_agent(api, db_url):
     wrong = good[:-4] + ("AAAA" if not good.endswith("AAAA") else "BBBB")
     r = client.get(f"{API}/jobs", headers={"X-API-Key": wrong})
     assert r.status_code == 403 and "not recognised" in r.json()["detail"]
-    assert client.get(f"{API}/jobs", headers={"X-API-Key": good}).status_code == 200
+    r = client.get(f"{API}/jobs", headers={"X-API-Key": good})
+    assert r.status_code == 200 and r.json()["total"] == 0 and r.json()["items"] == []  # this key's (none yet)
     # Revoke with the CLI's code path.
     from app.auth import revoke_key
     from app.db.engine import make_engine, make_sessionmaker
@@ -148,7 +150,8 @@ def test_auth_missing_wrong_revoked_with_fake_agent(api, db_url):
     engine.dispose()
     r = client.get(f"{API}/jobs", headers=headers)
     assert r.status_code == 403 and "revoked" in r.json()["detail"]
-    assert client.get(f"{API}/health").status_code == 200  # health needs no key
+    r = client.get(f"{API}/health")  # health needs no key
+    assert r.status_code == 200 and r.json()["running_jobs"] == 0, r.text
 
 
 def test_refusals_are_clear_4xx_with_fake_agent(api):

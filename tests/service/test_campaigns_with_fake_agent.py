@@ -285,7 +285,8 @@ def test_campaign_permissions_and_bad_input_with_fake_agent(api):
     c = create(client, headers, selection={"variants": ["vector_add/fp32"]}, config={"rounds": 1})
     assert client.get(f"{API}/campaigns/{c['id']}", headers=other_team).status_code == 404
     assert client.get(f"{API}/campaigns", headers=other_team).json()["total"] == 0
-    assert client.get(f"{API}/campaigns/{c['id']}", headers=viewer).status_code == 200
+    r = client.get(f"{API}/campaigns/{c['id']}", headers=viewer)
+    assert r.status_code == 200 and r.json()["id"] == c["id"], r.text  # a viewer of the team reads it
     assert client.post(f"{API}/campaigns", json={}, headers=viewer).status_code == 403
     r = client.post(f"{API}/campaigns/{c['id']}/cancel", headers=teammate)
     assert r.status_code == 403 and "only the key that submitted it" in r.json()["detail"]  # checked before the state

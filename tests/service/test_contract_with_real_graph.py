@@ -125,9 +125,11 @@ def test_a_cancelled_and_resumed_job_never_feeds_an_answer_to_a_later_question_w
     coder = waiting["question"]["question"]
     assert coder["role"] == "coder"
 
-    assert client.post(f"{url}/cancel", headers=headers).status_code == 200
+    r = client.post(f"{url}/cancel", headers=headers)
+    assert r.status_code == 200 and r.json()["id"] == url.rsplit("/", 1)[1], r.text
     wait_status(client, url, headers, {"cancelled"})
-    assert client.post(f"{url}/resume", headers=headers).status_code == 200
+    r = client.post(f"{url}/resume", headers=headers)
+    assert r.status_code == 200 and r.json()["status"] == "queued", r.text
     resumed = wait_status(client, url, headers, {"waiting_for_input", "finished", "no_correct_kernel", "failed"}, timeout=120)
     # Still the coder's question: the planner's answer was not fed to the coder (nor anything to a debugger).
     assert resumed["status"] == "waiting_for_input", (resumed["message"], resumed["attempts"])

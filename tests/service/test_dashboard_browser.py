@@ -339,7 +339,8 @@ def test_session_cookie_is_httponly_samesite_and_ends_with_its_key_with_fake_age
         key_id = key.split("_")[1]
         other = client.post(f"{API}/keys", json={"name": "spare admin", "role": "admin"})
         assert other.status_code == 201, other.text
-        assert client.post(f"{API}/keys/{key_id}/revoke").status_code == 200
+        r = client.post(f"{API}/keys/{key_id}/revoke")
+        assert r.status_code == 200 and r.json()["revoked_at"] is not None, r.text
     page.goto(f"{server.url}/jobs")
     assert "/login" in page.url
 

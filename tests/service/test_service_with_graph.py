@@ -93,7 +93,8 @@ def test_manual_mode_answered_over_http_with_real_graph_and_fake_gpu(db_url, ser
             role = job["question"]["question"]["role"]
             asked.append(role)
             assert "prompt" in job["question"]["question"]  # the person sees what the model would have seen
-            assert client.post(f"{API}/jobs/{job_id}/answer", json={"answer": answers[role]}, headers=headers).status_code == 200
+            r = client.post(f"{API}/jobs/{job_id}/answer", json={"answer": answers[role]}, headers=headers)
+            assert r.status_code == 200 and r.json()["status"] == "queued", r.text  # answered: back in the queue
         job = wait_status(client, f"{API}/jobs/{job_id}", headers, {"finished"}, timeout=120)
     assert asked == ["planner", "coder"]
     assert job["best_score"] == 2.2 and [c["model"] for c in job["llm_calls"]] == ["manual", "manual"]
