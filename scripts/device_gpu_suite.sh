@@ -15,6 +15,7 @@
 #                run side by side on the one GPU -> $OUT/gpu_sweep-K-of-N.xml each
 #   ray          tests/cluster's GPU tests, a local Ray cluster on the real GPU(s) (scripts/device_checks.sh ray-tests)
 #                -> $OUT/gpu_ray.xml
+#   copy-bandwidth  scripts/copy_bandwidth.py: host<->device copy figures -> $OUT/copy_bandwidth.json (~20 s)
 # Steps share DEADLINE_S (seconds from the start; the device's call limit is 600): a step gets what is left, a step
 # with less than 30 s left is not started (steps.txt says so, and the record lists its tests as not run).
 # What comes back (the device returns at most 8 files): env.txt, steps.txt, suite_log.txt (each step's last lines),
@@ -101,7 +102,8 @@ for step in "$@"; do
         cat "$LOGS/steps.txt" >> "$OUT/steps.txt" 2>/dev/null
         [ -f "$LOGS/ray_tests.xml" ] && mv "$LOGS/ray_tests.xml" "$OUT/gpu_ray.xml"
       fi ;;
-    *) echo "unknown shard $step (collect, timed:I/N, sweep:I-J/N, ray)" | tee -a "$OUT/steps.txt" ;;
+    copy-bandwidth) run_step copy-bandwidth $PY scripts/copy_bandwidth.py --output "$OUT/copy_bandwidth.json" ;;
+    *) echo "unknown shard $step (collect, timed:I/N, sweep:I-J/N, ray, copy-bandwidth)" | tee -a "$OUT/steps.txt" ;;
   esac
 done
 for log in "$LOGS"/*.log; do

@@ -19,6 +19,7 @@
 #                           -> baseline_figures_paper_<sha>.json / .md (scripts/baseline_figures.py)
 #                           -> suite_baseline_ratio_<sha>_vs_<old>.json (scripts/compare_suites.py, with OLD_SUITE_RUN)
 #   throughput_figures.json -> throughput_figures_<sha>.json           (copied)
+#   copy_bandwidth.json     -> copy_bandwidth_<sha>.json               (copied; scripts/copy_bandwidth.py wrote it)
 # and prints each file it wrote. An existing file is never overwritten (exit 1: pick it apart by hand first).
 # LABEL=word (lower-case letters, digits, hyphens) names a second record of the same commit, such as an A/B's other
 # side run with other settings: <sha>-<word> in every file name (say in the index what the label stands for).
@@ -93,5 +94,10 @@ if [ -f "$dir/throughput_figures.json" ]; then
   cp "$dir/throughput_figures.json" "$out"
   wrote+=("$out")
 fi
-[ ${#wrote[@]} -gt 0 ] || { echo "$dir holds none of gpu_tests.xml, gpu_timed-*/gpu_sweep-*/gpu_ray.xml, suite.json, suite.run.json, throughput_figures.json" >&2; exit 1; }
+if [ -f "$dir/copy_bandwidth.json" ]; then
+  out=$(target "copy_bandwidth_$tag.json")
+  cp "$dir/copy_bandwidth.json" "$out"
+  wrote+=("$out")
+fi
+[ ${#wrote[@]} -gt 0 ] || { echo "$dir holds none of gpu_tests.xml, gpu_timed-*/gpu_sweep-*/gpu_ray.xml, suite.json, suite.run.json, throughput_figures.json, copy_bandwidth.json" >&2; exit 1; }
 printf 'wrote %s\n' "${wrote[@]}"
