@@ -125,7 +125,8 @@ def test_skip_check_fails_on_a_non_gpu_skip_and_passes_gpu_and_listed_skips(tmp_
 def test_gpu_tests_carry_the_property_the_skip_check_reads(tmp_path):
     """tests/conftest.py marks every `gpu` test in the JUnit XML, on any machine (skipped here, run on the device)."""
     xml = tmp_path / "run.xml"
-    env = os.environ | {"PYTHONPATH": str(REPO)}
+    # a pytest of its own, not an xdist worker's (PYTEST_XDIST_* in this process's environment would make it act as one)
+    env = {k: v for k, v in os.environ.items() if not k.startswith(("PYTEST_XDIST_", "PYTEST_CURRENT_TEST"))} | {"PYTHONPATH": str(REPO)}
     run = subprocess.run(
         [
             sys.executable,

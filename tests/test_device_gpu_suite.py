@@ -19,7 +19,14 @@ SMALL = "tests/bench/test_vendor.py"  # 30 GPU tests: the suite's flow without c
 
 
 def _suite(out: Path, *shards: str) -> subprocess.CompletedProcess:
-    env = os.environ | {"OUT": str(out), "GPU_SUITE_TESTS": SMALL, "PYTHON": sys.executable, "PYTHONPATH": str(REPO), "DEADLINE_S": "300"}
+    # its pytest runs are pytests of their own, not an xdist worker's (PYTEST_XDIST_* here would make them act as one)
+    env = {k: v for k, v in os.environ.items() if not k.startswith(("PYTEST_XDIST_", "PYTEST_CURRENT_TEST"))} | {
+        "OUT": str(out),
+        "GPU_SUITE_TESTS": SMALL,
+        "PYTHON": sys.executable,
+        "PYTHONPATH": str(REPO),
+        "DEADLINE_S": "300",
+    }
     return subprocess.run(["bash", "scripts/device_gpu_suite.sh", *shards], cwd=REPO, env=env, capture_output=True, text=True, timeout=300)
 
 
