@@ -19,6 +19,8 @@ if TYPE_CHECKING:  # the fork server imports this module: no pytest there
 MACHINE = (
     "CUDAMASTER_HARNESS__NVCC",
     "CUDAMASTER_HARNESS__NVCC_ARCH",
+    "CUDAMASTER_HARNESS__GPU",  # which of the machine's GPUs the evaluations use
+    "CUDAMASTER_HARNESS__SANDBOX_RO_PATHS",  # a toolkit or driver outside /usr, bound into the sandbox
     "CUDAMASTER_HARNESS__SANDBOX_BWRAP",
     "CUDAMASTER_HARNESS__SCRATCH_ROOT",
     "CUDAMASTER_HARNESS__VENDOR_PATHS",
