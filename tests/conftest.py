@@ -13,7 +13,15 @@ from typing import Any
 
 import pytest
 
+from tests.support.machine_env import remove_developer_settings
 from tests.support.workers import compile_cache, worker, worker_index
+
+# A developer's own CUDAMASTER_* settings never reach the tests, their servers or CLI runs: only what a test sets
+# (the machine's own variables and the tests' switches stay: tests/support/machine_env.py). Removed here, at import,
+# before xdist starts its workers (they inherit this environment) and before any settings object is built.
+remove_developer_settings(os.environ)
+
+pytest_plugins = ["tests.support.sharding"]  # --shard I/N (scripts/device_gpu_suite.sh)
 
 
 @cache
@@ -67,6 +75,12 @@ def pytest_collection_modifyitems(config, items):
             # One local Ray cluster per run, not one per xdist worker: its tests share one worker.
             item.add_marker(pytest.mark.xdist_group("ray"))
     _xdist_group_suffixes(config, items)
+    for item in items:
+        if "gpu" in item.keywords:
+            # In the JUnit XML (<property name="marker" value="gpu"/>, and its node id): scripts/ci_check.py tells a
+            # GPU test's skip on the CPU machine from a skip that hides a test (CI fails on those), and the device's
+            # records (scripts/junit_summary.py --collected) name every GPU test by its id.
+            item.user_properties.extend([("marker", "gpu"), ("nodeid", item.nodeid)])
     ok, why = gpu_present()
     if ok:
         return
@@ -117,7 +131,7 @@ class Ahead:
             {
                 tuple(item.callspec.params[n] for n in names)
                 for item in request.session.items
-                if getattr(item, "originalname", None) == test and hasattr(item, "callspec")
+                if getattr(item, "originalname", None) == test and hasattr(item, "callspec") and not item.get_closest_marker("skip")
             },
             key=repr,
         )

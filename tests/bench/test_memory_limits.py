@@ -69,7 +69,7 @@ def test_compile_bombs_are_stopped_at_the_memory_limit_three_at_once(settings):
     assert outcomes["honest"].ok, outcomes["honest"].log[-2000:]
 
 
-def test_a_gpu_step_is_stopped_at_its_resident_memory_limit(settings):
+def test_a_fake_gpu_step_is_stopped_at_its_resident_memory_limit(settings):
     """FAKE GPU STEP: a python process stands for the driver (gpu=True: no address-space limit, the watchdog's)."""
     s = settings.model_copy(update={"sandbox_max_run_memory_bytes": 128 << 20})
     box = sb.sandbox_for(s)

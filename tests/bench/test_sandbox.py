@@ -474,7 +474,7 @@ def test_another_evaluations_scratch_directory_is_not_there(box, settings, root,
 
 @pytest.mark.slow
 @requires_nvcc
-def test_concurrent_evaluations_do_not_see_each_other(harness_settings, monkeypatch):
+def test_concurrent_evaluations_do_not_see_each_other_with_fake_gpu_check(harness_settings, monkeypatch):
     from .sandbox_support import EVALUATE_MODULE as ev
 
     monkeypatch.setattr(ev, "require_gpu", lambda settings: None)  # FAKE GPU CHECK (see sandbox_support)

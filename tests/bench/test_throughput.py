@@ -306,7 +306,7 @@ def test_references_ahead_fill_the_processs_cores_when_each_blas_call_runs_on_on
     prefetcher.close()
 
 
-def test_the_next_driver_starts_while_the_previous_evaluation_still_checks_outputs(fake_driver, tmp_path, monkeypatch):
+def test_the_next_driver_starts_while_the_previous_evaluation_still_checks_outputs_with_fake_driver(fake_driver, tmp_path, monkeypatch):
     import threading
     import time
 
@@ -352,7 +352,7 @@ def test_the_next_driver_starts_while_the_previous_evaluation_still_checks_outpu
     assert all(any(c.stage == "timed_call" for c in row.checks) for r in results for row in r.rows)
 
 
-def test_slow_output_checks_of_one_variant_hold_none_of_the_next_drivers(fake_driver, tmp_path, monkeypatch):
+def test_slow_output_checks_of_one_variant_hold_none_of_the_next_drivers_with_fake_driver(fake_driver, tmp_path, monkeypatch):
     """A variant whose output checks outlast several drivers (triangle_attention's references take ~20 s on the
     H200) no longer holds the GPU: the next drivers start, results still come back in job order, and only
     the drivers that follow another at once skip the first-size warm-up."""
@@ -407,7 +407,9 @@ def test_slow_output_checks_of_one_variant_hold_none_of_the_next_drivers(fake_dr
         assert r.stages["gate_wait"] >= 0  # every driver after the first waited at its gate
 
 
-def test_the_next_driver_starts_up_while_the_previous_one_checks_but_waits_at_its_gate_until_it_exits(fake_driver, tmp_path, monkeypatch):
+def test_the_next_driver_starts_up_while_the_previous_one_checks_but_waits_at_its_gate_until_it_exits_with_fake_driver(
+    fake_driver, tmp_path, monkeypatch
+):
     """Fake driver. Once a driver has timed its last size, the next one starts (process, sandbox, CUDA context)
     while it finishes its correctness runs; the next one's GPU work waits until it has exited, so no timed call
     overlaps another driver's work."""
@@ -438,7 +440,7 @@ def test_the_next_driver_starts_up_while_the_previous_one_checks_but_waits_at_it
         assert 0 <= r.stages["pipeline_gpu_gap"] <= r.stages["driver_startup"] <= r.stages["driver"]
 
 
-def test_the_pipeline_computes_each_reference_once_and_releases_each_variants_data(fake_driver, tmp_path, monkeypatch):
+def test_the_pipeline_computes_each_reference_once_and_releases_each_variants_data_with_fake_driver(fake_driver, tmp_path, monkeypatch):
     from bench_tasks.harness import pipeline
     from bench_tasks.harness.datacache import DataCache
 
@@ -573,7 +575,7 @@ def test_the_drivers_staging_blocks_are_page_locked_once_asked_and_each_is_freed
     )
 
 
-def test_the_timing_loop_starts_from_the_last_check_dataset_the_buffers_already_hold(fake_driver, tmp_path):
+def test_the_timing_loop_starts_from_the_last_check_dataset_the_buffers_already_hold_with_fake_driver(fake_driver, tmp_path):
     # spmv_csr keeps its structure (indices, offsets) in timed pairs: the parent must check them against the
     # dataset the driver timed from, the last check dataset (no copy of the first one kept, nothing uploaded again)
     from bench_tasks.harness import Verdict, evaluate
@@ -627,7 +629,7 @@ def test_the_next_variants_draws_do_not_queue_behind_an_earlier_variants_referen
         prefetcher.close()
 
 
-def test_short_of_disk_the_pipeline_lets_no_evaluation_check_beside_the_next_driver(fake_driver, tmp_path, monkeypatch):
+def test_short_of_disk_the_pipeline_lets_no_evaluation_check_beside_the_next_driver_with_fake_driver(fake_driver, tmp_path, monkeypatch):
     """Fake driver. Each evaluation still checking holds its fresh datasets on disk; while the data cache's file
     system is short of space the next driver starts only once the previous evaluation has returned."""
     import threading

@@ -1,6 +1,7 @@
-"""Vendor references without a GPU: the registry covers every task, the references define the published
-prototypes (compiled against them where the libraries are installed; CUB-only ones always), the locator
-finds headers and libraries and links with an rpath, and evaluate() refuses what it cannot measure."""
+"""Vendor references: the registry covers every task, the references define the published prototypes (the CUB-only
+ones compiled against them on every machine with nvcc; those that need cuBLAS, cuSPARSE, cuFFT or cuDNN marked `gpu`:
+they compile on the device machine, which has the libraries, and fail there if one is missing), the locator finds
+headers and libraries and links with an rpath, and evaluate() refuses what it cannot measure."""
 
 from __future__ import annotations
 
@@ -81,7 +82,7 @@ def _fake_install(root: Path, soname: str = "13") -> Path:
     return root
 
 
-def test_locator_prefers_vendor_paths_and_the_highest_soname(tmp_path):
+def test_locator_prefers_vendor_paths_and_the_highest_soname_in_a_fake_install(tmp_path):
     root = _fake_install(tmp_path / "wheel")
     s = HarnessSettings(vendor_paths=[root])
     found = vd.locate("cublas", s)
@@ -95,7 +96,7 @@ def test_locator_prefers_vendor_paths_and_the_highest_soname(tmp_path):
     assert vd.locate("cub", s).lib_files == ()  # headers only, from the toolkit
 
 
-def test_locator_names_where_it_looked_and_how_to_fix(tmp_path):
+def test_locator_names_where_it_looked_and_how_to_fix_in_a_fake_install(tmp_path):
     root = _fake_install(tmp_path / "partial")
     s = HarnessSettings(vendor_paths=[root])
     if vd.available("cufft", HarnessSettings()):
@@ -118,13 +119,26 @@ def test_evaluate_refuses_what_it_cannot_measure():
 # -- compiling the references -----------------------------------------------------------------------------------------------
 
 
-def _compilable() -> list[str]:
-    s = HarnessSettings()
-    return sorted(n for n in set(REFS) & set(TASKS) if all(vd.available(lib, s) for lib in REFS[n].libraries))
+def _needs_libraries(name: str) -> bool:
+    """A reference that links a library beyond the toolkit (cuBLAS, cuSPARSE, cuFFT, cuDNN): CI does not download
+    their 1.3 GB of wheels, the device machine has them."""
+    return any(vd.LIBRARIES[lib].headers or vd.LIBRARIES[lib].libs for lib in REFS[name].libraries)
 
 
-def _missing() -> list[str]:
-    return sorted(set(REFS) & set(TASKS) - set(_compilable()))
+def _every_reference() -> list:
+    """CUB-only references run everywhere; the others are `gpu` tests (the device machine's libraries)."""
+    names = sorted(set(REFS) & set(TASKS))
+    return [pytest.param(n, marks=pytest.mark.gpu) if _needs_libraries(n) else n for n in names]
+
+
+def _library_missing(names: tuple[str, ...], s: HarnessSettings) -> str | None:
+    missing = [lib for lib in names if not vd.available(lib, s)]
+    if not missing:
+        return None
+    return (
+        f"{', '.join(missing)} not found here: the device machine must have them "
+        "(pip install nvidia-cublas nvidia-cusparse nvidia-cufft nvidia-cudnn-cu13, or set CUDAMASTER_HARNESS__VENDOR_PATHS)"
+    )
 
 
 @pytest.fixture(scope="module")
@@ -142,23 +156,22 @@ def compile_checks(request, settings) -> Ahead:
 
 @requires_nvcc
 @pytest.mark.slow
-@pytest.mark.parametrize("name", _compilable())
-def test_reference_compiles_against_the_published_prototypes(name, compile_checks):
-    """CUB-only references always (CUB ships with the toolkit); the others where their libraries are
-    installed (the nvidia-* wheels, or CUDAMASTER_HARNESS__VENDOR_PATHS): a prototype that differs from the task's
-    fails here, exactly as it would for a candidate."""
+@pytest.mark.parametrize("name", _every_reference())
+def test_reference_compiles_against_the_published_prototypes(name, compile_checks, settings):
+    """CUB-only references everywhere (CUB ships with the toolkit); the others on the device machine (`gpu`), where
+    their libraries must be found: a prototype that differs from the task's fails here, exactly as it would for a
+    candidate."""
+    assert (missing := _library_missing(REFS[name].libraries, settings)) is None, f"{name}: {missing}"
     ok, error = compile_checks.get(name)
     assert ok, f"{name}: {error}"
 
 
-@pytest.mark.parametrize("name", _missing())
-def test_reference_skipped_without_its_libraries(name):
-    s = HarnessSettings()
-    missing = [lib for lib in REFS[name].libraries if not vd.available(lib, s)]
-    pytest.skip(
-        f"{name}: {', '.join(missing)} not installed here (CI does not download the 1.3 GB of vendor wheels: "
-        "pip install nvidia-cublas nvidia-cusparse nvidia-cufft nvidia-cudnn-cu13, or set CUDAMASTER_HARNESS__VENDOR_PATHS)"
-    )
+@pytest.mark.gpu
+@pytest.mark.parametrize("library", sorted(lib for lib, spec in vd.LIBRARIES.items() if spec.headers or spec.libs))
+def test_device_machine_has_every_vendor_library(library, settings):
+    """The device machine's GPU runs compile and time every vendor reference: a library missing there is a failure,
+    not a skip."""
+    assert (missing := _library_missing((library,), settings)) is None, missing
 
 
 @requires_nvcc
@@ -192,12 +205,12 @@ def test_reference_links_into_a_driver_that_exports_only_the_candidate_entry(set
 
 
 @requires_nvcc
+@pytest.mark.gpu
 @pytest.mark.slow
 def test_library_reference_links_with_an_rpath(settings):
-    """Where cuBLAS is installed: the driver needs libcublas and carries an rpath to it."""
+    """On the device machine (it has cuBLAS): the driver needs libcublas and carries an rpath to it."""
     s = settings.model_copy()
-    if not vd.available("cublas", s):
-        pytest.skip("cuBLAS not installed here (see test_reference_skipped_without_its_libraries)")
+    assert (missing := _library_missing(("cublas",), s)) is None, missing
     variant = load_task("matrix_mul").variant("fp32")
     built = vd.compile_vendor(variant, s)
     assert built.outcome.ok, built.outcome.message

@@ -81,7 +81,7 @@ def test_a_turn_reports_its_wait(tmp_path):
     t.join()
 
 
-def test_the_evaluator_reports_each_wait_for_the_gpu_to_whoever_keeps_figures(tmp_path, monkeypatch):
+def test_the_evaluator_reports_each_wait_for_the_gpu_to_whoever_keeps_figures_with_fake_evaluate(tmp_path, monkeypatch):
     log = tmp_path / "spans"
     monkeypatch.setattr(ev, "evaluate", _fake_evaluate(log))
     waits: list[tuple[str, str, float]] = []

@@ -344,7 +344,7 @@ def test_compiler_role_chooses_allowlisted_flags_with_fake_gpu(tmp_path, server,
 
 
 # -- bad input ------------------------------------------------------------------------------------
-def test_unknown_task_or_precision_fails_with_a_clear_message(tmp_path, server, fake_gpu, checkpointer):
+def test_unknown_task_or_precision_fails_with_a_clear_message_with_fake_gpu(tmp_path, server, fake_gpu, checkpointer):
     settings = agent_settings(tmp_path, server)
     out = start_job(spec(task="no_such_op"), checkpointer=checkpointer, evaluator=fake_gpu, settings=settings)
     assert out.status == "failed" and "unknown task 'no_such_op'" in out.message and "vector_add" in out.message
@@ -402,7 +402,7 @@ def test_reply_changing_the_prototype_gets_a_verdict_with_fake_gpu(tmp_path, ser
     assert len(fake_gpu.compiles) == 1  # the changed prototype never reached nvcc
 
 
-def test_resume_of_unknown_or_finished_job(tmp_path, server, fake_gpu, checkpointer):
+def test_resume_of_unknown_or_finished_job_with_fake_gpu(tmp_path, server, fake_gpu, checkpointer):
     settings = agent_settings(tmp_path, server)
     out = resume_job("nope", checkpointer=checkpointer, evaluator=fake_gpu, settings=settings)
     assert out.status == "failed" and "no job nope" in out.message

@@ -30,7 +30,7 @@ def _settings(server: ScriptedOpenAI, tmp_path: Path) -> Deps:
     return Deps(settings=settings, evaluator=None, spec=JobSpec.model_validate(_state()["spec"]))  # type: ignore[arg-type]
 
 
-def test_a_call_is_recorded_sent_before_the_endpoint_sees_it_then_paid(tmp_path):
+def test_a_call_is_recorded_sent_before_the_endpoint_sees_it_then_paid_with_fake_llm(tmp_path):
     with ScriptedOpenAI({"coder-model": [Reply("kernel", prompt_tokens=300, completion_tokens=40)]}, api_key="test-key") as server:
         seen: list[tuple[dict[str, Any], int]] = []
 
@@ -51,7 +51,7 @@ def test_a_call_is_recorded_sent_before_the_endpoint_sees_it_then_paid(tmp_path)
     assert record["status"] == "paid" and record["input_tokens"] == 300 and record["output_tokens"] == 40
 
 
-def test_a_call_the_endpoint_refused_is_recorded_failed(tmp_path):
+def test_a_call_the_endpoint_refused_is_recorded_failed_with_fake_llm(tmp_path):
     with ScriptedOpenAI({"coder-model": [Reply(status=400, error_message="bad request")]}, api_key="test-key") as server:
         seen: list[dict[str, Any]] = []
         with call_ledger(lambda call: seen.append(call) or True), pytest.raises(LlmError):
@@ -59,7 +59,7 @@ def test_a_call_the_endpoint_refused_is_recorded_failed(tmp_path):
     assert [c["status"] for c in seen] == ["sent", "failed"] and seen[0]["send_id"] == seen[1]["send_id"]
 
 
-def test_no_call_is_sent_once_the_ledger_refuses_it(tmp_path):
+def test_no_call_is_sent_once_the_ledger_refuses_it_with_fake_llm(tmp_path):
     with ScriptedOpenAI({"coder-model": [Reply("kernel")]}, api_key="test-key") as server:
         with call_ledger(lambda call: False), pytest.raises(GraphDrained):
             ask(_state(), "coder", "s", "p", _settings(server, tmp_path))

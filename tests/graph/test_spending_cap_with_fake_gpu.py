@@ -162,7 +162,7 @@ def test_growing_prompts_end_within_the_cap_with_fake_gpu(tmp_path, billed, fake
     assert len(billed.requests) == 3 and len(asked) == 4  # the fourth call (4,350 tokens of prompt) did not fit
 
 
-def test_dollar_cap_with_an_unpriced_model_is_refused_before_any_call(tmp_path, server, fake_gpu, checkpointer):
+def test_dollar_cap_with_an_unpriced_model_is_refused_before_any_call_with_fake_gpu(tmp_path, server, fake_gpu, checkpointer):
     out = start_job(
         spec(rounds=1, spending_cap={"usd": 1.0}),
         job_id="unpriced",

@@ -16,6 +16,7 @@ import httpx
 import pytest
 
 from tests.support import forkserver
+from tests.support.machine_env import clean_env
 from tests.support.workers import postgres_url
 
 PG_BASE = os.environ.get("CUDAMASTER_TEST_POSTGRES", "postgresql+psycopg://postgres@127.0.0.1:5432/test")
@@ -97,7 +98,7 @@ class Server:
         self.factory = factory
         self.log = tmp_path / f"server-{self.port}.log"
         self.env = {
-            **os.environ,
+            **clean_env(),  # only what the test sets reaches the server (tests/support/machine_env.py)
             "CUDAMASTER_SERVICE__DATABASE_URL": db_url,
             "CUDAMASTER_SERVICE__POLL_SECONDS": "0.3",
             "CUDAMASTER_SERVICE__LEASE_SECONDS": "3",

@@ -60,6 +60,7 @@ def test_submit_stream_finish_with_fake_agent(api):
     # Replay from Last-Event-ID: only the later events come back.
     first_id = client.get(f"{API}/jobs/{job['id']}/events", headers=headers)  # full replay as one body (job is done)
     assert first_id.status_code == 200
+    assert [line[6:].strip() for line in first_id.text.splitlines() if line.startswith("event:")] == kinds  # every event, in order
     replay = read_sse(client, f"{API}/jobs/{job['id']}/events", headers | {"Last-Event-ID": "0"})
     assert [k for k, _ in replay] == kinds
 
@@ -125,7 +126,7 @@ def test_manual_mode_answered_over_http_with_fake_agent(api):
     assert done["question"] is None
 
 
-def test_auth_missing_wrong_revoked(api, db_url):
+def test_auth_missing_wrong_revoked_with_fake_agent(api, db_url):
     client, headers, _ = api
     r = client.post(f"{API}/jobs", json={"task": "vector_add"})
     assert r.status_code == 401 and "API key" in r.json()["detail"] and r.headers["www-authenticate"] == "Bearer"
@@ -137,7 +138,8 @@ def test_auth_missing_wrong_revoked(api, db_url):
     wrong = good[:-4] + ("AAAA" if not good.endswith("AAAA") else "BBBB")
     r = client.get(f"{API}/jobs", headers={"X-API-Key": wrong})
     assert r.status_code == 403 and "not recognised" in r.json()["detail"]
-    assert client.get(f"{API}/jobs", headers={"X-API-Key": good}).status_code == 200
+    r = client.get(f"{API}/jobs", headers={"X-API-Key": good})
+    assert r.status_code == 200 and r.json()["total"] == 0 and r.json()["items"] == []  # this key's (none yet)
     # Revoke with the CLI's code path.
     from app.auth import revoke_key
     from app.db.engine import make_engine, make_sessionmaker
@@ -148,10 +150,11 @@ def test_auth_missing_wrong_revoked(api, db_url):
     engine.dispose()
     r = client.get(f"{API}/jobs", headers=headers)
     assert r.status_code == 403 and "revoked" in r.json()["detail"]
-    assert client.get(f"{API}/health").status_code == 200  # health needs no key
+    r = client.get(f"{API}/health")  # health needs no key
+    assert r.status_code == 200 and r.json()["running_jobs"] == 0, r.text
 
 
-def test_refusals_are_clear_4xx(api):
+def test_refusals_are_clear_4xx_with_fake_agent(api):
     client, headers, _ = api
     r = client.post(f"{API}/jobs", json={"task": "no_such_task"}, headers=headers)
     assert r.status_code == 422 and "unknown task" in r.json()["detail"][0]["msg"] and "vector_add" in r.json()["detail"][0]["msg"]
@@ -205,7 +208,7 @@ def test_custom_task_validated_stored_and_queued_with_fake_agent(api):
     assert client.get(f"{API}/jobs", headers=headers).json()["total"] == 1  # only the valid one became a job
 
 
-def test_tasks_health_openapi(api):
+def test_tasks_health_openapi_with_fake_agent(api):
     client, headers, _ = api
     tasks = client.get(f"{API}/tasks", headers=headers).json()
     assert "vector_add" in [t["name"] for t in tasks]

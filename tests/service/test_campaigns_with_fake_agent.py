@@ -227,14 +227,23 @@ def test_cancel_and_resume_the_whole_campaign_with_fake_agent(db_url, server_fac
     assert len(started) >= 2 and cancelled["progress"]["not_started"] == 8 - len(started)
     assert sum(j["status"] == "cancelled" for j in started) >= 1  # stopped mid-job (the fake's rounds take 0.3 s)
     assert client.post(f"{API}/campaigns/{c['id']}/cancel", headers=headers).status_code == 409
-    time.sleep(1.0)  # a few scheduler polls: a cancelled campaign starts nothing
-    assert stored(db_url, c["id"])["all_jobs"] == len(started)
+    # Every job of the cancelled campaign has ended (wait_campaign), each end waking the scheduler. A campaign created
+    # now gets its first job from a later pass of the scheduler over the running campaigns: by then any pass that
+    # would have started a job of the cancelled one has run.
+    probe = create(client, headers, selection={"variants": ["vector_add/fp32"]}, config={"rounds": 1, "debug": 0}, max_in_flight=1)
+    deadline = time.monotonic() + 60
+    while not [j for j in stored(db_url, probe["id"])["jobs"] if j["id"]]:
+        assert time.monotonic() < deadline, "the scheduler never started the probe campaign's job"
+        time.sleep(0.05)
+    assert stored(db_url, c["id"])["all_jobs"] == len(started) + 1  # the probe's job the only new one
+    wait_campaign(client, headers, probe["id"], {"finished"})
 
     r = client.post(f"{API}/campaigns/{c['id']}/resume", headers=headers)
     assert r.status_code == 200 and r.json()["status"] == "running", r.text
     done = wait_campaign(client, headers, c["id"], {"finished"})
     data = stored(db_url, c["id"])
-    assert data["all_jobs"] == 8 and [j["id"] for j in data["jobs"] if j["id"] in {s["id"] for s in started}] == [s["id"] for s in started]
+    assert data["all_jobs"] == 8 + 1  # the campaign's 8 variants and the probe's job
+    assert [j["id"] for j in data["jobs"] if j["id"] in {s["id"] for s in started}] == [s["id"] for s in started]
     assert all(j["status"] in ("finished", "no_correct_kernel") for j in data["jobs"])  # cancelled ones resumed to the end
     assert done["progress"]["cancelled"] == 0
     assert client.post(f"{API}/campaigns/{c['id']}/resume", headers=headers).status_code == 409  # nothing left to resume
@@ -276,7 +285,8 @@ def test_campaign_permissions_and_bad_input_with_fake_agent(api):
     c = create(client, headers, selection={"variants": ["vector_add/fp32"]}, config={"rounds": 1})
     assert client.get(f"{API}/campaigns/{c['id']}", headers=other_team).status_code == 404
     assert client.get(f"{API}/campaigns", headers=other_team).json()["total"] == 0
-    assert client.get(f"{API}/campaigns/{c['id']}", headers=viewer).status_code == 200
+    r = client.get(f"{API}/campaigns/{c['id']}", headers=viewer)
+    assert r.status_code == 200 and r.json()["id"] == c["id"], r.text  # a viewer of the team reads it
     assert client.post(f"{API}/campaigns", json={}, headers=viewer).status_code == 403
     r = client.post(f"{API}/campaigns/{c['id']}/cancel", headers=teammate)
     assert r.status_code == 403 and "only the key that submitted it" in r.json()["detail"]  # checked before the state

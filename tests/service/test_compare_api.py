@@ -76,7 +76,8 @@ def test_compare_jobs_and_attempts_hold_the_jobs_numbers_and_refuse_what_does_no
         diff = [(d["kind"], d["text"]) for d in second["diff_from_first"]]
         assert ("del", "-// fake kernel, round 1") in diff and ("add", "+// fake kernel, round 3") in diff
         assert diff[:2] == [("del", f"--- {one} attempt #1"), ("add", f"+++ {three} attempt #3")]  # numbers in the job, not global ids
-        assert client.get(f"{API}/compare/jobs", params={"ids": f"{one},{three}"}, headers=h["admin"]).status_code == 200
+        r = client.get(f"{API}/compare/jobs", params={"ids": f"{one},{three}"}, headers=h["admin"])
+        assert r.status_code == 200 and [run["job_id"] for run in r.json()["runs"]] == [one, three], r.text  # an admin compares them too
 
         # The other team's side: the same ids are missing, whichever one is asked first.
         assert "no job" in _refusal(client.get(f"{API}/compare/jobs", params={"ids": f"{one},{three}"}, headers=h["outsider"]), 404)

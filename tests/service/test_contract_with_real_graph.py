@@ -125,9 +125,11 @@ def test_a_cancelled_and_resumed_job_never_feeds_an_answer_to_a_later_question_w
     coder = waiting["question"]["question"]
     assert coder["role"] == "coder"
 
-    assert client.post(f"{url}/cancel", headers=headers).status_code == 200
+    r = client.post(f"{url}/cancel", headers=headers)
+    assert r.status_code == 200 and r.json()["id"] == url.rsplit("/", 1)[1], r.text
     wait_status(client, url, headers, {"cancelled"})
-    assert client.post(f"{url}/resume", headers=headers).status_code == 200
+    r = client.post(f"{url}/resume", headers=headers)
+    assert r.status_code == 200 and r.json()["status"] == "queued", r.text
     resumed = wait_status(client, url, headers, {"waiting_for_input", "finished", "no_correct_kernel", "failed"}, timeout=120)
     # Still the coder's question: the planner's answer was not fed to the coder (nor anything to a debugger).
     assert resumed["status"] == "waiting_for_input", (resumed["message"], resumed["attempts"])
@@ -156,7 +158,7 @@ def test_a_job_stops_at_its_spending_cap_and_says_so_with_fake_gpu(service, llm)
     assert job["totals"]["input_tokens"] + job["totals"]["output_tokens"] == 300 and job["totals"]["llm_calls_count"] == 2
 
 
-def test_a_dollar_cap_on_an_unpriced_model_is_refused_at_submit(service):
+def test_a_dollar_cap_on_an_unpriced_model_is_refused_at_submit_with_fake_gpu(service):
     client, headers, _ = service
     r = client.post(
         f"{API}/jobs", json={"task": "vector_add", "models": {"coder": "no-price-model"}, "spending_cap": {"usd": 1}}, headers=headers

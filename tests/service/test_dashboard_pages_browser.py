@@ -248,7 +248,11 @@ def test_redoc_loads_nothing_from_outside_and_logs_no_console_error(site, chromi
     try:
         page.goto(f"{site['url']}{API}/redoc")
         page.get_by_text("/api/v1/leaderboard", exact=True).first.wait_for(timeout=60_000)
-        page.wait_for_timeout(500)  # the sidebar's logo renders after the first paint
+        # The sidebar's logo renders after the first paint (an inline SVG in the vendored bundle): wait until it has
+        # loaded (an error removes it, and this wait fails).
+        page.wait_for_function(
+            "() => { const i = document.querySelector(\"img[alt='redocly logo']\"); return !!i && i.complete && i.naturalWidth > 0; }"
+        )
     finally:
         context.close()
     assert [u for u in requests if not u.startswith((site["url"], "data:", "blob:"))] == []

@@ -43,7 +43,8 @@ def test_old_cookie_is_signed_out_after_logout_and_another_browser_stays_signed_
         wait_status(api, f"{API}/jobs/{job_id}", headers, {"waiting_for_input"})
         with closing(_signed_in(server.url, key)) as web, closing(_signed_in(server.url, key)) as other:
             csrf, stolen = _csrf(web), httpx.Cookies(web.cookies)
-            assert web.get(f"{API}/jobs").status_code == 200  # the session reads the API like its key
+            r = web.get(f"{API}/jobs")
+            assert r.status_code == 200 and [j["id"] for j in r.json()["items"]] == [job_id]  # the session reads the API like its key
             assert web.post("/logout", data={"csrf": csrf}).status_code == 303
 
             with closing(_replay(server.url, stolen)) as replay:
@@ -55,8 +56,10 @@ def test_old_cookie_is_signed_out_after_logout_and_another_browser_stays_signed_
                 assert cancel.status_code == 303 and cancel.headers["location"].startswith("/login"), cancel.status_code
             assert api.get(f"{API}/jobs/{job_id}", headers=headers).json()["status"] == "waiting_for_input"  # not cancelled
 
-            assert other.get("/jobs").status_code == 200  # the same key's other session: still signed in
-            assert other.get(f"{API}/jobs").status_code == 200
+            page = other.get("/jobs")  # the same key's other session: still signed in
+            assert page.status_code == 200 and job_id in page.text, page.status_code
+            r = other.get(f"{API}/jobs")
+            assert r.status_code == 200 and [j["id"] for j in r.json()["items"]] == [job_id]
 
 
 def test_revoking_the_key_ends_all_its_sessions_with_fake_agent(db_url, server_factory):

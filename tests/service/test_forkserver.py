@@ -81,7 +81,8 @@ def test_forked_servers_answer_and_each_reads_its_own_database_and_settings(tmp_
     assert httpx.get(f"{one.url}/api/v1/health").json()["max_running_jobs"] == 2
     assert httpx.get(f"{two.url}/api/v1/health").json()["max_running_jobs"] == 5
     auth = {"Authorization": f"Bearer {key}"}
-    assert httpx.get(f"{one.url}/api/v1/keys/me", headers=auth).status_code == 200
+    me = httpx.get(f"{one.url}/api/v1/keys/me", headers=auth)
+    assert me.status_code == 200 and me.json()["id"] == key.split("_")[1]  # the key of the first server's own database
     assert httpx.get(f"{two.url}/api/v1/keys/me", headers=auth).status_code in (401, 403)  # unknown there
 
 
@@ -155,7 +156,9 @@ def test_servers_die_with_the_fork_server_and_the_next_start_starts_a_new_one(tm
         httpx.get(f"{first.url}/api/v1/health")
     with pytest.warns(UserWarning, match="fork server exited with -9"):
         second = servers(server(tmp_path, "second"))
-    assert forkserver.client() is not old and httpx.get(f"{second.url}/api/v1/health").status_code == 200
+    assert forkserver.client() is not old
+    health = httpx.get(f"{second.url}/api/v1/health")
+    assert health.status_code == 200 and health.json()["running_jobs"] == 0, health.text
 
 
 def test_shutdown_kills_and_reaps_the_servers_still_running(tmp_path, servers):

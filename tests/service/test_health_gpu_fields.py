@@ -14,7 +14,7 @@ API = "/api/v1"
 @pytest.mark.slow
 @pytest.mark.timeout(120)
 @pytest.mark.parametrize("db_url", ["sqlite"], indirect=True)
-def test_health_with_remote_workers_and_no_local_gpu_names_each_gpu_field(db_url, server_factory, tmp_path):
+def test_health_with_remote_workers_and_no_local_gpu_names_each_gpu_field_with_fake_nvidia_smi(db_url, server_factory, tmp_path):
     server = server_factory(
         factory="tests.service.graph_app:create_gpu_app",
         PATH=fake_nvidia_smi(tmp_path, NO_DEVICE),

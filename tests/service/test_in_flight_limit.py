@@ -34,9 +34,12 @@ def test_200_concurrent_submissions_make_exactly_the_limit_with_fake_agent(db_ur
         assert page["total"] == LIMIT
         assert {j["status"] for j in page["items"]} <= {"queued", "running", "waiting_for_input"}
         # The limit is per key, and a cancelled job frees its place.
-        assert client.post(f"{API}/jobs", json={"task": "vector_add", "manual": True}, headers=other).status_code == 201
-        assert client.post(f"{API}/jobs/{page['items'][0]['id']}/cancel", headers=key).status_code == 200
-        assert client.post(f"{API}/jobs", json={"task": "vector_add", "manual": True}, headers=key).status_code == 201
+        r = client.post(f"{API}/jobs", json={"task": "vector_add", "manual": True}, headers=other)
+        assert r.status_code == 201 and r.json()["status"] == "queued", r.text
+        r = client.post(f"{API}/jobs/{page['items'][0]['id']}/cancel", headers=key)
+        assert r.status_code == 200 and r.json()["id"] == page["items"][0]["id"], r.text
+        r = client.post(f"{API}/jobs", json={"task": "vector_add", "manual": True}, headers=key)
+        assert r.status_code == 201 and r.json()["id"] not in {j["id"] for j in page["items"]}, r.text  # a new job in the freed place
         assert client.post(f"{API}/jobs", json={"task": "vector_add", "manual": True}, headers=key).status_code == 429
         # Resuming the cancelled job would make 9: refused the same way.
         r = client.post(f"{API}/jobs/{page['items'][0]['id']}/resume", headers=key)

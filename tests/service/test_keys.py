@@ -47,7 +47,8 @@ def test_admin_api_creates_lists_and_revokes_keys_with_fake_agent(db_url, server
         assert made["key"].startswith(f"cm_{made['id']}_") and made["role"] == "viewer" and made["team"] == "red"
         fresh = {"X-API-Key": made["key"]}
         assert client.get(f"{API}/keys/me", headers=fresh).json()["id"] == made["id"]
-        assert client.get(f"{API}/jobs", headers=fresh).status_code == 200
+        r = client.get(f"{API}/jobs", headers=fresh)
+        assert r.status_code == 200 and r.json()["items"] == []  # a new viewer of team red: none of red's jobs yet
         listed = client.get(f"{API}/keys", headers=admin).json()
         assert {k["id"] for k in listed} == {
             key_id(admin["X-API-Key"]),
@@ -70,7 +71,8 @@ def test_admin_api_creates_lists_and_revokes_keys_with_fake_agent(db_url, server
         assert r.status_code == 409 and "last active admin" in r.json()["detail"]
         # With a second admin, the first may go.
         second = client.post(f"{API}/keys", json={"name": "root2", "role": "admin", "team": "ops"}, headers=admin).json()
-        assert client.post(f"{API}/keys/{key_id(admin['X-API-Key'])}/revoke", headers={"X-API-Key": second["key"]}).status_code == 200
+        r = client.post(f"{API}/keys/{key_id(admin['X-API-Key'])}/revoke", headers={"X-API-Key": second["key"]})
+        assert r.status_code == 200 and r.json()["id"] == key_id(admin["X-API-Key"]) and r.json()["revoked_at"] is not None
         assert client.get(f"{API}/keys", headers=admin).status_code == 403
 
 

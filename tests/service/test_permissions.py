@@ -85,7 +85,8 @@ def test_reads_of_a_members_jobs_from_every_other_keys_side_with_fake_agent(peop
     for who in ("owner", "mate", "viewer"):
         missing_like(client, h[who], "GET", f"{API}/jobs/{theirs}", theirs)
         assert theirs not in {j["id"] for j in client.get(f"{API}/jobs", headers=h[who]).json()["items"]}
-    assert client.get(f"{API}/jobs/{theirs}", headers=h["admin"]).status_code == 200
+    r = client.get(f"{API}/jobs/{theirs}", headers=h["admin"])
+    assert r.status_code == 200 and r.json()["id"] == theirs  # the admin reads that job itself
     assert client.get(f"{API}/jobs", headers=h["admin"]).json()["total"] == 3
 
 
@@ -113,10 +114,12 @@ def test_actions_on_a_members_job_from_every_other_keys_side_with_fake_agent(peo
     assert r.status_code == 403 and "viewer" in r.json()["detail"]
 
     # An admin acts on another key's job; so does its owner; the others still cannot.
-    assert client.post(f"{url}/answer", json={"answer": "tiling"}, headers=h["admin"]).status_code == 200
+    r = client.post(f"{url}/answer", json={"answer": "tiling"}, headers=h["admin"])
+    assert r.status_code == 200 and r.json()["id"] == url.rsplit("/", 1)[1], r.text
     wait_status(client, url, h["owner"], {"waiting_for_input"})  # round 2's question
     attempts("mate", 403)
-    assert client.post(f"{url}/cancel", headers=h["owner"]).status_code == 200
+    r = client.post(f"{url}/cancel", headers=h["owner"])
+    assert r.status_code == 200 and r.json()["id"] == url.rsplit("/", 1)[1], r.text
     wait_status(client, url, h["owner"], {"cancelled"})
     for who, expected in (("mate", 403), ("viewer", 403)):
         assert client.post(f"{url}/resume", headers=h[who]).status_code == expected, who

@@ -73,7 +73,9 @@ def _start(server_factory, tmp_path, llm, tmp_path_factory, root):
     return server_factory(factory="tests.service.graph_app:create_harness_without_gpu_app", **env)
 
 
-def test_attacks_through_the_api_leave_nothing_and_leak_nothing(db_url, server_factory, tmp_path, llm, tmp_path_factory, harness_settings):
+def test_attacks_through_the_api_leave_nothing_and_leak_nothing_with_fake_llm(
+    db_url, server_factory, tmp_path, llm, tmp_path_factory, harness_settings
+):
     data = tmp_path / "data"
     data.mkdir()
     (data / "secret.env").write_text(f"CUDAMASTER_AGENT__API_KEY={SECRET}\n")
@@ -109,7 +111,7 @@ def test_attacks_through_the_api_leave_nothing_and_leak_nothing(db_url, server_f
     assert health["status"] == "ok" and health["sandbox"].startswith("bwrap")
 
 
-def test_without_a_sandbox_the_service_says_so_and_refuses_kernels(db_url, server_factory, tmp_path, llm, tmp_path_factory):
+def test_without_a_sandbox_the_service_says_so_and_refuses_kernels_with_fake_llm(db_url, server_factory, tmp_path, llm, tmp_path_factory):
     llm.add(MODELS["planner"], k.plan("Grid"))
     llm.add(MODELS["coder"], k.reply(k.fast_kernel()))
     headers = {"X-API-Key": make_key(db_url)}
@@ -126,7 +128,7 @@ def test_without_a_sandbox_the_service_says_so_and_refuses_kernels(db_url, serve
     assert job["status"] == "failed" and "bubblewrap not found" in job["message"], job["message"]
 
 
-def test_a_custom_baseline_including_a_server_file_gets_no_such_file(
+def test_a_custom_baseline_including_a_server_file_gets_no_such_file_with_fake_llm(
     db_url, server_factory, tmp_path, llm, tmp_path_factory, harness_settings
 ):
     data = tmp_path / "data"

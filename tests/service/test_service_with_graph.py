@@ -77,7 +77,7 @@ def test_submit_events_finish_with_real_graph_and_fake_gpu(db_url, server_factor
     assert {c["role"] for c in job["llm_calls"]} == {"planner", "coder"}
 
 
-def test_manual_mode_answered_over_http_with_real_graph(db_url, server_factory, tmp_path, tmp_path_factory):
+def test_manual_mode_answered_over_http_with_real_graph_and_fake_gpu(db_url, server_factory, tmp_path, tmp_path_factory):
     headers = {"X-API-Key": make_key(db_url)}
     server = start(server_factory, tmp_path, None, tmp_path_factory)  # no LLM endpoint: every role asks a person
     answers = {"planner": k.plan("Manual plan"), "coder": k.reply(k.fast_kernel(2.2))}
@@ -93,13 +93,16 @@ def test_manual_mode_answered_over_http_with_real_graph(db_url, server_factory, 
             role = job["question"]["question"]["role"]
             asked.append(role)
             assert "prompt" in job["question"]["question"]  # the person sees what the model would have seen
-            assert client.post(f"{API}/jobs/{job_id}/answer", json={"answer": answers[role]}, headers=headers).status_code == 200
+            r = client.post(f"{API}/jobs/{job_id}/answer", json={"answer": answers[role]}, headers=headers)
+            assert r.status_code == 200 and r.json()["status"] == "queued", r.text  # answered: back in the queue
         job = wait_status(client, f"{API}/jobs/{job_id}", headers, {"finished"}, timeout=120)
     assert asked == ["planner", "coder"]
     assert job["best_score"] == 2.2 and [c["model"] for c in job["llm_calls"]] == ["manual", "manual"]
 
 
-def test_cli_resume_finds_a_job_the_service_checkpointed_with_the_same_settings(db_url, server_factory, tmp_path, tmp_path_factory):
+def test_cli_resume_finds_a_job_the_service_checkpointed_with_the_same_settings_with_fake_gpu(
+    db_url, server_factory, tmp_path, tmp_path_factory
+):
     """One checkpoint store (the settings tree's checkpoint_url) for the service and `cudamaster resume`."""
     headers = {"X-API-Key": make_key(db_url)}
     server = start(server_factory, tmp_path, None, tmp_path_factory)  # manual mode: the job stops at the planner's question
@@ -120,7 +123,9 @@ def test_cli_resume_finds_a_job_the_service_checkpointed_with_the_same_settings(
     assert "waiting_for_input" in cli.stdout and f"no job {job_id}" not in cli.stdout + cli.stderr, cli.stdout
 
 
-def test_sigkill_mid_job_then_restart_finishes_without_loss_or_duplicates(db_url, server_factory, tmp_path, llm, tmp_path_factory):
+def test_sigkill_mid_job_then_restart_finishes_without_loss_or_duplicates_with_fake_gpu(
+    db_url, server_factory, tmp_path, llm, tmp_path_factory
+):
     # Identical replies, with spares: a step re-run after the kill may ask the LLM again.
     llm.add(MODELS["planner"], *[k.plan("Grid")] * 8)
     llm.add(MODELS["coder"], *[k.reply(k.fast_kernel(1.5))] * 8)
@@ -163,7 +168,7 @@ def _gpu_present() -> bool:
 
 @pytest.mark.gpu
 @pytest.mark.skipif(not _gpu_present(), reason="needs an NVIDIA GPU")
-def test_submit_to_finish_with_real_gpu(db_url, server_factory, tmp_path, llm, tmp_path_factory):
+def test_submit_to_finish_with_real_gpu_and_fake_llm(db_url, server_factory, tmp_path, llm, tmp_path_factory):
     llm.add(MODELS["planner"], k.plan("Grid"))
     llm.add(MODELS["coder"], k.reply(k.fast_kernel()))
     headers = {"X-API-Key": make_key(db_url)}

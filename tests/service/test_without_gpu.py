@@ -75,7 +75,7 @@ def test_plan_evaluation_decides_where_jobs_run():
 
 @pytest.mark.slow
 @pytest.mark.parametrize("db_url", ["sqlite"], indirect=True)
-def test_without_a_gpu_jobs_are_refused_at_submit_and_reads_work(db_url, server_factory, tmp_path):
+def test_without_a_gpu_jobs_are_refused_at_submit_and_reads_work_with_fake_nvidia_smi(db_url, server_factory, tmp_path):
     from app.db.engine import make_engine, make_sessionmaker
     from app.store.jobs import create_job
 
@@ -98,10 +98,12 @@ def test_without_a_gpu_jobs_are_refused_at_submit_and_reads_work(db_url, server_
             assert "GPU machine" in r.json()["detail"] and "CUDAMASTER_SERVICE__REMOTE_GPUS" in r.json()["detail"]
         r = client.post(f"{API}/campaigns", json={"selection": {"category": "loss"}}, headers=key)
         assert r.status_code == 503 and "GPU machine" in r.json()["detail"]
-        assert client.get(f"{API}/tasks", headers=key).status_code == 200
+        r = client.get(f"{API}/tasks", headers=key)
+        assert r.status_code == 200 and "vector_add" in r.text  # the task list reads without a GPU
         page = client.get(f"{API}/jobs", headers=key).json()
         assert [j["id"] for j in page["items"]] == [stored] and page["items"][0]["status"] == "queued"  # never claimed here
-        assert client.post(f"{API}/jobs/{stored}/cancel", headers=key).status_code == 200
+        r = client.post(f"{API}/jobs/{stored}/cancel", headers=key)
+        assert r.status_code == 200 and r.json()["id"] == stored and r.json()["status"] == "cancelled", r.text  # never claimed: at once
         assert client.post(f"{API}/jobs/{stored}/resume", headers=key).status_code == 503
     server.stop()
     log = server.log.read_text()
@@ -110,7 +112,7 @@ def test_without_a_gpu_jobs_are_refused_at_submit_and_reads_work(db_url, server_
 
 @pytest.mark.slow
 @pytest.mark.parametrize("db_url", ["sqlite"], indirect=True)
-def test_with_the_configured_gpus_found_health_is_ok(db_url, server_factory, tmp_path):
+def test_with_the_configured_gpus_found_health_is_ok_with_fake_nvidia_smi(db_url, server_factory, tmp_path):
     server = server_factory(
         factory="tests.service.graph_app:create_gpu_app", PATH=fake_nvidia_smi(tmp_path, TWO_GPUS), CUDAMASTER_SERVICE__GPUS='["0", "1"]'
     )

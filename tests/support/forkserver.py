@@ -63,6 +63,8 @@ import warnings
 from pathlib import Path
 from typing import Any
 
+from tests.support.machine_env import clean_env
+
 REPO = Path(__file__).resolve().parents[2]
 
 # What the service's test factories import before they serve (found with `python -X importtime` and by listing
@@ -243,7 +245,7 @@ class ForkServer:
     """A running fork server and a thread reading what it says."""
 
     def __init__(self) -> None:
-        env = {**os.environ, **SERVER_ENV}
+        env = {**clean_env(), **SERVER_ENV}  # what its modules read at import: no developer's settings
         env["PYTHONPATH"] = os.pathsep.join(filter(None, [str(REPO), os.environ.get("PYTHONPATH")]))
         self.proc = subprocess.Popen(
             [sys.executable, "-m", "tests.support.forkserver"], stdin=subprocess.PIPE, stdout=subprocess.PIPE, cwd=REPO, env=env
