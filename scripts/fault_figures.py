@@ -87,6 +87,7 @@ def stalled_replica(tmp: Path) -> dict[str, Any]:
             with httpx.Client(base_url=b.url, timeout=30, headers=headers) as client:
                 submitted = time.monotonic()
                 queued = client.post(f"{API}/jobs", json={"task": "vector_add", "rounds": 1}).json()["id"]
+                accepted = time.monotonic() - submitted  # the submit's answer (201)
                 _until(lambda: _status(client, queued) == "running")
                 waited = time.monotonic() - submitted  # from the submit to B reporting the job running
                 locked_status = _status(client, locked)
@@ -101,6 +102,7 @@ def stalled_replica(tmp: Path) -> dict[str, Any]:
     return {
         "poll_seconds": POLL_S,
         "locked_job_while_held": locked_status,
+        "submit_answered_after_s": round(accepted, 3),
         "queued_job_running_after_s": round(waited, 3),
         "poll_intervals": round(waited / POLL_S, 2),
         "within_2_poll_intervals": waited <= 2 * POLL_S,
