@@ -87,7 +87,8 @@ def fenced(
     cls = type(saver)
     if in_transaction is not None and _is_postgres(saver):
         view._cursor = _fenced_cursor(saver, in_transaction)
-        put, put_writes = partial(cls.put, view), partial(cls.put_writes, view)
+        put: Callable[..., Any] = partial(cls.put, view)
+        put_writes: Callable[..., Any] = partial(cls.put_writes, view)
     else:
         put, put_writes = _checked(saver.put, check), _checked(saver.put_writes, check)
     view.put, view.put_writes = _retried(put, retry), _retried(put_writes, retry)

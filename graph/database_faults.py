@@ -39,7 +39,7 @@ def is_transient(exc: BaseException) -> bool:
     from sqlalchemy import exc as sa
 
     if isinstance(exc, sa.DBAPIError):
-        return bool(exc.connection_invalidated) or _driver_transient(exc.orig)
+        return bool(exc.connection_invalidated) or (exc.orig is not None and _driver_transient(exc.orig))
     if isinstance(exc, sa.TimeoutError):  # the engine's pool had no connection to give in time
         return True
     return _driver_transient(exc)

@@ -131,7 +131,8 @@ def _record_sent(record: dict[str, Any], input_tokens: int, max_tokens: int | No
 
 def _reached(exc: BaseException) -> tuple[bool, bool]:
     """(the request reached the endpoint, the endpoint may have generated an answer) for a call that raised."""
-    causes, seen = [], exc
+    causes: list[BaseException] = []
+    seen: BaseException | None = exc
     while seen is not None and len(causes) < 10:
         causes.append(seen)
         seen = seen.__cause__ or seen.__context__
