@@ -254,6 +254,27 @@ class JobRunner:
             log.info("job %s stops here, another runner holds it now: %s", claim.job_id, lost)
         stop.set()
 
+    def _checkpoint_fences(self, claim: leases.Claim, stop: threading.Event) -> tuple[Callable[[], None], Callable[[Any], None] | None]:
+        """The lease check before a checkpoint write, and (when the checkpoints live in the service's PostgreSQL
+        database) the one run first in the write's own transaction."""
+
+        def check_lease() -> None:  # before each checkpoint write (the checkpoint store may be another database)
+            try:
+                self._with_session(leases.check, claim.job_id, claim.lease)
+            except leases.LeaseLost as lost:
+                self._lost(claim, stop, lost)
+                raise
+
+        def fence_checkpoint(cursor: Any) -> None:  # in the checkpoint write's transaction (the same database)
+            try:
+                leases.hold_on_cursor(cursor, claim.job_id, claim.lease)
+            except leases.LeaseLost as lost:
+                self._lost(claim, stop, lost)
+                raise
+
+        same = same_database(self.checkpoint_url, self.settings.database_url)
+        return check_lease, fence_checkpoint if same else None
+
     def _run_sync(self, claim: leases.Claim, stop: threading.Event) -> Any:
         fence = self._fence(claim)
 
@@ -271,20 +292,7 @@ class JobRunner:
             except leases.LeaseLost as lost:  # the event of a run that is no longer the job's is dropped
                 self._lost(claim, stop, lost)
 
-        def check_lease() -> None:  # before each checkpoint write (the checkpoint store may be another database)
-            try:
-                self._with_session(leases.check, claim.job_id, claim.lease)
-            except leases.LeaseLost as lost:
-                self._lost(claim, stop, lost)
-                raise
-
-        def fence_checkpoint(cursor: Any) -> None:  # in the checkpoint write's transaction (the same database)
-            try:
-                leases.hold_on_cursor(cursor, claim.job_id, claim.lease)
-            except leases.LeaseLost as lost:
-                self._lost(claim, stop, lost)
-                raise
-
+        check_lease, fence_checkpoint = self._checkpoint_fences(claim, stop)
         answer = None if claim.answer is None else Answer(question_id=claim.answer_for, text=claim.answer)
 
         def record_llm_call(call: dict[str, Any]) -> bool:
@@ -313,7 +321,7 @@ class JobRunner:
             record_llm_call=record_llm_call,
             spent=spent,
             check_lease=check_lease,
-            fence_checkpoint=fence_checkpoint if same_database(self.checkpoint_url, self.settings.database_url) else None,
+            fence_checkpoint=fence_checkpoint,
             retry_database=lambda fn: self._db(fn, f"job {claim.job_id}: its checkpoint"),
         )
         return self.run_job(run)
