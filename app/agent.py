@@ -7,10 +7,12 @@ through `on_event`. Tests inject their own function through `create_app(run_job=
 
 from __future__ import annotations
 
+import contextlib
 import copy
 import threading
-from collections.abc import Callable
+from collections.abc import Callable, Iterator
 from dataclasses import dataclass
+from functools import partial
 from typing import Any
 
 from graph.contract import Answer, AttemptEvent, JobSpec, LlmCallEvent, Outcome, ProfileEvent
@@ -36,6 +38,13 @@ class JobRun:
     # Raises (app.store.leases.LeaseLost) once another runner holds the job: called before each checkpoint write,
     # so a run that lost its lease never forks the job's checkpoint history. None: no fencing (the CLI).
     check_lease: Callable[[], None] | None = None
+    # Called with the checkpoint write's own psycopg cursor, first in its transaction, when the checkpoint store
+    # is the service's PostgreSQL database (app.store.leases.hold_on_cursor): the lease check and the write then
+    # commit together, so no takeover slips in between. None: `check_lease` runs before the write instead.
+    fence_checkpoint: Callable[[Any], None] | None = None
+    # Runs a checkpoint read or write, again with backoff while the database is unreachable (bounded:
+    # graph.database_faults.retry). None: once.
+    retry_database: Callable[[Callable[[], Any]], Any] | None = None
 
 
 RunJob = Callable[[JobRun], Any]
@@ -62,29 +71,82 @@ def run_with_graph(run: JobRun) -> Any:
         return _run_graph(run)
 
 
-def fenced(saver: Any, check: Callable[[], None] | None) -> Any:
-    """The saver, calling `check` (which raises when the run lost its lease) before every checkpoint write: a
-    shallow copy sharing the saver's connection and lock, whose put and put_writes check first."""
-    if check is None:
+def fenced(
+    saver: Any,
+    check: Callable[[], None] | None,
+    in_transaction: Callable[[Any], None] | None = None,
+    retry: Callable[[Callable[[], Any]], Any] | None = None,
+) -> Any:
+    """The saver, fenced by the run's lease and riding out database hiccups: a shallow copy sharing the saver's
+    connections and lock. On a PostgresSaver with `in_transaction`, each checkpoint write's transaction starts
+    with it (the lease check commits with the write); otherwise `check` runs before each write. `retry` wraps
+    every read and write (get_tuple, put, put_writes)."""
+    if check is None and in_transaction is None and retry is None:
         return saver
     view = copy.copy(saver)
-
-    def put(*args: Any, **kwargs: Any) -> Any:
-        check()
-        return saver.put(*args, **kwargs)
-
-    def put_writes(*args: Any, **kwargs: Any) -> Any:
-        check()
-        return saver.put_writes(*args, **kwargs)
-
-    view.put, view.put_writes = put, put_writes
+    cls = type(saver)
+    if in_transaction is not None and _is_postgres(saver):
+        view._cursor = _fenced_cursor(saver, in_transaction)
+        put: Callable[..., Any] = partial(cls.put, view)
+        put_writes: Callable[..., Any] = partial(cls.put_writes, view)
+    else:
+        put, put_writes = _checked(saver.put, check), _checked(saver.put_writes, check)
+    view.put, view.put_writes = _retried(put, retry), _retried(put_writes, retry)
+    view.get_tuple = _retried(partial(cls.get_tuple, view), retry)
     return view
+
+
+def _is_postgres(saver: Any) -> bool:
+    from langgraph.checkpoint.postgres import PostgresSaver
+
+    return isinstance(saver, PostgresSaver)
+
+
+def _fenced_cursor(saver: Any, fence: Callable[[Any], None]) -> Callable[..., Any]:
+    """PostgresSaver._cursor whose writing cursors (pipeline=True: put, put_writes) are one transaction that
+    `fence` opens; reading cursors are the saver's own."""
+    from langgraph.checkpoint.postgres import _internal
+    from psycopg.rows import dict_row
+
+    @contextlib.contextmanager
+    def cursor(*, pipeline: bool = False) -> Iterator[Any]:
+        if not pipeline:
+            with saver._cursor(pipeline=False) as cur:
+                yield cur
+            return
+        with (
+            saver.lock,
+            _internal.get_connection(saver.conn) as conn,
+            conn.transaction(),
+            conn.cursor(binary=True, row_factory=dict_row) as cur,
+        ):
+            fence(cur)
+            yield cur
+
+    return cursor
+
+
+def _checked(write: Callable[..., Any], check: Callable[[], None] | None) -> Callable[..., Any]:
+    if check is None:
+        return write
+
+    def checked(*args: Any, **kwargs: Any) -> Any:
+        check()
+        return write(*args, **kwargs)
+
+    return checked
+
+
+def _retried(fn: Callable[..., Any], retry: Callable[[Callable[[], Any]], Any] | None) -> Callable[..., Any]:
+    if retry is None:
+        return fn
+    return lambda *args, **kwargs: retry(lambda: fn(*args, **kwargs))
 
 
 def _run_graph(run: JobRun) -> Any:
     from graph.runner import job_state, resume_job, start_job
 
-    saver = fenced(checkpointer(run.checkpoint_url), run.check_lease)
+    saver = fenced(checkpointer(run.checkpoint_url), run.check_lease, run.fence_checkpoint, run.retry_database)
     kwargs = dict(checkpointer=saver, evaluator=run.evaluator, on_event=run.on_event, should_stop=run.should_stop)
     state: dict[str, Any] = {}
     if run.resume:

@@ -17,6 +17,8 @@ from typing import Any
 from fastapi import FastAPI
 from fastapi.exceptions import RequestValidationError
 from sqlalchemy import Engine
+from sqlalchemy.exc import DBAPIError
+from sqlalchemy.exc import TimeoutError as SqlTimeout
 from sqlalchemy.orm import Session, sessionmaker
 
 from gpu.inventory import detect_gpus
@@ -204,6 +206,25 @@ def _include_api(app: FastAPI) -> None:
     app.include_router(compare.router, prefix=API_PREFIX)  # runs and campaigns side by side
 
 
+RETRY_AFTER_S = 5  # what a 503 for an unreachable database asks the client to wait
+
+
+async def database_unreachable(request: Any, exc: Exception) -> Any:
+    """503 JSON with Retry-After for a transient database fault (an outage, a lock wait past its bound); any
+    other database error is raised on (500)."""
+    from fastapi.responses import JSONResponse
+
+    from graph.database_faults import is_transient
+
+    if not is_transient(exc):
+        raise exc
+    logging.getLogger("cudamaster.api").warning(
+        "%s %s: the database is unreachable (%s)", request.method, request.url.path, type(exc).__name__
+    )
+    detail = "the database is unreachable or busy for a moment; nothing was changed. Try again shortly."
+    return JSONResponse({"detail": detail}, status_code=503, headers={"Retry-After": str(RETRY_AFTER_S)})
+
+
 def create_app(
     settings: Settings | ServiceSettings | None = None,
     *,
@@ -241,6 +262,8 @@ def create_app(
         gpu_pool,
     )
     _include_api(app)
+    for fault in (DBAPIError, SqlTimeout):
+        app.add_exception_handler(fault, database_unreachable)
     web.mount(app, API_PREFIX)
     app.add_middleware(BodySizeLimit, max_bytes=settings.max_request_bytes)
     bound_page_size_in_openapi(app, settings.max_page_size)

@@ -27,11 +27,13 @@ from typing import Any
 
 from sqlalchemy.orm import Session, sessionmaker
 
+from graph import database_faults
 from graph.contract import Answer, AttemptEvent, JobSpec, LlmCallEvent, Outcome
 from graph.spending import Spent
 from settings import ServiceSettings
 
 from .agent import JobRun, RunJob, outcome_of
+from .db.engine import same_database
 from .reviews import ReviewRule
 from .store import leases
 from .store.events import job_gpu_model, job_spending, record_event
@@ -185,8 +187,15 @@ class JobRunner:
                         self._signal(claim.job_id)
             except asyncio.CancelledError:
                 raise
-            except Exception:  # a database hiccup must not kill the runner
-                log.exception("claiming jobs failed; retrying in %.1fs", self.settings.poll_seconds)
+            except Exception as exc:  # a database hiccup must not kill the runner
+                if database_faults.is_transient(exc):
+                    log.warning(
+                        "claiming jobs: the database is unreachable (%s); trying again in %.1fs",
+                        type(exc).__name__,
+                        self.settings.poll_seconds,
+                    )
+                else:
+                    log.exception("claiming jobs failed; retrying in %.1fs", self.settings.poll_seconds)
             self._wake.clear()
             with contextlib.suppress(TimeoutError):
                 await asyncio.wait_for(self._wake.wait(), timeout=self.settings.poll_seconds)
@@ -198,16 +207,14 @@ class JobRunner:
         try:
             try:
                 outcome = outcome_of(job_id, await _in_daemon_thread(f"job-{job_id}", self._run_sync, claim, stop))
-            except Exception as exc:  # noqa: BLE001 - the job fails, the service stays up
-                log.error("job %s raised:\n%s", job_id, traceback.format_exc())
-                outcome = Outcome(
-                    job_id=job_id,
-                    status="failed",
-                    message=f"the agent raised {type(exc).__name__}: {exc}. Fix the cause and "
-                    f"POST /api/v1/jobs/{job_id}/resume to continue from the last checkpoint.",
-                )
+                paused = False
+            except Exception as exc:  # noqa: BLE001 - the job fails (or pauses), the service stays up
+                outcome, paused = self._raised(job_id, exc), database_faults.is_transient(exc)
             renewer.cancel()
-            await asyncio.to_thread(self._settle, claim, outcome)
+            try:
+                await asyncio.to_thread(self._settle, claim, outcome, paused)
+            except Exception:
+                log.exception("job %s: its outcome (%s) could not be recorded; it resumes from its checkpoint", job_id, outcome.status)
         finally:
             renewer.cancel()
             self._tasks.pop(job_id, None)
@@ -217,27 +224,39 @@ class JobRunner:
             for listener in self.listeners:
                 listener()
 
+    def _raised(self, job_id: str, exc: Exception) -> Outcome:
+        """The outcome of a run that raised: paused when the database was unreachable, stopped when another runner
+        took the job over, failed otherwise."""
+        if database_faults.is_transient(exc):
+            log.warning("job %s paused: the database stayed unreachable (%s); it resumes from its checkpoint", job_id, type(exc).__name__)
+            message = "paused: the database was unreachable; the job resumes from its last checkpoint by itself"
+            return Outcome(job_id=job_id, status="stopped", message=message)
+        if isinstance(exc, database_faults.LeaseTakenOver):
+            log.info("job %s stops here, another runner holds it now: %s", job_id, exc)
+            return Outcome(job_id=job_id, status="stopped", message=str(exc))
+        log.error("job %s raised:\n%s", job_id, traceback.format_exc())
+        return Outcome(
+            job_id=job_id,
+            status="failed",
+            message=f"the agent raised {type(exc).__name__}: {exc}. Fix the cause and "
+            f"POST /api/v1/jobs/{job_id}/resume to continue from the last checkpoint.",
+        )
+
+    def _db(self, fn: Callable[[], Any], what: str, within: float = 1.0) -> Any:
+        """fn(), again with backoff while the database is unreachable, for up to `within` leases."""
+        return database_faults.retry(fn, within_s=within * self.settings.lease_seconds, what=what, log=log)
+
     def _fence(self, claim: leases.Claim) -> Callable[[Session], None]:
         return lambda session: leases.hold(session, claim.job_id, claim.lease)
 
     def _lost(self, claim: leases.Claim, stop: threading.Event, lost: leases.LeaseLost) -> None:
         if not stop.is_set():
-            log.error("job %s: %s; stopping it here", claim.job_id, lost)
+            log.info("job %s stops here, another runner holds it now: %s", claim.job_id, lost)
         stop.set()
 
-    def _run_sync(self, claim: leases.Claim, stop: threading.Event) -> Any:
-        fence = self._fence(claim)
-
-        def store(event: Any) -> None:  # raises LeaseLost, writing nothing, once another runner holds the job
-            with self.sessions() as session:
-                record_event(session, claim.job_id, event, self.review, fence=fence)
-            self._signal_threadsafe(claim.job_id)
-
-        def on_event(event: Any) -> None:
-            try:
-                store(event)
-            except leases.LeaseLost as lost:  # the event of a run that is no longer the job's is dropped
-                self._lost(claim, stop, lost)
+    def _checkpoint_fences(self, claim: leases.Claim, stop: threading.Event) -> tuple[Callable[[], None], Callable[[Any], None] | None]:
+        """The lease check before a checkpoint write, and (when the checkpoints live in the service's PostgreSQL
+        database) the one run first in the write's own transaction."""
 
         def check_lease() -> None:  # before each checkpoint write (the checkpoint store may be another database)
             try:
@@ -246,6 +265,34 @@ class JobRunner:
                 self._lost(claim, stop, lost)
                 raise
 
+        def fence_checkpoint(cursor: Any) -> None:  # in the checkpoint write's transaction (the same database)
+            try:
+                leases.hold_on_cursor(cursor, claim.job_id, claim.lease)
+            except leases.LeaseLost as lost:
+                self._lost(claim, stop, lost)
+                raise
+
+        same = same_database(self.checkpoint_url, self.settings.database_url)
+        return check_lease, fence_checkpoint if same else None
+
+    def _run_sync(self, claim: leases.Claim, stop: threading.Event) -> Any:
+        fence = self._fence(claim)
+
+        def store_once(event: Any) -> None:
+            with self.sessions() as session:
+                record_event(session, claim.job_id, event, self.review, fence=fence)
+
+        def store(event: Any) -> None:  # raises LeaseLost, writing nothing, once another runner holds the job
+            self._db(lambda: store_once(event), f"job {claim.job_id}: storing its {event.type} event")
+            self._signal_threadsafe(claim.job_id)
+
+        def on_event(event: Any) -> None:
+            try:
+                store(event)
+            except leases.LeaseLost as lost:  # the event of a run that is no longer the job's is dropped
+                self._lost(claim, stop, lost)
+
+        check_lease, fence_checkpoint = self._checkpoint_fences(claim, stop)
         answer = None if claim.answer is None else Answer(question_id=claim.answer_for, text=claim.answer)
 
         def record_llm_call(call: dict[str, Any]) -> bool:
@@ -259,7 +306,8 @@ class JobRunner:
             return True
 
         def spent() -> dict[str, Spent]:
-            return {key: Spent(tokens, usd) for key, (tokens, usd) in self._with_session(job_spending, claim.job_id).items()}
+            rows = self._db(lambda: self._with_session(job_spending, claim.job_id), f"job {claim.job_id}: reading its spending")
+            return {key: Spent(tokens, usd) for key, (tokens, usd) in rows.items()}
 
         run = JobRun(
             job_id=claim.job_id,
@@ -273,6 +321,8 @@ class JobRunner:
             record_llm_call=record_llm_call,
             spent=spent,
             check_lease=check_lease,
+            fence_checkpoint=fence_checkpoint,
+            retry_database=lambda fn: self._db(fn, f"job {claim.job_id}: its checkpoint"),
         )
         return self.run_job(run)
 
@@ -281,10 +331,15 @@ class JobRunner:
         measurements stay on the GPU model of the job's first one (stored, so a restart keeps it)."""
         if self.evaluator is None or not hasattr(self.evaluator, "for_job"):
             return self.evaluator
-        with self.sessions() as session:
-            return self.evaluator.for_job(job_id, job_gpu_model(session, job_id))
+        gpu_model = self._db(lambda: self._with_session(job_gpu_model, job_id), f"job {job_id}: reading its GPU model")
+        return self.evaluator.for_job(job_id, gpu_model)
 
-    def _settle(self, claim: leases.Claim, outcome: Outcome) -> None:
+    def _settle(self, claim: leases.Claim, outcome: Outcome, paused: bool = False) -> None:
+        """Record the outcome, again with backoff while the database is unreachable (for up to two leases: a run
+        that ends during an outage is not left running; past that its lease lapses and the job resumes)."""
+        self._db(lambda: self._settle_once(claim, outcome, paused), f"job {claim.job_id}: recording its outcome", within=2.0)
+
+    def _settle_once(self, claim: leases.Claim, outcome: Outcome, paused: bool) -> None:
         job_id = claim.job_id
         fence = self._fence(claim)
         with self.sessions() as session:
@@ -307,6 +362,7 @@ class JobRunner:
                 draining=self.draining,
                 question=question,
                 stop_reason=outcome.stop_reason,
+                paused=paused,
             )
         log.info("job %s -> %s", job_id, status)
 
@@ -317,8 +373,11 @@ class JobRunner:
             await asyncio.sleep(every)
             try:
                 held, cancel = await asyncio.to_thread(self._with_session, leases.renew, job_id, claim.lease, self.settings.lease_seconds)
-            except Exception:  # try again next time; the lease has slack
-                log.exception("renewing the lease of %s failed", job_id)
+            except Exception as exc:  # try again next time; the lease has slack
+                if database_faults.is_transient(exc):
+                    log.warning("renewing the lease of %s: the database is unreachable (%s)", job_id, type(exc).__name__)
+                else:
+                    log.exception("renewing the lease of %s failed", job_id)
                 continue
             if not held:
                 log.error("lost the lease of job %s (another runner took it over); stopping it here", job_id)

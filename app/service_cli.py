@@ -76,6 +76,13 @@ def open_database(url: str, *, migrate: bool = True) -> Engine:
         )
     except DBAPIError as exc:
         reason = " ".join(str(exc.orig).split())[:300]
+        refused = getattr(exc.orig, "sqlstate", None) == "42501" or "no schema has been selected to create in" in reason
+        if refused or "permission denied" in reason:
+            _fail(
+                f"the database {where} refused its role ({reason}): grant the role the rights to read and write there and "
+                "to create tables (e.g. `GRANT ALL ON SCHEMA public TO <role>` on its server), or pass --database-url "
+                "(or set CUDAMASTER_SERVICE__DATABASE_URL) with a role that has them"
+            )
         hint = ""
         if "does not exist" in reason and "database" in reason:
             hint = f" Create it (e.g. `createdb {url.rsplit('/', 1)[-1].split('?')[0]}` on its server), or"

@@ -60,6 +60,14 @@ class LlmError(RuntimeError):
     """An LLM call failed in a way that retrying will not fix; the message says what to do."""
 
 
+class GarbledReply(RuntimeError):
+    """The endpoint answered 200 with something that is not a chat completion (not JSON, no choices): retried
+    like a 500. The message names the endpoint and what came back (truncated)."""
+
+
+TRANSIENT_LLM_ERRORS = (*TRANSIENT_LLM_ERRORS, GarbledReply)
+
+
 class EndpointRefused(LlmError):
     pass
 
@@ -121,10 +129,37 @@ def _record_sent(record: dict[str, Any], input_tokens: int, max_tokens: int | No
         raise GraphDrained(f"stop requested before the {record['role']} call was sent")
 
 
-def _record_failed(record: dict[str, Any], exc: BaseException) -> None:
+def _reached(exc: BaseException) -> tuple[bool, bool]:
+    """(the request reached the endpoint, the endpoint may have generated an answer) for a call that raised."""
+    causes: list[BaseException] = []
+    seen: BaseException | None = exc
+    while seen is not None and len(causes) < 10:
+        causes.append(seen)
+        seen = seen.__cause__ or seen.__context__
+    if any(isinstance(c, (httpx.ConnectError, httpx.ConnectTimeout, ConnectionRefusedError)) for c in causes):
+        return False, False  # never connected
+    if isinstance(exc, (GarbledReply, openai.APITimeoutError, httpx.TimeoutException)):
+        return True, True  # answered unreadably, or not in time: it may have generated (and billed) the answer
+    if isinstance(exc, (openai.APIConnectionError, httpx.TransportError)):
+        return True, True  # cut off mid-answer (a truncated body)
+    if isinstance(exc, openai.InternalServerError):
+        return True, False  # took the prompt, answered an error
+    return False, False  # refused before any work (4xx, 429), or never sent
+
+
+def _record_failed(record: dict[str, Any], exc: BaseException, input_tokens: int, max_tokens: int | None, settings: AgentSettings) -> None:
+    """The call's `failed` record, charged an estimate when it reached the endpoint (spending.failed_charge)."""
     ledger = _ledger.get()
-    if ledger is not None:
-        ledger({**record, "status": "failed", "message": f"{type(exc).__name__}: {exc}"[:500], "mode": "endpoint"})
+    if ledger is None:
+        return
+    reached, generated = _reached(exc)
+    charged_in, charged_out = spending.failed_charge(input_tokens, max_tokens, reached=reached, may_have_generated=generated)
+    cost, priced = cost_usd(settings, record["model"], charged_in, charged_out, 0)
+    why = f"{type(exc).__name__}: {exc}"[:400]
+    if charged_in or charged_out:
+        why += f" [charged an estimate: {charged_in} prompt tokens + {charged_out} output tokens]"
+    failed = {**record, "status": "failed", "message": why, "mode": "endpoint", "input_tokens": charged_in, "output_tokens": charged_out}
+    ledger(failed | {"cost_usd": cost, "priced": priced})
 
 
 def is_transient(exc: BaseException) -> bool:
@@ -140,7 +175,24 @@ def cost_usd(settings: AgentSettings, model: str, input_tokens: int, output_toke
     return round(cost, 8), True
 
 
-def _chat_model(r: ResolvedRole, max_tokens: int | None = None):
+class _BodyRecorder(httpx.BaseTransport):
+    """An HTTP transport that keeps the last response body (what came back, for a reply that cannot be read)."""
+
+    def __init__(self) -> None:
+        self.inner = httpx.HTTPTransport()
+        self.last: bytes | None = None
+
+    def handle_request(self, request: httpx.Request) -> httpx.Response:
+        response = self.inner.handle_request(request)
+        response.read()
+        self.last = response.content
+        return response
+
+    def close(self) -> None:
+        self.inner.close()
+
+
+def _chat_model(r: ResolvedRole, max_tokens: int | None = None, http_client: httpx.Client | None = None):
     from langchain_openai import ChatOpenAI
 
     kwargs: dict[str, Any] = dict(
@@ -150,6 +202,8 @@ def _chat_model(r: ResolvedRole, max_tokens: int | None = None):
         max_retries=0,
         api_key=r.api_key.get_secret_value() if r.api_key else "unset",
     )
+    if http_client is not None:
+        kwargs["http_client"] = http_client
     if r.reasoning_effort:
         kwargs["reasoning_effort"] = r.reasoning_effort
     if r.temperature is not None:
@@ -172,7 +226,20 @@ def _usage(message: Any) -> dict[str, int]:
 def _call_endpoint(
     r: ResolvedRole, system: str, user: str, schema: type[BaseModel] | None, max_tokens: int | None = None
 ) -> tuple[str, dict[str, int]]:
-    llm = _chat_model(r, max_tokens)
+    recorder = _BodyRecorder()
+    with httpx.Client(transport=recorder) as client:
+        try:
+            return _invoke(_chat_model(r, max_tokens, client), r, system, user, schema)
+        except (ValueError, LookupError, TypeError, openai.APIResponseValidationError) as exc:
+            if recorder.last is None:  # nothing came back: not a reply that could not be read
+                raise
+            raise GarbledReply(
+                f"the endpoint {r.base_url or 'api.openai.com'} answered the {r.role} call to {r.model!r} with a reply "
+                f"that is not a chat completion ({type(exc).__name__}: {str(exc)[:120]}); it sent: {recorder.last[:300]!r}"
+            ) from None
+
+
+def _invoke(llm: Any, r: ResolvedRole, system: str, user: str, schema: type[BaseModel] | None) -> tuple[str, dict[str, int]]:
     messages = [SystemMessage(system), HumanMessage(user)]
     try:
         if schema is not None and r.structured_output != "none":
@@ -310,7 +377,7 @@ def _sent_to_endpoint(
     try:
         text, usage = _call_endpoint(resolved, system, user, schema, max_tokens)
     except Exception as exc:
-        _record_failed(record.model_dump(mode="json"), exc)
+        _record_failed(record.model_dump(mode="json"), exc, input_tokens, max_tokens, settings)
         raise
     record = record.model_copy(update=usage)
     record.latency_s = round(time.monotonic() - started, 3)

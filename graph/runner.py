@@ -30,7 +30,7 @@ from gpu.local import LocalEvaluator
 from gpu.protocol import Evaluator
 from settings import AgentSettings
 
-from . import spending
+from . import database_faults, spending
 from .builder import build_graph
 from .contract import (
     FINAL_STATUSES,
@@ -48,6 +48,7 @@ from .contract import (
     Status,
     Totals,
 )
+from .database_faults import LeaseTakenOver
 from .deps import Deps
 from .llm import LlmError, is_transient, load_replay_file
 from .state import GRAPH_VERSION
@@ -88,8 +89,14 @@ def make_checkpointer(url: str | None = None):
         from psycopg_pool import ConnectionPool
 
         url = url.replace("postgresql+psycopg://", "postgresql://")
-        pool = ConnectionPool(
-            url, min_size=1, max_size=4, open=True, kwargs={"autocommit": True, "row_factory": dict_row, "prepare_threshold": 0}
+        pool = ConnectionPool(  # `check`: a connection broken by a database outage is replaced, not handed out
+            url,
+            min_size=1,
+            max_size=4,
+            open=True,
+            check=ConnectionPool.check_connection,
+            timeout=10,
+            kwargs={"autocommit": True, "row_factory": dict_row, "prepare_threshold": 0},
         )
         saver = PostgresSaver(pool)  # type: ignore[arg-type, assignment]
         saver.setup()
@@ -291,7 +298,12 @@ def _stream_until_stopped(
         _stream(graph, job_id, graph_input, config, current_round, on_event, should_stop)
     except GraphDrained:
         return "stopped", f"stopped at a step boundary; resume with `cudamaster resume {job_id}`"
+    except LeaseTakenOver as exc:  # another runner continues the job: nothing failed
+        log.info("job %s stops here, another runner holds it now: %s", job_id, exc)
+        return "stopped", f"stopped: another runner took the job over ({exc})"
     except Exception as exc:  # the outcome reports it; the checkpoint keeps the job resumable
+        if database_faults.is_transient(exc):
+            raise  # the database is unreachable: the job pauses (the service resumes it from its checkpoint)
         if isinstance(exc, NoGpuError):  # the outcome says it in full; no traceback of LangGraph's task
             log.info("job %s failed: %s", job_id, exc)
         else:

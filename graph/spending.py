@@ -99,7 +99,8 @@ def reached(spec: JobSpec, llm_calls: list[dict[str, Any]]) -> bool:
 
 def allowance(spec: JobSpec, settings: AgentSettings, model: str, input_tokens: int, llm_calls: list[dict[str, Any]]) -> int | None:
     """The `max_tokens` a call with `input_tokens` of prompt may be sent with (None: the job has no cap, no
-    bound). Raises CapRefused when what is left cannot take the prompt and `settings.min_output_tokens`."""
+    bound): what is left, and no more than `settings.max_output_tokens` (the call reserves what it can use, not
+    everything left). Raises CapRefused when what is left cannot take the prompt and `settings.min_output_tokens`."""
     cap = spec.spending_cap
     if cap is None:
         return None
@@ -119,7 +120,17 @@ def allowance(spec: JobSpec, settings: AgentSettings, model: str, input_tokens: 
             f"the call's prompt of {input_tokens} tokens and an answer of at least {settings.min_output_tokens} tokens "
             f"would pass the spending cap ({describe_total(spec, total)})"
         )
-    return allowed
+    return min(allowed, settings.max_output_tokens)
+
+
+def failed_charge(input_tokens: int, max_tokens: int | None, *, reached: bool, may_have_generated: bool) -> tuple[int, int]:
+    """(input, output) tokens a failed call is charged as an estimate: nothing when it never reached the
+    endpoint (or was refused before any work: 4xx, 429); its prompt when the endpoint took it and answered an
+    error; its prompt and its `max_tokens` when the endpoint may have generated (a timeout, a truncated or
+    unreadable reply). Providers bill many of these; the cap counts them."""
+    if not reached:
+        return 0, 0
+    return input_tokens, (max_tokens or 0) if may_have_generated else 0
 
 
 def _output_within(usd_left: float, input_tokens: int, price: Price) -> int:

@@ -103,6 +103,13 @@ class AgentSettings(BaseModel):
         le=1_000_000,
         description="under a spending cap, a call is sent only when what is left allows its prompt and at least this many output tokens",
     )
+    max_output_tokens: int = Field(
+        8192,
+        ge=1,
+        le=1_000_000,
+        description="under a spending cap, the most output tokens a call is sent with (its `max_tokens`): what the call "
+        "reserves of the cap while it is unanswered, and what it is charged when it fails after reaching the endpoint",
+    )
 
     def role(self, role: str, model_override: str | None = None) -> ResolvedRole:
         r: RoleSettings = getattr(self.roles, role)

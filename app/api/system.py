@@ -6,7 +6,7 @@ from __future__ import annotations
 import asyncio
 from typing import Any
 
-from fastapi import APIRouter, Request
+from fastapi import APIRouter, Request, Response
 from sqlalchemy import select, text
 
 from .. import permissions
@@ -49,11 +49,14 @@ def cluster_status(request: Request) -> dict[str, Any] | None:
 
 
 @router.get("/health", response_model=HealthOut, summary="Service health (no API key needed)")
-async def health(request: Request) -> HealthOut:
+async def health(request: Request, response: Response) -> HealthOut:
     """`degraded` when the database does not answer, when no GPU can run jobs (they are refused with 503;
-    `gpu_note` says why and what to do), when a configured GPU was not found, or when a Ray GPU worker is gone."""
+    `gpu_note` says why and what to do), when a configured GPU was not found, or when a Ray GPU worker is gone.
+    HTTP 503 (with Retry-After) while the database does not answer: nothing can be served."""
     state = request.app.state
     database = await asyncio.to_thread(_ping, request)
+    if database != "ok":
+        response.status_code, response.headers["Retry-After"] = 503, "5"
     evaluation: Evaluation = state.evaluation
     cluster = _cluster(await asyncio.to_thread(cluster_status, request))
     ok = database == "ok" and evaluation.healthy and (cluster is None or all(g.alive for g in cluster.gpus))

@@ -9,6 +9,7 @@ import logging
 
 from sqlalchemy.orm import Session, sessionmaker
 
+from graph import database_faults
 from settings import ServiceSettings
 
 from ..runner import JobRunner
@@ -61,7 +62,10 @@ class CampaignScheduler:
                 self.apply(await asyncio.to_thread(self.tick_all))
             except asyncio.CancelledError:
                 raise
-            except Exception:  # a database hiccup must not kill the scheduler
-                log.exception("scheduling campaigns failed; retrying in %.1fs", self.settings.poll_seconds)
+            except Exception as exc:  # a database hiccup must not kill the scheduler
+                if database_faults.is_transient(exc):
+                    log.warning("scheduling campaigns: the database is unreachable (%s)", type(exc).__name__)
+                else:
+                    log.exception("scheduling campaigns failed; retrying in %.1fs", self.settings.poll_seconds)
             with contextlib.suppress(TimeoutError):
                 await asyncio.wait_for(self._wake.wait(), timeout=self.settings.poll_seconds)

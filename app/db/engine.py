@@ -18,6 +18,17 @@ def shown_database(url: str) -> str:
         return url.split("@")[-1]
 
 
+def same_database(a: str, b: str) -> bool:
+    """Whether two URLs name one PostgreSQL database (driver names aside), so one transaction can write to both."""
+    try:
+        ua, ub = make_url(a), make_url(b)
+    except ArgumentError:
+        return False
+    if ua.get_backend_name() != "postgresql" or ub.get_backend_name() != "postgresql":
+        return False
+    return ua.set(drivername="postgresql") == ub.set(drivername="postgresql")
+
+
 def make_engine(url: str) -> Engine:
     if url.startswith("sqlite"):
         path = url.split(":///", 1)[1] if ":///" in url else ""

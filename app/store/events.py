@@ -194,7 +194,8 @@ def store_llm_call(session: Session, job_id: str, c: LlmCallModel) -> None:
     if c.status == LLM_SENT:
         insert_ignore(session, LlmCall, values, conflict)
     elif c.status == LLM_FAILED:
-        values |= {"input_tokens": 0, "cost_usd": 0.0}  # the endpoint answered an error: no evidence it was paid
+        # its tokens and cost are the estimate it is charged (graph.spending.failed_charge): none when it never
+        # reached the endpoint, its prompt (and max_tokens when the endpoint may have generated) when it did
         upsert(session, LlmCall, values, conflict, where=LlmCall.status == LLM_SENT)
     else:
         upsert(session, LlmCall, values | {"status": LLM_PAID}, conflict)

@@ -5,7 +5,7 @@ from __future__ import annotations
 import secrets
 from typing import Any
 
-from sqlalchemy import ColumnElement, exists, func, select, update
+from sqlalchemy import ColumnElement, exists, func, select, text, update
 from sqlalchemy.orm import Session, selectinload
 
 from ..db.models import ACTIVE_STATUSES, CANCELLED, DEFAULT_TEAM, FAILED, QUEUED, RUNNING, WAITING, Attempt, Job, JobEvent, LlmCall
@@ -151,13 +151,27 @@ def events_after(session: Session, job_id: str, after: int, limit: int = 500) ->
     return list(session.scalars(select(JobEvent).where(JobEvent.job_id == job_id, JobEvent.id > after).order_by(JobEvent.id).limit(limit)))
 
 
+# How long a claim, cancel, settle or lease write waits for a row lock (PostgreSQL) before it gives up with a
+# transient error (the caller retries, the API answers 503): a replica frozen while it holds a job's row (a GC or
+# VM pause, a partitioned connection) must not stall the others.
+LOCK_TIMEOUT_MS = 2000
+
+
+def short_lock_wait(session: Session) -> None:
+    """Bound the lock waits of the rest of this transaction (`SET LOCAL lock_timeout`): a wait past
+    LOCK_TIMEOUT_MS raises OperationalError (LockNotAvailable). SQLite waits on its busy timeout instead."""
+    if session.get_bind().dialect.name == "postgresql":
+        session.execute(text(f"SET LOCAL lock_timeout = {LOCK_TIMEOUT_MS}"))
+
+
 def lock_job(session: Session, job_id: str) -> Job | None:
     """Take the job's row lock for the rest of the transaction and return the row as stored now.
 
     Every change of a job's status that depends on its current status is made under this lock (the
     API's cancel, the runner's settle), so two of them are applied one after the other and each sees
     what the other wrote. The lock is an UPDATE of the row: a row lock on PostgreSQL, the database's
-    write lock on SQLite (where SELECT ... FOR UPDATE locks nothing)."""
+    write lock on SQLite (where SELECT ... FOR UPDATE locks nothing). Its wait is bounded (short_lock_wait)."""
+    short_lock_wait(session)
     result = session.execute(update(Job).where(Job.id == job_id).values(updated_at=utcnow()))
     if result.rowcount != 1:  # type: ignore[attr-defined]
         return None

@@ -19,13 +19,15 @@ from typing import Any
 from sqlalchemy import or_, select, update
 from sqlalchemy.orm import Session
 
+from graph.database_faults import LeaseTakenOver
+
 from ..db.models import CANCELLED, FAILED, FINISHED, NO_CORRECT, QUEUED, RUNNING, WAITING, Job
 from ..db.types import utcnow
 from .events import mark_lost_in_flight
-from .jobs import lock_job
+from .jobs import LOCK_TIMEOUT_MS, lock_job, short_lock_wait
 
 
-class LeaseLost(RuntimeError):
+class LeaseLost(LeaseTakenOver):
     """The run's lease is no longer the job's: another runner took the job over. Nothing was written."""
 
 
@@ -54,9 +56,19 @@ def hold(session: Session, job_id: str, lease: str) -> None:
     """Fence a write: raise LeaseLost unless `lease` is still the job's. Call it first in the write's transaction:
     the no-op update takes the job row's lock (the database's write lock on SQLite) until the caller commits, so
     a takeover cannot slip in between this check and the write."""
+    short_lock_wait(session)
     result = session.execute(update(Job).where(Job.id == job_id, Job.lease_holder == lease).values(lease_holder=lease))
     if result.rowcount != 1:  # type: ignore[attr-defined]
         session.rollback()
+        raise LeaseLost(f"the lease {lease} of job {job_id} was taken over by another runner; this run writes nothing more")
+
+
+def hold_on_cursor(cursor: Any, job_id: str, lease: str) -> None:
+    """`hold` on a psycopg cursor inside another writer's transaction on the same database (the checkpointer's:
+    app/agent.py), so the lease check and the checkpoint write commit together, or not at all."""
+    cursor.execute(f"SET LOCAL lock_timeout = {LOCK_TIMEOUT_MS}")
+    cursor.execute(f"UPDATE {Job.__tablename__} SET lease_holder = %s WHERE id = %s AND lease_holder = %s", (lease, job_id, lease))
+    if cursor.rowcount != 1:
         raise LeaseLost(f"the lease {lease} of job {job_id} was taken over by another runner; this run writes nothing more")
 
 
@@ -71,39 +83,51 @@ def _free(now):
 
 
 def claim_jobs(session: Session, holder: str, lease_s: float, limit: int) -> list[Claim]:
-    """Take up to `limit` queued jobs, or running jobs whose holder's lease ran out (oldest first)."""
+    """Take up to `limit` queued jobs, or running jobs whose holder's lease ran out (oldest first).
+
+    One transaction: the candidates are locked with `FOR UPDATE SKIP LOCKED`, so a job whose row another
+    transaction holds (a replica frozen mid-write, a cancel) is passed over, not waited on, and the rest are
+    claimed at once; every other lock wait is bounded (short_lock_wait). The row locks are held until the
+    commit: a cancel waits, then sees the job running (and asks the runner to stop it). On SQLite (no row
+    locks) the claim's own update checks the job is still free."""
     now = utcnow()
+    short_lock_wait(session)
     candidates = session.scalars(
-        select(Job.id).where(Job.status.in_((QUEUED, RUNNING)), _free(now)).order_by(Job.created_at).limit(limit)
+        select(Job)
+        .where(Job.status.in_((QUEUED, RUNNING)), _free(now))
+        .order_by(Job.created_at)
+        .limit(limit)
+        .with_for_update(skip_locked=True)
+        .execution_options(populate_existing=True)
     ).all()
-    claims = []
-    for job_id in candidates:
-        lease = new_lease(holder)
-        result = session.execute(
-            update(Job)
-            .where(Job.id == job_id, Job.status.in_((QUEUED, RUNNING)), _free(now))
-            .values(lease_holder=lease, lease_expires_at=now + timedelta(seconds=lease_s))
-        )
-        if result.rowcount != 1:  # type: ignore[attr-defined]
-            session.rollback()
-            continue  # another runner was faster, or the job was cancelled meanwhile
-        # Still in the transaction of the update above, which holds the row's lock: a cancel waits,
-        # then sees the job running (and asks the runner to stop it).
-        job = session.scalar(select(Job).where(Job.id == job_id).execution_options(populate_existing=True))
-        assert job is not None
-        resume = job.started_at is not None
-        job.status, job.message, job.updated_at = RUNNING, "running" if not resume else "resumed from its last checkpoint", now
-        job.started_at = job.started_at or now
-        if resume:
-            mark_lost_in_flight(session, job.id)  # sent by a holder that is gone: never answered to this runner
-        session.commit()
-        claims.append(Claim(job.id, dict(job.settings), resume, job.pending_answer, job.cancel_requested, job.answer_for, lease))
+    claims = [claim for job in candidates if (claim := _claim_one(session, job, holder, lease_s, now)) is not None]
+    session.commit()
     return claims
+
+
+def _claim_one(session: Session, job: Job, holder: str, lease_s: float, now: Any) -> Claim | None:
+    lease = new_lease(holder)
+    result = session.execute(
+        update(Job)
+        .where(Job.id == job.id, Job.status.in_((QUEUED, RUNNING)), _free(now))
+        .values(lease_holder=lease, lease_expires_at=now + timedelta(seconds=lease_s))
+        .execution_options(synchronize_session=False)
+    )
+    if result.rowcount != 1:  # type: ignore[attr-defined]
+        return None  # SQLite: another runner was faster, or the job was cancelled meanwhile
+    session.refresh(job)
+    resume = job.started_at is not None
+    job.status, job.message, job.updated_at = RUNNING, "running" if not resume else "resumed from its last checkpoint", now
+    job.started_at = job.started_at or now
+    if resume:
+        mark_lost_in_flight(session, job.id)  # sent by a holder that is gone: never answered to this runner
+    return Claim(job.id, dict(job.settings), resume, job.pending_answer, job.cancel_requested, job.answer_for, lease)
 
 
 def renew(session: Session, job_id: str, lease: str, lease_s: float) -> tuple[bool, bool]:
     """Extend the lease (a claim's `lease`); returns (still held, cancel requested)."""
     now = utcnow()
+    short_lock_wait(session)
     result = session.execute(
         update(Job).where(Job.id == job_id, Job.lease_holder == lease).values(lease_expires_at=now + timedelta(seconds=lease_s))
     )
@@ -126,9 +150,11 @@ def settle(
     draining: bool,
     question: Any = None,
     stop_reason: str | None = None,
+    paused: bool = False,
 ) -> str | None:
     """Record how a run ended and release the lease (a claim's `lease`). Returns the job's new status (None if
-    the lease was lost)."""
+    the lease was lost). `paused`: the run stopped on a transient fault (the database was unreachable); the job
+    stays running with its lease released, so the next claim resumes it from its checkpoint."""
     job = lock_job(session, job_id)  # a cancel stored meanwhile is seen here, or waits for this settle
     if job is None or job.lease_holder != lease:
         session.rollback()
@@ -140,7 +166,9 @@ def settle(
         why = f" (the run ended with: {message})" if outcome_status == "failed" and message else ""
         status, message = CANCELLED, f"cancelled{why}; resume with POST /api/v1/jobs/{job_id}/resume"
     elif outcome_status == "stopped":
-        if draining:
+        if paused:
+            status = RUNNING
+        elif draining:
             status, message = RUNNING, "service stopped; the job resumes from its checkpoint when the service starts again"
         else:
             status = FAILED
@@ -171,5 +199,6 @@ def settle(
 def release_all(session: Session, holder: str) -> None:
     """On a clean shutdown: leave running jobs claimable at once by the next start."""
     held = Job.lease_holder.startswith(f"{holder[:100]}#", autoescape=True)
+    short_lock_wait(session)
     session.execute(update(Job).where(held).values(lease_holder=None, lease_expires_at=None))
     session.commit()

@@ -36,6 +36,7 @@ class Reply:
     reasoning_tokens: int = 0
     delay_s: float = 0.0  # sleep before answering (for timeout tests)
     error_message: str = ""
+    raw_body: str | None = None  # a 200 whose body is exactly this text (a garbled reply: not JSON, no choices)
 
     def usage(self) -> dict[str, Any]:
         return {
@@ -112,7 +113,7 @@ class ScriptedOpenAI:
                 status, payload, delay = stub._answer(self.path, dict(self.headers), body)
                 if delay:
                     time.sleep(delay)
-                data = json.dumps(payload).encode()
+                data = payload.encode() if isinstance(payload, str) else json.dumps(payload).encode()
                 self.send_response(status)
                 self.send_header("Content-Type", "application/json")
                 self.send_header("Content-Length", str(len(data)))
@@ -155,7 +156,7 @@ class ScriptedOpenAI:
         with self._lock:
             return {m: len(r) for m, r in self._script.items() if r}
 
-    def _answer(self, path: str, headers: dict[str, str], body: dict[str, Any]) -> tuple[int, dict[str, Any], float]:
+    def _answer(self, path: str, headers: dict[str, str], body: dict[str, Any]) -> tuple[int, dict[str, Any] | str, float]:
         with self._lock:
             model = str(body.get("model", ""))
             if not path.rstrip("/").endswith("/chat/completions"):
@@ -173,6 +174,8 @@ class ScriptedOpenAI:
             self.requests.append(RecordedRequest(path, headers, body, reply.status, reply))
             if reply.status != 200:
                 return reply.status, _error(reply.status, reply.error_message or f"scripted HTTP {reply.status}"), reply.delay_s
+            if reply.raw_body is not None:
+                return 200, reply.raw_body, reply.delay_s
             return (
                 200,
                 {
