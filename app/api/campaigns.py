@@ -15,6 +15,7 @@ from fastapi.responses import HTMLResponse, PlainTextResponse
 from ..bounds import INT32_MAX, MAX_OFFSET
 from ..campaigns import report as campaign_report
 from ..campaigns.schemas import CampaignDetail, CampaignOut, CampaignPage, CampaignResume, CampaignStatus, CampaignSubmit
+from ..headers import REPORT_CSP
 from ..services import campaigns
 from ..services.campaigns import CAMPAIGN_ID_PATTERN as CAMPAIGN_ID_PATTERN  # app/compare reads it here
 from .deps import KeyHolder, Reader, RunnerDep, SessionDep, SettingsDep, Submitter
@@ -105,5 +106,5 @@ def campaign_report_route(
     if format == "markdown":
         return PlainTextResponse(campaign_report.to_markdown(summaries), media_type="text/markdown; charset=utf-8")
     if format == "html":
-        return HTMLResponse(campaign_report.to_html(summaries))
+        return HTMLResponse(campaign_report.to_html(summaries), headers={"Content-Security-Policy": REPORT_CSP})
     return {"campaigns": [s.to_dict() for s in summaries]}

@@ -10,7 +10,7 @@ from sqlalchemy.orm import Session
 from .. import permissions, reviews
 from ..db.models import Review
 from ..permissions import Caller
-from ..schemas import ReviewDecision, ReviewOut
+from ..schemas import ReviewDecision, ReviewOut, ReviewPage
 from .errors import Conflict, Forbidden, NotFound
 
 
@@ -53,3 +53,9 @@ def decide(session: Session, caller: Caller, attempt_id: int, body: ReviewDecisi
     except reviews.ReviewStateError as exc:
         raise Conflict(str(exc)) from None
     return review_out(review)
+
+
+def page_of_reviews(session: Session, caller: Caller, *, status: str | None, limit: int, offset: int) -> ReviewPage:
+    """The flagged attempts of the jobs the caller may read, newest flag first, one page."""
+    rows, total = reviews.list_reviews(session, permissions.visible_jobs(caller), status=status, limit=limit, offset=offset)
+    return ReviewPage(items=[review_out(r) for r in rows], total=total, limit=limit, offset=offset)

@@ -488,7 +488,7 @@ def submit_job(
         upload = custom_file.file.read(settings.max_source_bytes + 1) if custom_file is not None and custom_file.filename else None
         if upload is not None and len(upload) > settings.max_source_bytes:
             raise HTTPException(413, f"the uploaded .cu is over {settings.max_source_bytes} bytes (CUDAMASTER_SERVICE__MAX_SOURCE_BYTES)")
-        body = JobSubmit.model_validate(_submission(form, upload))
+        body = JobSubmit.model_validate(_submission(form, upload), strict=False)  # a form's numbers are text
         with as_http():
             job = jobs_service.submit(session, caller, body, settings, request.app.state.tree.agent, request.app.state.evaluation, runner)
     except FormProblem as exc:
