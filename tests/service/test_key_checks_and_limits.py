@@ -48,18 +48,14 @@ def test_known_and_unknown_key_ids_do_the_same_hash_work(db_url, monkeypatch):
 
 
 def test_submit_time_compiles_are_bounded_at_once_and_per_minute():
-    limits = ServiceLimits(
-        ServiceSettings(max_compiles_at_once=2, max_compiles_at_once_per_key=1, max_compiles_per_minute_per_key=3)
-    )
+    limits = ServiceLimits(ServiceSettings(max_compiles_at_once=2, max_compiles_at_once_per_key=1, max_compiles_per_minute_per_key=3))
     with limits.compile("a"):
-        with pytest.raises(Limited, match="MAX_COMPILES_AT_ONCE") as per_key:
-            with limits.compile("a"):
-                pass
+        with pytest.raises(Limited, match="MAX_COMPILES_AT_ONCE") as per_key, limits.compile("a"):
+            pass
         assert per_key.value.retry_after >= 1
-        with limits.compile("b"):
-            with pytest.raises(Limited, match="limit is 2"):
-                with limits.compile("c"):  # two running in the process: a third key waits too
-                    pass
+        # Two running in the process: a third key waits too.
+        with limits.compile("b"), pytest.raises(Limited, match="limit is 2"), limits.compile("c"):
+            pass
         assert limits.compiles.held() == 1
     assert limits.compiles.held() == 0
     with limits.compile("a"), pytest.raises(RuntimeError):  # a failing compile gives its slot back too
@@ -67,9 +63,9 @@ def test_submit_time_compiles_are_bounded_at_once_and_per_minute():
     assert limits.compiles.held() == 0
     with limits.compile("a"):
         pass
-    with pytest.raises(Limited, match="MAX_COMPILES_PER_MINUTE_PER_KEY") as per_minute:
-        with limits.compile("a"):  # "a" started 3 in this minute (the refused one did not count)
-            pass
+    # "a" started 3 in this minute (the refused one did not count): a 4th is refused, "b" is not.
+    with pytest.raises(Limited, match="MAX_COMPILES_PER_MINUTE_PER_KEY") as per_minute, limits.compile("a"):
+        pass
     assert 1 <= per_minute.value.retry_after <= 60
     with limits.compile("b"):
         pass

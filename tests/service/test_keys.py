@@ -8,7 +8,6 @@ import httpx
 import pytest
 from typer.testing import CliRunner, Result
 
-
 from .conftest import make_key
 
 pytestmark = [pytest.mark.timeout(240), pytest.mark.slow]
