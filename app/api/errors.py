@@ -72,9 +72,17 @@ class ErrorOut(BaseModel):
 _ERROR_CONTENT = {"application/json": {"schema": ErrorOut.model_json_schema()}}
 
 
+_RETRY_AFTER = {"Retry-After": {"description": "seconds after which the request can succeed", "schema": {"type": "integer"}}}
+
+
 def responses(*codes: int) -> dict[int | str, dict[str, Any]]:
-    """The `responses=` of a route that can answer these codes."""
-    return {code: {"description": _WHAT[code], "content": _ERROR_CONTENT} for code in codes}
+    """The `responses=` of a route that can answer these codes. A route that takes a key (401) can also answer 429:
+    its key id or the caller's address failed to authenticate too often (app/services/keys.py)."""
+    if 401 in codes and 429 not in codes:
+        codes = (*codes, 429)
+    return {
+        code: {"description": _WHAT[code], "content": _ERROR_CONTENT} | ({"headers": _RETRY_AFTER} if code == 429 else {}) for code in codes
+    }
 
 
 def unprocessable(loc: tuple[str | int, ...], msg: str, value: Any = None, ctx: dict[str, Any] | None = None) -> RequestValidationError:

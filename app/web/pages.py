@@ -41,11 +41,10 @@ from ..bounds import JOB_ID_PATTERN, KEY_ID_PATTERN, MAX_OFFSET, MODEL_PATTERN, 
 from ..compare.runs import source_diff
 from ..db.models import ACTIVE_STATUSES, ALL_STATUSES, CANCELLED, FAILED, REVIEW_STATUSES, WAITING, Attempt, Job, Review
 from ..db.types import utcnow
-from ..reviews import flagged_share, list_reviews
 from ..schemas import AnswerIn, JobDetail, JobSubmit, ReviewDecision
 from ..services import insights
 from ..services import jobs as jobs_service
-from ..services.reviews import decide, review_out
+from ..services.reviews import decide, flagged_share, list_reviews, review_out
 from ..store import aggregates
 from ..store import jobs as store
 from ..streams import service_stopping, until_service_stops
