@@ -12,7 +12,10 @@ import time
 import httpx
 import pytest
 
+from tests.bench.sandbox_support import bwrap_works, have_nvcc
+
 from .conftest import make_key
+from .test_api_with_fake_agent import CUSTOM
 
 pytestmark = [pytest.mark.timeout(240), pytest.mark.parametrize("db_url", ["sqlite"], indirect=True)]
 API = "/api/v1"
@@ -128,3 +131,22 @@ def test_failed_authentication_is_throttled_per_key_id_and_address_and_logged_wi
     log = server.log.read_text()
     assert f"authentication failed: key id {key_id}" in log and "not-the-secret" not in log, log[-2000:]
     assert log.count("authentication failed") == 6, log[-3000:]
+
+
+@pytest.mark.skipif(not have_nvcc(), reason="nvcc not installed")
+def test_a_keys_submit_time_compiles_per_minute_are_bounded_with_fake_agent(db_url, server_factory, harness_settings):
+    """Attack 6 at the service: the baseline compile of a custom task takes one of the key's compiles of the minute;
+    past them the submit is a 429 with Retry-After, before any compile, and nothing is stored."""
+    if not bwrap_works(harness_settings)[0]:
+        pytest.skip("no working bubblewrap here")
+    member, other = make_key(db_url, "m"), make_key(db_url, "other")
+    server = server_factory(CUDAMASTER_SERVICE__MAX_COMPILES_PER_MINUTE_PER_KEY="1")
+    broken = CUSTOM | {"baseline_cu": 'extern "C" void scale(const float* X, float* Y, int N) { this is not C++ }\n'}
+    with httpx.Client(base_url=server.url, timeout=120) as client:
+        first = client.post(f"{API}/jobs", json={"custom": broken}, headers={"X-API-Key": member})
+        assert first.status_code == 422 and "compile_log" in first.text, first.text[:300]  # it compiled, and failed
+        second = client.post(f"{API}/jobs", json={"custom": broken}, headers={"X-API-Key": member})
+        _retry_after(second)
+        assert "MAX_COMPILES_PER_MINUTE_PER_KEY" in second.json()["detail"] and "compile_log" not in second.text
+        assert client.post(f"{API}/jobs", json={"custom": broken}, headers={"X-API-Key": other}).status_code == 422
+        assert client.get(f"{API}/jobs", headers={"X-API-Key": member}).json()["total"] == 0
