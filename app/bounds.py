@@ -6,9 +6,10 @@ with the constants here."""
 from __future__ import annotations
 
 import re
+import unicodedata
 from typing import Annotated, Any
 
-from pydantic import AfterValidator, BaseModel, WithJsonSchema, model_validator
+from pydantic import AfterValidator, BaseModel, Field, WithJsonSchema, model_validator
 
 INT32_MAX = 2**31 - 1  # attempts.id, job_events.id: INTEGER columns
 MAX_OFFSET = INT32_MAX  # more rows than any page could reach
@@ -87,3 +88,35 @@ class RequestBody(BaseModel):
         if where is not None:
             raise ValueError(f"{where or 'the body'} contains a NUL character (\\u0000); remove it")
         return data
+
+
+# -- names people read (keys, campaigns) ---------------------------------------------------------------
+MAX_NAME_CHARS = 128
+# Characters that reorder or hide what a name shows (display spoofing): the bidirectional embeddings, overrides,
+# isolates and marks, and the invisible spaces; with every control character (CR, LF, tab, ...) and the line and
+# paragraph separators. Zero-width (non-)joiners stay allowed: some scripts and emoji need them.
+_SPOOFING = frozenset("\u061c\u200b\u200e\u200f\u202a\u202b\u202c\u202d\u202e\u2060\u2066\u2067\u2068\u2069\ufeff")
+
+
+def _refused(c: str) -> bool:
+    return c in _SPOOFING or unicodedata.category(c) in ("Cc", "Zl", "Zp")
+
+
+def check_name(value: str) -> str:
+    """A name shown to people: not blank, and no control or bidirectional-override character (ValueError naming
+    the first one and where it is)."""
+    if not value.strip():
+        raise ValueError("the name is blank: give at least one visible character")
+    for i, c in enumerate(value):
+        if _refused(c):
+            what = unicodedata.name(c, "a control character")
+            raise ValueError(
+                f"character {i + 1} of the name is U+{ord(c):04X} ({what}): names may not hold control, line-break or "
+                "bidirectional-override characters (they can hide or reorder what the name shows); remove it"
+            )
+    return value
+
+
+# One rule for every name people read: key names, campaign names (an empty campaign name means none).
+Name = Annotated[str, Field(min_length=1, max_length=MAX_NAME_CHARS), AfterValidator(check_name)]
+OptionalName = Annotated[str, Field(max_length=MAX_NAME_CHARS), AfterValidator(lambda v: v and check_name(v))]

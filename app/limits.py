@@ -1,14 +1,24 @@
-"""Limits: the request size (on the bytes actually received), and the per-key in-flight job limit
-(counted and taken in one locked transaction)."""
+"""Limits: the request size (on the bytes actually received), the per-key in-flight job limit (counted and
+taken in one locked transaction), and the limits over time and at once of one service process (`ServiceLimits`):
+submissions and submit-time compiles per key per minute, compiles at once (over all keys and per key), failed
+authentications per key id and per client address, and open event streams per key. Each refusal is a `Limited`
+carrying the seconds after which a retry can succeed (the 429's `Retry-After`)."""
 
 from __future__ import annotations
 
 import json
-from collections.abc import Awaitable, Callable, MutableMapping
+import math
+import threading
+import time
+from collections import deque
+from collections.abc import Awaitable, Callable, Iterator, MutableMapping
+from contextlib import contextmanager
 from typing import Any
 
 from sqlalchemy import update
 from sqlalchemy.orm import Session
+
+from settings import ServiceSettings
 
 from .db.models import ApiKey
 from .db.types import utcnow
@@ -124,3 +134,174 @@ def take_job_slot(session: Session, key_id: str, limit: int, *, adding: int = 1)
     if count + adding > limit:
         session.rollback()
         raise InFlightLimit(key_id, count, limit)
+
+
+class Limited(Exception):
+    """Over a limit over time or at once; `retry_after`: whole seconds after which the same request can succeed."""
+
+    def __init__(self, message: str, retry_after: float) -> None:
+        super().__init__(message)
+        self.retry_after = max(1, math.ceil(retry_after))
+
+
+WINDOW_S = 60.0
+BUSY_RETRY_S = 5  # a slot held by a compile or a stream: try again in this many seconds
+_MAX_TRACKED = 10_000  # names a window keeps; past it, names without a hit in the window are dropped
+
+
+class RateWindow:
+    """At most `limit` hits per name in any `window_s` seconds (a sliding log of each name's hit times)."""
+
+    def __init__(self, limit: int, window_s: float = WINDOW_S, clock: Callable[[], float] = time.monotonic) -> None:
+        self.limit, self.window_s, self.clock = limit, window_s, clock
+        self._hits: dict[str, deque[float]] = {}
+        self._lock = threading.Lock()
+
+    def _recent(self, name: str, now: float) -> deque[float]:
+        hits = self._hits.get(name)
+        if hits is None:
+            if len(self._hits) >= _MAX_TRACKED:
+                self._hits = {k: v for k, v in self._hits.items() if v and v[-1] > now - self.window_s}
+            hits = self._hits[name] = deque()
+        while hits and hits[0] <= now - self.window_s:
+            hits.popleft()
+        return hits
+
+    def wait_s(self, name: str) -> float | None:
+        """Seconds until `name` may be hit again (None: now)."""
+        with self._lock:
+            now = self.clock()
+            hits = self._recent(name, now)
+            return hits[0] + self.window_s - now if len(hits) >= self.limit else None
+
+    def hit(self, name: str) -> float | None:
+        """Count a hit of `name`, unless it is over its limit: then the seconds until it is not (and nothing counted)."""
+        with self._lock:
+            now = self.clock()
+            hits = self._recent(name, now)
+            if len(hits) >= self.limit:
+                return hits[0] + self.window_s - now
+            hits.append(now)
+            return None
+
+    def count(self, name: str) -> int:
+        with self._lock:
+            return len(self._recent(name, self.clock()))
+
+
+class Slots:
+    """At most `total` holders at once, and at most `per_name` of one name."""
+
+    def __init__(self, total: int | None, per_name: int) -> None:
+        self.total, self.per_name = total, per_name
+        self._held: dict[str, int] = {}
+        self._lock = threading.Lock()
+
+    def take(self, name: str) -> str | None:
+        """Take a slot for `name`; returns why not (None: taken)."""
+        with self._lock:
+            mine, everyone = self._held.get(name, 0), sum(self._held.values())
+            if mine >= self.per_name:
+                return f"{mine} already open for it, the limit is {self.per_name}"
+            if self.total is not None and everyone >= self.total:
+                return f"{everyone} already running in this process, the limit is {self.total}"
+            self._held[name] = mine + 1
+            return None
+
+    def give(self, name: str) -> None:
+        with self._lock:
+            left = self._held.get(name, 0) - 1
+            if left > 0:
+                self._held[name] = left
+            else:
+                self._held.pop(name, None)
+
+    def held(self, name: str | None = None) -> int:
+        with self._lock:
+            return sum(self._held.values()) if name is None else self._held.get(name, 0)
+
+
+class ServiceLimits:
+    """The limits over time and at once of one service process (one per ServiceSettings: `service_limits`)."""
+
+    def __init__(self, settings: ServiceSettings) -> None:
+        self.submits = RateWindow(settings.max_submits_per_minute_per_key)
+        self.compile_starts = RateWindow(settings.max_compiles_per_minute_per_key)
+        self.compiles = Slots(settings.max_compiles_at_once, settings.max_compiles_at_once_per_key)
+        self.auth_failures_by_key = RateWindow(settings.max_auth_failures_per_minute_per_key)
+        self.auth_failures_by_address = RateWindow(settings.max_auth_failures_per_minute_per_address)
+        self.streams = Slots(None, settings.max_streams_per_key)
+
+    def submit(self, key_id: str) -> None:
+        """Count one submission of `key_id`; Limited when it made its limit of them in the last minute."""
+        wait = self.submits.hit(key_id)
+        if wait is not None:
+            raise Limited(
+                f"API key {key_id} submitted {self.submits.limit} jobs in the last minute, its limit "
+                f"(CUDAMASTER_SERVICE__MAX_SUBMITS_PER_MINUTE_PER_KEY): retry in {math.ceil(wait)} s",
+                wait,
+            )
+
+    @contextmanager
+    def compile(self, key_id: str) -> Iterator[None]:
+        """Hold a submit-time compile slot of `key_id` while the block runs; Limited when none is free or when the
+        key started its limit of compiles in the last minute."""
+        wait = self.compile_starts.wait_s(key_id)
+        if wait is not None:
+            raise Limited(
+                f"API key {key_id} started {self.compile_starts.limit} submit-time compiles in the last minute, its limit "
+                f"(CUDAMASTER_SERVICE__MAX_COMPILES_PER_MINUTE_PER_KEY): retry in {math.ceil(wait)} s",
+                wait,
+            )
+        why = self.compiles.take(key_id)
+        if why is not None:
+            raise Limited(
+                f"no submit-time compile slot for API key {key_id}: {why} (CUDAMASTER_SERVICE__MAX_COMPILES_AT_ONCE, "
+                f"CUDAMASTER_SERVICE__MAX_COMPILES_AT_ONCE_PER_KEY): retry in {BUSY_RETRY_S} s",
+                BUSY_RETRY_S,
+            )
+        try:
+            self.compile_starts.hit(key_id)
+            yield
+        finally:
+            self.compiles.give(key_id)
+
+    def auth_blocked(self, key_id: str | None, address: str | None) -> float | None:
+        """Seconds until this key id and address may try to authenticate again (None: now)."""
+        waits = [self.auth_failures_by_key.wait_s(key_id) if key_id else None]
+        waits.append(self.auth_failures_by_address.wait_s(address) if address else None)
+        return max((w for w in waits if w is not None), default=None)
+
+    def auth_failed(self, key_id: str | None, address: str | None) -> tuple[int, int]:
+        """Count a failed authentication; returns the failures of the key id and of the address in the last minute."""
+        if key_id:
+            self.auth_failures_by_key.hit(key_id)
+        if address:
+            self.auth_failures_by_address.hit(address)
+        by_key = self.auth_failures_by_key.count(key_id) if key_id else 0
+        return by_key, self.auth_failures_by_address.count(address) if address else 0
+
+    def take_stream(self, key_id: str) -> None:
+        """Take one of `key_id`'s event stream slots (give it back with `streams.give`); Limited when it has its
+        limit open."""
+        why = self.streams.take(key_id)
+        if why is not None:
+            raise Limited(
+                f"API key {key_id} has its limit of event streams open: {why} (CUDAMASTER_SERVICE__MAX_STREAMS_PER_KEY); "
+                "close one (a page or a client following a job) and retry",
+                BUSY_RETRY_S,
+            )
+
+
+_registry: dict[int, tuple[ServiceSettings, ServiceLimits]] = {}
+_registry_lock = threading.Lock()
+
+
+def service_limits(settings: ServiceSettings) -> ServiceLimits:
+    """The ServiceLimits of the service that runs with `settings` (its app's settings object: one per process
+    and app, shared by the API's routes and the dashboard's pages)."""
+    with _registry_lock:
+        kept = _registry.get(id(settings))
+        if kept is None or kept[0] is not settings:
+            kept = _registry[id(settings)] = (settings, ServiceLimits(settings))
+        return kept[1]

@@ -33,6 +33,7 @@ from .campaigns.scheduler import CampaignScheduler
 from .db.engine import make_engine, make_sessionmaker
 from .db.migrate import upgrade
 from .evaluation import Evaluation, plan_evaluation, ray_evaluation
+from .headers import NoSniff
 from .limits import BodySizeLimit
 from .runner import JobRunner
 
@@ -266,6 +267,7 @@ def create_app(
         app.add_exception_handler(fault, database_unreachable)
     web.mount(app, API_PREFIX)
     app.add_middleware(BodySizeLimit, max_bytes=settings.max_request_bytes)
+    app.add_middleware(NoSniff)  # every answer: X-Content-Type-Options: nosniff (app/headers.py)
     bound_page_size_in_openapi(app, settings.max_page_size)
     return app
 

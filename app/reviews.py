@@ -1,4 +1,5 @@
-"""The review queue: attempts whose numbers look too good to publish unchecked.
+"""The review rule: which attempts' numbers look too good to publish unchecked (the queue itself, its reads and
+decisions, is app/services/reviews.py).
 
 An attempt is flagged on evidence of a measurement problem, not for a large speedup over a naive baseline: when it
 is correct and, at any size,
@@ -26,25 +27,17 @@ correct evaluations these rules flag on the evaluations committed under docs/res
 
 from __future__ import annotations
 
-import time
 from dataclasses import dataclass
 from typing import Any
 
-from sqlalchemy import ColumnElement, func, select
-from sqlalchemy.orm import Session, contains_eager, load_only, selectinload
+from sqlalchemy.orm import Session
 
 from settings import ServiceSettings
 
-from .db.models import ACCEPTED, PENDING, REJECTED, Attempt, Job, Review
+from .db.models import PENDING, Attempt, Review
 from .db.types import utcnow
 from .store.upsert import insert_ignore
 from .vendor_reference import VendorReference, shipped
-
-DECISIONS = {"accept": ACCEPTED, "reject": REJECTED}
-
-
-class ReviewStateError(Exception):
-    """The review is not pending (or the decision is unknown); the message says what is possible."""
 
 
 @dataclass(frozen=True)
@@ -179,77 +172,3 @@ def _params(params: Any) -> str:
     if not isinstance(params, dict):
         return ""
     return "(" + ", ".join(f"{k}={v}" for k, v in params.items()) + ")"
-
-
-def review_of(session: Session, attempt_id: int) -> Review | None:
-    return session.scalar(select(Review).where(Review.attempt_id == attempt_id))
-
-
-def decide(session: Session, review: Review, reviewer_key_id: str, decision: str, note: str) -> Review:
-    """Accept or reject a pending review. A decided review stays decided (a second decision is a conflict)."""
-    if decision not in DECISIONS:
-        raise ReviewStateError(f"decision {decision[:20]!r}: choose accept or reject")
-    if review.status != PENDING:
-        raise ReviewStateError(
-            f"attempt {review.attempt_id} was already {review.status} by key {review.reviewer_key_id} "
-            f"at {review.decided_at:%Y-%m-%d %H:%M} UTC"
-        )
-    review.status, review.reviewer_key_id, review.decided_at, review.note = DECISIONS[decision], reviewer_key_id, utcnow(), note
-    session.commit()
-    return review
-
-
-def list_reviews(
-    session: Session, visible: ColumnElement[bool], *, status: str | None, limit: int, offset: int
-) -> tuple[list[Review], int]:
-    """Reviews of the jobs `visible` (a WHERE clause on Job) selects, newest flag first, with their evidence loaded.
-    Of each attempt only its id, job and score are read (its source and evaluation, tens of KB of JSON each, are not
-    needed: the source has its own route); of each job what the queue shows and the permissions read."""
-    conds = [visible] + ([Review.status == status] if status else [])
-    attempt = selectinload(Review.attempt).options(load_only(Attempt.id, Attempt.job_id, Attempt.score))
-    query = (
-        select(Review)
-        .join(Job, Job.id == Review.job_id)
-        .where(*conds)
-        .options(
-            attempt.selectinload(Attempt.measurements),
-            attempt.selectinload(Attempt.profile),
-            contains_eager(Review.job).load_only(Job.id, Job.task, Job.precision, Job.team, Job.api_key_id),
-        )
-        .order_by(Review.flagged_at.desc(), Review.id.desc())
-        .limit(limit)
-        .offset(offset)
-    )
-    total = session.scalar(select(func.count(Review.id)).join(Job, Job.id == Review.job_id).where(*conds)) or 0
-    return list(session.scalars(query)), total
-
-
-SHARE_TTL_S = 10.0
-_shares: dict[str, tuple[float, tuple[int, ...], tuple[int, int]]] = {}  # scope -> (when, revision, share)
-
-
-def flagged_share(session: Session, visible: ColumnElement[bool]) -> tuple[int, int]:
-    """(correct attempts flagged, correct attempts) over the jobs `visible` selects: the review page shows the share.
-
-    Counting passes over every correct attempt; attempts and reviews are only ever inserted, so the count is kept
-    per database and scope while the newest attempt and review ids stay the same, and for SHARE_TTL_S at most (an
-    attempt committed after a later-numbered one, possible on PostgreSQL, shows within that time)."""
-    newest = select(select(func.max(Attempt.id)).scalar_subquery(), select(func.max(Review.id)).scalar_subquery())
-    revision = tuple(int(n or 0) for n in session.execute(newest).one())
-    scope = f"{session.get_bind().engine.url}|{visible.compile(compile_kwargs={'literal_binds': True})}"
-    now = time.monotonic()
-    kept = _shares.get(scope)
-    if kept is not None and kept[1] == revision and now - kept[0] < SHARE_TTL_S:
-        return kept[2]
-    row = session.execute(
-        select(func.count(Review.id), func.count(Attempt.id))
-        .select_from(Attempt)
-        .join(Job, Job.id == Attempt.job_id)
-        .outerjoin(Review, Review.attempt_id == Attempt.id)
-        .where(visible, Attempt.verdict == "ok")
-    ).one()
-    share = (int(row[0] or 0), int(row[1] or 0))
-    if len(_shares) > 256:
-        _shares.clear()
-    _shares[scope] = (now, revision, share)
-    return share

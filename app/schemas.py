@@ -10,7 +10,7 @@ import re
 from datetime import datetime
 from typing import Annotated, Any, Literal
 
-from pydantic import BaseModel, BeforeValidator, ConfigDict, Field, StrictBool, field_validator, model_validator
+from pydantic import BaseModel, BeforeValidator, ConfigDict, Field, StrictBool, StrictInt, field_validator, model_validator
 
 from graph.contract import (
     DEFAULT_DEBUG,
@@ -34,7 +34,8 @@ from graph.contract import (
     StopReason,
 )
 
-from .bounds import MODEL_PATTERN, RequestBody, TaskName
+from .bounds import MODEL_PATTERN, TEAM_PATTERN, Name, RequestBody, TaskName
+from .db.models import DEFAULT_TEAM
 
 
 def check_models(models: dict[str, str]) -> None:
@@ -44,6 +45,9 @@ def check_models(models: dict[str, str]) -> None:
                 f"models: {k[:40]!r} -> {v[:140]!r}: roles are planner, coder, compiler, debugger or *; "
                 "model names 1-128 characters: letters, digits and _ . : / @ + -"
             )
+
+
+MAX_CUSTOM_SIZES = 16  # the most CUDAMASTER_SERVICE__MAX_CUSTOM_SIZES may be (settings/service.py bounds it the same)
 
 
 class CustomArg(BaseModel):
@@ -61,7 +65,12 @@ class CustomTaskIn(BaseModel):
     name: str = Field(pattern=r"^[a-z_][a-z0-9_]{0,63}$")
     prototype: str = Field(max_length=2000, examples=['extern "C" void my_op(const float* A, float* B, int N)'])
     args: dict[str, CustomArg] = Field(min_length=1, max_length=32)
-    sizes: list[dict[str, int]] = Field(min_length=1, max_length=32, examples=[[{"N": 1024}, {"N": 65536}]])
+    sizes: list[dict[str, StrictInt]] = Field(
+        min_length=1,
+        max_length=MAX_CUSTOM_SIZES,
+        examples=[[{"N": 1024}, {"N": 65536}]],
+        description=f"at most {MAX_CUSTOM_SIZES}, or CUDAMASTER_SERVICE__MAX_CUSTOM_SIZES when it is lower",
+    )
     baseline_cu: str = Field(min_length=1, description="the baseline .cu defining the prototype's function")
 
 
@@ -399,3 +408,32 @@ class ReviewDecision(RequestBody):
     model_config = ConfigDict(extra="forbid")
     decision: Literal["accept", "reject"]
     note: str = Field("", max_length=2000, description="why (shown in the queue)")
+
+
+KeyRole = Literal["admin", "member", "reviewer", "viewer"]
+
+
+class KeyCreate(RequestBody):
+    model_config = ConfigDict(extra="forbid")
+    name: Name = Field(description="who the key is for (no control or bidirectional-override characters)")
+    role: KeyRole = Field(
+        "member",
+        description="admin: everything, every team; member: its team's jobs, acts on its own; "
+        "reviewer: a member that also accepts or rejects its team's flagged attempts; viewer: reads its team's jobs",
+    )
+    team: str = Field(DEFAULT_TEAM, max_length=64, pattern=TEAM_PATTERN, description="keys of a team read the team's jobs")
+
+
+class KeyOut(BaseModel):
+    model_config = ConfigDict(from_attributes=True)
+    id: str = Field(description="the public part of the key (cm_<id>_…)")
+    name: str
+    role: KeyRole
+    team: str
+    created_at: datetime
+    revoked_at: datetime | None
+    last_submit_at: datetime | None
+
+
+class KeyCreated(KeyOut):
+    key: str = Field(description="the key itself: shown once, stored only as a hash")

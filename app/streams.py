@@ -5,15 +5,28 @@ the stream wherever it waits (a database read, a wait for a change), sends one l
 closes, at once; a stream opened while the service drains gets only that event. Without it an open stream holds
 uvicorn's graceful shutdown until its timeout and is then cut mid-message with a CancelledError traceback. The
 job event streams (app/api/jobs.py) and the dashboard's jobs table (`GET /jobs/live`, app/web/pages.py) use it.
+
+A client that goes away ends the stream quietly (issue 40): the step in flight (a task of its own, so that the
+stop can interrupt it) is cancelled and waited for before the events are closed; closing them while that step
+still ran them raised `RuntimeError: aclose(): asynchronous generator is already running`, logged with a
+traceback at every disconnect. `open_stream` holds one of the key's stream slots
+(CUDAMASTER_SERVICE__MAX_STREAMS_PER_KEY) while a stream is open.
 """
 
 from __future__ import annotations
 
 import asyncio
-from collections.abc import AsyncIterator
+from collections.abc import AsyncIterator, Iterator
+from contextlib import contextmanager
 from typing import Any, Protocol
 
+import anyio
 from fastapi.sse import ServerSentEvent
+
+from settings import ServiceSettings
+
+from .limits import Limited, service_limits
+from .services.errors import TooMany
 
 SERVICE_STOPPING = "service_stopping"
 
@@ -48,6 +61,7 @@ async def until_service_stops(
         return await anext(events)
 
     stopped = asyncio.ensure_future(runner.stopping().wait())
+    following: asyncio.Future[ServerSentEvent] | None = None
     try:
         while not runner.draining:
             following = asyncio.ensure_future(step())
@@ -63,4 +77,22 @@ async def until_service_stops(
         yield last
     finally:
         stopped.cancel()
-        await events.aclose()  # type: ignore[attr-defined]
+        with anyio.CancelScope(shield=True):  # the client went away (a cancellation): the clean-up still runs
+            if following is not None:
+                await _cancelled(following)  # the step in flight first: it runs `events`
+            await events.aclose()  # type: ignore[attr-defined]
+
+
+@contextmanager
+def open_stream(settings: ServiceSettings, holder: str) -> Iterator[None]:
+    """Hold one of `holder`'s (a key id) event stream slots while the block runs; TooMany (429 with Retry-After)
+    when it has CUDAMASTER_SERVICE__MAX_STREAMS_PER_KEY open."""
+    limits = service_limits(settings)
+    try:
+        limits.take_stream(holder)
+    except Limited as exc:
+        raise TooMany(str(exc), exc.retry_after) from None
+    try:
+        yield
+    finally:
+        limits.streams.give(holder)

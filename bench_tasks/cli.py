@@ -18,7 +18,7 @@ from rich.progress import BarColumn, MofNCompleteColumn, Progress, TextColumn, T
 from rich.table import Table
 
 from bench_tasks.provenance import provenance
-from bench_tasks.spec import PRECISIONS, SIZE_SETS, Precision, TaskError, all_tasks, listed_tasks, load_task, task_names
+from bench_tasks.spec import DEFAULT_PRECISION, PRECISIONS, SIZE_SETS, Precision, TaskError, all_tasks, listed_tasks, load_task, task_names
 
 if TYPE_CHECKING:
     from bench_tasks.harness.pipeline import Job
@@ -481,7 +481,7 @@ def eval_candidate(
     ],
     precision: Annotated[
         Precision, typer.Option("--precision", "-p", help="the variant: fp32 (exports <op>_optimized) or bf16 (<op>_bf16_optimized)")
-    ] = "fp32",
+    ] = DEFAULT_PRECISION,
     sizes: Annotated[str, typer.Option(help="paper, large, edge or all")] = "paper",
     compile_only: Annotated[bool, typer.Option(help="compile and check symbols only (no GPU needed)")] = False,
     flags: Annotated[list[str] | None, typer.Option("--flag", help="extra nvcc flag (repeatable)")] = None,

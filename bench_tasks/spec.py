@@ -28,6 +28,7 @@ TASKS_DIR = Path(__file__).parent / "tasks"
 Precision = Literal["fp32", "bf16"]
 SizeSet = Literal["paper", "large", "edge", "all"]
 PRECISIONS: tuple[Precision, ...] = get_args(Precision)
+DEFAULT_PRECISION: Precision = "fp32"  # the job spec's default (graph.contract.DEFAULT_PRECISION) and the CLIs'
 SIZE_SETS: tuple[SizeSet, ...] = get_args(SizeSet)
 ROLES = ("input", "output", "accumulate", "inout", "scalar")
 OUTPUT_ROLES = ("output", "accumulate", "inout")

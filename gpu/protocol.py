@@ -14,6 +14,7 @@ from typing import TYPE_CHECKING, Any, Protocol, runtime_checkable
 
 from pydantic import BaseModel, ConfigDict, Field
 
+from profiling.modes import DEFAULT_MODE
 from profiling.modes import ProfileMode as ProfileMode  # defined once, in the layer below; graph.contract re-exports it
 
 if TYPE_CHECKING:
@@ -42,7 +43,7 @@ class Profile(BaseModel):
     bottleneck_class: str = Field("", description="compute | memory_latency | memory_bandwidth; '' when not classified")
     metrics: dict[str, float | None] = Field(default_factory=dict, description="the metrics the planner was shown (raw ncu names)")
     text: str = Field("", description="the profile text the planner was shown")
-    mode: ProfileMode = "filtered"
+    mode: ProfileMode = DEFAULT_MODE
     tokens: int = Field(0, ge=0, description="tokens of `text` (o200k_base, or an estimate of 1 per 4 bytes)")
     note: str = Field("", description="what was profiled, or why there is no profile")
     budget: int | None = Field(None, description="the token budget `text` was cut to (JobSpec.profile_token_budget); None: whole")
@@ -94,7 +95,7 @@ class EvaluateRequest(KernelRequest):
 class ProfileRequest(KernelRequest):
     """Profile the candidate (or the baseline); `rows` are its evaluation's rows (the roofline position)."""
 
-    mode: ProfileMode = "filtered"
+    mode: ProfileMode = DEFAULT_MODE
     rows: tuple[dict[str, Any], ...] | None = None
 
 

@@ -25,14 +25,25 @@ from dataclasses import dataclass
 from typing import Annotated, Any, Literal, get_args
 
 import annotated_types
-from pydantic import BaseModel, ConfigDict, Field, TypeAdapter, model_validator
+from pydantic import BaseModel, ConfigDict, Field, StrictFloat, StrictInt, TypeAdapter, model_validator
 
-from bench_tasks.spec import PRECISIONS, SIZE_SETS, Precision, SizeSet
+from bench_tasks.spec import DEFAULT_PRECISION, PRECISIONS, SIZE_SETS, Precision, SizeSet
 from gpu.protocol import Profile  # what the GPU side returns; re-exported for the service and the tests
+from profiling.modes import DEFAULT_MODE as DEFAULT_PROFILE_MODE
 from profiling.modes import MODES as PROFILE_MODES
 from profiling.modes import ProfileMode
 
-__all__ = ["PRECISIONS", "PROFILE_MODES", "SIZE_SETS", "Precision", "Profile", "ProfileMode", "SizeSet"]  # re-exported, with the rest
+__all__ = [  # re-exported, with the rest (the two defaults are defined with their literals, for the layers below)
+    "DEFAULT_PRECISION",
+    "DEFAULT_PROFILE_MODE",
+    "PRECISIONS",
+    "PROFILE_MODES",
+    "SIZE_SETS",
+    "Precision",
+    "Profile",
+    "ProfileMode",
+    "SizeSet",
+]  # re-exported, with the rest
 
 # How a run of the graph ended (graph.runner); the service maps these onto its job statuses.
 Status = Literal["finished", "no_correct_kernel", "waiting_for_input", "stopped", "failed"]
@@ -53,15 +64,14 @@ class _Model(BaseModel):
 
 
 # -- the job spec ------------------------------------------------------------------------------------
-DEFAULT_PRECISION: Precision = "fp32"
 DEFAULT_ROUNDS = 3
 DEFAULT_DEBUG = 3
 DEFAULT_SIZES: SizeSet = "paper"
-DEFAULT_PROFILE_MODE: ProfileMode = "filtered"
-Rounds = Annotated[int, Field(ge=1, le=10, description="optimization rounds (R)")]
-DebugSteps = Annotated[int, Field(ge=0, le=10, description="debug steps allowed per round (D)")]
+# Strict: a JSON true, "3" or 3.0 is not a count (issue 40); every body and file that sets one sends an integer.
+Rounds = Annotated[StrictInt, Field(ge=1, le=10, description="optimization rounds (R)")]
+DebugSteps = Annotated[StrictInt, Field(ge=0, le=10, description="debug steps allowed per round (D)")]
 ProfileTokenBudget = Annotated[
-    int | None,
+    StrictInt | None,
     Field(
         ge=64,
         le=1_000_000,
@@ -78,8 +88,8 @@ class SpendingCap(_Model):
     its best kernel and ends `finished` (or `no_correct_kernel`) with `stop_reason: "spending_cap"`.
     Calls to models without a price count 0 dollars: give such jobs a token cap."""
 
-    usd: float | None = Field(None, gt=0, allow_inf_nan=False, le=1e9, description="US dollars over all LLM calls")
-    tokens: int | None = Field(None, gt=0, le=10**12, description="input + output tokens over all LLM calls")
+    usd: StrictFloat | None = Field(None, gt=0, allow_inf_nan=False, le=1e9, description="US dollars over all LLM calls")
+    tokens: StrictInt | None = Field(None, gt=0, le=10**12, description="input + output tokens over all LLM calls")
 
     @model_validator(mode="after")
     def _some_cap(self) -> SpendingCap:

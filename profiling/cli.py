@@ -20,11 +20,13 @@ from rich.console import Console
 from rich.table import Table
 from typer.core import TyperGroup
 
+from bench_tasks.spec import DEFAULT_PRECISION
 from settings import get_profiling_settings
 
 from .classify import RULES, Thresholds
 from .errors import ClassificationError, ProfilerError, ReportFormatError
 from .filter import MODES, render
+from .modes import DEFAULT_MODE
 from .report import ProfileReport
 
 out = Console(soft_wrap=True)
@@ -100,13 +102,13 @@ def _check_choice(value: str, choices: tuple[str, ...], what: str) -> None:
 @app.command("run")
 def run_cmd(
     task: Annotated[str, typer.Argument(help="task name (see `cudamaster bench list`)")],
-    precision: Annotated[str, typer.Option("--precision", "-p", help="fp32 | bf16")] = "fp32",
+    precision: Annotated[str, typer.Option("--precision", "-p", help="fp32 | bf16")] = DEFAULT_PRECISION,
     candidate: Annotated[Path | None, typer.Option("--candidate", "-c", help="candidate .cu (default: the baseline)")] = None,
     size: Annotated[
         list[str], typer.Option("--size", "-s", help="size parameter NAME=VALUE (repeat); default: the largest quick paper size")
     ] = [],  # noqa: B006
     rule: RuleOpt = "",
-    mode: ModeOpt = "filtered",
+    mode: ModeOpt = DEFAULT_MODE,
     thresholds: ThreshOpt = None,
     save_csv: Annotated[Path | None, typer.Option("--save-csv", help="write ncu's raw-page CSV here")] = None,
     save_json: Annotated[Path | None, typer.Option("--save-json", help="write the ProfileReport JSON here")] = None,
@@ -153,7 +155,7 @@ def run_cmd(
 def classify_cmd(
     report_csv: Annotated[Path, typer.Argument(help="CSV saved with `ncu --csv --page raw` (or --page details)")],
     rule: RuleOpt = "",
-    mode: ModeOpt = "filtered",
+    mode: ModeOpt = DEFAULT_MODE,
     thresholds: ThreshOpt = None,
     tokens: Annotated[bool, typer.Option("--tokens", help="print the filtered text's token count")] = False,
 ) -> None:

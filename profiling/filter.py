@@ -15,7 +15,7 @@ from bench_tasks.harness.result import SizeRow
 from . import metrics as m
 from .classify import Bottleneck
 from .details import full_lines
-from .modes import MODES
+from .modes import DEFAULT_MODE, MODES
 from .report import ProfileReport, format_value
 
 CLASS_METRICS: dict[Bottleneck, tuple[str, ...]] = {
@@ -71,7 +71,7 @@ def _metric_line(report: ProfileReport, raw: str) -> str:
     return f"- {m.label(raw)}: {format_value(report.summary.get(raw))}" + (f" ({meaning})" if meaning else "")
 
 
-def shown_metrics(report: ProfileReport, mode: str = "filtered") -> list[str]:
+def shown_metrics(report: ProfileReport, mode: str = DEFAULT_MODE) -> list[str]:
     """The raw metric names `render` shows in `mode`: the class's metrics (filtered), every one (full)."""
     if mode == "full":
         return sorted(report.summary)
@@ -80,12 +80,12 @@ def shown_metrics(report: ProfileReport, mode: str = "filtered") -> list[str]:
     return []
 
 
-def shown_values(report: ProfileReport, mode: str = "filtered") -> dict[str, float | None]:
+def shown_values(report: ProfileReport, mode: str = DEFAULT_MODE) -> dict[str, float | None]:
     """What the LLM saw of the metrics, as numbers (raw name -> value; None when not collected)."""
     return {raw: (report.summary[raw].value if raw in report.summary else None) for raw in shown_metrics(report, mode)}
 
 
-def render(report: ProfileReport, mode: str = "filtered", row: SizeRow | None = None) -> str:
+def render(report: ProfileReport, mode: str = DEFAULT_MODE, row: SizeRow | None = None) -> str:
     if mode not in MODES:
         raise ValueError(f"unknown filter mode {mode!r}: choose one of {', '.join(MODES)}")
     if mode == "none":

@@ -8,3 +8,4 @@ from typing import Literal, get_args
 
 ProfileMode = Literal["filtered", "full", "none"]
 MODES: tuple[ProfileMode, ...] = get_args(ProfileMode)
+DEFAULT_MODE: ProfileMode = "filtered"  # the job spec's default (graph.contract.DEFAULT_PROFILE_MODE) and the profiler's

@@ -36,10 +36,25 @@ class ServiceSettings(BaseModel):
     open_reads: bool = Field(False, description="allow GET requests without an API key")
     max_request_bytes: int = Field(1024 * 1024, gt=0)
     max_source_bytes: int = Field(256 * 1024, gt=0, description="largest .cu source accepted in a submission")
-    max_custom_sizes: int = Field(16, ge=1, le=32, description="sizes a custom task may list")
+    max_custom_sizes: int = Field(
+        16, ge=1, le=16, description="sizes a custom task may list (at most 16: the API's schema says 16, app/schemas.py)"
+    )
     max_custom_elements: int = Field(1 << 28, ge=1, description="elements of all a custom task's buffers together, at one size")
     max_jobs_in_flight_per_key: int = Field(8, ge=1, description="queued + running + waiting jobs allowed per API key")
     max_page_size: int = 200
+    max_submits_per_minute_per_key: int = Field(30, ge=1, description="job submissions one key may make in any minute")
+    max_compiles_at_once: int = Field(
+        4, ge=1, description="submit-time compiles (a custom task's baseline) this process runs at once, over every key"
+    )
+    max_compiles_at_once_per_key: int = Field(1, ge=1, description="submit-time compiles one key may have running at once")
+    max_compiles_per_minute_per_key: int = Field(6, ge=1, description="submit-time compiles one key may start in any minute")
+    max_auth_failures_per_minute_per_key: int = Field(
+        10, ge=1, description="failed authentications of one key id in any minute; past it the key id gets 429 for the rest of it"
+    )
+    max_auth_failures_per_minute_per_address: int = Field(
+        30, ge=1, description="failed authentications from one client address in any minute; past it the address gets 429"
+    )
+    max_streams_per_key: int = Field(8, ge=1, description="event streams one key may hold open at once")
 
     # Dashboard (app/web) and review queue (app/reviews.py)
     session_secret: SecretStr | None = Field(

@@ -13,8 +13,8 @@ from fastapi import APIRouter, Path, Query, Request
 from fastapi.responses import HTMLResponse, PlainTextResponse
 
 from ..bounds import INT32_MAX, MAX_OFFSET
-from ..campaigns import report as campaign_report
 from ..campaigns.schemas import CampaignDetail, CampaignOut, CampaignPage, CampaignResume, CampaignStatus, CampaignSubmit
+from ..headers import REPORT_CSP
 from ..services import campaigns
 from ..services.campaigns import CAMPAIGN_ID_PATTERN as CAMPAIGN_ID_PATTERN  # app/compare reads it here
 from .deps import KeyHolder, Reader, RunnerDep, SessionDep, SettingsDep, Submitter
@@ -97,13 +97,10 @@ def campaign_report_route(
     compare: Annotated[list[str], Query(max_length=8, description="other campaign ids, side by side")] = [],  # noqa: B006
     format: Annotated[Literal["json", "markdown", "html"], Query()] = "json",
 ) -> Any:
-    ids = [campaign_id, *compare]
     with as_http():
-        for cid in ids:
-            campaigns.readable_campaign(session, caller, cid)
-    summaries = [campaign_report.summarize(session, cid) for cid in ids]
+        report = campaigns.report(session, caller, [campaign_id, *compare], format)
     if format == "markdown":
-        return PlainTextResponse(campaign_report.to_markdown(summaries), media_type="text/markdown; charset=utf-8")
+        return PlainTextResponse(report, media_type="text/markdown; charset=utf-8")
     if format == "html":
-        return HTMLResponse(campaign_report.to_html(summaries))
-    return {"campaigns": [s.to_dict() for s in summaries]}
+        return HTMLResponse(report, headers={"Content-Security-Policy": REPORT_CSP})
+    return report

@@ -13,13 +13,10 @@ from sqlalchemy.orm import Session
 from settings import ServiceSettings
 
 from .. import permissions
-from ..auth import KeyRejected, verify_key
-from ..db.engine import shown_database
-from ..db.models import Job
 from ..evaluation import Evaluation
 from ..permissions import Caller
 from ..runner import JobRunner
-from ..services import access
+from ..services import access, keys
 from .errors import as_http
 
 _bearer = HTTPBearer(auto_error=False, description="Authorization: Bearer cm_<id>_<secret>")
@@ -46,15 +43,6 @@ SettingsDep = Annotated[ServiceSettings, Depends(get_settings)]
 RunnerDep = Annotated[JobRunner, Depends(get_runner)]
 
 
-def _unknown_key_hint(settings: ServiceSettings) -> str:
-    where = shown_database(settings.database_url)
-    return (
-        f" This service reads its keys from the database {where}: create a key there with "
-        f"`cudamaster keys create --name NAME --database-url '{where}'` (or give `keys create` the same "
-        "CUDAMASTER_SERVICE__DATABASE_URL as the service)."
-    )
-
-
 def _caller(request: Request, bearer: HTTPAuthorizationCredentials | None, header: str | None, *, write: bool) -> Caller:
     key = (bearer.credentials if bearer else None) or header
     settings: ServiceSettings = request.app.state.settings
@@ -74,12 +62,9 @@ def _caller(request: Request, bearer: HTTPAuthorizationCredentials | None, heade
             headers={"WWW-Authenticate": "Bearer"},
         )
     # A short session of its own: the check must not keep a connection (or a transaction) open for
-    # the length of a long response such as an event stream.
-    with request.app.state.sessions() as session:
-        try:
-            return Caller.of(verify_key(session, key))
-        except KeyRejected as exc:
-            raise HTTPException(403, str(exc) + (_unknown_key_hint(settings) if exc.unknown else "")) from None
+    # the length of a long response such as an event stream. No answer names the database (issue 40).
+    with request.app.state.sessions() as session, as_http():
+        return keys.authenticate(session, key, request.client.host if request.client else None, settings)
 
 
 def reader(
@@ -127,7 +112,7 @@ def no_job(job_id: str) -> HTTPException:
     return HTTPException(404, str(access.no_job(job_id)))
 
 
-def readable_job(session: Session, caller: Caller, job_id: str, *, detail: bool = False) -> Job:
+def readable_job(session: Session, caller: Caller, job_id: str, *, detail: bool = False) -> access.JobRow:
     with as_http():
         return access.readable_job(session, caller, job_id, detail=detail)
 
@@ -138,7 +123,7 @@ def require_actor(caller: Caller, owned: permissions.Owned, what: str, verb: str
         access.require_actor(caller, owned, what, verb)
 
 
-def actionable_job(session: Session, caller: Caller, job_id: str, verb: str) -> Job:
+def actionable_job(session: Session, caller: Caller, job_id: str, verb: str) -> access.JobRow:
     with as_http():
         return access.actionable_job(session, caller, job_id, verb)
 

@@ -28,7 +28,8 @@ _WHAT = {
     404: "no such resource visible to this key (another team's jobs are answered as missing)",
     409: "the job (or key) is not in a state that allows this; the detail says what is possible",
     413: "the request body or a source in it is larger than the service accepts",
-    429: "this key already has its limit of jobs queued, running or waiting",
+    429: "over a limit (jobs in flight, submissions or compiles per minute, open streams, failed sign-ins): "
+    "retry after the seconds the Retry-After header says",
     503: "no GPU to run jobs on (none found and no remote GPU workers): run the service on a GPU machine or point it at GPU workers",
 }
 
@@ -51,8 +52,15 @@ def as_http() -> Iterator[None]:
         yield
     except service.Invalid as exc:
         raise RequestValidationError(exc.errors()) from None
+    except service.TooMany as exc:
+        raise too_many(str(exc), exc.retry_after) from None
     except service.ServiceError as exc:
         raise HTTPException(STATUS.get(type(exc), 400), str(exc)) from None
+
+
+def too_many(message: str, retry_after: int) -> HTTPException:
+    """A 429: every one says when to retry (Retry-After, whole seconds)."""
+    return HTTPException(429, message, headers={"Retry-After": str(retry_after)})
 
 
 class ErrorOut(BaseModel):
@@ -64,9 +72,17 @@ class ErrorOut(BaseModel):
 _ERROR_CONTENT = {"application/json": {"schema": ErrorOut.model_json_schema()}}
 
 
+_RETRY_AFTER = {"Retry-After": {"description": "seconds after which the request can succeed", "schema": {"type": "integer"}}}
+
+
 def responses(*codes: int) -> dict[int | str, dict[str, Any]]:
-    """The `responses=` of a route that can answer these codes."""
-    return {code: {"description": _WHAT[code], "content": _ERROR_CONTENT} for code in codes}
+    """The `responses=` of a route that can answer these codes. A route that takes a key (401) can also answer 429:
+    its key id or the caller's address failed to authenticate too often (app/services/keys.py)."""
+    if 401 in codes and 429 not in codes:
+        codes = (*codes, 429)
+    return {
+        code: {"description": _WHAT[code], "content": _ERROR_CONTENT} | ({"headers": _RETRY_AFTER} if code == 429 else {}) for code in codes
+    }
 
 
 def unprocessable(loc: tuple[str | int, ...], msg: str, value: Any = None, ctx: dict[str, Any] | None = None) -> RequestValidationError:

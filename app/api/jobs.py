@@ -8,20 +8,17 @@ from __future__ import annotations
 
 import asyncio
 import contextlib
-from collections.abc import AsyncIterator
+from collections.abc import AsyncIterator, Iterator
 from typing import Annotated, Any, Literal
 
-from fastapi import APIRouter, Depends, Header, HTTPException, Path, Query, Request
+from fastapi import APIRouter, Depends, Header, Path, Query, Request
 from fastapi.responses import PlainTextResponse
 from fastapi.sse import EventSourceResponse, ServerSentEvent
 
-from .. import permissions
 from ..bounds import INT32_MAX, KEY_ID_PATTERN, MAX_OFFSET, MODEL_PATTERN, TASK_PATTERN
-from ..db.models import QUEUED, RUNNING
 from ..schemas import AnswerIn, JobDetail, JobOut, JobPage, JobStatus, JobSubmit, Precision
 from ..services import jobs
-from ..store import jobs as store
-from ..streams import service_stopping, until_service_stops
+from ..streams import open_stream, service_stopping, until_service_stops
 from .deps import KeyHolder, Reader, RunnerDep, SessionDep, SettingsDep, Submitter, readable_job
 from .errors import as_http, responses, unprocessable
 
@@ -85,16 +82,8 @@ def list_jobs(
             f"limit {limit} is over the page size limit {settings.max_page_size} (CUDAMASTER_SERVICE__MAX_PAGE_SIZE); page with offset",
             limit,
         )
-    team = None if permissions.is_admin(caller) else caller.team
-    rows, total = store.list_jobs(
-        session, status=status, task=task, limit=limit, offset=offset, team=team, precision=precision, model=model, key=key, sort=sort
-    )
-    return JobPage(
-        items=[JobOut.model_validate(j) for j in rows],
-        total=total,
-        limit=limit,
-        offset=offset,
-        next_offset=offset + limit if offset + limit < total else None,
+    return jobs.page_of_jobs(
+        session, caller, limit=limit, offset=offset, status=status, task=task, precision=precision, model=model, key=key, sort=sort
     )
 
 
@@ -115,11 +104,9 @@ def get_job(job_id: JobId, session: SessionDep, caller: Reader) -> JobDetail:
 def attempt_source(
     job_id: JobId, attempt_id: Annotated[int, Path(ge=1, le=INT32_MAX)], session: SessionDep, caller: Reader
 ) -> PlainTextResponse:
-    job = readable_job(session, caller, job_id)
-    attempt = store.get_attempt(session, job.id, attempt_id)
-    if attempt is None:
-        raise HTTPException(404, f"job {job.id} has no attempt {attempt_id}; GET /api/v1/jobs/{job.id} lists its attempts")
-    return PlainTextResponse(attempt.source, media_type="text/x-cuda; charset=utf-8")
+    with as_http():
+        source = jobs.attempt_source(session, caller, job_id, attempt_id)
+    return PlainTextResponse(source, media_type="text/x-cuda; charset=utf-8")
 
 
 @router.post("/{job_id}/cancel", response_model=JobOut, summary="Cancel a job (a running one stops at its next step)", responses=_ACT)
@@ -153,20 +140,19 @@ def answer_job(job_id: JobId, body: AnswerIn, request: Request, session: Session
         return jobs.answer(session, caller, job_id, body, request.app.state.evaluation, runner)
 
 
-def _readable(job_id: JobId, request: Request, caller: Reader) -> None:
+def _readable(job_id: JobId, request: Request, caller: Reader, settings: SettingsDep) -> Iterator[None]:
     # Checked before the stream starts, so an unknown job is a plain 404 and not an empty stream. A short
     # session of its own: a request-scoped one would stay open (idle in transaction) for the whole stream.
     with request.app.state.sessions() as session:
         readable_job(session, caller, job_id)
+    # One of the key's stream slots, held until the stream ends (a dependency's exit runs after the response).
+    with as_http(), open_stream(settings, caller.key_id or f"address {request.client.host if request.client else '?'}"):
+        yield
 
 
-def _snapshot(request: Request, job_id: str, after: int) -> tuple[str | None, list[tuple[int, str, Any]]]:
+def _snapshot(request: Request, job_id: str, after: int) -> tuple[str | None, bool, list[tuple[int, str, Any]]]:
     with request.app.state.sessions() as session:
-        job = store.get_job(session, job_id)
-        if job is None:
-            return None, []
-        status = job.status  # read before the events: an event stored before a final status is never missed
-        return status, [(e.id, e.type, e.payload) for e in store.events_after(session, job_id, after)]
+        return jobs.events_since(session, job_id, after)
 
 
 def _start_after(
@@ -185,7 +171,7 @@ def _start_after(
     "/{job_id}/events",
     response_class=EventSourceResponse,
     summary="Stream a job's events (server-sent events)",
-    responses=_READ,
+    responses=_READ | responses(429),
     description="Replays the stored events after `Last-Event-ID` (or `after`), then streams new ones. Event names are "
     "the agent's event types (node, attempt, llm_call, profile, interrupt, finished), each event's data its "
     "graph.contract model (sources, evaluations, logs and responses blanked); a final `end` event carries "
@@ -204,13 +190,13 @@ async def job_events(
 async def _job_events(request: Request, runner: Any, job_id: str, after: int) -> AsyncIterator[ServerSentEvent]:
     while True:
         changed = runner.change_event(job_id)
-        status, events = await asyncio.to_thread(_snapshot, request, job_id, after)
+        status, active, events = await asyncio.to_thread(_snapshot, request, job_id, after)
         for event_id, kind, payload in events:
             yield ServerSentEvent(data=payload, event=kind, id=str(event_id))
             after = event_id
         if events:
             continue
-        if status not in (QUEUED, RUNNING):
+        if not active:
             yield ServerSentEvent(data={"job_id": job_id, "status": status}, event="end")
             return
         with contextlib.suppress(TimeoutError):  # also polls: another process may run the job

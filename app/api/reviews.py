@@ -11,10 +11,9 @@ from typing import Annotated
 
 from fastapi import APIRouter, Path, Query
 
-from .. import permissions, reviews
 from ..bounds import INT32_MAX, MAX_OFFSET
 from ..schemas import ReviewDecision, ReviewOut, ReviewPage, ReviewStatus
-from ..services.reviews import decide, review_out
+from ..services.reviews import decide, page_of_reviews
 from .deps import KeyHolder, Reader, SessionDep, SettingsDep
 from .errors import as_http, responses, unprocessable
 
@@ -36,8 +35,7 @@ def list_reviews(
             f"limit {limit} is over the page size limit {settings.max_page_size} (CUDAMASTER_SERVICE__MAX_PAGE_SIZE); page with offset",
             limit,
         )
-    rows, total = reviews.list_reviews(session, permissions.visible_jobs(caller), status=status, limit=limit, offset=offset)
-    return ReviewPage(items=[review_out(r) for r in rows], total=total, limit=limit, offset=offset)
+    return page_of_reviews(session, caller, status=status, limit=limit, offset=offset)
 
 
 @router.post(

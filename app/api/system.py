@@ -7,12 +7,11 @@ import asyncio
 from typing import Any
 
 from fastapi import APIRouter, Request, Response
-from sqlalchemy import select, text
+from sqlalchemy import text
 
-from .. import permissions
-from ..db.models import Job
 from ..evaluation import Evaluation
 from ..schemas import ClusterOut, ClusterWorkerOut, GpuOut, GpusOut, HealthOut
+from ..services.access import visible_job_ids
 from .deps import Reader, SessionDep
 from .errors import responses
 
@@ -97,8 +96,7 @@ def gpus(request: Request, caller: Reader, session: SessionDep) -> GpusOut:
         for per_job in status["queued"].values():
             for job_id, n in per_job.items():
                 waiting[job_id] = waiting.get(job_id, 0) + n
-        ids = [j for j in waiting if j]
-        visible = set(session.scalars(select(Job.id).where(Job.id.in_(ids), permissions.visible_jobs(caller)))) if ids else set()
+        visible = visible_job_ids(session, caller, [j for j in waiting if j])
         for job_id, n in waiting.items():
             key = job_id if job_id in visible else "other"
             queue[key] = queue.get(key, 0) + n

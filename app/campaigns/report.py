@@ -28,6 +28,7 @@ from sqlalchemy.orm import Session
 
 from bench_tasks import TaskError, load_task
 from bench_tasks.report import Table, html_page, markdown_page
+from graph.contract import DEFAULT_PROFILE_MODE
 
 from ..db.models import TERMINAL_STATUSES, Attempt, Campaign, CampaignVariant, Job, JobEvent, LlmCall, Profile
 from .store import NOT_STARTED
@@ -116,7 +117,7 @@ class CampaignSummary:
         sent = sum(v.profile_tokens for v in self.lines)
         calls = sum(v.planner_calls for v in self.lines)
         return {
-            "mode": self.config.get("profile_mode", "filtered"),
+            "mode": self.config.get("profile_mode", DEFAULT_PROFILE_MODE),
             "budget": self.config.get("profile_token_budget"),
             "tokens_sent": sent,
             "planner_calls": calls,

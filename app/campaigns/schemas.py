@@ -20,7 +20,7 @@ from graph.contract import (
     SizeSet,
 )
 
-from ..bounds import RequestBody
+from ..bounds import OptionalName, RequestBody
 from ..schemas import check_models
 
 MAX_COST_USD = 1e9
@@ -73,10 +73,10 @@ class AgentConfig(BaseModel):
 
 class CampaignSubmit(RequestBody):
     model_config = ConfigDict(extra="forbid")
-    name: str = Field("", max_length=128)
+    name: OptionalName = Field("", description="a name for people to read (empty: none); no control or bidirectional-override characters")
     selection: Selection = Selection()
     config: AgentConfig = AgentConfig()
-    max_in_flight: int = Field(4, ge=1, le=256, description="jobs of the campaign queued or running at once")
+    max_in_flight: StrictInt = Field(4, ge=1, le=256, description="jobs of the campaign queued or running at once")
     max_cost_usd: StrictFloat | None = Field(None, gt=0, le=MAX_COST_USD, description="spending cap in US dollars over all its jobs")
     max_tokens: StrictInt | None = Field(None, gt=0, le=MAX_TOKENS, description="spending cap in tokens (input + output) over all its jobs")
 

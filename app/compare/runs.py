@@ -12,6 +12,8 @@ from typing import Any
 from sqlalchemy import func, select
 from sqlalchemy.orm import Session, selectinload
 
+from graph.contract import DEFAULT_PROFILE_MODE
+
 from .. import permissions
 from ..bounds import INT32_MAX, JOB_ID_PATTERN
 from ..db.models import Attempt, Job
@@ -114,7 +116,7 @@ def _run(job: Job, attempt: Attempt | None, models: list[str], numbers: dict[int
         models=models or sorted(set((settings.get("models") or {}).values())),
         rounds=settings.get("rounds"),
         debug=settings.get("debug"),
-        profile_mode=settings.get("profile_mode") or "filtered",
+        profile_mode=settings.get("profile_mode") or DEFAULT_PROFILE_MODE,
         best_score=job.best_score,
         attempt_id=attempt.id if attempt else None,
         attempt_number=numbers.get(attempt.id) if attempt else None,

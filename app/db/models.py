@@ -10,7 +10,7 @@ from typing import Any, ClassVar, Final
 from sqlalchemy import JSON, BigInteger, Boolean, Float, ForeignKey, Index, Integer, MetaData, String, Text, UniqueConstraint
 from sqlalchemy.orm import DeclarativeBase, Mapped, mapped_column, relationship
 
-from graph.contract import JOB_STATUSES, JobStatus
+from graph.contract import DEFAULT_PROFILE_MODE, JOB_STATUSES, JobStatus
 
 from .types import UTCDateTime, utcnow
 
@@ -188,7 +188,7 @@ class Profile(Base):
     bottleneck_class: Mapped[str] = mapped_column(String(64), default="")
     metrics: Mapped[dict[str, Any]] = mapped_column(default=dict)
     text: Mapped[str] = mapped_column(Text, default="")  # the filtered profile the agent saw
-    mode: Mapped[str] = mapped_column(String(16), default="filtered", server_default="filtered")
+    mode: Mapped[str] = mapped_column(String(16), default=DEFAULT_PROFILE_MODE, server_default=DEFAULT_PROFILE_MODE)
     tokens: Mapped[int] = mapped_column(Integer, default=0, server_default="0")
     note: Mapped[str | None] = mapped_column(Text, default="")  # None: stored before notes were
     created_at: Mapped[datetime] = mapped_column(default=utcnow)

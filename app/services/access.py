@@ -3,7 +3,9 @@
 from __future__ import annotations
 
 import re
+from collections.abc import Collection
 
+from sqlalchemy import select
 from sqlalchemy.orm import Session
 
 from .. import permissions
@@ -12,6 +14,8 @@ from ..db.models import Job
 from ..permissions import Caller
 from ..store import jobs as store
 from .errors import Forbidden, NotFound, Unavailable
+
+JobRow = Job  # a job as the services hand it to routes and pages (which do not import the models themselves)
 
 
 def no_job(job_id: str) -> NotFound:
@@ -42,3 +46,10 @@ def require_gpus(can_run_jobs: bool, note: str) -> None:
     """Work that would run a kernel (submit, resume, answer) is refused when nothing can run it."""
     if not can_run_jobs:
         raise Unavailable(f"this service cannot run jobs: {note}")
+
+
+def visible_job_ids(session: Session, caller: Caller, job_ids: Collection[str]) -> set[str]:
+    """Those of `job_ids` the caller may read."""
+    if not job_ids:
+        return set()
+    return set(session.scalars(select(Job.id).where(Job.id.in_(list(job_ids)), permissions.visible_jobs(caller))))

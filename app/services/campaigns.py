@@ -13,6 +13,7 @@ from sqlalchemy.orm import Session
 from settings import ServiceSettings
 
 from .. import permissions
+from ..campaigns import report as campaign_report
 from ..campaigns import store
 from ..campaigns.scheduler import CampaignScheduler
 from ..campaigns.schemas import CampaignDetail, CampaignOut, CampaignPage, CampaignResume, CampaignStatus, CampaignSubmit
@@ -125,3 +126,15 @@ def resume(
     if scheduler is not None:
         scheduler.wake()
     return _out(session, campaign)
+
+
+def report(session: Session, caller: Caller, campaign_ids: list[str], format: str) -> dict[str, Any] | str:
+    """The report of campaigns the caller may read, side by side: JSON-ready (`json`), Markdown or an HTML page."""
+    for campaign_id in campaign_ids:
+        readable_campaign(session, caller, campaign_id)
+    summaries = [campaign_report.summarize(session, cid) for cid in campaign_ids]
+    if format == "markdown":
+        return campaign_report.to_markdown(summaries)
+    if format == "html":
+        return campaign_report.to_html(summaries)
+    return {"campaigns": [s.to_dict() for s in summaries]}

@@ -27,7 +27,14 @@ class TooLarge(ServiceError):
 
 
 class TooMany(ServiceError):
-    """Over the key's in-flight limit."""
+    """Over a limit (the key's jobs in flight, its submissions or compiles per minute, its open streams, failed
+    authentications): `retry_after` is the seconds after which a retry can succeed (the 429's Retry-After)."""
+
+    IN_FLIGHT_RETRY_S = 10  # a job in flight ends when it ends: look again in this many seconds
+
+    def __init__(self, message: str, retry_after: int = IN_FLIGHT_RETRY_S) -> None:
+        super().__init__(message)
+        self.retry_after = retry_after
 
 
 class Unavailable(ServiceError):

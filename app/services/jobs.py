@@ -5,6 +5,8 @@ admin; another team's job is answered like a missing one)."""
 
 from __future__ import annotations
 
+from typing import Any
+
 from sqlalchemy.orm import Session
 
 from bench_tasks import TaskError, load_task
@@ -15,12 +17,12 @@ from settings import AgentSettings, ServiceSettings, get_harness_settings
 
 from .. import custom_tasks, permissions
 from ..bounds import is_custom_task_id
-from ..db.models import CANCELLED, FAILED, CustomTask
+from ..db.models import CANCELLED, FAILED, QUEUED, RUNNING, CustomTask
 from ..evaluation import Evaluation
-from ..limits import InFlightLimit, take_job_slot
+from ..limits import InFlightLimit, Limited, service_limits, take_job_slot
 from ..permissions import Caller
 from ..runner import JobRunner
-from ..schemas import AnswerIn, JobDetail, JobOut, JobSubmit
+from ..schemas import AnswerIn, JobDetail, JobOut, JobPage, JobSubmit
 from ..store import jobs as store
 from .access import actionable_job, readable_job, require_gpus
 from .errors import Conflict, Invalid, NotFound, TooLarge, TooMany, Unavailable
@@ -29,13 +31,17 @@ COMPILE_LOG_CHARS = 8000  # of a refused baseline's compile log, sent back with 
 
 
 def _custom_task(session: Session, caller: Caller, body: JobSubmit, settings: ServiceSettings) -> Task:
-    """A new custom task, checked and stored (not committed) in the session."""
+    """A new custom task, checked and stored (not committed) in the session; its baseline compiles in one of the
+    process's submit-time compile slots (TooMany when none is free or the key compiled its limit this minute)."""
     assert body.custom is not None and caller.key_id is not None
     try:
         custom_tasks.validate(
             body.custom, body.precision, max_sizes=settings.max_custom_sizes, max_elements_per_size=settings.max_custom_elements
         )
-        return custom_tasks.store(session, body.custom, body.precision, caller.key_id, harness=get_harness_settings(), commit=False)[1]
+        with service_limits(settings).compile(caller.key_id):
+            return custom_tasks.store(session, body.custom, body.precision, caller.key_id, harness=get_harness_settings(), commit=False)[1]
+    except Limited as exc:
+        raise TooMany(str(exc), exc.retry_after) from None
     except custom_tasks.CustomTaskInvalid as exc:
         if exc.log is not None:  # the baseline does not build: its compile log (the tail, where the errors are) goes back
             raise Invalid(
@@ -81,6 +87,10 @@ def submit(
             f"custom.baseline_cu is {size} bytes; the limit is {settings.max_source_bytes} (CUDAMASTER_SERVICE__MAX_SOURCE_BYTES)"
         )
     assert caller.key_id is not None
+    try:
+        service_limits(settings).submit(caller.key_id)
+    except Limited as exc:
+        raise TooMany(str(exc), exc.retry_after) from None
     if body.custom is not None:
         task = _custom_task(session, caller, body, settings)
     else:
@@ -105,6 +115,40 @@ def submit(
     session.commit()
     runner.wake()
     return JobOut.model_validate(job)
+
+
+def page_of_jobs(session: Session, caller: Caller, *, limit: int, offset: int, **filters: str | None) -> JobPage:
+    """The jobs the caller may read (its team's; an admin every team's), filtered (status, task, precision, model,
+    key) and sorted (`sort`) as store.list_jobs does, one page."""
+    team = None if permissions.is_admin(caller) else caller.team
+    rows, total = store.list_jobs(session, limit=limit, offset=offset, team=team, **filters)  # type: ignore[arg-type]
+    return JobPage(
+        items=[JobOut.model_validate(j) for j in rows],
+        total=total,
+        limit=limit,
+        offset=offset,
+        next_offset=offset + limit if offset + limit < total else None,
+    )
+
+
+def attempt_source(session: Session, caller: Caller, job_id: str, attempt_id: int) -> str:
+    """An attempt's CUDA source, for a caller that may read its job."""
+    job = readable_job(session, caller, job_id)
+    attempt = store.get_attempt(session, job.id, attempt_id)
+    if attempt is None:
+        raise NotFound(f"job {job.id} has no attempt {attempt_id}; GET /api/v1/jobs/{job.id} lists its attempts")
+    return attempt.source
+
+
+def events_since(session: Session, job_id: str, after: int) -> tuple[str | None, bool, list[tuple[int, str, Any]]]:
+    """What a job's event stream sends next: (the job's status, whether it may still change, its stored events after
+    `after` as (id, type, payload)); (None, False, []) once the job is gone. The status is read before the events: an
+    event stored before a final status is never missed."""
+    job = store.get_job(session, job_id)
+    if job is None:
+        return None, False, []
+    status = job.status
+    return status, status in (QUEUED, RUNNING), [(e.id, e.type, e.payload) for e in store.events_after(session, job_id, after)]
 
 
 def detail(session: Session, caller: Caller, job_id: str) -> JobDetail:

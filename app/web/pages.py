@@ -41,11 +41,10 @@ from ..bounds import JOB_ID_PATTERN, KEY_ID_PATTERN, MAX_OFFSET, MODEL_PATTERN, 
 from ..compare.runs import source_diff
 from ..db.models import ACTIVE_STATUSES, ALL_STATUSES, CANCELLED, FAILED, REVIEW_STATUSES, WAITING, Attempt, Job, Review
 from ..db.types import utcnow
-from ..reviews import flagged_share, list_reviews
 from ..schemas import AnswerIn, JobDetail, JobSubmit, ReviewDecision
 from ..services import insights
 from ..services import jobs as jobs_service
-from ..services.reviews import decide, review_out
+from ..services.reviews import decide, flagged_share, list_reviews, review_out
 from ..store import aggregates
 from ..store import jobs as store
 from ..streams import service_stopping, until_service_stops
@@ -488,7 +487,7 @@ def submit_job(
         upload = custom_file.file.read(settings.max_source_bytes + 1) if custom_file is not None and custom_file.filename else None
         if upload is not None and len(upload) > settings.max_source_bytes:
             raise HTTPException(413, f"the uploaded .cu is over {settings.max_source_bytes} bytes (CUDAMASTER_SERVICE__MAX_SOURCE_BYTES)")
-        body = JobSubmit.model_validate(_submission(form, upload))
+        body = JobSubmit.model_validate(_submission(form, upload), strict=False)  # a form's numbers are text
         with as_http():
             job = jobs_service.submit(session, caller, body, settings, request.app.state.tree.agent, request.app.state.evaluation, runner)
     except FormProblem as exc:

@@ -13,7 +13,7 @@ from sqlalchemy import event, insert, inspect, true
 from app.db.engine import make_engine, make_sessionmaker
 from app.db.migrate import upgrade
 from app.db.models import Attempt, Job, Measurement, Profile, Review
-from app.reviews import flagged_share, list_reviews
+from app.services.reviews import flagged_share, list_reviews
 
 START = datetime(2026, 12, 1, tzinfo=UTC)
 
