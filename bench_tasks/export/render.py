@@ -10,6 +10,7 @@ import io
 import json
 import zipfile
 from dataclasses import dataclass, field
+from functools import cache
 from pathlib import Path
 from typing import Any
 
@@ -23,7 +24,7 @@ from . import pycode
 from .tables import task_document
 
 TEMPLATES = Path(__file__).parent / "templates"
-STATIC = ("bundle_common.h", "test_kernel.cu", "bench_kernel.cu", "build.sh", "test_torch.py", "make_inputs.py", "reference_bundle.py")
+STATIC = ("bundle_common.h", "binding.cpp", "test_kernel.cu", "bench_kernel.cu", "build.sh", "test_torch.py", "make_inputs.py", "reference_bundle.py")
 ROLE_ENUM = {"input": "IN", "output": "OUT", "accumulate": "ACC", "inout": "INOUT", "scalar": "SCALAR"}
 DRAW_ENUM = {"uniform": "UNIFORM", "normal": "NORMAL", "randint": "RANDINT", "const": "CONST"}
 # The harness's own functions, copied into the bundle's bundle_inputs.py (one rule: the bundle draws as the harness does).
@@ -62,6 +63,7 @@ def _cnum(v: float | int | bool) -> str:
     return repr(float(v)) if isinstance(v, float) and v == v and abs(v) != float("inf") else str(v)
 
 
+@cache
 def _env() -> Environment:
     env = Environment(loader=FileSystemLoader(TEMPLATES), undefined=StrictUndefined, keep_trailing_newline=True, autoescape=False)
     env.globals.update(role_enum=ROLE_ENUM, cnum=_cnum)
@@ -134,6 +136,7 @@ def _reference_text(variant: Variant) -> str:
     return path.read_text() if not variant.task.custom and path.is_file() else ""
 
 
+@cache
 def _harness_source() -> str:
     storage = "STORAGE = {" + ", ".join(f'"{k}": np.{v.__name__}' for k, v in data.STORAGE.items()) + "}"
     parts = [storage] + ["# harness: bench_tasks/data.py\n" + inspect.getsource(f) for f in HARNESS_FUNCTIONS]
@@ -178,6 +181,7 @@ def _reference_files(variant: Variant) -> dict[str, str]:
     return files
 
 
+@cache
 def _spec_shim() -> str:
     from bench_tasks import spec
 
