@@ -118,7 +118,9 @@ def run_gpu_steps(name: str, entry: dict, rec: dict, out: Path, cmake: str | Non
         if rec["bench_rc"] == 0:
             rec["speedups"] = compare_speedups(entry, json.loads((folder / "bench.json").read_text()), load_task_doc(folder))
     if rec.get("torch_build_rc") == 0:
-        rec["pytest_rc"], rec["pytest_s"] = sh([sys.executable, "-m", "pytest", "-q", "-p", "no:cacheprovider", "test_torch.py"], folder, log)
+        rec["pytest_rc"], rec["pytest_s"] = sh(
+            [sys.executable, "-m", "pytest", "-q", "-p", "no:cacheprovider", "test_torch.py"], folder, log
+        )
 
 
 def load_task_doc(folder: Path) -> dict:
@@ -130,7 +132,15 @@ def compare_speedups(entry: dict, bench: dict, doc: dict) -> list[dict]:
     for size, row in zip(doc["bench_sizes"], bench["rows"], strict=True):
         job = entry["job_speedups"].get(json.dumps(size["params"], sort_keys=True))
         ratio = row["speedup"] / job if job else None
-        rows.append({"params": size["params"], "job": job, "bundle": row["speedup"], "ratio": ratio, "agree": ratio is not None and abs(ratio - 1) <= AGREE})
+        rows.append(
+            {
+                "params": size["params"],
+                "job": job,
+                "bundle": row["speedup"],
+                "ratio": ratio,
+                "agree": ratio is not None and abs(ratio - 1) <= AGREE,
+            }
+        )
     return rows
 
 

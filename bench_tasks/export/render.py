@@ -24,7 +24,16 @@ from . import pycode
 from .tables import task_document
 
 TEMPLATES = Path(__file__).parent / "templates"
-STATIC = ("bundle_common.h", "binding.cpp", "test_kernel.cu", "bench_kernel.cu", "build.sh", "test_torch.py", "make_inputs.py", "reference_bundle.py")
+STATIC = (
+    "bundle_common.h",
+    "binding.cpp",
+    "test_kernel.cu",
+    "bench_kernel.cu",
+    "build.sh",
+    "test_torch.py",
+    "make_inputs.py",
+    "reference_bundle.py",
+)
 ROLE_ENUM = {"input": "IN", "output": "OUT", "accumulate": "ACC", "inout": "INOUT", "scalar": "SCALAR"}
 DRAW_ENUM = {"uniform": "UNIFORM", "normal": "NORMAL", "randint": "RANDINT", "const": "CONST"}
 # The harness's own functions, copied into the bundle's bundle_inputs.py (one rule: the bundle draws as the harness does).
@@ -119,7 +128,9 @@ def _python_context(variant: Variant, doc: dict[str, Any]) -> dict[str, Any]:
     first = doc["bench_sizes"][0]["params"] if doc["bench_sizes"] else {}
     return {
         "derived": [(k, pycode.python_code(v)) for k, v in task.derived.items()],
-        "has_derive": task.oracle != "baseline" and (task.directory / "reference.py").is_file() and "def derive" in _reference_text(variant),
+        "has_derive": task.oracle != "baseline"
+        and (task.directory / "reference.py").is_file()
+        and "def derive" in _reference_text(variant),
         "length_code": [(a.name, pycode.python_code(a.length)) for a in task.args if not a.scalar and a.length is not None],
         "scalar_code": [(a.name, pycode.python_code(a.value)) for a in task.args if a.scalar and a.value is not None],
         "elem": ELEM_BYTES[variant.precision],
@@ -218,7 +229,11 @@ def _context(e: ExportInput, doc: dict[str, Any], kernel_file: str) -> dict[str,
         "generated": [a["name"] for a in doc["args"] if a["generated"]],
         "test_labels": ", ".join(s["label"] for s in doc["test_sizes"]),
         "draws_line": ", ".join(f"{a['name']} ~ {a['draw_spec']}" for a in doc["args"] if a.get("draw_spec"))
-        + ("; " + ", ".join(a["name"] for a in doc["args"] if a["generated"]) + " from reference.generate()" if doc["has_generated"] else ""),
+        + (
+            "; " + ", ".join(a["name"] for a in doc["args"] if a["generated"]) + " from reference.generate()"
+            if doc["has_generated"]
+            else ""
+        ),
         "draws": repr({d: list(parse_draw(d)) for d in draws}),
         "harness_source": _harness_source(),
         **_python_context(e.variant, doc),
@@ -231,7 +246,9 @@ def bundle_files(e: ExportInput) -> dict[str, bytes]:
     text = _kernel_files(e)
     kernel_file = "kernel_extracted.cu" if "kernel_extracted.cu" in text else "kernel.cu"
     text["baseline.cu"] = e.variant.task.baseline_source()
-    text["kernel_prelude.h"] = "// The includes the cudamaster harness puts in front of every kernel it compiles.\n" + harness_source.PRELUDE
+    text["kernel_prelude.h"] = (
+        "// The includes the cudamaster harness puts in front of every kernel it compiles.\n" + harness_source.PRELUDE
+    )
     text["kernel_source.txt"], text["kernel_entry.txt"] = kernel_file + "\n", doc["candidate_entry"] + "\n"
     text["task.json"] = json.dumps(doc, indent=1, sort_keys=True) + "\n"
     text |= _reference_files(e.variant)

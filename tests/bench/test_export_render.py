@@ -11,8 +11,8 @@ import pytest
 
 from bench_tasks.export import ExportInput, MeasuredRow, bundle_files
 from bench_tasks.export.pycode import python_code
-from bench_tasks.spec import all_tasks
 from bench_tasks.harness.source import END_MARK, START_MARK
+from bench_tasks.spec import all_tasks
 
 ENV = {"gpu": "FAKE GPU", "driver": "1", "cuda": "13.0", "nvcc": "13.0", "harness": "0", "commit": "abc"}
 PROV = {"job": "job_0123456789abcdef", "attempt": 1, "date": "2026-12-07"}
@@ -52,7 +52,7 @@ def test_generated_python_computes_every_tasks_lengths_and_scalars():
 
 def test_kernel_is_kept_unchanged_and_a_marked_file_gets_the_harness_extract():
     variant = VARIANTS[0]
-    source = "#define K 4\n" + START_MARK + "\nextern \"C\" void x() {}\n" + END_MARK + "\nint main() { return 0; }\n"
+    source = "#define K 4\n" + START_MARK + '\nextern "C" void x() {}\n' + END_MARK + "\nint main() { return 0; }\n"
     files = _export(variant, source)
     assert files["kernel.cu"].decode() == source
     assert "int main" not in files["kernel_extracted.cu"].decode() and files["kernel_source.txt"].decode().strip() == "kernel_extracted.cu"

@@ -11,7 +11,6 @@ import json
 import os
 import shutil
 import subprocess
-import sys
 import sysconfig
 import zipfile
 from concurrent.futures import ThreadPoolExecutor
@@ -57,7 +56,7 @@ def stored(tmp_path_factory):
             job = ej.store_job(
                 session, task=task, precision=case.precision, source=case.source(), evaluation=evaluation, api_key_id=owner_id, team="red"
             )
-            jobs[case.name] = (job.id, job.best_attempt_id, [a.id for a in job.attempts if a.verdict != "ok"][0])
+            jobs[case.name] = (job.id, job.best_attempt_id, next(a.id for a in job.attempts if a.verdict != "ok"))
         from app.store import jobs as store
 
         empty = store.create_job(session, task="vector_add", precision="fp32", settings={}, api_key_id=owner_id, team="red")
@@ -85,9 +84,9 @@ def bundles(stored):
 
 def test_cli_exports_a_directory_and_a_zip_of_the_same_files_FAKE(stored, bundles):
     url, _, jobs, tmp = stored
-    job_id, best, wrong = jobs["sparse"]
+    job_id, best, _wrong = jobs["sparse"]
     folder = bundles["sparse"]
-    assert BUNDLE_FILES <= {p.name for p in folder.iterdir()}
+    assert {p.name for p in folder.iterdir()} >= BUNDLE_FILES
     assert (folder / "kernel.cu").read_text() == ej.CASES[3].source()  # unchanged
     provenance = json.loads((folder / "provenance.json").read_text())
     assert provenance["job"] == job_id and provenance["attempt"] == best and provenance["models"] == ["export-model"]
@@ -139,7 +138,7 @@ def test_api_export_from_each_roles_key_and_the_other_teams_side_FAKE(stored, ap
         assert r.headers["content-type"] == "application/zip"
         assert f"_{job_id}_a{best}.zip" in r.headers["content-disposition"]
         with zipfile.ZipFile(io.BytesIO(r.content)) as z:
-            assert BUNDLE_FILES <= {n.split("/", 1)[1] for n in z.namelist()}
+            assert {n.split("/", 1)[1] for n in z.namelist()} >= BUNDLE_FILES
     # Another team's key: exactly the answer for a job that does not exist (ids do not leak).
     r = api.get(path, headers={"X-API-Key": keys["stranger"]})
     twin = api.get(path.replace(job_id, MISSING_JOB), headers={"X-API-Key": keys["stranger"]})
@@ -162,7 +161,9 @@ def _nvcc(args: list[str], cwd: Path) -> None:
 def _compile(folder: Path) -> None:
     """test_kernel.cu and bench_kernel.cu (the generated code) in one translation unit, compile only (task_data.h is
     included once: #pragma once). The kernels and baselines themselves compile in the harness's tests."""
-    (folder / "both.cu").write_text('#define main test_main\n#include "test_kernel.cu"\n#undef main\n#define main bench_main\n#include "bench_kernel.cu"\n')
+    (folder / "both.cu").write_text(
+        '#define main test_main\n#include "test_kernel.cu"\n#undef main\n#define main bench_main\n#include "bench_kernel.cu"\n'
+    )
     _nvcc(["-I.", "-c", "both.cu", "-o", "both.o"], folder)
 
 

@@ -115,26 +115,53 @@ def store_job(
     session: Session, *, task: str, precision: str, source: str, evaluation: dict[str, Any], api_key_id: str | None, team: str
 ) -> Job:
     """A finished job with one LLM call, one wrong attempt and one correct attempt (its best), stored through the events."""
-    job = store.create_job(
-        session, task=task, precision=precision, settings={"task": task, "rounds": 1}, api_key_id=api_key_id, team=team
+    job = store.create_job(session, task=task, precision=precision, settings={"task": task, "rounds": 1}, api_key_id=api_key_id, team=team)
+    record_event(
+        session,
+        job.id,
+        LlmCallEvent(
+            job_id=job.id,
+            call_id=f"{job.id}-c1",
+            round=1,
+            role="coder",
+            model="export-model",
+            status="paid",
+            input_tokens=1200,
+            output_tokens=340,
+            cost_usd=0.02,
+        ),
     )
     record_event(
         session,
         job.id,
-        LlmCallEvent(job_id=job.id, call_id=f"{job.id}-c1", round=1, role="coder", model="export-model", status="paid",
-                     input_tokens=1200, output_tokens=340, cost_usd=0.02),
+        AttemptEvent(
+            job_id=job.id,
+            round=1,
+            attempt_id=f"{job.id}-r1-d0",
+            debug_step=0,
+            role="coder",
+            strategy="first try",
+            source="// wrong\n",
+            verdict="wrong_answer",
+            message="y[3] differs",
+            evaluation=None,
+        ),
     )
     record_event(
         session,
         job.id,
-        AttemptEvent(job_id=job.id, round=1, attempt_id=f"{job.id}-r1-d0", debug_step=0, role="coder", strategy="first try",
-                     source="// wrong\n", verdict="wrong_answer", message="y[3] differs", evaluation=None),
-    )
-    record_event(
-        session,
-        job.id,
-        AttemptEvent(job_id=job.id, round=1, attempt_id=f"{job.id}-r1-d1", debug_step=1, role="debugger", strategy="fixed",
-                     source=source, verdict="ok", score=evaluation.get("score"), evaluation=evaluation),
+        AttemptEvent(
+            job_id=job.id,
+            round=1,
+            attempt_id=f"{job.id}-r1-d1",
+            debug_step=1,
+            role="debugger",
+            strategy="fixed",
+            source=source,
+            verdict="ok",
+            score=evaluation.get("score"),
+            evaluation=evaluation,
+        ),
     )
     job = session.get(Job, job.id)
     assert job is not None and job.best_attempt_id is not None, "the correct attempt became the job's best"

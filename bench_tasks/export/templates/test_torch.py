@@ -9,12 +9,11 @@ compared with its baseline through the same binding. The sizes checked are those
 
 from __future__ import annotations
 
+import bundle_inputs
+import kernel_torch
 import numpy as np
 import pytest
 import torch
-
-import bundle_inputs
-import kernel_torch
 
 TASK = kernel_torch.TASK
 SIZES = [s for s in TASK["test_sizes"] if sum(s["lengths"].values()) <= 1 << 22]
@@ -33,7 +32,10 @@ def _expected(stored: dict[str, np.ndarray], size: dict) -> dict[str, np.ndarray
     import reference_bundle
 
     x = bundle_inputs.float64_inputs(TASK, stored)
-    return {k: np.asarray(v, dtype=np.float64).reshape(-1) for k, v in reference_bundle.reference(x, dict(size["reference_names"]), TASK["precision"]).items()}
+    return {
+        k: np.asarray(v, dtype=np.float64).reshape(-1)
+        for k, v in reference_bundle.reference(x, dict(size["reference_names"]), TASK["precision"]).items()
+    }
 
 
 @pytest.mark.parametrize("size", SIZES, ids=[s["label"] for s in SIZES])
