@@ -36,13 +36,17 @@ from tests.support import export_jobs as ej  # noqa: E402
 AGREE = 0.10  # the bundle's speedup within 10 % of the job's, per size
 
 
+BUNDLE_ENV = {k: v for k, v in os.environ.items() if k != "PYTHONPATH"}  # a bundle stands alone: not this repo's modules
+
+
 def sh(cmd: list[str], cwd: Path, log: Path, timeout: float = 600) -> tuple[int, float]:
     t0 = time.monotonic()
+    env = os.environ if cwd == REPO else BUNDLE_ENV
     with open(log, "a") as out:
         out.write(f"$ {' '.join(cmd)}\n")
         out.flush()
         try:
-            rc = subprocess.run(cmd, cwd=cwd, stdout=out, stderr=subprocess.STDOUT, timeout=timeout).returncode
+            rc = subprocess.run(cmd, cwd=cwd, stdout=out, stderr=subprocess.STDOUT, timeout=timeout, env=env).returncode
         except subprocess.TimeoutExpired:
             rc = 124
     return rc, round(time.monotonic() - t0, 1)

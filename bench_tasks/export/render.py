@@ -27,12 +27,14 @@ TEMPLATES = Path(__file__).parent / "templates"
 STATIC = (
     "bundle_common.h",
     "binding.cpp",
+    "binding_baseline.cpp",
     "test_kernel.cu",
     "bench_kernel.cu",
     "build.sh",
     "test_torch.py",
     "make_inputs.py",
     "reference_bundle.py",
+    "pytest.ini",
 )
 ROLE_ENUM = {"input": "IN", "output": "OUT", "accumulate": "ACC", "inout": "INOUT", "scalar": "SCALAR"}
 DRAW_ENUM = {"uniform": "UNIFORM", "normal": "NORMAL", "randint": "RANDINT", "const": "CONST"}

@@ -36,7 +36,16 @@ ROLES |= {"admin": ("admin", "ops"), "stranger": ("member", "blue")}
 MISSING_JOB = "job_00000000deadbeef"
 GENCODE = "-gencode=arch=compute_90,code=sm_90"
 BUNDLE_FILES = {"kernel.cu", "kernel.h", "CMakeLists.txt", "test_kernel.cu", "bench_kernel.cu", "setup.py", "kernel_torch.py"}
-BUNDLE_FILES |= {"binding.cpp", "binding.h", "test_torch.py", "README.md", "provenance.json", "task_data.h", "bundle_common.h"}
+BUNDLE_FILES |= {
+    "binding.cpp",
+    "binding_baseline.cpp",
+    "binding.h",
+    "test_torch.py",
+    "README.md",
+    "provenance.json",
+    "task_data.h",
+    "bundle_common.h",
+}
 
 
 @pytest.fixture(scope="module")
@@ -218,3 +227,24 @@ def test_bundle_python_computes_the_harness_lengths_FAKE(bundles, monkeypatch):
             n = module.names(size["params"])
             assert module.lengths(n) == size["lengths"], (name, size["label"])
             assert module.scalars(n) == pytest.approx(size["scalars"]), (name, size["label"])
+
+
+def test_sanitizer_verdicts_are_read_from_wherever_the_attempt_holds_them():
+    """The bundle's README shows the attempt's compute-sanitizer verdicts where it has them (issue 41 part 1 stores
+    them), and 'not run' otherwise: a typed list, a dict keyed by tool, or the evaluation document's entry."""
+    from types import SimpleNamespace
+
+    from app.services.export import sanitizer_verdicts
+
+    assert sanitizer_verdicts(SimpleNamespace(evaluation=None)) is None
+    assert sanitizer_verdicts(SimpleNamespace(evaluation={"sanitizer": []})) is None
+    listed = [{"tool": "memcheck", "verdict": "clean"}, {"tool": "racecheck", "verdict": "not_run", "reason": "Device not supported"}]
+    rows = sanitizer_verdicts(SimpleNamespace(sanitizer=listed, evaluation={}))
+    assert rows == [
+        {"tool": "memcheck", "verdict": "clean", "detail": ""},
+        {"tool": "racecheck", "verdict": "not_run", "detail": "Device not supported"},
+    ]
+    keyed = {"verdicts": {"synccheck": {"verdict": "findings", "findings": ["barrier in divergent code at k.cu:12"]}}}
+    assert sanitizer_verdicts(SimpleNamespace(evaluation={"sanitizer": keyed})) == [
+        {"tool": "synccheck", "verdict": "findings", "detail": "barrier in divergent code at k.cu:12"}
+    ]
