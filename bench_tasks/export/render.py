@@ -8,6 +8,7 @@ import hashlib
 import inspect
 import io
 import json
+import re
 import zipfile
 from dataclasses import dataclass, field
 from functools import cache
@@ -115,6 +116,22 @@ def _call_args(doc: dict[str, Any], torch: bool) -> str:
     return ", ".join(parts)
 
 
+_GLOBAL_NAME = re.compile(r"__global__\s+void\s+(\w+)\s*\(")
+
+
+def uses_baseline_kernels(kernel: str, baseline: str) -> bool:
+    """Whether the kernel declares and launches a `__global__` kernel of the baseline's without defining it (the
+    published format allows it; the harness links the baseline's object beside it): the PyTorch extension of the
+    kernel then compiles the baseline too. Read from the text (the extension is built without the harness's symbol
+    tools): a declaration is the name followed by `(...)` and `;`, a definition by `(...)` and `{`."""
+    for name in set(_GLOBAL_NAME.findall(baseline)):
+        used = re.search(rf"\b{name}\s*(<<<|\()", kernel)
+        defined = re.search(rf"__global__\s+void\s+{name}\s*\([^;{{]*\)\s*\{{", kernel)
+        if used and not defined:
+            return True
+    return False
+
+
 def _draw_enum(a: dict[str, Any]) -> str:
     return "GENERATED" if a["generated"] else DRAW_ENUM.get(a["draw"] or "", "NONE")
 
@@ -216,6 +233,8 @@ def _context(e: ExportInput, doc: dict[str, Any], kernel_file: str) -> dict[str,
         "prov": e.provenance,
         "env": e.environment,
         "kernel_file": kernel_file,
+        "kernel_sources": ["binding.cpp", kernel_file]
+        + (["baseline.cu"] if uses_baseline_kernels(e.kernel_source, e.variant.task.baseline_source()) else []),
         "module": _module_name(doc),
         "buffer_names": buffers,
         "scalar_names": scalars,

@@ -68,3 +68,22 @@ def test_readme_holds_the_measurements_and_the_sanitizer_verdicts_or_not_run():
     verdicts = [{"tool": "racecheck", "verdict": "findings", "detail": "race on smem[3]"}]
     readme = bundle_files(ExportInput(variant, "// k\n", rows, 2.0, ENV, PROV, sanitizer=verdicts))["README.md"].decode()
     assert "| racecheck | findings | race on smem[3] |" in readme and "not run" not in readme
+
+
+def test_a_kernel_that_launches_the_baselines_kernel_gets_the_baseline_in_its_extension():
+    from pathlib import Path
+
+    from bench_tasks.export.render import uses_baseline_kernels
+    from bench_tasks.spec import load_task
+
+    honest = Path(__file__).parent / "honest"
+    spmv = load_task("spmv_coo").variant("bf16")
+    launching = (honest / "spmv_coo" / "bf16_launch_baseline_kernel.cu").read_text()
+    assert uses_baseline_kernels(launching, spmv.task.baseline_source())
+    assert "'baseline.cu'" in _export(spmv, launching)["setup.py"].decode().split("_kernel", 1)[1].split("\n")[0]
+    own = "__global__ void spmv_coo_float_kernel(int n) { }\nvoid f() { spmv_coo_float_kernel<<<1, 1>>>(1); }\n"
+    assert not uses_baseline_kernels(own, spmv.task.baseline_source())  # its own kernel of the same name
+    vector_add = load_task("vector_add").variant("fp32")
+    plain = (honest / "vector_add" / "fp32_float4.cu").read_text()
+    assert not uses_baseline_kernels(plain, vector_add.task.baseline_source())
+    assert "'baseline.cu'" not in _export(vector_add, plain)["setup.py"].decode().split("_kernel", 1)[1].split("\n")[0]
