@@ -8,6 +8,7 @@ import hashlib
 import inspect
 import io
 import json
+import keyword
 import re
 import zipfile
 from dataclasses import dataclass, field
@@ -153,12 +154,17 @@ def _python_context(variant: Variant, doc: dict[str, Any]) -> dict[str, Any]:
         "length_code": [(a.name, pycode.python_code(a.length)) for a in task.args if not a.scalar and a.length is not None],
         "scalar_code": [(a.name, pycode.python_code(a.value)) for a in task.args if a.scalar and a.value is not None],
         "elem": ELEM_BYTES[variant.precision],
-        "input_names": inputs,
+        "input_names": [(a, _py_name(a)) for a in inputs],
         "size_names": size_names,
-        "signature": ", ".join([*inputs, "*", *(f"{k}: int" for k in size_names)]) if size_names else ", ".join(inputs),
+        "signature": ", ".join([*map(_py_name, inputs), *(["*"] if size_names else []), *(f"{k}: int" for k in size_names)]),
         "example_call": ", ".join([*(f"{n}=..." for n in inputs), *(f"{k}={v}" for k, v in first.items())]),
         "dtypes_line": ", ".join(sorted({a["torch_dtype"] for a in doc["args"] if a["role"] != "scalar"})),
     }
+
+
+def _py_name(name: str) -> str:
+    """An argument's name as a Python parameter (`in` -> `in_`)."""
+    return name + "_" if keyword.iskeyword(name) else name
 
 
 def _reference_text(variant: Variant) -> str:

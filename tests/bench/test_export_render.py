@@ -4,6 +4,7 @@ routes: tests/service/test_export.py."""
 
 from __future__ import annotations
 
+import ast
 import json
 import math
 
@@ -35,6 +36,9 @@ def test_every_variant_renders_with_the_harness_numbers_at_every_size():
         n_sizes = len(doc["test_sizes"])
         assert files["task_data.h"].decode().count('{"edge ') + files["task_data.h"].decode().count('{"size ') == n_sizes + 1
         assert variant.candidate_entry in files["kernel.h"].decode() and variant.candidate_entry in files["binding.h"].decode()
+        for name, content in files.items():  # every generated Python file is Python (an argument named `in`: `in_`)
+            if name.endswith(".py"):
+                ast.parse(content.decode(), f"{variant.key}/{name}")
 
 
 def test_generated_python_computes_every_tasks_lengths_and_scalars():
