@@ -150,6 +150,29 @@ def compare_speedups(entry: dict, bench: dict, doc: dict) -> list[dict]:
     return rows
 
 
+def save(out: Path, jobs: dict, builds: dict, seconds: dict, cmake: str | None, fake: bool) -> dict:
+    """The record so far (written after each phase and each bundle's GPU steps: a run cut short keeps what it did)."""
+    import torch
+
+    for name, entry in jobs.items():
+        entry |= builds.get(name, {})
+        speeds = entry.get("speedups") or []
+        entry["passed"] = all(entry.get(k) == 0 for k in ("export_rc", "build_rc", "test_rc", "bench_rc", "torch_build_rc", "pytest_rc"))
+        entry["speedups_agree"] = bool(speeds) and all(s["agree"] for s in speeds)
+    record = {
+        "provenance": provenance(),
+        "fake": fake,
+        "cmake": cmake or "missing: built with build.sh (nvcc)",
+        "torch": torch.__version__,
+        "seconds": seconds,
+        "variants": jobs,
+        "all_passed": bool(jobs) and all(e.get("passed") for e in jobs.values()),
+        "all_speedups_agree": bool(jobs) and all(e.get("speedups_agree") for e in jobs.values()),
+    }
+    (out / "device_export.json").write_text(json.dumps(record, indent=1, default=str) + "\n")
+    return record
+
+
 def main() -> None:
     args = [a for a in sys.argv[1:] if not a.startswith("--")]
     fake = "--fake" in sys.argv
@@ -158,34 +181,21 @@ def main() -> None:
     out.mkdir(parents=True, exist_ok=True)
     t0 = time.monotonic()
     cmake = shutil.which("cmake")
+    seconds: dict[str, float] = {}
     url, jobs = evaluate_and_store(out, [c for c in ej.CASES if c.name in only], fake)
-    t_eval = time.monotonic() - t0
+    seconds["evaluate"] = round(time.monotonic() - t0, 1)
+    save(out, jobs, {}, seconds, cmake, fake)
     ok = {n: e for n, e in jobs.items() if "job" in e}
     with ThreadPoolExecutor(max_workers=len(ok) or 1) as pool:
         builds = dict(zip(ok, pool.map(lambda n: build(n, ok[n], url, out, cmake, fake), ok), strict=True))
-    t_build = time.monotonic() - t0 - t_eval
+    seconds["build"] = round(time.monotonic() - t0 - seconds["evaluate"], 1)
+    record = save(out, jobs, builds, seconds, cmake, fake)
     for name, rec in builds.items():
         if not fake:
             run_gpu_steps(name, ok[name], rec, out, cmake)
         print(name, {k: v for k, v in rec.items() if k.endswith("_rc")}, flush=True)
-    for name, entry in jobs.items():
-        entry |= builds.get(name, {})
-        speeds = entry.get("speedups") or []
-        entry["passed"] = all(entry.get(k) == 0 for k in ("export_rc", "build_rc", "test_rc", "bench_rc", "torch_build_rc", "pytest_rc"))
-        entry["speedups_agree"] = bool(speeds) and all(s["agree"] for s in speeds)
-    import torch
-
-    record = {
-        "provenance": provenance(),
-        "fake": fake,
-        "cmake": cmake or "missing: built with build.sh (nvcc)",
-        "torch": torch.__version__,
-        "seconds": {"evaluate": round(t_eval, 1), "build": round(t_build, 1), "total": round(time.monotonic() - t0, 1)},
-        "variants": jobs,
-        "all_passed": all(e.get("passed") for e in jobs.values()) and len(ok) == len(jobs),
-        "all_speedups_agree": all(e.get("speedups_agree") for e in jobs.values()),
-    }
-    (out / "device_export.json").write_text(json.dumps(record, indent=1, default=str) + "\n")
+        seconds["total"] = round(time.monotonic() - t0, 1)
+        record = save(out, jobs, builds, seconds, cmake, fake)
     print(json.dumps({k: record[k] for k in ("cmake", "torch", "seconds", "all_passed", "all_speedups_agree")}))
 
 
