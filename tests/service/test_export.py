@@ -104,7 +104,9 @@ def test_cli_exports_a_directory_and_a_zip_of_the_same_files_FAKE(stored, bundle
 
         assert hashlib.sha256((folder / name).read_bytes()).hexdigest() == digest, name
     readme = (folder / "README.md").read_text()
-    assert "FAKE NVIDIA H100" in readme and "not run" in readme and "| rows=1024 nnz=" not in readme
+    assert "FAKE NVIDIA H100" in readme and "not run" in readme
+    first = " ".join(f"{k}={v}" for k, v in load_task("spmv_coo").size_list("paper")[0].items())
+    assert f"| {first} | 20.000 | 10.000 | 2.000 | 50.0 |" in readme  # the service's measurement, as stored
     assert "spmv_coo_bf16_optimized" in (folder / "kernel.h").read_text()
 
     result = _export(url, job_id, "--attempt", str(best), "-o", str(tmp / "sparse.zip"))
