@@ -170,8 +170,11 @@ def _nvcc(args: list[str], cwd: Path) -> None:
 
 
 def _compile(folder: Path) -> None:
-    """test_kernel.cu and bench_kernel.cu (the generated code) in one translation unit, compile only (task_data.h is
-    included once: #pragma once). The kernels and baselines themselves compile in the harness's tests."""
+    """The kernel as the bundle builds it (alone, the harness's includes in front), and test_kernel.cu with
+    bench_kernel.cu (the generated code) in one translation unit (task_data.h is included once: #pragma once); compile
+    only. The baselines are the harness's own, compiled by its tests (tests/bench/test_baseline_kernels.py)."""
+    kernel = (folder / "kernel_source.txt").read_text().strip()
+    _nvcc(["--pre-include", "kernel_prelude.h", "-c", kernel, "-o", "kernel.o"], folder)
     (folder / "both.cu").write_text(
         '#define main test_main\n#include "test_kernel.cu"\n#undef main\n#define main bench_main\n#include "bench_kernel.cu"\n'
     )
