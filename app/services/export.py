@@ -11,6 +11,7 @@ from __future__ import annotations
 import datetime as dt
 import hashlib
 from dataclasses import dataclass
+from functools import cache
 from typing import Any
 
 from sqlalchemy import select
@@ -106,6 +107,12 @@ def _task(session: Session, job: Job) -> Task:
         raise Conflict(f"job {job.id}'s task {job.task} cannot be loaded here: {exc}") from None
 
 
+@cache
+def _service_commit() -> str:
+    """This service's commit, read once (git runs two subprocesses)."""
+    return git_commit()
+
+
 def _environment(evaluation: dict[str, Any]) -> dict[str, str]:
     gpu = evaluation.get("gpu") or {}
     return {
@@ -114,7 +121,7 @@ def _environment(evaluation: dict[str, Any]) -> dict[str, str]:
         "cuda": str(gpu.get("runtime_version") or gpu.get("cuda_driver_api") or "unknown"),
         "nvcc": str(evaluation.get("nvcc_version") or "unknown").splitlines()[-1][:120] if evaluation.get("nvcc_version") else "unknown",
         "harness": str(evaluation.get("harness_version") or "unknown"),
-        "commit": git_commit(),  # the exporting service's: the measurement itself records no commit
+        "commit": _service_commit(),  # the exporting service's: the measurement itself records no commit
     }
 
 
