@@ -9,6 +9,7 @@ import typer
 from typer.core import TyperArgument, TyperOption
 
 from app.campaign_cli import campaign_app
+from app.export_cli import export
 from app.service_cli import keys_app, serve
 from bench_tasks.cli import ClusterSuite, use_cluster_suite
 from bench_tasks.cli import app as bench_app
@@ -75,6 +76,7 @@ cli.add_typer(profile_app, name="profile", help="Nsight Compute profiles, bottle
 cli.command("optimize")(optimize)
 cli.command("resume")(resume)
 cli.command("serve")(serve)
+cli.command("export")(export)
 cli.add_typer(keys_app, name="keys", help="API keys for the service: create, list, revoke.")
 cli.add_typer(campaign_app, name="campaign", help="Campaigns: the agent over a set of variants with one configuration; reports.")
 

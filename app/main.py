@@ -28,6 +28,7 @@ from settings import RaySettings, ServiceSettings, Settings, load_settings
 from . import custom_tasks, web
 from .agent import RunJob, checkpointer, run_with_graph
 from .api import campaigns, compare, errors, insights, jobs, keys, reviews, system, tasks
+from .api import export as export_api
 from .bounds import INT32_MAX
 from .campaigns.scheduler import CampaignScheduler
 from .db.engine import make_engine, make_sessionmaker
@@ -205,6 +206,7 @@ def _include_api(app: FastAPI) -> None:
         app.include_router(router, prefix=API_PREFIX)
     app.add_exception_handler(RequestValidationError, errors.validation_error)  # a page's own: web.mount (app/web/pages.py)
     app.include_router(compare.router, prefix=API_PREFIX)  # runs and campaigns side by side
+    app.include_router(export_api.router, prefix=API_PREFIX)  # an attempt's kernel as a package (issue 41)
 
 
 RETRY_AFTER_S = 5  # what a 503 for an unreachable database asks the client to wait
