@@ -101,7 +101,7 @@ def build(ns: dict, seed: int):
         raise Refused("format", f"get_inputs() returned a {type(inputs).__name__}; it must return a list of tensors")
     for i, x in enumerate(inputs):
         if not isinstance(x, torch.Tensor):
-            raise Refused("inputs", f"forward input {i} is a {type(x).__name__}, not a tensor: pass it to the constructor instead")
+            raise Refused("inputs", f"forward input {i} is of type {type(x).__name__}, not a tensor: pass it to the constructor instead")
     return model, list(inputs)
 
 
@@ -260,6 +260,7 @@ def reference(request: dict) -> dict:
 
     ns = load(request["reference"], request["size"])
     model, _ = build(ns, 0)
+    model = model.double()  # before loading: the drawn values go in unrounded
     st = {k: torch.from_numpy(np.load(request["params"][k])).reshape(v.shape).to(v.dtype) for k, v in state(model)}
     model.load_state_dict(st)
     xs = [torch.from_numpy(np.load(f)).reshape(shape) for f, shape in request["inputs"]]

@@ -39,9 +39,9 @@ class ReferenceRefused(ValueError):
     """A reference file that cannot be made a task; `kind` is the class of reason (syntax, format, random, dtype,
     outputs, inputs, sizes, state, time, memory, error, torch)."""
 
-    def __init__(self, kind: str, reason: str) -> None:
+    def __init__(self, kind: str, reason: str, output: str = "") -> None:
         super().__init__(reason)
-        self.kind = kind
+        self.kind, self.output = kind, output  # output: what the reference printed (its last 4000 characters)
 
 
 def torch_site() -> Path:
@@ -137,12 +137,13 @@ def _absolute(request: dict[str, Any], tmp: Path) -> dict[str, Any]:
 
 
 def _outcome(tmp: Path, rc: int | None, out: str, limits: Limits) -> tuple[dict, dict[str, np.ndarray]]:
+    said = out[-4000:]
     if rc is None:
-        raise ReferenceRefused("time", f"the reference ran longer than {limits.seconds:.0f} s and was stopped (time limit)")
+        raise ReferenceRefused("time", f"the reference ran longer than {limits.seconds:.0f} s and was stopped (time limit)", said)
     if "CMERR sandbox" in out:
         line = next(ln for ln in out.splitlines() if ln.startswith("CMERR sandbox"))
         kind = "memory" if "memory" in line else "time" if "CPU" in line else "error"
-        raise ReferenceRefused(kind, line.removeprefix("CMERR sandbox ").strip())
+        raise ReferenceRefused(kind, line.removeprefix("CMERR sandbox ").strip(), said)
     result_file = tmp / "result.json"
     if rc != 0 or not result_file.is_file():
         tail = out.strip()[-600:]
@@ -151,7 +152,7 @@ def _outcome(tmp: Path, rc: int | None, out: str, limits: Limits) -> tuple[dict,
         raise ReferenceRefused("error", f"the reference's run failed (exit {rc}): {tail}")
     result = json.loads(result_file.read_text())
     if not result.get("ok"):
-        raise ReferenceRefused(result.get("kind", "error"), result.get("reason", "the reference failed"))
+        raise ReferenceRefused(str(result.get("kind", "error")), str(result.get("reason", "the reference failed")), said)
     arrays = {}
     for path in _saved(result):
         p = Path(path)

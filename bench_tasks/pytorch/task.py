@@ -273,6 +273,15 @@ class PyTorchTask(Task):
         return derive
 
 
+def check_name(name: str, precision: str) -> None:
+    """A task's name is its C entry's (an identifier); its precision one of PRECISIONS. Raises TaskError."""
+    if precision not in PRECISIONS:
+        raise TaskError(f"unknown precision {precision!r}: choose one of {', '.join(PRECISIONS)}")
+    entry = _identifier(name)
+    if entry != name or len(name) > 64:
+        raise TaskError(f"task name {name!r} must be a C identifier of at most 64 characters (e.g. {entry[:64]!r})")
+
+
 def make_task(
     probe_: Probe,
     name: str,
@@ -284,12 +293,8 @@ def make_task(
     reference_name: str = "",
 ) -> PyTorchTask:
     """The harness task of a probed reference at one precision; raises TaskError naming what is wrong."""
-    if precision not in PRECISIONS:
-        raise TaskError(f"unknown precision {precision!r}: choose one of {', '.join(PRECISIONS)}")
-    entry = _identifier(name)
-    if entry != name or len(name) > 64:
-        raise TaskError(f"task name {name!r} must be a C identifier of at most 64 characters (e.g. {entry[:64]!r})")
-    proto = derived_prototype(probe_, entry, precision)
+    check_name(name, precision)
+    proto = derived_prototype(probe_, name, precision)
     args = [
         Arg(t.name, "output" if t.kind == "output" else "input", f"len_{t.name}", None, None if t.kind == "output" else draw_for(t))
         for t in probe_.tensors

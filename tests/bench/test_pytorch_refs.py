@@ -1,0 +1,264 @@
+"""PyTorch references (KernelBench's format) as tasks: each file of tests/bench/pytorch_refs/ gets its expected verdict,
+run only in the sandbox on the CPU; the derived prototype, the float64 oracle, the bad inputs each refused with a
+clear reason; honest kernels compile and link against the derived prototypes; on the GPU (gpu-marked) honest kernels
+are ok and wrong ones refused."""
+
+from __future__ import annotations
+
+import shutil
+from functools import cache
+from pathlib import Path
+
+import numpy as np
+import pytest
+
+from bench_tasks.pytorch import Limits, ReferenceRefused, import_directory, load_reference
+from bench_tasks.pytorch.task import TOLERANCES, draw_for
+from bench_tasks.spec import TaskError
+
+pytest.importorskip("torch")  # the optional extra: CI installs its CPU build
+
+REFS = Path(__file__).parent / "pytorch_refs"
+KERNELS = REFS / "kernels"
+FAST = Limits(seconds=90)
+
+# file -> the refusal's kind, or None: a task is made. Small sizes keep the float64 runs quick.
+EXPECTED = {
+    "relu.py": None,
+    "sum_reduction.py": None,
+    "softmax.py": None,
+    "layer_norm.py": None,
+    "gemm.py": None,
+    "batched_gemm.py": None,
+    "conv2d.py": None,
+    "gemm_bias_relu_scale.py": None,
+    "linear_params.py": None,
+    "min_max.py": None,
+    "dropout.py": "random",
+    "hostile.py": "time",
+}
+
+
+@pytest.fixture(scope="module")
+def imported():
+    """The folder imported as a suite (the hostile file stopped at 40 s)."""
+    return import_directory(REFS, limits=Limits(seconds=40))
+
+
+@cache
+def _loaded(stem: str):
+    return load_reference(REFS / f"{stem}.py", limits=FAST)
+
+
+def _task(stem: str):
+    """One file's task (loaded once per test process: the whole folder only where a test needs it)."""
+    return _loaded(stem)
+
+
+def test_every_reference_file_gets_its_expected_verdict(imported):
+    made = {t.reference_name for t in imported.tasks}
+    refused = {p.name: kind for p, kind, _ in imported.refused}
+    assert set(made) | set(refused) == set(EXPECTED)
+    for name, kind in EXPECTED.items():
+        assert (refused.get(name) if kind else name in made) == (kind or True), (name, refused.get(name))
+    reasons = {p.name: why for p, _, why in imported.refused}
+    assert "dropout" in reasons["dropout.py"]
+    assert "longer than" in reasons["hostile.py"]
+
+
+def test_the_prototype_is_outputs_inputs_parameters_in_state_dict_order_then_the_constants():
+    task = _task("gemm_bias_relu_scale")
+    assert task.variant("fp32").prototype.text == (
+        'extern "C" void pt_gemm_bias_relu_scale(float* out, const float* x, const float* linear_weight, '
+        "const float* linear_bias, int batch_size, int in_features, int out_features)"
+    )
+    assert [p.name for p in _task("min_max").variant("fp32").prototype.params] == ["out0", "out1", "x", "rows", "cols"]
+    assert "state_dict['linear.weight'], float32 in the reference, shape [128, 256]" in task.notes["shapes"]
+
+
+def test_bf16_makes_every_float_buffer_a_bfloat16_and_keeps_the_dimensions():
+    task = load_reference(REFS / "gemm.py", sizes=[{"M": 32, "K": 16, "N": 8}], precision="bf16", limits=FAST)
+    assert task.variant("bf16").prototype.text == (
+        'extern "C" void pt_gemm(__nv_bfloat16* out, const __nv_bfloat16* A, const __nv_bfloat16* B, int M, int K, int N)'
+    )
+    assert task.tolerance["bf16"] == TOLERANCES["bf16"]
+
+
+def test_the_probe_reports_float64_references_on_seeded_inputs_at_every_size():
+    task = load_reference(REFS / "gemm.py", sizes=[{"M": 8, "K": 16, "N": 4}, {"M": 3, "K": 5, "N": 7}], limits=FAST)
+    probe = task.probe
+    assert probe.sizes == ({"M": 8, "K": 16, "N": 4}, {"M": 3, "K": 5, "N": 7})
+    assert [t.shapes for t in probe.tensors] == [((8, 4), (3, 7)), ((8, 16), (3, 5)), ((16, 4), (5, 7))]
+    assert probe.flops == (2 * 8 * 16 * 4, 2 * 3 * 5 * 7)
+    for i, (m, k, n) in enumerate([(8, 16, 4), (3, 5, 7)]):
+        seeds = probe.references[i]
+        assert len(seeds) == 2 and not np.array_equal(seeds[0]["input:A"], seeds[1]["input:A"])
+        for ref in seeds:
+            want = ref["input:A"].reshape(m, k) @ ref["input:B"].reshape(k, n)
+            assert ref["output:0"].dtype == np.float64
+            np.testing.assert_allclose(ref["output:0"].reshape(m, n), want, rtol=1e-12)
+
+
+def test_the_oracle_runs_the_model_in_float64_on_the_inputs_and_parameters_the_harness_drew():
+    task = _task("linear_params")
+    size = task.size_list("paper")[0]
+    rng = np.random.default_rng(7)
+    x, w, b = rng.uniform(0, 1, 16 * 64), rng.uniform(-1, 1, 32 * 64), rng.uniform(-1, 1, 32)
+    got = task.reference_module.reference({"x": x, "weight": w, "bias": b}, task.names(size, "fp32"), "fp32")
+    np.testing.assert_allclose(got["out"].reshape(16, 32), x.reshape(16, 64) @ w.reshape(32, 64).T + b, rtol=1e-12)
+
+
+def test_several_outputs_each_checked():
+    task = _task("min_max")
+    ref = task.probe.references[0][0]
+    x = ref["input:x"].reshape(64, 1000)
+    np.testing.assert_array_equal(ref["output:0"], x.min(axis=1))
+    np.testing.assert_array_equal(ref["output:1"], x.max(axis=1))
+    assert task.variant("fp32").outputs() == ["out0", "out1"]
+
+
+def test_draws_follow_the_references_values_and_constant_parameters_vary():
+    ln = _task("layer_norm")
+    draws = {a.name: a.draw for a in ln.args if a.draw}
+    assert draws["x"] == "normal(0, 1)"
+    assert draws["ln_weight"] == "uniform(0.5, 1.5)" and draws["ln_bias"] == "uniform(-0.5, 0.5)"
+    assert {a.name: a.draw for a in _task("linear_params").args}["x"] == "uniform(0, 1)"
+    fused = _task("gemm_bias_relu_scale")
+    weight = next(t for t in fused.probe.tensors if t.name == "linear_weight")
+    assert draw_for(weight).startswith("uniform(-0.06")
+
+
+def _refused(tmp_path: Path, text: str, **kwargs) -> ReferenceRefused:
+    path = tmp_path / "ref.py"
+    path.write_text(text)
+    with pytest.raises(ReferenceRefused) as info:
+        load_reference(path, limits=kwargs.pop("limits", FAST), **kwargs)
+    return info.value
+
+
+HEAD = "import torch\nimport torch.nn as nn\n\n"
+MODEL = "class Model(nn.Module):\n    def forward(self, x):\n        return {body}\n\n"
+INPUTS = "n = 8\n\ndef get_inputs():\n    return [{inputs}]\n\ndef get_init_inputs():\n    return []\n"
+
+
+def _ref(body: str = "x * 2", inputs: str = "torch.randn(n)") -> str:
+    return HEAD + MODEL.format(body=body) + INPUTS.format(inputs=inputs)
+
+
+@pytest.mark.parametrize(
+    ("text", "kind", "words"),
+    [
+        (HEAD + INPUTS.format(inputs="torch.randn(n)"), "format", "no `Model`"),
+        (HEAD + MODEL.format(body="x") + "n = 8\n", "format", "no `get_inputs`"),
+        (_ref() + "def broken(:\n", "syntax", "syntax error at line"),
+        (_ref(body="x.tolist()"), "outputs", "not a tensor"),
+        (_ref(inputs="torch.randn(n).half()"), "dtype", "float16"),
+        (_ref(inputs="3"), "inputs", "type int, not a tensor"),
+        (_ref(body="x + torch.rand_like(x)"), "random", "differs between two calls"),
+        (_ref(body="x", inputs="torch.empty(100 * 2**30, dtype=torch.uint8)"), "memory", "memory"),
+        (_ref(body="x[10**9]"), "error", "IndexError"),
+    ],
+    ids=["no-model", "no-get-inputs", "syntax", "not-tensor", "float16", "python-int", "rand-in-forward", "100GB", "raises"],
+)
+def test_bad_references_are_refused_with_a_clear_reason(tmp_path, text, kind, words):
+    exc = _refused(tmp_path, text, limits=Limits(seconds=90, memory_bytes=6 << 30))
+    assert exc.kind == kind, str(exc)
+    assert words in str(exc)
+
+
+def test_sizes_must_name_the_files_constants(tmp_path):
+    exc = _refused(tmp_path, _ref(), sizes=[{"n": 4}, {"batch": 2}])
+    assert exc.kind == "sizes" and "sizes[1] names batch" in str(exc) and "(n)" in str(exc)
+
+
+def test_a_reference_that_runs_too_long_is_stopped(tmp_path):
+    exc = _refused(tmp_path, _ref(body="[x for _ in iter(int, 1)]"), limits=Limits(seconds=15))
+    assert exc.kind == "time" and "longer than 15 s" in str(exc)
+
+
+def test_the_hostile_file_reads_nothing_outside_connects_nowhere_and_is_stopped(tmp_path):
+    secret = Path("/var/tmp") / f"cm-secret-{tmp_path.name}"
+    secret.write_text("TOPSECRET-42")
+    try:
+        text = (REFS / "hostile.py").read_text().replace('"/etc/shadow"', repr(str(secret)))
+        exc = _refused(tmp_path, text, limits=Limits(seconds=20))
+    finally:
+        secret.unlink()
+    assert exc.kind == "time"
+    said = exc.output
+    assert f"read {secret} FAILED" in said and "connect FAILED" in said and "read /work FAILED" in said
+    assert "TOPSECRET" not in said and "CUDAMASTER" not in said
+
+
+def test_a_bad_task_name_or_precision_is_a_task_error():
+    with pytest.raises(TaskError, match="C identifier"):
+        load_reference(REFS / "relu.py", name="pt-relu", limits=FAST)
+    with pytest.raises(TaskError, match="unknown precision"):
+        load_reference(REFS / "relu.py", precision="fp16", limits=FAST)
+
+
+def test_a_user_cost_expression_is_the_complexity():
+    task = load_reference(REFS / "relu.py", complexity="batch_size * dim", limits=FAST)
+    assert task.complexity_of(task.size_list("paper")[0]) == 16 * 1024
+    with pytest.raises(TaskError, match="complexity"):
+        load_reference(REFS / "relu.py", complexity="batch_size * nope", limits=FAST)
+
+
+# -- kernels against the derived prototypes -------------------------------------------------------------------------
+
+HONEST = {"relu": "relu.cu", "softmax": "softmax.cu", "batched_gemm": "batched_gemm.cu", "gemm_bias_relu_scale": "gemm_bias_relu_scale.cu"}
+WRONG = {
+    "relu_off_by_one.cu": ("relu", "wrong_answer"),
+    "softmax_zero.cu": ("softmax", "wrong_answer"),
+    "batched_gemm_skip_batch.cu": ("batched_gemm", "wrong_answer"),
+    "gemm_bias_relu_scale_param_order.cu": ("gemm_bias_relu_scale", "wrong_answer"),
+}
+needs_nvcc = pytest.mark.skipif(shutil.which("nvcc") is None, reason="nvcc not installed")
+
+
+@needs_nvcc
+@pytest.mark.parametrize("stem", sorted(HONEST))
+def test_honest_kernels_compile_and_link_against_the_derived_prototype(stem):
+    from bench_tasks.harness.evaluate import compile_only
+
+    verdict, message, log = compile_only(_task(stem), "fp32", (KERNELS / HONEST[stem]).read_text())
+    assert verdict.value == "ok", (message, log[-2000:])
+
+
+@needs_nvcc
+def test_a_kernel_that_calls_pytorch_is_refused_at_compile():
+    from bench_tasks.harness.evaluate import compile_only
+
+    source = '#include <torch/extension.h>\nextern "C" void pt_relu_optimized(float* out, const float* x, int b, int d) {}\n'
+    verdict, _, _ = compile_only(_task("relu"), "fp32", source)
+    assert verdict.value != "ok"
+
+
+@needs_nvcc
+def test_a_kernel_with_another_prototype_is_refused():
+    from bench_tasks.harness.evaluate import compile_only
+
+    source = (KERNELS / "relu.cu").read_text().replace("int batch_size, int dim", "long batch_size, int dim")
+    verdict, message, _ = compile_only(_task("relu"), "fp32", source)
+    assert verdict.value != "ok" and "parameter 3" in message
+
+
+@pytest.mark.gpu
+@pytest.mark.parametrize("stem", sorted(HONEST))
+def test_honest_kernels_are_ok_on_the_gpu(stem):
+    from bench_tasks.harness import evaluate
+
+    task = _task(stem)
+    result = evaluate(task, "fp32", (KERNELS / HONEST[stem]).read_text(), sizes=task.size_list("paper"))
+    assert result.verdict.value == "ok", result.message
+
+
+@pytest.mark.gpu
+@pytest.mark.parametrize("kernel", sorted(WRONG))
+def test_wrong_kernels_are_refused_on_the_gpu(kernel):
+    from bench_tasks.harness import evaluate
+
+    stem, verdict = WRONG[kernel]
+    task = _task(stem)
+    result = evaluate(task, "fp32", (KERNELS / kernel).read_text(), sizes=task.size_list("paper"))
+    assert result.verdict.value == verdict, result.message
