@@ -473,12 +473,17 @@ def report(
     console.print(f"wrote {md} and {page}")
 
 
+from bench_tasks.pytorch_cli import import_references  # noqa: E402 - the PyTorch references' commands (torch-free to import)
+
+app.command("import")(import_references)
+
+
 @app.command("eval")
 def eval_candidate(
-    task: Annotated[str, typer.Argument(help="task name, see `cudamaster bench list`")],
+    task: Annotated[str | None, typer.Argument(help="task name, see `cudamaster bench list` (or --reference)")] = None,
     candidate: Annotated[
         Path, typer.Option("--candidate", "-c", help=".cu exporting <op>_optimized, or a file with OPTIMIZED KERNEL markers")
-    ],
+    ] = ...,  # type: ignore[assignment]  # required (after the optional TASK)
     precision: Annotated[
         Precision, typer.Option("--precision", "-p", help="the variant: fp32 (exports <op>_optimized) or bf16 (<op>_bf16_optimized)")
     ] = "fp32",
@@ -486,6 +491,8 @@ def eval_candidate(
     compile_only: Annotated[bool, typer.Option(help="compile and check symbols only (no GPU needed)")] = False,
     flags: Annotated[list[str] | None, typer.Option("--flag", help="extra nvcc flag (repeatable)")] = None,
     json_out: Annotated[Path | None, typer.Option("--json", help="also write the result JSON here")] = None,
+    reference: Annotated[Path | None, typer.Option(help="a PyTorch reference file (KernelBench format) as the task")] = None,
+    reference_sizes: Annotated[str | None, typer.Option(help='with --reference: a JSON list of constant overrides, [{"dim": 1024}]')] = None,
 ) -> None:
     """Evaluate one candidate: the verdict and the per-size table."""
     from bench_tasks.harness import CandidateError, NoGpuError, evaluate
@@ -495,8 +502,16 @@ def eval_candidate(
 
     _precision_ok(precision)
     _sizes_ok(sizes)
+    task_obj = None
     try:
-        variant = _task(task).variant(precision)
+        if reference is not None:  # a PyTorch reference, run in the sandbox (bench_tasks/pytorch)
+            from bench_tasks.pytorch_cli import load_for_eval
+
+            task_obj = load_for_eval(reference, precision, reference_sizes)
+            task, sizes = task_obj, task_obj.size_list("paper")  # type: ignore[assignment]
+        elif task is None:
+            _fail("give a TASK (see `cudamaster bench list`) or --reference FILE")
+        variant = (task_obj if reference is not None else _task(task)).variant(precision)  # type: ignore[arg-type]
     except TaskError as exc:
         _fail(str(exc))
     if candidate.is_dir():
