@@ -492,7 +492,9 @@ def eval_candidate(
     flags: Annotated[list[str] | None, typer.Option("--flag", help="extra nvcc flag (repeatable)")] = None,
     json_out: Annotated[Path | None, typer.Option("--json", help="also write the result JSON here")] = None,
     reference: Annotated[Path | None, typer.Option(help="a PyTorch reference file (KernelBench format) as the task")] = None,
-    reference_sizes: Annotated[str | None, typer.Option(help='with --reference: a JSON list of constant overrides, [{"dim": 1024}]')] = None,
+    reference_sizes: Annotated[
+        str | None, typer.Option(help='with --reference: a JSON list of constant overrides, [{"dim": 1024}]')
+    ] = None,
 ) -> None:
     """Evaluate one candidate: the verdict and the per-size table."""
     from bench_tasks.harness import CandidateError, NoGpuError, evaluate
@@ -502,16 +504,17 @@ def eval_candidate(
 
     _precision_ok(precision)
     _sizes_ok(sizes)
-    task_obj = None
+    measured: Any = task  # the task evaluated: a name, or a PyTorch reference's task (bench_tasks/pytorch)
+    run_sizes: Any = sizes
     try:
-        if reference is not None:  # a PyTorch reference, run in the sandbox (bench_tasks/pytorch)
+        if reference is not None:
             from bench_tasks.pytorch_cli import load_for_eval
 
-            task_obj = load_for_eval(reference, precision, reference_sizes)
-            task, sizes = task_obj, task_obj.size_list("paper")  # type: ignore[assignment]
+            measured = load_for_eval(reference, precision, reference_sizes)
+            run_sizes = measured.size_list("paper")
         elif task is None:
             _fail("give a TASK (see `cudamaster bench list`) or --reference FILE")
-        variant = (task_obj if reference is not None else _task(task)).variant(precision)  # type: ignore[arg-type]
+        variant = (measured if reference is not None else _task(measured)).variant(precision)
     except TaskError as exc:
         _fail(str(exc))
     if candidate.is_dir():
@@ -529,7 +532,7 @@ def eval_candidate(
     try:
         if compile_only:
             _compile_only(variant, raw, settings, flags)
-        result = evaluate(task, precision, raw, sizes, extra_flags=flags)
+        result = evaluate(measured, precision, raw, run_sizes, extra_flags=flags)
     except CandidateError as exc:
         _fail(str(exc))
     except NoGpuError as exc:

@@ -25,7 +25,9 @@ def _fail(message: str, code: int = 2) -> None:
 def import_references(
     path: Annotated[Path, typer.Argument(help="a folder of reference files (e.g. a KernelBench checkout's level1/); not copied")],
     precision: Annotated[str, typer.Option("--precision", "-p", help="fp32 or bf16: the candidates' buffer type")] = "fp32",
-    json_out: Annotated[bool, typer.Option("--json", help="print the tasks made (name, C prototype, sizes) and the refused files as JSON")] = False,
+    json_out: Annotated[
+        bool, typer.Option("--json", help="print the tasks made (name, C prototype, sizes) and the refused files as JSON")
+    ] = False,
     seconds: Annotated[float, typer.Option(help="time limit of each file's sandboxed run")] = 120.0,
 ) -> None:
     """Make every reference file of a folder a task: run each in the sandbox, derive its C prototype; list refused files with their reasons."""

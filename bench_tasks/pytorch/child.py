@@ -24,6 +24,7 @@ import json
 import os
 import sys
 import traceback
+from typing import Any
 
 RESULT = "result.json"
 SUPPORTED = {"float32": "float", "int64": "int64", "int32": "int32"}
@@ -113,7 +114,7 @@ def describe(t, name: str, where: str) -> dict:
     dtype = dtype_name(t)
     if dtype not in SUPPORTED:
         raise Refused("dtype", f"{where} {name} is {dtype}: supported are float32 (FP32/BF16 tasks) and int32/int64 (indices)")
-    row = {"name": name, "shape": list(t.shape), "dtype": dtype}
+    row: dict[str, Any] = {"name": name, "shape": list(t.shape), "dtype": dtype}
     if t.numel():
         v = t.detach().double()
         row |= {"min": float(v.min()), "max": float(v.max()), "mean": float(v.mean()), "std": float(v.std()) if t.numel() > 1 else 0.0}
@@ -129,7 +130,7 @@ def input_names(model, count: int) -> list[str]:
     return [named[i] if i < len(named) else f"x{i}" for i in range(count)]
 
 
-def state(model) -> list[tuple[str, object]]:
+def state(model) -> list[tuple[str, Any]]:
     persistent = model.state_dict(keep_vars=True)
     for name, _ in model.named_buffers():
         if name not in persistent:
@@ -207,7 +208,7 @@ def probe_size(path: str, size: dict[str, int], seeds: list[int], outdir: str, i
     ns = load(path, size)
     model, inputs = build(ns, 0)
     names = input_names(model, len(inputs))
-    row = {
+    row: dict[str, Any] = {
         "inputs": [describe(x, n, "forward input") for n, x in zip(names, inputs, strict=True)],
         "params": [describe(v, k, "parameter or buffer") for k, v in state(model)],
     }

@@ -71,7 +71,9 @@ def _python() -> tuple[str, list[Path]]:
         if exe.is_file() and _reachable(exe):
             site = torch_site()
             if not _reachable(site):
-                raise ReferenceRefused("torch", f"torch is installed at {site}, which the sandbox's uid cannot read: install it where every user can")
+                raise ReferenceRefused(
+                    "torch", f"torch is installed at {site}, which the sandbox's uid cannot read: install it where every user can"
+                )
             return str(exe), [*([prefix] if prefix != Path("/usr") else []), site]
     raise ReferenceRefused(
         "torch", f"no {version} interpreter the sandbox's uid can reach (this one is {own[0]}; install {version} under /usr)"

@@ -225,6 +225,7 @@ class TorchReference:
         self, inputs: dict[str, np.ndarray], names: Mapping[str, float], precision: str, sample: Any = None
     ) -> dict[str, np.ndarray]:
         p = self.task.probe
+        assert p is not None
         index = self.task.size_index(names)
         request: dict[str, Any] = {"mode": "reference", "size": p.sizes[index], "params": {}, "inputs": []}
         files = {}

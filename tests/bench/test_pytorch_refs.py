@@ -5,6 +5,7 @@ are ok and wrong ones refused."""
 
 from __future__ import annotations
 
+import json
 import shutil
 from functools import cache
 from pathlib import Path
@@ -262,3 +263,46 @@ def test_wrong_kernels_are_refused_on_the_gpu(kernel):
     task = _task(stem)
     result = evaluate(task, "fp32", (KERNELS / kernel).read_text(), sizes=task.size_list("paper"))
     assert result.verdict.value == verdict, result.message
+
+
+# -- the CLI ---------------------------------------------------------------------------------------------------------
+
+
+def test_bench_import_json_lists_the_tasks_made_and_the_refused_files_with_reasons(tmp_path):
+    from typer.testing import CliRunner
+
+    from app.cli import cli
+
+    folder = tmp_path / "refs"
+    folder.mkdir()
+    for name in ("relu.py", "dropout.py"):
+        shutil.copy(REFS / name, folder / name)
+    (folder / "broken.py").write_text("def f(:\n")
+    out = CliRunner().invoke(cli, ["bench", "import", str(folder), "--json"])
+    assert out.exit_code == 0, out.output
+    listed = json.loads(out.stdout)
+    assert [t["name"] for t in listed["tasks"]] == ["pt_relu"]
+    assert listed["tasks"][0]["prototype"] == 'extern "C" void pt_relu(float* out, const float* x, int batch_size, int dim)'
+    assert listed["tasks"][0]["sizes"] == [{"batch_size": 16, "dim": 1024}]
+    reasons = {Path(r["file"]).name: (r["kind"], r["reason"]) for r in listed["refused"]}
+    assert reasons["dropout.py"][0] == "random" and reasons["broken.py"][0] == "syntax"
+    assert (folder / "relu.py").read_text() == (REFS / "relu.py").read_text() and sorted(p.name for p in folder.iterdir()) == [
+        "broken.py",
+        "dropout.py",
+        "relu.py",
+    ]
+
+
+@needs_nvcc
+def test_bench_eval_reference_compiles_a_candidate_against_the_derived_prototype(tmp_path):
+    from typer.testing import CliRunner
+
+    from app.cli import cli
+
+    args = ["bench", "eval", "--reference", str(REFS / "relu.py"), "-c", str(KERNELS / "relu.cu"), "--compile-only"]
+    out = CliRunner().invoke(cli, [*args, "--reference-sizes", '[{"dim": 64}]'])
+    assert out.exit_code == 0, out.output
+    said = " ".join(out.output.split())  # rich wraps long lines
+    assert "pt_relu(float* out, const float* x, int batch_size, int dim)" in said and "shape [16, 64]" in said
+    bad = CliRunner().invoke(cli, [*args, "--reference-sizes", '[{"width": 64}]'])
+    assert bad.exit_code == 2 and "names width" in " ".join(bad.output.split())
