@@ -504,19 +504,7 @@ def eval_candidate(
 
     _precision_ok(precision)
     _sizes_ok(sizes)
-    measured: Any = task  # the task evaluated: a name, or a PyTorch reference's task (bench_tasks/pytorch)
-    run_sizes: Any = sizes
-    try:
-        if reference is not None:
-            from bench_tasks.pytorch_cli import load_for_eval
-
-            measured = load_for_eval(reference, precision, reference_sizes)
-            run_sizes = measured.size_list("paper")
-        elif task is None:
-            _fail("give a TASK (see `cudamaster bench list`) or --reference FILE")
-        variant = (measured if reference is not None else _task(measured)).variant(precision)
-    except TaskError as exc:
-        _fail(str(exc))
+    measured, run_sizes, variant = _eval_task(task, reference, reference_sizes, precision, sizes)
     if candidate.is_dir():
         _fail(f"{candidate} is a directory: pass a .cu file (e.g. {candidate / (variant.entry + '.cu')})")
     if not candidate.is_file():
@@ -543,6 +531,22 @@ def eval_candidate(
     if json_out:
         json_out.write_text(json.dumps({"provenance": provenance(), "result": result.model_dump(mode="json")}, indent=1))
     raise typer.Exit(0 if result.ok else 1)
+
+
+def _eval_task(task: str | None, reference: Path | None, reference_sizes: str | None, precision: str, sizes: str) -> tuple[Any, Any, Any]:
+    """(the task evaluated: a name, or a PyTorch reference's task (bench_tasks/pytorch); its sizes; the variant)."""
+    try:
+        if reference is not None:
+            from bench_tasks.pytorch_cli import load_for_eval
+
+            measured = load_for_eval(reference, precision, reference_sizes)
+            return measured, measured.size_list("paper"), measured.variant(precision)
+        if task is None:
+            _fail("give a TASK (see `cudamaster bench list`) or --reference FILE")
+        return task, sizes, _task(task).variant(precision)  # type: ignore[arg-type]
+    except TaskError as exc:
+        _fail(str(exc))
+        raise
 
 
 def _compile_only(variant, raw: bytes, settings, flags: list[str] | None) -> None:
