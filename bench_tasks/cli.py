@@ -141,6 +141,10 @@ def _print_rows(result) -> None:
             " ".join(row.flags) + ("" if row.passed else " FAILED"),
         )
     console.print(table)
+    if any(r.torch_times for r in result.rows):  # a PyTorch reference's task: eager and torch.compile
+        from bench_tasks.pytorch_cli import print_baselines
+
+        print_baselines(result)
     if result.message:
         console.print(f"[bold]{result.verdict.value}[/]: {result.message}")
 

@@ -82,3 +82,21 @@ def load_for_eval(reference: Path, precision: str, sizes_json: str | None):
         _fail(str(exc), code=4)
     console.print(f"task {task.name}: {task.variant(precision).prototype.text}\n{task.notes['shapes']}")
     return task
+
+
+def print_baselines(result) -> None:
+    """A PyTorch task's baselines per size: eager, torch.compile and the candidate timed in one process, both speedups."""
+    from rich.table import Table
+
+    table = Table(title=f"PyTorch baselines ({result.torch_baselines}); speedup and P are over eager")
+    for col in ("size", "eager µs", "torch.compile µs", "candidate µs", "speedup over eager", "speedup over compile"):
+        table.add_column(col, justify="left" if col == "size" else "right")
+    for row in result.rows:
+        times = [f"{row.torch_times[k].median_us:.2f}" if k in row.torch_times else "-" for k in ("eager", "compile", "candidate")]
+        table.add_row(
+            ",".join(f"{k}={v}" for k, v in row.params.items()),
+            *times,
+            f"{row.speedup:.3f}" if row.speedup else "-",
+            f"{row.speedup_compile:.3f}" if row.speedup_compile else "-",
+        )
+    console.print(table)

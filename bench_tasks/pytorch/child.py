@@ -13,6 +13,10 @@ in a scratch directory holding the request, the reference file and (mode "refere
   state (dropout, torch.rand in forward) nor differ between two calls; and float64 reference outputs on seeded
   inputs (`seeds`), saved as .npy files.
 - "reference": the float64 outputs of the model at one size on given inputs and parameters (.npy files).
+- "time": on the GPU, at every size: PyTorch eager, torch.compile and the candidate (a shared library loaded with
+  ctypes and called on the torch tensors' device pointers, in the derived prototype's order), interleaved in one
+  process in a random order per round, each call between CUDA events after an L2 flush (a read of twice the L2),
+  after warm-up calls; per-call times, and the candidate's outputs compared with eager's.
 """
 
 from __future__ import annotations
@@ -22,12 +26,21 @@ import copy
 import inspect
 import json
 import os
+import signal
 import sys
 import traceback
 from typing import Any
 
 RESULT = "result.json"
 SUPPORTED = {"float32": "float", "int64": "int64", "int32": "int32"}
+
+
+class TimeLimit(BaseException):  # a BaseException: the file's `except Exception` does not swallow it
+    """The request's `seconds` ran out (the child's own alarm, armed once torch is imported)."""
+
+
+def _alarm(signum: int, frame: Any) -> None:
+    raise TimeLimit
 
 
 class Refused(Exception):
@@ -273,17 +286,147 @@ def reference(request: dict) -> dict:
     return {"ok": True, "outputs": files}
 
 
+# -- GPU timing (mode "time") ---------------------------------------------------------------------------------------
+
+
+def _device_model(ns: dict, dtype, device):
+    import torch
+
+    model, inputs = build(ns, 0)
+    model = model.to(device)
+    for t in [*model.parameters(), *model.buffers()]:
+        if t.is_floating_point():
+            t.data = t.data.to(dtype)
+    xs = [x.to(device).to(dtype) if x.is_floating_point() else x.to(device) for x in inputs]
+    return model, [x.contiguous() for x in xs], torch
+
+
+def _candidate_call(lib, spec: dict, model, xs: list, outs: list, size: dict):
+    """The candidate's entry bound to the tensors' data pointers, in the prototype's order (spec["args"])."""
+    import ctypes
+
+    state = {k: v.contiguous() for k, v in model.state_dict().items()}
+    keep: list[Any] = []
+    args: list[Any] = []
+    types: list[Any] = []
+    for kind, key in spec["args"]:
+        if kind in ("output", "input", "param"):
+            t = outs[int(key)] if kind == "output" else xs[int(key)] if kind == "input" else state[key]
+            keep.append(t)
+            args.append(ctypes.c_void_p(t.data_ptr()))
+            types.append(ctypes.c_void_p)
+        else:
+            ctype = ctypes.c_int64 if kind == "int64_t" else ctypes.c_int
+            args.append(ctype(int(size[key])))
+            types.append(ctype)
+    fn = getattr(lib, spec["entry"])
+    fn.restype, fn.argtypes = None, types
+    return lambda: fn(*args), keep
+
+
+def _timed(calls: dict, spec: dict, device) -> dict[str, list[float]]:
+    """Rounds of one call of each implementation in a random order, each between CUDA events after an L2 flush."""
+    import random
+    import time
+
+    import torch
+
+    l2 = torch.cuda.get_device_properties(device).L2_cache_size
+    flush = torch.empty(max(2 * l2, 64 << 20) // 4, dtype=torch.int32, device=device)
+    times: dict[str, list[float]] = {k: [] for k in calls}
+    rng, started, rounds = random.Random(spec["seed"]), time.monotonic(), 0
+    while rounds < spec["min_rounds"] or (time.monotonic() - started < spec["round_seconds"] and rounds < spec["max_rounds"]):
+        order = list(calls)
+        rng.shuffle(order)
+        events = []
+        for name in order:
+            flush.sum()  # a read of 2x L2 (clean lines, no write-back): the timed call starts with a cold cache
+            start, end = torch.cuda.Event(enable_timing=True), torch.cuda.Event(enable_timing=True)
+            start.record()
+            calls[name]()
+            end.record()
+            events.append((name, start, end))
+        torch.cuda.synchronize()
+        for name, start, end in events:
+            times[name].append(start.elapsed_time(end) * 1000.0)
+        rounds += 1
+    return times
+
+
+def _agreement(cand: list, want: list, tol: tuple[float, float]) -> float:
+    """The largest |candidate - eager| over its bound (atol * max|eager| + rtol * |eager|): <= 1 agrees."""
+    worst = 0.0
+    for got, ref in zip(cand, want, strict=True):
+        g, r = got.double(), ref.double()
+        bound = tol[0] * float(r.abs().max()) + tol[1] * r.abs() + 1e-30
+        ratio = ((g - r).abs() / bound).nan_to_num(nan=float("inf")).max()
+        worst = max(worst, float(ratio))
+    return worst
+
+
+def time_size(path: str, size: dict, spec: dict, lib) -> dict:
+    import torch
+
+    device = torch.device("cuda")
+    dtype = torch.bfloat16 if spec["precision"] == "bf16" else torch.float32
+    model, xs, _ = _device_model(load(path, size), dtype, device)
+    with torch.no_grad():
+        want = outputs_of(model(*xs))
+        outs = [torch.empty_like(o) for o in want]
+        calls = {"eager": lambda: model(*xs)}
+        if spec["compile"]:
+            compiled = torch.compile(model)
+            calls["compile"] = lambda: compiled(*xs)
+        candidate, _keep = _candidate_call(lib, spec, model, xs, outs, size)
+        calls["candidate"] = candidate
+        for _ in range(spec["warmup"]):  # the first compiled call compiles
+            for call in calls.values():
+                call()
+        torch.cuda.synchronize()
+        for o in outs:
+            o.fill_(float("nan"))
+        candidate()
+        torch.cuda.synchronize()
+        agreement = _agreement(outs, [o.detach() for o in want], tuple(spec["tolerance"]))
+        times = _timed(calls, spec, device)
+    return {"size": size, "times": times, "agreement": agreement}
+
+
+def time_all(request: dict) -> dict:
+    import ctypes
+
+    import torch
+
+    if not torch.cuda.is_available():
+        raise Refused("gpu", "torch sees no CUDA device here: PyTorch baselines are timed on the GPU")
+    lib = ctypes.CDLL(os.path.join(os.path.dirname(request["reference"]), request["library"]))
+    rows = [time_size(request["reference"], size, request, lib) for size in request["sizes"]]
+    return {"ok": True, "torch": torch.__version__, "device": torch.cuda.get_device_name(0), "sizes": rows}
+
+
+MODES = {"probe": probe, "reference": reference, "time": time_all}
+
+
 def main() -> int:
     with open(sys.argv[1]) as f:
         request = json.load(f)
     for path in request.get("site", []):
         sys.path.append(path)
     os.environ.setdefault("OMP_NUM_THREADS", str(request.get("threads", 1)))
+    for key, value in request.get("env", {}).items():  # torch.compile's caches and compile workers (mode "time")
+        os.environ[key] = value
     try:
         import torch
 
         torch.set_num_threads(int(request.get("threads", 1)))
-        result = probe(request) if request["mode"] == "probe" else reference(request)
+        seconds = float(request.get("seconds", 0))
+        if seconds > 0:  # the file's own time starts now (the sandbox's wall-clock limit backs this up)
+            signal.signal(signal.SIGALRM, _alarm)
+            signal.setitimer(signal.ITIMER_REAL, seconds)
+        result = MODES[request["mode"]](request)
+        signal.setitimer(signal.ITIMER_REAL, 0)
+    except TimeLimit:
+        result = {"ok": False, "kind": "time", "reason": f"the reference ran longer than {seconds:g} s and was stopped (time limit)"}
     except Refused as exc:
         result = {"ok": False, "kind": exc.kind, "reason": str(exc)}
     except MemoryError:

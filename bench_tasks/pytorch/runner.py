@@ -28,11 +28,15 @@ MAX_FILE_BYTES = 1 << 20  # a reference file is a page of Python, not a data set
 
 @dataclass(frozen=True)
 class Limits:
-    """A reference run's bounds: wall-clock seconds, address space (bytes; RLIMIT_AS), torch threads."""
+    """A reference run's bounds: wall-clock seconds of the file's own code (counted from when the child has imported
+    torch, so that a loaded machine's slow start is not charged to the file), address space (bytes; RLIMIT_AS), torch
+    threads, and the seconds allowed for the interpreter and torch to start (the sandbox kills the run at
+    seconds + startup_seconds even where the file blocks the child's own alarm)."""
 
     seconds: float = 120.0
     memory_bytes: int = 8 << 30
     threads: int = 1
+    startup_seconds: float = 90.0
 
 
 class ReferenceRefused(ValueError):
@@ -92,10 +96,19 @@ def read_reference(path: Path) -> str:
 
 
 def run_child(
-    source: str, request: dict[str, Any], settings: HarnessSettings, limits: Limits, files: dict[str, np.ndarray] | None = None
+    source: str,
+    request: dict[str, Any],
+    settings: HarnessSettings,
+    limits: Limits,
+    files: dict[str, np.ndarray] | None = None,
+    *,
+    gpu: bool = False,
+    staged: dict[str, Path] | None = None,
 ) -> tuple[dict, dict[str, np.ndarray]]:
-    """Run child.py on `source` with `request` (its "mode" and arguments); `files`: arrays staged as NAME.npy. Returns
-    (the child's result, the arrays it saved, by the file names its result gives). Raises ReferenceRefused."""
+    """Run child.py on `source` with `request` (its "mode" and arguments); `files`: arrays staged as NAME.npy;
+    `staged`: files copied beside the reference under the given names; `gpu`: the evaluation's GPU is bound (the
+    address-space limit does not apply then: CUDA maps far more than it uses). Returns (the child's result, the
+    arrays it saved, by the file names its result gives). Raises ReferenceRefused."""
     if len(source.encode()) > MAX_FILE_BYTES:
         raise ReferenceRefused("format", f"the reference is longer than {MAX_FILE_BYTES} bytes")
     exe, visible = _python()
@@ -108,21 +121,41 @@ def run_child(
         os.chmod(tmp / "out", 0o777)
         for name, values in (files or {}).items():
             np.save(tmp / f"{name}.npy", values)
+        for name, path in (staged or {}).items():
+            shutil.copy(path, tmp / name)
+            os.chmod(tmp / name, 0o755)
         full = _absolute(request, tmp) | {
             "site": [str(visible[-1])],
             "threads": limits.threads,
+            "seconds": limits.seconds,
             "reference": str(tmp / "reference.py"),
             "out": str(tmp / "out"),
+            "env": _torch_env(tmp) if gpu else {},
         }
         (tmp / "request.json").write_text(json.dumps(full))
         rc, out = box.run(
             [exe, "-I", "-S", str(tmp / "child.py"), str(tmp / "request.json")],
             scratch=tmp,
-            timeout=limits.seconds,
+            timeout=limits.seconds + limits.startup_seconds,
             shared=visible,
+            gpu=gpu,
             what="the reference",
         )
         return _outcome(tmp, rc, out, limits)
+
+
+def _torch_env(tmp: Path) -> dict[str, str]:
+    """torch.compile's caches in the scratch directory, its compile workers in-process, and where libcuda is."""
+    env = {
+        "TORCHINDUCTOR_CACHE_DIR": str(tmp / "inductor"),
+        "TRITON_CACHE_DIR": str(tmp / "triton"),
+        "TORCHINDUCTOR_COMPILE_THREADS": "1",
+        "HOME": str(tmp),
+    }
+    libcuda = next((d for d in sb.driver_library_dirs() if (d / "libcuda.so.1").exists()), None)
+    if libcuda is not None:
+        env["TRITON_LIBCUDA_PATH"] = str(libcuda)
+    return env
 
 
 def _absolute(request: dict[str, Any], tmp: Path) -> dict[str, Any]:

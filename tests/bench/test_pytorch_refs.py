@@ -6,6 +6,7 @@ are ok and wrong ones refused."""
 from __future__ import annotations
 
 import json
+import os
 import shutil
 from functools import cache
 from pathlib import Path
@@ -13,11 +14,13 @@ from pathlib import Path
 import numpy as np
 import pytest
 
-from bench_tasks.pytorch import Limits, ReferenceRefused, import_directory, load_reference
+from bench_tasks.pytorch import Limits, ReferenceRefused, load_reference, make_task
 from bench_tasks.pytorch.task import TOLERANCES, draw_for
 from bench_tasks.spec import TaskError
 
 pytest.importorskip("torch")  # the optional extra: CI installs its CPU build
+# One xdist worker runs this module (addopts: --dist loadgroup): each file is run in the sandbox once, shared by its tests.
+pytestmark = pytest.mark.xdist_group("pytorch_refs")
 
 REFS = Path(__file__).parent / "pytorch_refs"
 KERNELS = REFS / "kernels"
@@ -40,31 +43,49 @@ EXPECTED = {
 }
 
 
-@pytest.fixture(scope="module")
-def imported():
-    """The folder imported as a suite (the hostile file stopped at 40 s)."""
-    return import_directory(REFS, limits=Limits(seconds=40))
+SHORT = Limits(seconds=3)  # a spinning file is stopped 3 s after torch is imported (the start is not charged)
 
 
 @cache
-def _loaded(stem: str):
-    return load_reference(REFS / f"{stem}.py", limits=FAST)
+def _outcome(stem: str):
+    """One file's task, or its refusal: each file is run in the sandbox once per test process and shared."""
+    try:
+        return load_reference(REFS / f"{stem}.py", limits=FAST)
+    except ReferenceRefused as exc:
+        return exc
 
 
 def _task(stem: str):
-    """One file's task (loaded once per test process: the whole folder only where a test needs it)."""
-    return _loaded(stem)
+    task = _outcome(stem)
+    assert not isinstance(task, Exception), str(task)
+    return task
 
 
-def test_every_reference_file_gets_its_expected_verdict(imported):
-    made = {t.reference_name for t in imported.tasks}
-    refused = {p.name: kind for p, kind, _ in imported.refused}
-    assert set(made) | set(refused) == set(EXPECTED)
+@pytest.fixture(scope="module")
+def hostile(tmp_path_factory):
+    """The hostile file, pointed at a secret of this test's own, run once at a 3 s limit: (its refusal, the secret)."""
+    secret = Path("/var/tmp") / f"cm-secret-{tmp_path_factory.mktemp('h').name}"
+    secret.write_text("TOPSECRET-42")
+    try:
+        text = (REFS / "hostile.py").read_text().replace('"/etc/shadow"', repr(str(secret)))
+        with pytest.raises(ReferenceRefused) as info:
+            load_reference(source=text, name="pt_hostile", limits=SHORT)
+    finally:
+        secret.unlink()
+    return info.value, secret
+
+
+def test_every_reference_file_gets_its_expected_verdict(hostile):
+    assert {p.name for p in REFS.glob("*.py")} == set(EXPECTED)
     for name, kind in EXPECTED.items():
-        assert (refused.get(name) if kind else name in made) == (kind or True), (name, refused.get(name))
-    reasons = {p.name: why for p, _, why in imported.refused}
-    assert "dropout" in reasons["dropout.py"]
-    assert "longer than" in reasons["hostile.py"]
+        got = hostile[0] if name == "hostile.py" else _outcome(name.removesuffix(".py"))
+        if kind is None:
+            assert not isinstance(got, Exception), (name, str(got))
+            assert got.reference_name == name
+        else:
+            assert isinstance(got, ReferenceRefused) and got.kind == kind, (name, got)
+    assert "dropout" in str(_outcome("dropout"))
+    assert "longer than 3 s" in str(hostile[0])
 
 
 def test_the_prototype_is_outputs_inputs_parameters_in_state_dict_order_then_the_constants():
@@ -78,7 +99,7 @@ def test_the_prototype_is_outputs_inputs_parameters_in_state_dict_order_then_the
 
 
 def test_bf16_makes_every_float_buffer_a_bfloat16_and_keeps_the_dimensions():
-    task = load_reference(REFS / "gemm.py", sizes=[{"M": 32, "K": 16, "N": 8}], precision="bf16", limits=FAST)
+    task = make_task(_task("gemm").probe, "pt_gemm", "bf16")  # the probe does not depend on the precision
     assert task.variant("bf16").prototype.text == (
         'extern "C" void pt_gemm(__nv_bfloat16* out, const __nv_bfloat16* A, const __nv_bfloat16* B, int M, int K, int N)'
     )
@@ -173,18 +194,12 @@ def test_sizes_must_name_the_files_constants(tmp_path):
 
 
 def test_a_reference_that_runs_too_long_is_stopped(tmp_path):
-    exc = _refused(tmp_path, _ref(body="[x for _ in iter(int, 1)]"), limits=Limits(seconds=15))
-    assert exc.kind == "time" and "longer than 15 s" in str(exc)
+    exc = _refused(tmp_path, _ref(body="[x for _ in iter(int, 1)]"), limits=SHORT)
+    assert exc.kind == "time" and "longer than 3 s" in str(exc)
 
 
-def test_the_hostile_file_reads_nothing_outside_connects_nowhere_and_is_stopped(tmp_path):
-    secret = Path("/var/tmp") / f"cm-secret-{tmp_path.name}"
-    secret.write_text("TOPSECRET-42")
-    try:
-        text = (REFS / "hostile.py").read_text().replace('"/etc/shadow"', repr(str(secret)))
-        exc = _refused(tmp_path, text, limits=Limits(seconds=20))
-    finally:
-        secret.unlink()
+def test_the_hostile_file_reads_nothing_outside_connects_nowhere_and_is_stopped(hostile):
+    exc, secret = hostile
     assert exc.kind == "time"
     said = exc.output
     assert f"read {secret} FAILED" in said and "connect FAILED" in said and "read /work FAILED" in said
@@ -199,10 +214,11 @@ def test_a_bad_task_name_or_precision_is_a_task_error():
 
 
 def test_a_user_cost_expression_is_the_complexity():
-    task = load_reference(REFS / "relu.py", complexity="batch_size * dim", limits=FAST)
+    probe = _task("relu").probe
+    task = make_task(probe, "pt_relu", "fp32", complexity="batch_size * dim")
     assert task.complexity_of(task.size_list("paper")[0]) == 16 * 1024
     with pytest.raises(TaskError, match="complexity"):
-        load_reference(REFS / "relu.py", complexity="batch_size * nope", limits=FAST)
+        make_task(probe, "pt_relu", "fp32", complexity="batch_size * nope")
 
 
 # -- kernels against the derived prototypes -------------------------------------------------------------------------
@@ -246,12 +262,30 @@ def test_a_kernel_with_another_prototype_is_refused():
 
 @pytest.mark.gpu
 @pytest.mark.parametrize("stem", sorted(HONEST))
-def test_honest_kernels_are_ok_on_the_gpu(stem):
+def test_honest_kernels_are_ok_on_the_gpu_with_speedups_over_eager_and_torch_compile(stem):
     from bench_tasks.harness import evaluate
 
     task = _task(stem)
     result = evaluate(task, "fp32", (KERNELS / HONEST[stem]).read_text(), sizes=task.size_list("paper"))
     assert result.verdict.value == "ok", result.message
+    assert result.torch_baselines.startswith("PyTorch "), result.message
+    for row in result.rows:
+        assert set(row.torch_times) == {"eager", "compile", "candidate"}, result.message
+        assert row.baseline == row.torch_times["eager"] and row.speedup is not None and row.speedup_compile is not None
+    assert result.score is not None
+    record = os.environ.get("CM_PYTORCH_TIMINGS")  # scripts/device_pytorch.sh collects the figures here
+    if record:
+        with open(record, "a") as f:
+            f.write(json.dumps({"task": stem, "on": result.torch_baselines, "rows": [_timing_row(r) for r in result.rows], "P": result.score}) + "\n")
+
+
+def _timing_row(row) -> dict:
+    return {
+        "size": row.params,
+        **{f"{k}_us": round(v.median_us, 2) for k, v in row.torch_times.items()},
+        "speedup_eager": row.speedup,
+        "speedup_compile": row.speedup_compile,
+    }
 
 
 @pytest.mark.gpu
@@ -263,6 +297,75 @@ def test_wrong_kernels_are_refused_on_the_gpu(kernel):
     task = _task(stem)
     result = evaluate(task, "fp32", (KERNELS / kernel).read_text(), sizes=task.size_list("paper"))
     assert result.verdict.value == verdict, result.message
+
+
+# -- baselines: eager and torch.compile ---------------------------------------------------------------------------
+
+
+def test_the_candidate_is_called_in_its_prototypes_order_on_the_torch_tensors():
+    from bench_tasks.pytorch.timing import call_spec
+
+    assert call_spec(_task("gemm_bias_relu_scale"), "fp32") == [
+        ("output", "0"),
+        ("input", "0"),
+        ("param", "linear.weight"),
+        ("param", "linear.bias"),
+        ("int", "batch_size"),
+        ("int", "in_features"),
+        ("int", "out_features"),
+    ]
+    assert call_spec(_task("min_max"), "fp32")[:3] == [("output", "0"), ("output", "1"), ("input", "0")]
+
+
+def _result_FAKE(task, speedup: float = 1000.0):
+    """A harness result as its driver leaves it for a PyTorch task: timed against the empty stub (FAKE times)."""
+    from bench_tasks.harness.result import EvaluationResult, SizeRow, TimeStats, Verdict
+
+    stats = TimeStats(median_us=2.0, iqr_us=0.1, min_us=1.9, samples=10, wall_median_us=3.0)
+    rows = [
+        SizeRow(params=s, complexity=task.complexity_of(s), passed=True, baseline=stats, candidate=stats, speedup=speedup,
+                roofline_floor_us=1.0, baseline_roofline_pct=50.0, flags=["speedup_over_review_threshold", "launch_bound"])
+        for s in task.size_list("paper")
+    ]  # fmt: skip
+    return EvaluationResult(task=task.name, precision="fp32", verdict=Verdict.ok, rows=rows, score=speedup)
+
+
+def test_the_stubs_speedup_is_never_reported_FAKE():
+    from bench_tasks.pytorch.timing import measure_baselines
+    from settings import get_harness_settings
+
+    task = _task("relu")
+    result = measure_baselines(task, _result_FAKE(task), "src", task.size_list("paper"), get_harness_settings(), None, timing=False)
+    row = result.rows[0]
+    assert result.score is None and row.speedup is None and row.baseline is None and row.baseline_roofline_pct is None
+    assert row.flags == ["launch_bound"] and row.candidate is not None
+
+
+def test_eager_and_compile_times_make_the_speedups_and_p_over_eager_FAKE():
+    from bench_tasks.pytorch.timing import apply, hide_stub_speedups
+
+    task = _task("relu")
+    result = _result_FAKE(task)
+    hide_stub_speedups(result)
+    size = task.probe.sizes[0]
+    times = {"eager": [10.0, 12.0, 11.0], "compile": [6.0, 6.0, 6.0], "candidate": [2.0, 3.0, 2.0]}
+    apply(result, {"torch": "2.11", "device": "H100 FAKE", "sizes": [{"size": size, "times": times, "agreement": 0.1}]}, 50.0)
+    row = result.rows[0]
+    assert row.speedup == pytest.approx(5.0) and row.speedup_compile == pytest.approx(3.0)
+    assert row.baseline.median_us == 11.0 and row.torch_times["candidate"].median_us == 2.0
+    assert result.score == pytest.approx(5.0) and result.torch_baselines == "PyTorch 2.11 on H100 FAKE"
+    assert row.baseline_roofline_pct == pytest.approx(100.0 / 11.0)
+
+
+def test_a_candidate_that_disagrees_with_eager_in_the_timing_process_gets_no_speedup_FAKE():
+    from bench_tasks.pytorch.timing import apply, hide_stub_speedups
+
+    task = _task("relu")
+    result = _result_FAKE(task)
+    hide_stub_speedups(result)
+    times = {"eager": [10.0], "compile": [6.0], "candidate": [2.0]}
+    apply(result, {"sizes": [{"size": task.probe.sizes[0], "times": times, "agreement": float("inf")}]}, 50.0)
+    assert result.rows[0].speedup is None and result.score is None and "withheld" in result.message
 
 
 # -- the CLI ---------------------------------------------------------------------------------------------------------
