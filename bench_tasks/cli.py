@@ -216,6 +216,14 @@ VendorOpt = Annotated[
     ),
 ]
 OutputOpt = Annotated[Path, typer.Option("--output", "-o", help="where to write the JSON results")]
+SuiteOpt = Annotated[
+    Path | None,
+    typer.Option(
+        "--suite",
+        help="a folder of PyTorch references (KernelBench format) as the suite instead of MSKernelBench: baselines "
+        "PyTorch eager and torch.compile; candidates pt_<file>.cu (docs/pytorch-tasks.md)",
+    ),
+]
 JobsOpt = Annotated[int | None, typer.Option("--jobs", "-j", min=1, help="compile processes working ahead of the GPU; default: all cores")]
 AppendOpt = Annotated[
     bool, typer.Option("--append", help="keep the results already in --output and add these (a long run split into several commands)")
@@ -252,6 +260,7 @@ class RunOptions:
     append: bool
     skip_done: bool
     ray: str | None
+    suite: Path | None = None
 
     @property
     def size_sets(self) -> list[str]:
@@ -264,6 +273,8 @@ class RunOptions:
             _sizes_ok(s)
         if self.skip_done and not self.append:
             _fail("--skip-done continues the run in --output: give --append too")
+        if self.suite is not None and (self.ray or self.vendor or self.tasks):
+            _fail("--suite runs a folder of PyTorch references on this machine's GPU: leave out --ray, --vendor and --task")
 
 
 @app.command("run")
@@ -278,21 +289,27 @@ def run(
     append: AppendOpt = False,
     skip_done: SkipDoneOpt = False,
     ray: RayOpt = None,
+    suite: SuiteOpt = None,
 ) -> None:
     """Check and time the baselines (and candidates, vendor references, if asked) on the local GPU.
 
     One variant at a time runs on the GPU; meanwhile the next ones are compiled on `--jobs` cores and
     their check datasets and references drawn into the data cache (see bench_tasks/harness/pipeline.py)."""
-    _run_benchmark(RunOptions(task, precision, sizes, candidates, vendor, output, jobs, append, skip_done, ray))
+    _run_benchmark(RunOptions(task, precision, sizes, candidates, vendor, output, jobs, append, skip_done, ray, suite))
 
 
 def _run_benchmark(opts: RunOptions) -> None:
     from settings import get_harness_settings
 
     opts.check()
-    variants = _variants(opts.tasks, opts.precision)
+    if opts.suite is not None:
+        from bench_tasks.pytorch_cli import suite_variants
+
+        variants = suite_variants(opts.suite, opts.precision)
+    else:
+        variants = _variants(opts.tasks, opts.precision)
     settings = get_harness_settings()
-    cluster = _cluster(opts.ray, settings)
+    cluster = None if opts.suite is not None else _cluster(opts.ray, settings)
     if cluster is None:  # the local GPU (on Ray, the workers check theirs)
         _local_gpu_ready(settings)
     work = _work(variants, opts.candidates, opts.vendor)
@@ -414,7 +431,11 @@ def _measure(work: list[Job], opts: RunOptions, settings, cluster, store: _Resul
                 todo = [j for j in work if not opts.skip_done or _measured(j, size_set) not in done]
                 if len(todo) < len(work):
                     progress.advance(bar, len(work) - len(todo))
-                if cluster is not None and _cluster_suite is not None:
+                if opts.suite is not None:  # PyTorch references: one at a time, on this GPU
+                    from bench_tasks.pytorch_cli import measure_suite
+
+                    measure_suite(todo, size_set, finished_one)
+                elif cluster is not None and _cluster_suite is not None:
                     progress.update(bar, description=f"benchmark on {store.meta['ray']['gpu_workers']} Ray GPU worker(s)")
                     _cluster_suite.run(cluster, todo, size_set, finished_one)
                 else:

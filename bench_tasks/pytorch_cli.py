@@ -100,3 +100,48 @@ def print_baselines(result) -> None:
             f"{row.speedup_compile:.3f}" if row.speedup_compile else "-",
         )
     console.print(table)
+
+
+def suite_variants(path: Path, precision: str | None) -> list[tuple[str, str]]:
+    """`bench run --suite PATH`: the folder imported (each file run in the sandbox), its tasks registered for this
+    run; the refused files listed with their reasons."""
+    from bench_tasks.pytorch import ReferenceRefused, import_directory
+    from bench_tasks.spec import TaskError, register_task
+
+    chosen = precision or "fp32"
+    try:
+        imported = import_directory(path, precision=chosen)
+    except (TaskError, ReferenceRefused) as exc:
+        _fail(str(exc))
+    for file, kind, why in imported.refused:
+        err.print(f"[yellow]refused[/] {file.name} ({kind}): {why}")
+    if not imported.tasks:
+        _fail(f"no file of {path} could be made a task (see the reasons above)")
+    for task in imported.tasks:
+        register_task(task)
+    return [(t.name, chosen) for t in imported.tasks]
+
+
+def measure_suite(todo: list, size_set: str, finished_one) -> None:
+    """A PyTorch suite's work, one job at a time (the timing in the torch process overlaps no other GPU work): a
+    candidate through the harness's evaluate (then its speedups over eager and torch.compile), else eager and
+    torch.compile alone."""
+    from bench_tasks.harness import CandidateError, evaluate
+    from bench_tasks.pytorch import PyTorchTask, ReferenceRefused
+    from bench_tasks.pytorch.timing import baselines_result
+    from bench_tasks.spec import TaskError, load_task
+    from settings import get_harness_settings
+
+    settings = get_harness_settings()
+    for job in todo:
+        try:
+            task = load_task(job.task)
+            assert isinstance(task, PyTorchTask)  # registered by suite_variants
+            if job.source is None:
+                result = baselines_result(task, job.precision, settings)
+            else:
+                result = evaluate(task, job.precision, job.source, size_set, settings=settings)
+        except (ReferenceRefused, TaskError, CandidateError, RuntimeError) as exc:
+            finished_one(job, exc)
+            continue
+        finished_one(job, result)

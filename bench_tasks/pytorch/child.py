@@ -372,22 +372,24 @@ def time_size(path: str, size: dict, spec: dict, lib) -> dict:
     model, xs, _ = _device_model(load(path, size), dtype, device)
     with torch.no_grad():
         want = outputs_of(model(*xs))
-        outs = [torch.empty_like(o) for o in want]
+        outs = [torch.empty(tuple(o.shape), dtype=o.dtype, device=device) for o in want]  # contiguous, whatever eager's strides
         calls = {"eager": lambda: model(*xs)}
         if spec["compile"]:
             compiled = torch.compile(model)
             calls["compile"] = lambda: compiled(*xs)
-        candidate, _keep = _candidate_call(lib, spec, model, xs, outs, size)
-        calls["candidate"] = candidate
+        if lib is not None:  # None: the baselines alone (bench run over a suite without candidates)
+            calls["candidate"], _keep = _candidate_call(lib, spec, model, xs, outs, size)
         for _ in range(spec["warmup"]):  # the first compiled call compiles
             for call in calls.values():
                 call()
-        torch.cuda.synchronize()
-        for o in outs:
-            o.fill_(float("nan"))
-        candidate()
-        torch.cuda.synchronize()
-        agreement = _agreement(outs, [o.detach() for o in want], tuple(spec["tolerance"]))
+        agreement = 0.0
+        if lib is not None:
+            torch.cuda.synchronize()
+            for o in outs:
+                o.fill_(float("nan"))
+            calls["candidate"]()
+            torch.cuda.synchronize()
+            agreement = _agreement(outs, [o.detach() for o in want], tuple(spec["tolerance"]))
         times = _timed(calls, spec, device)
     return {"size": size, "times": times, "agreement": agreement}
 
@@ -399,7 +401,7 @@ def time_all(request: dict) -> dict:
 
     if not torch.cuda.is_available():
         raise Refused("gpu", "torch sees no CUDA device here: PyTorch baselines are timed on the GPU")
-    lib = ctypes.CDLL(os.path.join(os.path.dirname(request["reference"]), request["library"]))
+    lib = ctypes.CDLL(os.path.join(os.path.dirname(request["reference"]), request["library"])) if request["library"] else None
     rows = [time_size(request["reference"], size, request, lib) for size in request["sizes"]]
     return {"ok": True, "torch": torch.__version__, "device": torch.cuda.get_device_name(0), "sizes": rows}
 

@@ -276,7 +276,10 @@ def test_honest_kernels_are_ok_on_the_gpu_with_speedups_over_eager_and_torch_com
     record = os.environ.get("CM_PYTORCH_TIMINGS")  # scripts/device_pytorch.sh collects the figures here
     if record:
         with open(record, "a") as f:
-            f.write(json.dumps({"task": stem, "on": result.torch_baselines, "rows": [_timing_row(r) for r in result.rows], "P": result.score}) + "\n")
+            f.write(
+                json.dumps({"task": stem, "on": result.torch_baselines, "rows": [_timing_row(r) for r in result.rows], "P": result.score})
+                + "\n"
+            )
 
 
 def _timing_row(row) -> dict:
@@ -315,6 +318,51 @@ def test_the_candidate_is_called_in_its_prototypes_order_on_the_torch_tensors():
         ("int", "out_features"),
     ]
     assert call_spec(_task("min_max"), "fp32")[:3] == [("output", "0"), ("output", "1"), ("input", "0")]
+
+
+LINEAR_C = """
+void pt_lin_optimized(float* out, const float* x, const float* w, const float* b, int n, int k, int m) {
+  for (int i = 0; i < n; ++i)
+    for (int j = 0; j < m; ++j) {
+      float acc = b[j];
+      for (int p = 0; p < k; ++p) acc += x[i * k + p] * w[j * k + p];
+      out[i * m + j] = acc;
+    }
+}
+"""
+
+
+@pytest.mark.skipif(shutil.which("gcc") is None, reason="gcc not installed")
+def test_the_timing_child_calls_the_candidate_on_the_tensors_in_the_prototypes_order(tmp_path):
+    """The torch child's binding of a candidate library (here a host C function, built with gcc: the same ctypes
+    path as a CUDA candidate's, on CPU tensors) and its agreement check against eager."""
+    import ctypes
+    import subprocess
+
+    import torch
+
+    from bench_tasks.pytorch import child
+
+    (tmp_path / "lin.c").write_text(LINEAR_C)
+    subprocess.run(["gcc", "-O1", "-shared", "-fPIC", "-o", str(tmp_path / "lin.so"), str(tmp_path / "lin.c")], check=True)
+    torch.manual_seed(0)
+    model, x = torch.nn.Linear(5, 3), torch.randn(4, 5)
+    with torch.no_grad():
+        want = model(x)
+    args = [("output", "0"), ("input", "0"), ("param", "weight"), ("param", "bias"), ("int", "n"), ("int", "k"), ("int", "m")]
+    out = torch.full((4, 3), float("nan"))
+    call, _keep = child._candidate_call(
+        ctypes.CDLL(str(tmp_path / "lin.so")), {"entry": "pt_lin_optimized", "args": args}, model, [x], [out], {"n": 4, "k": 5, "m": 3}
+    )
+    call()
+    assert child._agreement([out], [want], (1e-5, 1e-5)) <= 1.0
+    wrong = [*args[:5], ("int", "m"), ("int", "m")]  # m where k goes: in bounds, the wrong answer
+    out.fill_(float("nan"))
+    call, _keep = child._candidate_call(
+        ctypes.CDLL(str(tmp_path / "lin.so")), {"entry": "pt_lin_optimized", "args": wrong}, model, [x], [out], {"n": 4, "k": 5, "m": 3}
+    )
+    call()
+    assert not child._agreement([out], [want], (1e-5, 1e-5)) <= 1.0
 
 
 def _result_FAKE(task, speedup: float = 1000.0):
@@ -409,3 +457,86 @@ def test_bench_eval_reference_compiles_a_candidate_against_the_derived_prototype
     assert "pt_relu(float* out, const float* x, int batch_size, int dim)" in said and "shape [16, 64]" in said
     bad = CliRunner().invoke(cli, [*args, "--reference-sizes", '[{"width": 64}]'])
     assert bad.exit_code == 2 and "names width" in " ".join(bad.output.split())
+
+
+# -- bench run --suite ----------------------------------------------------------------------------------------------
+
+
+def _suite(tmp_path: Path, *files: str) -> Path:
+    folder = tmp_path / "suite"
+    folder.mkdir()
+    for name in files:
+        shutil.copy(REFS / name, folder / name)
+    return folder
+
+
+def test_bench_run_suite_times_each_references_baselines_and_lists_refused_files_FAKE(tmp_path, monkeypatch):
+    """FAKE GPU: the local GPU check passes and the torch child's timing is replaced; the import is real."""
+    from typer.testing import CliRunner
+
+    import bench_tasks.cli as bench_cli
+    from app.cli import cli
+    from bench_tasks.harness.result import EvaluationResult, SizeRow, TimeStats, Verdict
+    from bench_tasks.pytorch import timing
+
+    timed = []
+
+    def baselines_FAKE(task, precision, settings, how=None):
+        timed.append(task.name)
+        stats = TimeStats(median_us=5.0, iqr_us=0.1, min_us=4.9, samples=20, wall_median_us=5.0)
+        rows = [
+            SizeRow(params=s, complexity=1, passed=True, baseline=stats, torch_times={"eager": stats, "compile": stats})
+            for s in task.size_list("paper")
+        ]
+        return EvaluationResult(
+            task=task.name, precision=precision, verdict=Verdict.ok, rows=rows, baseline_only=True, implementation="baseline"
+        )
+
+    monkeypatch.setattr(bench_cli, "_local_gpu_ready", lambda settings: None)
+    monkeypatch.setattr(timing, "baselines_result", baselines_FAKE)
+    folder = _suite(tmp_path, "relu.py")
+    (folder / "broken.py").write_text("def f(:\n")
+    out = CliRunner().invoke(cli, ["bench", "run", "--suite", str(folder), "-o", str(tmp_path / "r.json")])
+    assert out.exit_code == 0, out.output
+    assert timed == ["pt_relu"] and "broken.py (syntax)" in " ".join(out.output.split())
+    [result] = json.loads((tmp_path / "r.json").read_text())["results"]
+    assert result["task"] == "pt_relu" and set(result["rows"][0]["torch_times"]) == {"eager", "compile"}
+    bad = CliRunner().invoke(cli, ["bench", "run", "--suite", str(folder), "--vendor"])
+    assert bad.exit_code == 2 and "leave out --ray, --vendor" in " ".join(bad.output.split())
+
+
+@pytest.mark.gpu
+def test_bench_run_suite_records_eager_and_compile_baselines_and_a_candidates_speedups(tmp_path):
+    from typer.testing import CliRunner
+
+    from app.cli import cli
+
+    folder = _suite(tmp_path, "relu.py", "softmax.py")
+    cands = tmp_path / "cands"
+    cands.mkdir()
+    shutil.copy(KERNELS / "relu.cu", cands / "pt_relu.cu")
+    for extra in ([], ["--candidates", str(cands)]):
+        out = CliRunner().invoke(cli, ["bench", "run", "--suite", str(folder), "-o", str(tmp_path / "r.json"), *extra])
+        assert out.exit_code == 0, out.output
+        results = {r["task"]: r for r in json.loads((tmp_path / "r.json").read_text())["results"]}
+        for r in results.values():
+            assert r["verdict"] == "ok" and set(r["rows"][0]["torch_times"]) >= {"eager", "compile"}, r["message"]
+        record = os.environ.get("CM_PYTORCH_TIMINGS")
+        if record:
+            with open(record, "a") as f:
+                for r in results.values():
+                    f.write(
+                        json.dumps(
+                            {
+                                "suite": r["task"],
+                                "measured": r["implementation"],
+                                "on": r["torch_baselines"],
+                                "rows": r["rows"][0]["torch_times"],
+                                "speedup_eager": r["rows"][0]["speedup"],
+                                "speedup_compile": r["rows"][0]["speedup_compile"],
+                            },
+                            default=str,
+                        )
+                        + "\n"
+                    )
+    assert results["pt_relu"]["implementation"] == "candidate" and results["pt_relu"]["rows"][0]["speedup_compile"] is not None
