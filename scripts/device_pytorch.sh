@@ -4,8 +4,8 @@
 # torch process; four wrong ones refused) and a JSON record under $OUT (device_pytorch.json; timings.jsonl: per
 # task and size the eager, compile and candidate medians in us and both speedups, and P over eager).
 # Run from the repository root:
-#   bash scripts/device_pytorch.sh      (about 4-6 minutes on an H100: 6 references probed in the sandbox, 8 evaluations,
-#                                        4 torch.compile compiles at one size each)
+#   bash scripts/device_pytorch.sh      (about 4-6 minutes on an H100: 6 references probed in the sandbox, 9 evaluations,
+#                                        6 torch.compile compiles at one size each; `bench run --suite` twice on relu)
 # The device's own torch (2.11) is used: do not install the [torch] extra there.
 set -uo pipefail
 OUT=${OUT:-/tmp/device_pytorch}
