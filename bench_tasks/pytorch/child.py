@@ -290,15 +290,13 @@ def reference(request: dict) -> dict:
 
 
 def _device_model(ns: dict, dtype, device):
-    import torch
-
     model, inputs = build(ns, 0)
     model = model.to(device)
     for t in [*model.parameters(), *model.buffers()]:
         if t.is_floating_point():
             t.data = t.data.to(dtype)
     xs = [x.to(device).to(dtype) if x.is_floating_point() else x.to(device) for x in inputs]
-    return model, [x.contiguous() for x in xs], torch
+    return model, [x.contiguous() for x in xs]
 
 
 def _candidate_call(lib, spec: dict, model, xs: list, outs: list, size: dict):
@@ -369,7 +367,7 @@ def time_size(path: str, size: dict, spec: dict, lib) -> dict:
 
     device = torch.device("cuda")
     dtype = torch.bfloat16 if spec["precision"] == "bf16" else torch.float32
-    model, xs, _ = _device_model(load(path, size), dtype, device)
+    model, xs = _device_model(load(path, size), dtype, device)
     with torch.no_grad():
         want = outputs_of(model(*xs))
         outs = [torch.empty(tuple(o.shape), dtype=o.dtype, device=device) for o in want]  # contiguous, whatever eager's strides
@@ -385,8 +383,8 @@ def time_size(path: str, size: dict, spec: dict, lib) -> dict:
         agreement = 0.0
         if lib is not None:
             torch.cuda.synchronize()
-            for o in outs:
-                o.fill_(float("nan"))
+            for o in outs:  # poisoned: an output the candidate does not write disagrees
+                o.fill_(float("nan") if o.is_floating_point() else -(2**31) + 7)
             calls["candidate"]()
             torch.cuda.synchronize()
             agreement = _agreement(outs, [o.detach() for o in want], tuple(spec["tolerance"]))
