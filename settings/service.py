@@ -38,6 +38,10 @@ class ServiceSettings(BaseModel):
     max_source_bytes: int = Field(256 * 1024, gt=0, description="largest .cu source accepted in a submission")
     max_custom_sizes: int = Field(16, ge=1, le=32, description="sizes a custom task may list")
     max_custom_elements: int = Field(1 << 28, ge=1, description="elements of all a custom task's buffers together, at one size")
+    pytorch_reference_seconds: float = Field(
+        120.0, gt=0, description="a PyTorch reference's sandboxed run at submit: seconds of its own code (all sizes, float64 references)"
+    )
+    pytorch_reference_memory_bytes: int = Field(8 << 30, ge=1 << 30, description="a PyTorch reference's sandboxed run: address space")
     max_jobs_in_flight_per_key: int = Field(8, ge=1, description="queued + running + waiting jobs allowed per API key")
     max_page_size: int = 200
 
