@@ -540,3 +540,19 @@ def test_bench_run_suite_records_eager_and_compile_baselines_and_a_candidates_sp
                         + "\n"
                     )
     assert results["pt_relu"]["implementation"] == "candidate" and results["pt_relu"]["rows"][0]["speedup_compile"] is not None
+
+
+def test_optimize_reference_refuses_a_missing_or_doubled_task_and_a_file_that_cannot_be_one(tmp_path):
+    from typer.testing import CliRunner
+
+    from app.cli import cli
+
+    broken = tmp_path / "broken.py"
+    broken.write_text("def f(:\n")
+    said = lambda out: " ".join(out.output.split())  # noqa: E731 - rich wraps long lines
+    neither = CliRunner().invoke(cli, ["optimize", "-p", "fp32"])
+    assert neither.exit_code == 2 and "give a TASK" in said(neither)
+    both = CliRunner().invoke(cli, ["optimize", "vector_add", "-p", "fp32", "--reference", str(REFS / "relu.py")])
+    assert both.exit_code == 2 and "one of them" in said(both)
+    bad = CliRunner().invoke(cli, ["optimize", "-p", "fp32", "--reference", str(broken)])
+    assert bad.exit_code == 2 and "syntax error at line 1" in said(bad)
