@@ -362,6 +362,19 @@ def _agreement(cand: list, want: list, tol: tuple[float, float]) -> float:
     return worst
 
 
+def _compiled(model, xs: list, calls: dict) -> str:
+    """torch.compile's model into `calls` (compiled now, by a first call); where it fails, why (eager is still timed)."""
+    import torch
+
+    try:
+        compiled = torch.compile(model)
+        compiled(*xs)
+    except Exception as exc:  # noqa: BLE001 - inductor's, triton's or the compiler's failure is the reason
+        return f"{type(exc).__name__}: {exc}"[:800]
+    calls["compile"] = lambda: compiled(*xs)
+    return ""
+
+
 def time_size(path: str, size: dict, spec: dict, lib) -> dict:
     import torch
 
@@ -372,9 +385,7 @@ def time_size(path: str, size: dict, spec: dict, lib) -> dict:
         want = outputs_of(model(*xs))
         outs = [torch.empty(tuple(o.shape), dtype=o.dtype, device=device) for o in want]  # contiguous, whatever eager's strides
         calls = {"eager": lambda: model(*xs)}
-        if spec["compile"]:
-            compiled = torch.compile(model)
-            calls["compile"] = lambda: compiled(*xs)
+        compile_error = _compiled(model, xs, calls) if spec["compile"] else ""
         if lib is not None:  # None: the baselines alone (bench run over a suite without candidates)
             calls["candidate"], _keep = _candidate_call(lib, spec, model, xs, outs, size)
         for _ in range(spec["warmup"]):  # the first compiled call compiles
@@ -389,7 +400,7 @@ def time_size(path: str, size: dict, spec: dict, lib) -> dict:
             torch.cuda.synchronize()
             agreement = _agreement(outs, [o.detach() for o in want], tuple(spec["tolerance"]))
         times = _timed(calls, spec, device)
-    return {"size": size, "times": times, "agreement": agreement}
+    return {"size": size, "times": times, "agreement": agreement, "compile_error": compile_error}
 
 
 def time_all(request: dict) -> dict:

@@ -180,6 +180,9 @@ def apply(result: EvaluationResult, measured: dict[str, Any], review_speedup: fl
         return result
     for row, m in zip(result.rows, sizes, strict=True):
         _fill_row(row, m, review_speedup)
+    failed = next((m["compile_error"] for m in sizes if m.get("compile_error")), "")
+    if failed:
+        result.message = f"torch.compile failed in the sandbox (no speedup over it): {failed}"
     total = sum(r.complexity for r in result.rows)
     result.score = sum(r.complexity * (r.speedup or 0.0) for r in result.rows) / total if total else None
     result.torch_baselines = f"PyTorch {measured.get('torch', '')} on {measured.get('device', '')}"
@@ -226,5 +229,7 @@ def baselines_result(task: PyTorchTask, precision: str, settings: HarnessSetting
     measured = time_torch(task, precision, None, sizes, settings, how=how)
     for row, m in zip(result.rows, measured["sizes"], strict=True):
         _fill_baselines(row, m["times"])
+        if m.get("compile_error"):
+            result.message = f"torch.compile failed in the sandbox: {m['compile_error']}"
     result.torch_baselines = f"PyTorch {measured.get('torch', '')} on {measured.get('device', '')}"
     return result

@@ -405,6 +405,19 @@ def test_eager_and_compile_times_make_the_speedups_and_p_over_eager_FAKE():
     assert row.baseline_roofline_pct == pytest.approx(100.0 / 11.0)
 
 
+def test_a_torch_compile_failure_keeps_the_eager_speedup_and_says_why_FAKE():
+    from bench_tasks.pytorch.timing import apply, hide_stub_speedups
+
+    task = _task("relu")
+    result = _result_FAKE(task)
+    hide_stub_speedups(result)
+    times = {"eager": [10.0], "candidate": [2.0]}
+    measured = {"size": task.probe.sizes[0], "times": times, "agreement": 0.0, "compile_error": "BackendCompilerFailed: no cc"}
+    apply(result, {"sizes": [measured]}, 50.0)
+    assert result.rows[0].speedup == pytest.approx(5.0) and result.rows[0].speedup_compile is None
+    assert "torch.compile failed" in result.message and "no cc" in result.message
+
+
 def test_a_candidate_that_disagrees_with_eager_in_the_timing_process_gets_no_speedup_FAKE():
     from bench_tasks.pytorch.timing import apply, hide_stub_speedups
 
