@@ -20,17 +20,18 @@ CM_PYTORCH_TIMINGS="$OUT/timings.jsonl" timeout 540 python -m pytest -n 0 -p no:
   --junitxml="$OUT/junit.xml" > "$OUT/pytest.txt" 2>&1
 rc=$?
 python - "$OUT" "$rc" <<'PY'
-import json, sys, xml.etree.ElementTree as ET
+import json, os, sys, xml.etree.ElementTree as ET
 out, rc = sys.argv[1], int(sys.argv[2])
 cases = []
-for case in ET.parse(f"{out}/junit.xml").getroot().iter("testcase"):
+junit = ET.parse(f"{out}/junit.xml").getroot().iter("testcase") if os.path.exists(f"{out}/junit.xml") else []
+for case in junit:
     failed = case.find("failure") is not None or case.find("error") is not None
     skipped = case.find("skipped") is not None
     cases.append({"test": case.get("name"), "seconds": float(case.get("time", 0)), "outcome": "failed" if failed else "skipped" if skipped else "passed"})
-import os
 timings = [json.loads(line) for line in open(f"{out}/timings.jsonl")] if os.path.exists(f"{out}/timings.jsonl") else []
 record = {"timings": timings, "pytest_rc": rc, "torch": open(f"{out}/torch.txt").read().strip(), "gpu": open(f"{out}/gpu.txt").read().strip(), "tests": cases}
 json.dump(record, open(f"{out}/device_pytorch.json", "w"), indent=1)
 print(json.dumps({k: v for k, v in record.items() if k != "tests"}), sum(c["outcome"] == "passed" for c in cases), "passed of", len(cases))
 PY
+tail -25 "$OUT/pytest.txt"
 exit $rc
