@@ -74,12 +74,29 @@ class CustomTaskIn(BaseModel):
     baseline_cu: str = Field(min_length=1, description="the baseline .cu defining the prototype's function")
 
 
+class PyTorchTaskIn(BaseModel):
+    """A PyTorch reference (KernelBench's format: class Model, get_inputs, get_init_inputs, sizes as module-level
+    integer constants) as the task. It runs only in the sandbox (app/pytorch_tasks.py, docs/pytorch-tasks.md)."""
+
+    model_config = ConfigDict(extra="forbid")
+    name: str = Field(pattern=r"^[a-z_][a-z0-9_]{0,63}$", description="a label for the reference (the task gets an id pt_...)")
+    reference_py: str = Field(min_length=1, max_length=1 << 20, description="the reference file's text")
+    sizes: list[dict[str, int]] = Field(
+        default_factory=list,
+        max_length=32,
+        description="each overrides the file's module-level integer constants; empty: the file's own",
+        examples=[[{"batch_size": 16, "dim": 16384}]],
+    )
+    precision: Precision | None = Field(None, description="the candidate's buffers (fp32 or bf16); default: the job's precision")
+
+
 class JobSubmit(RequestBody):
     """A job: a benchmark task (see GET /api/v1/tasks) or a custom task, and the agent's settings."""
 
     model_config = ConfigDict(extra="forbid")
     task: TaskName | None = None
     custom: CustomTaskIn | None = None
+    pytorch: PyTorchTaskIn | None = None
     precision: Precision = DEFAULT_PRECISION
     rounds: Rounds = DEFAULT_ROUNDS
     debug: DebugSteps = DEFAULT_DEBUG
@@ -99,8 +116,15 @@ class JobSubmit(RequestBody):
 
     @model_validator(mode="after")
     def _one_task(self) -> JobSubmit:
-        if (self.task is None) == (self.custom is None):
-            raise ValueError("give exactly one of `task` (a benchmark task name, see GET /api/v1/tasks) or `custom` (your own kernel)")
+        if [self.task, self.custom, self.pytorch].count(None) != 2:
+            raise ValueError(
+                "give exactly one of `task` (a benchmark task name, see GET /api/v1/tasks), `custom` (your own kernel) "
+                "or `pytorch` (a PyTorch reference in KernelBench's format)"
+            )
+        if self.pytorch is not None and self.pytorch.precision is not None:
+            if "precision" in self.model_fields_set and self.precision != self.pytorch.precision:
+                raise ValueError(f"precision {self.precision} and pytorch.precision {self.pytorch.precision} differ: give one")
+            self.precision = self.pytorch.precision
         check_models(self.models)
         return self
 

@@ -141,6 +141,10 @@ def _print_rows(result) -> None:
             " ".join(row.flags) + ("" if row.passed else " FAILED"),
         )
     console.print(table)
+    if any(r.torch_times for r in result.rows):  # a PyTorch reference's task: eager and torch.compile
+        from bench_tasks.pytorch_cli import print_baselines
+
+        print_baselines(result)
     if result.message:
         console.print(f"[bold]{result.verdict.value}[/]: {result.message}")
 
@@ -212,6 +216,14 @@ VendorOpt = Annotated[
     ),
 ]
 OutputOpt = Annotated[Path, typer.Option("--output", "-o", help="where to write the JSON results")]
+SuiteOpt = Annotated[
+    Path | None,
+    typer.Option(
+        "--suite",
+        help="a folder of PyTorch references (KernelBench format) as the suite instead of MSKernelBench: baselines "
+        "PyTorch eager and torch.compile; candidates pt_<file>.cu (docs/pytorch-tasks.md)",
+    ),
+]
 JobsOpt = Annotated[int | None, typer.Option("--jobs", "-j", min=1, help="compile processes working ahead of the GPU; default: all cores")]
 AppendOpt = Annotated[
     bool, typer.Option("--append", help="keep the results already in --output and add these (a long run split into several commands)")
@@ -248,6 +260,7 @@ class RunOptions:
     append: bool
     skip_done: bool
     ray: str | None
+    suite: Path | None = None
 
     @property
     def size_sets(self) -> list[str]:
@@ -260,6 +273,8 @@ class RunOptions:
             _sizes_ok(s)
         if self.skip_done and not self.append:
             _fail("--skip-done continues the run in --output: give --append too")
+        if self.suite is not None and (self.ray or self.vendor or self.tasks):
+            _fail("--suite runs a folder of PyTorch references on this machine's GPU: leave out --ray, --vendor and --task")
 
 
 @app.command("run")
@@ -274,21 +289,27 @@ def run(
     append: AppendOpt = False,
     skip_done: SkipDoneOpt = False,
     ray: RayOpt = None,
+    suite: SuiteOpt = None,
 ) -> None:
     """Check and time the baselines (and candidates, vendor references, if asked) on the local GPU.
 
     One variant at a time runs on the GPU; meanwhile the next ones are compiled on `--jobs` cores and
     their check datasets and references drawn into the data cache (see bench_tasks/harness/pipeline.py)."""
-    _run_benchmark(RunOptions(task, precision, sizes, candidates, vendor, output, jobs, append, skip_done, ray))
+    _run_benchmark(RunOptions(task, precision, sizes, candidates, vendor, output, jobs, append, skip_done, ray, suite))
 
 
 def _run_benchmark(opts: RunOptions) -> None:
     from settings import get_harness_settings
 
     opts.check()
-    variants = _variants(opts.tasks, opts.precision)
+    if opts.suite is not None:
+        from bench_tasks.pytorch_cli import suite_variants
+
+        variants = suite_variants(opts.suite, opts.precision)
+    else:
+        variants = _variants(opts.tasks, opts.precision)
     settings = get_harness_settings()
-    cluster = _cluster(opts.ray, settings)
+    cluster = None if opts.suite is not None else _cluster(opts.ray, settings)
     if cluster is None:  # the local GPU (on Ray, the workers check theirs)
         _local_gpu_ready(settings)
     work = _work(variants, opts.candidates, opts.vendor)
@@ -410,7 +431,11 @@ def _measure(work: list[Job], opts: RunOptions, settings, cluster, store: _Resul
                 todo = [j for j in work if not opts.skip_done or _measured(j, size_set) not in done]
                 if len(todo) < len(work):
                     progress.advance(bar, len(work) - len(todo))
-                if cluster is not None and _cluster_suite is not None:
+                if opts.suite is not None:  # PyTorch references: one at a time, on this GPU
+                    from bench_tasks.pytorch_cli import measure_suite
+
+                    measure_suite(todo, size_set, finished_one)
+                elif cluster is not None and _cluster_suite is not None:
                     progress.update(bar, description=f"benchmark on {store.meta['ray']['gpu_workers']} Ray GPU worker(s)")
                     _cluster_suite.run(cluster, todo, size_set, finished_one)
                 else:
@@ -473,12 +498,17 @@ def report(
     console.print(f"wrote {md} and {page}")
 
 
+from bench_tasks.pytorch_cli import import_references  # noqa: E402 - the PyTorch references' commands (torch-free to import)
+
+app.command("import")(import_references)
+
+
 @app.command("eval")
 def eval_candidate(
-    task: Annotated[str, typer.Argument(help="task name, see `cudamaster bench list`")],
+    task: Annotated[str | None, typer.Argument(help="task name, see `cudamaster bench list` (or --reference)")] = None,
     candidate: Annotated[
         Path, typer.Option("--candidate", "-c", help=".cu exporting <op>_optimized, or a file with OPTIMIZED KERNEL markers")
-    ],
+    ] = ...,  # type: ignore[assignment]  # required (after the optional TASK)
     precision: Annotated[
         Precision, typer.Option("--precision", "-p", help="the variant: fp32 (exports <op>_optimized) or bf16 (<op>_bf16_optimized)")
     ] = DEFAULT_PRECISION,
@@ -486,6 +516,10 @@ def eval_candidate(
     compile_only: Annotated[bool, typer.Option(help="compile and check symbols only (no GPU needed)")] = False,
     flags: Annotated[list[str] | None, typer.Option("--flag", help="extra nvcc flag (repeatable)")] = None,
     json_out: Annotated[Path | None, typer.Option("--json", help="also write the result JSON here")] = None,
+    reference: Annotated[Path | None, typer.Option(help="a PyTorch reference file (KernelBench format) as the task")] = None,
+    reference_sizes: Annotated[
+        str | None, typer.Option(help='with --reference: a JSON list of constant overrides, [{"dim": 1024}]')
+    ] = None,
 ) -> None:
     """Evaluate one candidate: the verdict and the per-size table."""
     from bench_tasks.harness import CandidateError, NoGpuError, evaluate
@@ -495,10 +529,7 @@ def eval_candidate(
 
     _precision_ok(precision)
     _sizes_ok(sizes)
-    try:
-        variant = _task(task).variant(precision)
-    except TaskError as exc:
-        _fail(str(exc))
+    measured, run_sizes, variant = _eval_task(task, reference, reference_sizes, precision, sizes)
     if candidate.is_dir():
         _fail(f"{candidate} is a directory: pass a .cu file (e.g. {candidate / (variant.entry + '.cu')})")
     if not candidate.is_file():
@@ -514,7 +545,7 @@ def eval_candidate(
     try:
         if compile_only:
             _compile_only(variant, raw, settings, flags)
-        result = evaluate(task, precision, raw, sizes, extra_flags=flags)
+        result = evaluate(measured, precision, raw, run_sizes, extra_flags=flags)
     except CandidateError as exc:
         _fail(str(exc))
     except NoGpuError as exc:
@@ -525,6 +556,22 @@ def eval_candidate(
     if json_out:
         json_out.write_text(json.dumps({"provenance": provenance(), "result": result.model_dump(mode="json")}, indent=1))
     raise typer.Exit(0 if result.ok else 1)
+
+
+def _eval_task(task: str | None, reference: Path | None, reference_sizes: str | None, precision: str, sizes: str) -> tuple[Any, Any, Any]:
+    """(the task evaluated: a name, or a PyTorch reference's task (bench_tasks/pytorch); its sizes; the variant)."""
+    try:
+        if reference is not None:
+            from bench_tasks.pytorch_cli import load_for_eval
+
+            measured = load_for_eval(reference, precision, reference_sizes)
+            return measured, measured.size_list("paper"), measured.variant(precision)
+        if task is None:
+            _fail("give a TASK (see `cudamaster bench list`) or --reference FILE")
+        return task, sizes, _task(task).variant(precision)  # type: ignore[arg-type]
+    except TaskError as exc:
+        _fail(str(exc))
+        raise
 
 
 def _compile_only(variant, raw: bytes, settings, flags: list[str] | None) -> None:

@@ -320,6 +320,12 @@ class Task:
         return float(expr.evaluate(self.flops, names)), float(expr.evaluate(self.bytes, names))
 
     # -- code ----------------------------------------------------------------------------------
+    def after_evaluation(self, result: Any, run: Any) -> Any:
+        """A kind of task's own measurements once the harness has evaluated a candidate (`run`: the evaluation's
+        request: source text, sizes, settings, flags, timing). Tasks of task.toml add none; PyTorch references time
+        their eager and torch.compile baselines (bench_tasks/pytorch/timing.py)."""
+        return result
+
     @property
     def reference_module(self) -> ModuleType | None:
         return None if self.oracle == "baseline" else _load_reference(self.directory)

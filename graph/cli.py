@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import sys
+from pathlib import Path
 from typing import Annotated, Any
 
 import typer
@@ -132,9 +133,31 @@ def _cluster_evaluator(ray: str | None, job_id: str):
     return cluster.for_job(job_id)
 
 
+def _task_of(task: str | None, reference: Path | None, precision: str, ray: str | None) -> str | None:
+    """The job's task: its name, or a PyTorch reference's (bench_tasks/pytorch: run in the sandbox, its prototype and
+    shapes printed, registered with the harness in this process). Exits 2 with the reason where neither or both are
+    given or the reference cannot be a task."""
+    if (task is None) == (reference is None):
+        console.print("[red]error: give a TASK (see `cudamaster bench list`) or --reference FILE (a PyTorch reference), one of them[/]")
+        raise typer.Exit(2)
+    if reference is None:
+        return task
+    from settings import get_ray_settings
+
+    if ray or get_ray_settings().address:
+        console.print("[red]error: --reference runs on this machine's GPU (its task lives in this process): leave out --ray[/]")
+        raise typer.Exit(2)
+    from bench_tasks.pytorch_cli import load_for_eval
+    from bench_tasks.spec import register_task
+
+    made = load_for_eval(reference, precision, None)
+    register_task(made)
+    return made.name
+
+
 def optimize(
-    task: Annotated[str, typer.Argument(help="task name, e.g. vector_add (see `cudamaster bench list`)")],
-    precision: Annotated[Precision, typer.Option("--precision", "-p", help=PRECISION.help)],
+    task: Annotated[str | None, typer.Argument(help="task name, e.g. vector_add (see `cudamaster bench list`)")] = None,
+    precision: Annotated[Precision, typer.Option("--precision", "-p", help=PRECISION.help)] = ...,  # type: ignore[assignment]  # required
     rounds: Annotated[int, typer.Option("--rounds", "-R", min=ROUNDS.min, max=ROUNDS.max, help=ROUNDS.help)] = ROUNDS.default,
     debug: Annotated[int, typer.Option("--debug", "-D", min=DEBUG.min, max=DEBUG.max, help=DEBUG.help)] = DEBUG.default,
     model: Annotated[list[str] | None, typer.Option("--model", help="MODEL for every role, or ROLE=MODEL; repeatable")] = None,
@@ -153,13 +176,13 @@ def optimize(
     max_usd: Annotated[float | None, typer.Option(help="spending cap: US dollars over all LLM calls")] = None,
     max_tokens: Annotated[int | None, typer.Option(help="spending cap: input + output tokens over all LLM calls")] = None,
     ray: Annotated[str | None, typer.Option("--ray", help=RAY_OPTION_HELP)] = None,
+    reference: Annotated[Path | None, typer.Option(help="a PyTorch reference (KernelBench format) as the task, at its own sizes")] = None,
 ) -> None:
     """Optimize one kernel: plan, code, compile, verify, profile, for R rounds."""
     try:
-        cap = {"usd": max_usd, "tokens": max_tokens} if max_usd is not None or max_tokens is not None else None
         spec = JobSpec.model_validate(
             dict(
-                task=task,
+                task=_task_of(task, reference, precision, ray),
                 precision=precision,
                 rounds=rounds,
                 debug=debug,
@@ -169,7 +192,7 @@ def optimize(
                 replay_file=replay,
                 profile_mode=profile,
                 choose_flags=choose_flags,
-                spending_cap=cap,
+                spending_cap={"usd": max_usd, "tokens": max_tokens} if max_usd is not None or max_tokens is not None else None,
             )
         )
     except ValidationError as exc:

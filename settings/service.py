@@ -40,6 +40,10 @@ class ServiceSettings(BaseModel):
         16, ge=1, le=16, description="sizes a custom task may list (at most 16: the API's schema says 16, app/schemas.py)"
     )
     max_custom_elements: int = Field(1 << 28, ge=1, description="elements of all a custom task's buffers together, at one size")
+    pytorch_reference_seconds: float = Field(
+        120.0, gt=0, description="a PyTorch reference's sandboxed run at submit: seconds of its own code (all sizes, float64 references)"
+    )
+    pytorch_reference_memory_bytes: int = Field(8 << 30, ge=1 << 30, description="a PyTorch reference's sandboxed run: address space")
     max_jobs_in_flight_per_key: int = Field(8, ge=1, description="queued + running + waiting jobs allowed per API key")
     max_page_size: int = 200
     max_submits_per_minute_per_key: int = Field(30, ge=1, description="job submissions one key may make in any minute")

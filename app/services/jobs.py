@@ -15,7 +15,7 @@ from bench_tasks.spec import Task
 from graph import spending
 from settings import AgentSettings, ServiceSettings, get_harness_settings
 
-from .. import custom_tasks, permissions
+from .. import custom_tasks, permissions, pytorch_tasks
 from ..bounds import is_custom_task_id
 from ..db.models import CANCELLED, FAILED, QUEUED, RUNNING, CustomTask
 from ..evaluation import Evaluation
@@ -93,6 +93,8 @@ def submit(
         raise TooMany(str(exc), exc.retry_after) from None
     if body.custom is not None:
         task = _custom_task(session, caller, body, settings)
+    elif body.pytorch is not None:  # run in the sandbox: a 422 with the reason where it cannot be a task
+        task = pytorch_tasks.checked_task(body.pytorch, body.precision, settings)
     else:
         assert body.task is not None
         task = _named_task(session, caller, body.task, body.precision)

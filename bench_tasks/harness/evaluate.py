@@ -359,7 +359,7 @@ def evaluate(
         keep_files=keep_workdir,
         overlap=Overlap(on_timing_done, on_driver_done, gate, gpu_warm),
     )
-    return _Evaluation(request, started).run()
+    return variant.task.after_evaluation(_Evaluation(request, started).run(), request)
 
 
 def _measured_source(

@@ -74,6 +74,12 @@ class SizeRow(BaseModel):
     candidate_roofline_pct: float | None = None
     max_abs_err: float | None = None
     max_rel_err: float | None = None
+    torch_times: dict[str, TimeStats] = Field(
+        default_factory=dict,
+        description="PyTorch tasks: eager, compile (torch.compile) and candidate times in the PyTorch process that timed them "
+        "interleaved (bench_tasks/pytorch/timing.py); `baseline` and `speedup` are then eager's",
+    )
+    speedup_compile: float | None = Field(None, description="PyTorch tasks: median of paired torch.compile/candidate ratios")
     flags: list[str] = []  # e.g. "launch_bound", "speedup_over_review_threshold", "wall_gap", "late_work", "inputs_not_refreshed"
 
 
@@ -125,6 +131,7 @@ class EvaluationResult(BaseModel):
         description="the relative standard error the timing loop stopped at (target_rse, or target_rse_host_memory for a "
         "variant with host-memory arguments); None where nothing was timed and in documents before 1.5",
     )
+    torch_baselines: str = Field("", description="PyTorch tasks: the PyTorch and GPU the eager and torch.compile baselines ran on")
     log: str = ""  # compile log or driver stderr tail
 
     @model_validator(mode="before")

@@ -121,7 +121,7 @@ def test_a_submission_is_a_job_spec():
     spec = body.agent_spec("vector_add")
     assert isinstance(spec, JobSpec) and spec.spending_cap is not None and spec.spending_cap.tokens == 9
     # every agent setting a submission carries is a JobSpec field of the same name
-    assert set(JobSubmit.model_fields) - {"task", "custom"} <= set(JobSpec.model_fields)
+    assert set(JobSubmit.model_fields) - {"task", "custom", "pytorch"} <= set(JobSpec.model_fields)
     assert {k: v for k, v in spec.model_dump().items() if k in JobSubmit.model_fields and k != "task"} == body.model_dump(
-        exclude={"task", "custom"}
+        exclude={"task", "custom", "pytorch"}
     )

@@ -1,0 +1,96 @@
+"""A job's `pytorch` field (issue 42): the reference runs only in the sandbox at submit; what cannot be a task is a
+422 naming the field and the reason (no Model, a syntax error, too slow, too much memory, sizes that name no
+constant), and nothing is stored; a good one makes a job on a task `pt_<16 hex>`. The agent is the FAKE one (tests/service/fake_agent.py); no GPU is used. One
+server and SQLite: each refusal is a sandboxed torch run (the same code on either database: nothing is stored)."""
+
+from __future__ import annotations
+
+import re
+
+import httpx
+import pytest
+from sqlalchemy import func, select
+
+from app.db.engine import make_engine, make_sessionmaker
+from app.db.models import CustomTask, Job
+
+from .conftest import make_key, sqlite_only
+
+pytest.importorskip("torch")  # the optional extra (CI installs its CPU build)
+pytestmark = [pytest.mark.timeout(400), sqlite_only]
+API = "/api/v1"
+
+GOOD = """import torch
+import torch.nn as nn
+
+
+class Model(nn.Module):
+    def forward(self, x):
+        return torch.relu(x)
+
+
+batch_size = 4
+dim = 8
+
+
+def get_inputs():
+    return [torch.randn(batch_size, dim)]
+
+
+def get_init_inputs():
+    return []
+"""
+
+BAD = {
+    "no_model": (GOOD.replace("class Model(", "class Other("), "reference_py", "(format)", "no `Model`"),
+    "syntax": (GOOD + "def broken(:\n", "reference_py", "(syntax)", "syntax error at line"),
+    "too_slow": (GOOD.replace("return torch.relu(x)", "while True:\n            x = x + 1"), "reference_py", "(time)", "longer than 15 s"),
+    "too_much_memory": (
+        GOOD.replace("torch.randn(batch_size, dim)", "torch.empty(100 * 2**30, dtype=torch.uint8)"),
+        "reference_py",
+        "(memory)",
+        "memory",
+    ),
+}
+
+
+def _stored(db_url: str) -> tuple[int, int]:
+    engine = make_engine(db_url)
+    try:
+        with make_sessionmaker(engine)() as session:
+            return session.scalar(select(func.count(Job.id))), session.scalar(select(func.count(CustomTask.id)))
+    finally:
+        engine.dispose()
+
+
+def test_a_reference_that_cannot_be_a_task_is_a_422_with_the_reason_and_nothing_is_stored_with_fake_agent(db_url, server_factory):
+    headers = {"X-API-Key": make_key(db_url)}
+    server = server_factory(CUDAMASTER_SERVICE__PYTORCH_REFERENCE_SECONDS="15")
+    with httpx.Client(base_url=server.url, timeout=300) as client:
+
+        def refused(pytorch: dict, field: str) -> str:
+            r = client.post(f"{API}/jobs", json={"pytorch": {"name": "relu"} | pytorch}, headers=headers)
+            assert r.status_code == 422, r.text
+            [error] = r.json()["detail"]
+            assert error["loc"] == ["body", "pytorch", field], error
+            return error["msg"]
+
+        for case, (text, field, kind, says) in BAD.items():
+            msg = refused({"reference_py": text}, field)
+            assert kind in msg and says in msg, (case, msg)
+        msg = refused({"reference_py": GOOD, "sizes": [{"batch_size": 2}, {"width": 4}]}, "sizes")
+        assert "sizes[1] names width" in msg and "batch_size, dim" in msg
+        r = client.post(f"{API}/jobs", json={"pytorch": {"name": "relu", "reference_py": GOOD}, "task": "vector_add"}, headers=headers)
+        assert r.status_code == 422 and "exactly one of" in r.text
+        r = client.post(
+            f"{API}/jobs",
+            json={"pytorch": {"name": "relu", "reference_py": GOOD, "precision": "bf16"}, "precision": "fp32"},
+            headers=headers,
+        )
+        assert r.status_code == 422 and "differ" in r.text
+        assert client.get(f"{API}/jobs", headers=headers).json()["total"] == 0
+        assert _stored(db_url) == (0, 0)  # nothing stored but the refusals
+        r = client.post(f"{API}/jobs", json={"pytorch": {"name": "relu", "reference_py": GOOD, "sizes": [{"dim": 16}]}}, headers=headers)
+        assert r.status_code == 201, r.text
+        assert re.fullmatch(r"pt_[0-9a-f]{16}", r.json()["task"]), r.json()
+    assert _stored(db_url)[0] == 1
