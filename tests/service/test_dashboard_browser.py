@@ -445,7 +445,7 @@ def _cells(page, selector: str) -> list[list[str]]:
 def test_campaign_pages_progress_report_chart_and_cancel_with_fake_agent(db_url, server_factory, page, tmp_path):
     """A campaign over three variants, watched on its page until it ends (no reload); its progress, variant rows,
     success table and chart equal the API's numbers; the list shows it; a second campaign is cancelled from its page."""
-    from app.web.pages import _usd
+    from app.web.fmt import usd as _usd
 
     key = make_key(db_url, "carla", role="member")
     hold = tmp_path / "model-hold"
