@@ -18,7 +18,7 @@ from rich.progress import BarColumn, MofNCompleteColumn, Progress, TextColumn, T
 from rich.table import Table
 
 from bench_tasks.provenance import provenance
-from bench_tasks.spec import PRECISIONS, SIZE_SETS, Precision, TaskError, all_tasks, listed_tasks, load_task, task_names
+from bench_tasks.spec import PRECISIONS, SIZE_SETS, Precision, SizeSet, TaskError, all_tasks, listed_tasks, load_task, task_names
 
 if TYPE_CHECKING:
     from bench_tasks.harness.pipeline import Job
@@ -199,7 +199,7 @@ def _cluster(address: str | None, settings):
 
 
 # `bench run`'s options, declared once each (the command's signature stays one line per option).
-TasksOpt = Annotated[list[str] | None, typer.Option("--task", "-t", help="task name (repeatable); default: all")]
+TasksOpt = Annotated[list[str] | None, typer.Option("--task", "-t", metavar="TASK", help="task name (repeatable); default: all")]
 RunPrecisionOpt = Annotated[Precision | None, typer.Option("--precision", "-p", help="only this precision; default: both")]
 SizeSetsOpt = Annotated[str, typer.Option(help="paper, large, edge or all; several separated by commas (paper,large)")]
 CandidatesOpt = Annotated[Path | None, typer.Option(help="directory of candidates: <op>.cu / <op>_bf16.cu, or fp32/ and bf16/ subfolders")]
@@ -482,9 +482,9 @@ def eval_candidate(
     precision: Annotated[
         Precision, typer.Option("--precision", "-p", help="the variant: fp32 (exports <op>_optimized) or bf16 (<op>_bf16_optimized)")
     ] = "fp32",
-    sizes: Annotated[str, typer.Option(help="paper, large, edge or all")] = "paper",
+    sizes: Annotated[SizeSet, typer.Option(help="the size set to time")] = "paper",
     compile_only: Annotated[bool, typer.Option(help="compile and check symbols only (no GPU needed)")] = False,
-    flags: Annotated[list[str] | None, typer.Option("--flag", help="extra nvcc flag (repeatable)")] = None,
+    flags: Annotated[list[str] | None, typer.Option("--flag", metavar="FLAG", help="extra nvcc flag (repeatable)")] = None,
     json_out: Annotated[Path | None, typer.Option("--json", help="also write the result JSON here")] = None,
 ) -> None:
     """Evaluate one candidate: the verdict and the per-size table."""

@@ -134,7 +134,7 @@ def _cluster_evaluator(ray: str | None, job_id: str):
 
 def optimize(
     task: Annotated[str, typer.Argument(help="task name, e.g. vector_add (see `cudamaster bench list`)")],
-    precision: Annotated[Precision, typer.Option("--precision", "-p", help=PRECISION.help)],
+    precision: Annotated[Precision, typer.Option("--precision", "-p", help=PRECISION.help)] = PRECISION.default,
     rounds: Annotated[int, typer.Option("--rounds", "-R", min=ROUNDS.min, max=ROUNDS.max, help=ROUNDS.help)] = ROUNDS.default,
     debug: Annotated[int, typer.Option("--debug", "-D", min=DEBUG.min, max=DEBUG.max, help=DEBUG.help)] = DEBUG.default,
     model: Annotated[list[str] | None, typer.Option("--model", help="MODEL for every role, or ROLE=MODEL; repeatable")] = None,
