@@ -14,6 +14,7 @@ STATIC = static_files.STATIC
 def mount(app: FastAPI, api_prefix: str) -> None:
     app.mount("/static", static_files.app(), name="static")
     app.include_router(docs.router(app, api_prefix))
+    docs.compress_openapi(app)
     for pages in (auth_pages, jobs_pages, job_pages, insight_pages):
         app.include_router(pages.router)
     app.include_router(campaign_pages.router)

@@ -81,7 +81,11 @@ API_PATHS = ("/api/", "/static/")
 
 
 def _where_to(path: str) -> str:
-    return f"no page at {path[:120]}: the dashboard's pages are " + ", ".join(href for _, href in NAV)
+    return f"no page at {path[:120]}: the dashboard's pages and the API's docs are linked below"
+
+
+# What a 404 page offers instead: the dashboard's pages and the API's docs (links, not text).
+ELSEWHERE = [*NAV, ("API docs (swagger-ui)", "/api/v1/docs"), ("API reference (Redoc)", "/api/v1/redoc")]
 
 
 def install_handlers(app: FastAPI) -> None:
@@ -96,8 +100,9 @@ def install_handlers(app: FastAPI) -> None:
         assert isinstance(exc, StarletteHTTPException)
         if not is_page(request):
             return await http_exception_handler(request, exc)
-        message = _where_to(request.url.path) if exc.status_code == 404 and exc.detail == "Not Found" else str(exc.detail)
-        response = problem(request, web_session.current(request), exc.status_code, message)
+        unknown = exc.status_code == 404 and exc.detail == "Not Found"
+        message = _where_to(request.url.path) if unknown else str(exc.detail)
+        response = problem(request, web_session.current(request), exc.status_code, message, links=ELSEWHERE if unknown else [])
         for name, value in (exc.headers or {}).items():
             response.headers.setdefault(name, value)
         return response
@@ -137,8 +142,10 @@ def render(request: Request, name: str, web: WebSession | None, *, http_status: 
     return response
 
 
-def problem(request: Request, web: WebSession | None, status: int, message: str, back: str = "/jobs") -> HTMLResponse:
-    return render(request, "error.html", web, http_status=status, status_code=status, message=message, back=back)
+def problem(
+    request: Request, web: WebSession | None, status: int, message: str, back: str = "/jobs", links: list[tuple[str, str]] | None = None
+) -> HTMLResponse:
+    return render(request, "error.html", web, http_status=status, status_code=status, message=message, back=back, links=links or [])
 
 
 def csrf_or_403(request: Request, web: WebSession, token: str) -> HTMLResponse | None:

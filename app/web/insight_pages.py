@@ -35,14 +35,13 @@ def leaderboard_page(request: Request, web: Web, session: SessionDep, model: str
 
 
 @router.get("/costs", response_class=HTMLResponse)
-def costs_page(request: Request, web: Web, session: SessionDep, model: str = "", days: int = 30) -> HTMLResponse:
+def costs_page(request: Request, web: Web, session: SessionDep, model: str = "", days: str = "") -> HTMLResponse:
     try:
         check_filter("model", model, MODEL_PATTERN)
-        if not 1 <= days <= 3660:
-            raise HTTPException(422, f"days={days}: choose 1 to 3660")
     except HTTPException as exc:
         return problem(request, web, exc.status_code, str(exc.detail), back="/costs")
-    data = insights.costs(session, web.caller, model=model or None, days=days, limit=100)
+    window, note = cost_window(days)
+    data = insights.costs(session, web.caller, model=model or None, days=window, limit=100)
     return render(
         request,
         "costs.html",
@@ -50,9 +49,25 @@ def costs_page(request: Request, web: Web, session: SessionDep, model: str = "",
         data=data,
         data_json=data.model_dump_json(),
         model=model,
-        days=days,
+        days=window,
+        days_note=note,
+        today=dashboard.utcnow().date().isoformat(),
+        titles=dashboard.task_titles(session, [j.task for j in data.per_job]),
         known_models=dashboard.known_models(session, web.caller),
     )
+
+
+DEFAULT_DAYS, MAX_DAYS = 30, 3660
+
+
+def cost_window(days: str) -> tuple[int, str]:
+    """The costs page's window in days, and a note when `days` was not one (the default window is shown instead of
+    an error page: a hand-edited address still shows the costs)."""
+    if not days:
+        return DEFAULT_DAYS, ""
+    if days.strip().isdigit() and 1 <= int(days) <= MAX_DAYS:
+        return int(days), ""
+    return DEFAULT_DAYS, f"days={days[:20]!r} is not a whole number of days from 1 to {MAX_DAYS}: showing the last {DEFAULT_DAYS} days"
 
 
 @router.get("/reviews", response_class=HTMLResponse)

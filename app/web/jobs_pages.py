@@ -34,6 +34,8 @@ from .base import PAGE_SIZE, Csrf, Web, check_filter, check_offset, csrf_or_403,
 from .session import WebSession
 
 router = APIRouter(include_in_schema=False)
+# The submit form's task until one is chosen: the smallest kernel (the README's tour uses it), not the first by name.
+DEFAULT_TASK = "vector_add"
 ROLE_MODELS = ("*", "planner", "coder", "compiler", "debugger")
 # The submit form's fields from the job spec (graph.contract): defaults, bounds and choices.
 FORM_KNOBS = {name: knob(name) for name in ("precision", "rounds", "debug", "sizes")}
@@ -176,13 +178,21 @@ def _jobs_page(
         statuses=dashboard.ALL_STATUSES,
         sorts=dashboard.SORTS,
         tasks=_benchmark_tasks(),
+        default_task=DEFAULT_TASK,
         known_models=dashboard.known_models(session, caller),
         can_submit=permissions.can_submit(caller),
+        cannot_run=_cannot_run(request),
         form_errors=form_errors or [],
         form=form or {},
         role_models=ROLE_MODELS,
         knobs=FORM_KNOBS,
     )
+
+
+def _cannot_run(request: Request) -> str:
+    """Why this service runs no job (no GPU found, none configured: what /health's gpu_note says), or ""."""
+    evaluation = request.app.state.evaluation
+    return "" if evaluation.can_run_jobs else evaluation.note
 
 
 def _submission(form: dict[str, Any], upload: bytes | None) -> dict[str, Any]:
