@@ -38,7 +38,7 @@ def _plain_help() -> None:
         return name + ("..." if self.nargs != 1 else "")
 
     TyperOption.display_type_rich = display_type_rich  # type: ignore[method-assign, assignment]
-    TyperArgument.display_type_rich = argument_display  # type: ignore[method-assign]
+    TyperArgument.display_type_rich = argument_display  # type: ignore[method-assign, assignment]
     TyperArgument._usage_display_name = usage_name  # type: ignore[method-assign]
 
 

@@ -6,7 +6,7 @@ from __future__ import annotations
 
 from fastapi import FastAPI
 
-from . import auth_pages, base, campaign_pages, compare_pages, docs, insight_pages, job_pages, jobs_pages, static_files
+from . import auth_pages, base, campaign_form, campaign_pages, compare_pages, docs, insight_pages, job_pages, jobs_pages, static_files
 
 STATIC = static_files.STATIC
 
@@ -17,6 +17,7 @@ def mount(app: FastAPI, api_prefix: str) -> None:
     docs.compress_openapi(app)
     for pages in (auth_pages, jobs_pages, job_pages, insight_pages):
         app.include_router(pages.router)
+    app.include_router(campaign_form.router)  # before campaign_pages: /campaigns/new is not a campaign id
     app.include_router(campaign_pages.router)
     app.include_router(compare_pages.router)
     base.install_handlers(app)

@@ -405,7 +405,7 @@
     const today = Date.parse(el.dataset.today + "T00:00:00Z") / 1000;
     plot("costs", el, {
       scales: { x: { time: true, range: () => dayRange(xs, today, Number(el.dataset.days)) }, y: { range: (u, min, max) => [0, Math.max(0.01, max * 1.1)] } },
-      axes: [dayAxis("day (UTC, month-day)"), { label: "cost (US$)", values: (u, splits) => splits.map((s) => usd(s)) }],
+      axes: [dayAxis("day (UTC, month-day)"), { label: "cost (US$)", size: 84, values: (u, splits) => splits.map((s) => usd(s)) }],
       series: [{ label: "day", value: (u, v) => (v === null ? "–" : new Date(v * 1000).toISOString().slice(0, 10)) }]
         .concat(models.map((m, i) => series(m, i, { value: (u, v) => usd(v) }))),
     }, [xs].concat(models.map((m) => days.map((d) => {
