@@ -2,7 +2,6 @@
 
 from __future__ import annotations
 
-import difflib
 import json
 import os
 import re
@@ -18,7 +17,18 @@ from rich.progress import BarColumn, MofNCompleteColumn, Progress, TextColumn, T
 from rich.table import Table
 
 from bench_tasks.provenance import provenance
-from bench_tasks.spec import PRECISIONS, SIZE_SETS, Precision, SizeSet, TaskError, all_tasks, listed_tasks, load_task, task_names
+from bench_tasks.spec import (
+    PRECISIONS,
+    SIZE_SETS,
+    Precision,
+    SizeSet,
+    TaskError,
+    all_tasks,
+    listed_tasks,
+    load_task,
+    task_names,
+    unknown_task,
+)
 
 if TYPE_CHECKING:
     from bench_tasks.harness.pipeline import Job
@@ -84,12 +94,7 @@ def _task(name: str):
     try:
         return load_task(name)
     except TaskError as exc:
-        names = task_names()
-        if name in names:
-            _fail(str(exc))
-        close = [n for n in names if n.lower() == name.lower()] or difflib.get_close_matches(name, names, n=3, cutoff=0.6)
-        hint = f"did you mean {' or '.join(close)}?" if close else "see `cudamaster bench list`"
-        _fail(f"unknown task {name[:80]!r}: {hint}")
+        _fail(str(exc) if name in task_names() else unknown_task(name))
 
 
 def _missing_entry(variant, text: str) -> str | None:

@@ -206,3 +206,21 @@ def test_a_service_without_a_gpu_shows_why_instead_of_the_submit_form(tmp_path, 
         assert 'id="submit-form"' not in jobs and 'id="cannot-run"' in jobs and "No devices were found" in jobs
         form = client.get("/campaigns/new").text
         assert 'id="campaign-form"' not in form and 'id="cannot-run"' in form
+
+
+# -- item 8: an unknown task gets the CLI's answer from the API too ----------------------------------------------
+def test_an_unknown_task_gets_did_you_mean_from_the_api_as_from_the_cli(site):
+    from typer.testing import CliRunner
+
+    from app.cli import cli
+
+    answer = site["member"].post("/api/v1/jobs", json={"task": "relu"}, headers={"X-API-Key": site["keys"]["member"]})
+    assert answer.status_code == 422
+    (error,) = answer.json()["detail"]
+    assert "did you mean RELU?" in error["msg"] and "vector_add" not in error["msg"] and "ctx" not in error
+    campaign = site["member"].post(
+        "/api/v1/campaigns", json={"selection": {"variants": ["relu/fp32"]}}, headers={"X-API-Key": site["keys"]["member"]}
+    )
+    assert campaign.status_code == 422 and "did you mean RELU?" in campaign.json()["detail"][0]["msg"]
+    out = CliRunner().invoke(cli, ["bench", "eval", "relu", "--candidate", "x.cu", "--compile-only"])
+    assert "unknown task 'relu': did you mean RELU?" in out.output

@@ -68,10 +68,12 @@ def test_FAKE_jobs_list_fits_1280_and_390_px_and_the_charts_keep_their_ticks(db_
     narrow = _page(chromium, server, key, 390)
     narrow.goto(f"{server.url}/jobs")
     assert narrow.evaluate("document.documentElement.scrollWidth") <= 390
-    assert narrow.evaluate("(() => { const s = document.querySelector('#jobs-table').parentElement; return s.scrollWidth <= s.clientWidth; })()")
+    assert narrow.evaluate(
+        "(() => { const s = document.querySelector('#jobs-table').parentElement; return s.scrollWidth <= s.clientWidth; })()"
+    )
     for field in ("status", "best_score"):
         box = _box(narrow, f"tr[data-job='{ids[0]}'] [data-field={field}]")
-        assert 0 <= box["x"] and box["x"] + box["width"] <= 390, (field, box)
+        assert box["x"] >= 0 and box["x"] + box["width"] <= 390, (field, box)
     narrow.goto(f"{server.url}/jobs/{ids[0]}")
     narrow.wait_for_function("window.cmCharts && window.cmCharts.score")
     ticks = narrow.evaluate("window.cmCharts.score.axes[0]._values.filter((v) => v !== '')")
