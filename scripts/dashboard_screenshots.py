@@ -94,27 +94,28 @@ def pages_of(site: Site) -> dict[str, str]:
 
 
 def shoot_pages(chromium: Any, site: Site, out: Path, wanted: Callable[[str], bool]) -> None:
+    """Each page at each width; the campaign form as the member (a key that may start one), the rest as the reviewer."""
     paths = pages_of(site)
     for suffix, width in WIDTHS.items():
-        context = chromium.new_context(viewport={"width": width, "height": 800 if width > 500 else 844}, device_scale_factor=1)
-        page = context.new_page()
-        if not suffix and wanted("login"):
-            page.goto(f"{site.server.url}/login")
-            page.screenshot(path=str(out / "login.png"))
-        browser.sign_in(page, site.server.url, site.reviewer if "form" not in suffix else site.member)
+        viewport = {"width": width, "height": 800 if width > 500 else 844}
+        pages = {}
+        for who, key in (("reviewer", site.reviewer), ("member", site.member)):
+            context = chromium.new_context(viewport=viewport, device_scale_factor=1)
+            pages[who] = context.new_page()
+            if who == "reviewer" and not suffix and wanted("login"):
+                pages[who].goto(f"{site.server.url}/login")
+                pages[who].screenshot(path=str(out / "login.png"))
+            browser.sign_in(pages[who], site.server.url, key)
         for name in BOTH_WIDTHS + (WIDE_ONLY if not suffix else ()):
             if not wanted(name + suffix):
                 continue
-            if name == "campaign-form":
-                browser.sign_in(page, site.server.url, site.member)  # a key that may start campaigns
+            page = pages["member" if name == "campaign-form" else "reviewer"]
             page.goto(site.server.url + paths[name])
             page.wait_for_load_state("networkidle") if name not in ("jobs", "job", "job-waiting") else page.wait_for_timeout(1500)
             page.screenshot(path=str(out / f"{name}{suffix}.png"), full_page=True)
             print(out / f"{name}{suffix}.png")
-            if name == "campaign-form":
-                browser.sign_in(page, site.server.url, site.reviewer)
-        context.close()
-
+        for page in pages.values():
+            page.context.close()
 
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])

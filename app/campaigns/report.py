@@ -422,7 +422,7 @@ def _variant_table(s: CampaignSummary, prefix: str) -> Table:
         "rounds",
         "debug steps",
         "tokens",
-        "cost $",
+        "cost",
         "verdict flags",
         "baseline class",
         "best class",
