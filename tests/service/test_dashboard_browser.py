@@ -203,7 +203,7 @@ def test_jobs_page_shows_new_jobs_live_within_its_filters_and_its_keys_team_with
         page.wait_for_timeout(2500)  # two more polls: still nothing of another team's, nor outside the filter
         assert [table.nth(i).get_attribute("data-job") for i in range(table.count())] == [new, old]  # newest first
         row = page.locator(f"tr[data-job='{new}']")
-        assert row.locator("td").nth(1).text_content() == "vector_add"
+        assert row.locator("td.task a").text_content() == "vector_add"
         assert row.locator("[data-field=tokens]").text_content() == f"{job['totals']['input_tokens'] + job['totals']['output_tokens']:,}"
         assert page.text_content("h1 [data-total]") == "2"
         assert _still_same_page(page), "the jobs page reloaded"
