@@ -117,6 +117,7 @@ def shoot_pages(chromium: Any, site: Site, out: Path, wanted: Callable[[str], bo
         for page in pages.values():
             page.context.close()
 
+
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
     parser.add_argument("--out", type=Path, default=REPO / "docs" / "screenshots")
