@@ -56,7 +56,7 @@ def site(tmp_path_factory):
     keys = {"member": make_key(db_url, "alice", role="member"), "viewer": make_key(db_url, "vic", role="viewer")}
     apps = [create_app(ServiceSettings(database_url=db_url), run_job=_held_job) for _ in range(2)]  # two replicas, one database
     with TestClient(apps[0]) as member, TestClient(apps[1]) as viewer:
-        yield {"member": _signed_in(member, keys["member"]), "viewer": _signed_in(viewer, keys["viewer"]), "keys": keys}
+        yield {"member": _signed_in(member, keys["member"]), "viewer": _signed_in(viewer, keys["viewer"]), "keys": keys, "db_url": db_url}
 
 
 class _Fields(HTMLParser):
@@ -132,7 +132,11 @@ def test_a_member_starts_pauses_and_resumes_a_campaign_from_the_dashboard(site):
     assert "Pause" in page
     assert member.post(f"{path}/cancel", data={"csrf": csrf}, follow_redirects=False).status_code == 303
     assert member.get(f"/api/v1/campaigns/{campaign_id}", headers={"X-API-Key": site["keys"]["member"]}).json()["status"] == "cancelled"
-    assert member.post(f"{path}/resume", data={"csrf": csrf}, follow_redirects=False).status_code == 303
+    deadline = time.monotonic() + 60  # resume waits until the cancelled jobs have stopped (409 until then)
+    while (resumed := member.post(f"{path}/resume", data={"csrf": csrf}, follow_redirects=False)).status_code == 409:
+        assert time.monotonic() < deadline, resumed.text[-1500:]
+        time.sleep(0.2)
+    assert resumed.status_code == 303
     assert member.get(f"/api/v1/campaigns/{campaign_id}", headers={"X-API-Key": site["keys"]["member"]}).json()["status"] == "running"
 
 
@@ -224,3 +228,43 @@ def test_an_unknown_task_gets_did_you_mean_from_the_api_as_from_the_cli(site):
     assert campaign.status_code == 422 and "did you mean RELU?" in campaign.json()["detail"][0]["msg"]
     out = CliRunner().invoke(cli, ["bench", "eval", "relu", "--candidate", "x.cu", "--compile-only"])
     assert "unknown task 'relu': did you mean RELU?" in out.output
+
+
+# -- item 4: the costs page names a custom kernel as the jobs list does --------------------------------------------
+def test_costs_name_a_custom_kernel_not_its_id(site):
+    """A stored custom task (FAKE: written to the database as the API stores one after its baseline check, which
+    needs nvcc) with one paid LLM call: the costs page's per-job row says its name."""
+    from app.db.engine import make_engine, make_sessionmaker
+    from app.db.models import CustomTask, Job, LlmCall
+
+    key_id = site["keys"]["member"].split("_")[1]
+    engine = make_engine(site["db_url"])
+    try:
+        with make_sessionmaker(engine)() as session:
+            session.add(
+                CustomTask(id="ct_00c0ffee00c0ffee", api_key_id=key_id, name="scale_me", precision="fp32", spec={}, baseline_source="")
+            )
+            session.add(
+                Job(
+                    id="job_00c0ffee00c0ffee",
+                    task="ct_00c0ffee00c0ffee",
+                    precision="fp32",
+                    settings={},
+                    status="finished",
+                    api_key_id=key_id,
+                    llm_calls_count=1,
+                    input_tokens=10,
+                    cost_usd=0.01,
+                )
+            )
+            session.add(
+                LlmCall(job_id="job_00c0ffee00c0ffee", call_key="c1", role="coder", model="fake-model", input_tokens=10, cost_usd=0.01)
+            )
+            session.commit()
+    finally:
+        engine.dispose()
+    page = site["member"].get("/costs").text
+    row = re.search(r'<tr><td><a href="/jobs/job_00c0ffee00c0ffee">.*?</tr>', page, re.S)
+    assert row, page[-2000:]
+    cells = re.findall(r"<td[^>]*>(.*?)</td>", row.group(0), re.S)
+    assert cells[1].startswith("scale_me ") and "ct_" not in re.sub(r"<[^>]+>", "", cells[1])
