@@ -31,16 +31,12 @@ def is_custom_task_id(name: str) -> bool:
 
 def check_task_name(name: str) -> str:
     """A built-in task name or a custom task id; anything else (a path, `../x`, `./x`) is refused with the known names."""
-    from bench_tasks.spec import task_names
+    from bench_tasks.spec import task_names, unknown_task
 
     if is_custom_task_id(name):
         return name
-    known = task_names()
-    if re.fullmatch(BUILTIN_TASK_PATTERN, name) is None or name not in known:
-        raise ValueError(
-            f"unknown task {name[:80]!r}: give a benchmark task name ({', '.join(known)}; see GET /api/v1/tasks) "
-            "or the id of a custom task your key created (ct_ and 16 hex digits)"
-        )
+    if re.fullmatch(BUILTIN_TASK_PATTERN, name) is None or name not in task_names():
+        raise ValueError(f"{unknown_task(name)} (or give the id of a custom task your key created: ct_ and 16 hex digits)")
     return name
 
 

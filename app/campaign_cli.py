@@ -21,7 +21,9 @@ Url = Annotated[str, typer.Option(envvar="CUDAMASTER_CLIENT_URL", help="the serv
 Key = Annotated[str | None, typer.Option(envvar="CUDAMASTER_CLIENT_KEY", help="an API key (`cudamaster keys create`)")]
 ACTIVE = ("running",)
 # The agent's knobs as options: default, bounds, choices (their literal types) and help from graph.contract.
-ROUNDS, DEBUG, SIZES, PROFILE, BUDGET = (knob(n) for n in ("rounds", "debug", "sizes", "profile_mode", "profile_token_budget"))
+ROUNDS, DEBUG, SIZES, PROFILE, BUDGET, FLAGS = (
+    knob(n) for n in ("rounds", "debug", "sizes", "profile_mode", "profile_token_budget", "choose_flags")
+)
 
 
 def _fail(message: str) -> NoReturn:
@@ -84,14 +86,16 @@ def run(
     name: Annotated[str, typer.Option(help="a name for the campaign")] = "",
     category: Annotated[str | None, typer.Option(help="only this category (see `cudamaster bench list`)")] = None,
     precision: Annotated[Precision | None, typer.Option(help="only this precision")] = None,
-    variant: Annotated[list[str] | None, typer.Option(help="TASK/PRECISION; repeat for a list")] = None,
+    variant: Annotated[list[str] | None, typer.Option(metavar="TASK/PRECISION", help="a variant, e.g. relu/bf16; repeatable")] = None,
     rounds: Annotated[int, typer.Option(min=ROUNDS.min, max=ROUNDS.max, help=ROUNDS.help)] = ROUNDS.default,
     debug: Annotated[int, typer.Option(min=DEBUG.min, max=DEBUG.max, help=DEBUG.help)] = DEBUG.default,
     profile: Annotated[ProfileMode, typer.Option(help=PROFILE.help)] = PROFILE.default,
     profile_token_budget: Annotated[int | None, typer.Option(min=BUDGET.min, max=BUDGET.max, help=BUDGET.help)] = None,
-    model: Annotated[list[str] | None, typer.Option(help="ROLE=MODEL (role planner, coder, compiler, debugger or *)")] = None,
+    model: Annotated[
+        list[str] | None, typer.Option(metavar="ROLE=MODEL", help="role planner, coder, compiler, debugger or * (every role); repeatable")
+    ] = None,
     sizes: Annotated[SizeSet, typer.Option(help=SIZES.help)] = SIZES.default,
-    choose_flags: Annotated[bool | None, typer.Option("--choose-flags/--no-choose-flags")] = None,
+    choose_flags: Annotated[bool | None, typer.Option("--choose-flags/--no-choose-flags", help=FLAGS.help)] = None,
     max_in_flight: Annotated[int, typer.Option(help="jobs of the campaign at once")] = 4,
     max_cost_usd: Annotated[float | None, typer.Option(help="spending cap in US dollars")] = None,
     max_tokens: Annotated[int | None, typer.Option(help="spending cap in tokens")] = None,

@@ -25,10 +25,13 @@ def _plain_help() -> None:
     typer than pyproject's pin, as on the device image): the help is then less plain, never broken."""
     if not hasattr(TyperOption, "display_type_rich") or not hasattr(TyperArgument, "_usage_display_name"):
         return
-    option_type = TyperOption.display_type_rich
+    option_type, argument_type = TyperOption.display_type_rich, TyperArgument.display_type_rich
 
     def display_type_rich(self: TyperOption, ctx: typer.Context) -> str | None:
-        return None if self.is_flag and self.metavar is None else option_type(self, ctx)
+        return None if self.is_flag and self.metavar is None else plain_type(option_type(self, ctx))
+
+    def argument_display(self: TyperArgument, ctx: typer.Context) -> str | None:
+        return plain_type(argument_type(self, ctx))
 
     def usage_name(self: TyperArgument) -> str:
         name = self.display_name_raw.upper()
@@ -36,7 +39,15 @@ def _plain_help() -> None:
         return name + ("..." if self.nargs != 1 else "")
 
     TyperOption.display_type_rich = display_type_rich  # type: ignore[method-assign, assignment]
+    TyperArgument.display_type_rich = argument_display  # type: ignore[method-assign, assignment]
     TyperArgument._usage_display_name = usage_name  # type: ignore[method-assign]
+
+
+def plain_type(shown: str | None) -> str | None:
+    """A repeatable option's type as its element's (`<list[str]>` reads `<str>`; its help says "repeatable")."""
+    if shown and shown.startswith("<list[") and shown.endswith("]>"):
+        return f"<{shown[6:-2]}>"
+    return shown
 
 
 _plain_help()

@@ -66,7 +66,7 @@ class ReviewRule:
         rows = evaluation.get("rows") or []
         out: list[str] = []
         for i, row in enumerate(rows):
-            where = f"size {i} {_params(row.get('params'))}"
+            where = f"size {i + 1} {_params(row.get('params'))}"  # counted from 1, as the pages number sizes
             found = [*self._timing(row), *_timed_calls(row), *self._vendor(evaluation, row)]
             out.extend(f"{where}: {why}" for why in found)
         out.extend(self._jumps(rows))
@@ -120,7 +120,7 @@ class ReviewRule:
         naive baseline's time depends on the shape as much as on the work: softmax at 16 x 4096 against 128 x 256)."""
         sized = [
             (float(r["complexity"]), float(r["speedup"]), i, r.get("params") or {})
-            for i, r in enumerate(rows)
+            for i, r in enumerate(rows, start=1)
             if r.get("speedup") and r.get("complexity")
         ]
         out = []

@@ -8,7 +8,7 @@ from __future__ import annotations
 
 from collections.abc import Iterator
 from contextlib import contextmanager
-from typing import TYPE_CHECKING, Annotated, Any, NoReturn
+from typing import TYPE_CHECKING, Annotated, Any, Literal, NoReturn
 
 import typer
 
@@ -18,6 +18,8 @@ if TYPE_CHECKING:  # SQLAlchemy loads with the commands that open the database, 
     from sqlalchemy import Engine
     from sqlalchemy.orm import Session
 
+# The roles a key may have (app/permissions.py says what each may do; app.db.models.ROLES, a test keeps them equal).
+Role = Literal["admin", "member", "reviewer", "viewer"]
 keys_app = typer.Typer(no_args_is_help=True, help="API keys for the service: create, list, revoke.")
 
 DatabaseUrl = Annotated[
@@ -176,7 +178,7 @@ def _sandbox_line() -> str:
 def create(
     name: Annotated[str, typer.Option(help="who the key is for, e.g. a person or a service")],
     role: Annotated[
-        str | None, typer.Option(help="admin, member, reviewer or viewer (default: member; admin for the first key of an empty database)")
+        Role | None, typer.Option(help="what the key may do (default: member; admin for the first key of an empty database)")
     ] = None,
     team: Annotated[str, typer.Option(help="the key's team: its keys read the team's jobs")] = "default",
     database_url: DatabaseUrl = None,

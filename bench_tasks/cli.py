@@ -2,7 +2,6 @@
 
 from __future__ import annotations
 
-import difflib
 import json
 import os
 import re
@@ -18,7 +17,19 @@ from rich.progress import BarColumn, MofNCompleteColumn, Progress, TextColumn, T
 from rich.table import Table
 
 from bench_tasks.provenance import provenance
-from bench_tasks.spec import DEFAULT_PRECISION, PRECISIONS, SIZE_SETS, Precision, TaskError, all_tasks, listed_tasks, load_task, task_names
+from bench_tasks.spec import (
+    DEFAULT_PRECISION,
+    PRECISIONS,
+    SIZE_SETS,
+    Precision,
+    SizeSet,
+    TaskError,
+    all_tasks,
+    listed_tasks,
+    load_task,
+    task_names,
+    unknown_task,
+)
 
 if TYPE_CHECKING:
     from bench_tasks.harness.pipeline import Job
@@ -84,12 +95,7 @@ def _task(name: str):
     try:
         return load_task(name)
     except TaskError as exc:
-        names = task_names()
-        if name in names:
-            _fail(str(exc))
-        close = [n for n in names if n.lower() == name.lower()] or difflib.get_close_matches(name, names, n=3, cutoff=0.6)
-        hint = f"did you mean {' or '.join(close)}?" if close else "see `cudamaster bench list`"
-        _fail(f"unknown task {name[:80]!r}: {hint}")
+        _fail(str(exc) if name in task_names() else unknown_task(name))
 
 
 def _missing_entry(variant, text: str) -> str | None:
@@ -203,7 +209,7 @@ def _cluster(address: str | None, settings):
 
 
 # `bench run`'s options, declared once each (the command's signature stays one line per option).
-TasksOpt = Annotated[list[str] | None, typer.Option("--task", "-t", help="task name (repeatable); default: all")]
+TasksOpt = Annotated[list[str] | None, typer.Option("--task", "-t", metavar="TASK", help="task name (repeatable); default: all")]
 RunPrecisionOpt = Annotated[Precision | None, typer.Option("--precision", "-p", help="only this precision; default: both")]
 SizeSetsOpt = Annotated[str, typer.Option(help="paper, large, edge or all; several separated by commas (paper,large)")]
 CandidatesOpt = Annotated[Path | None, typer.Option(help="directory of candidates: <op>.cu / <op>_bf16.cu, or fp32/ and bf16/ subfolders")]
@@ -512,9 +518,9 @@ def eval_candidate(
     precision: Annotated[
         Precision, typer.Option("--precision", "-p", help="the variant: fp32 (exports <op>_optimized) or bf16 (<op>_bf16_optimized)")
     ] = DEFAULT_PRECISION,
-    sizes: Annotated[str, typer.Option(help="paper, large, edge or all")] = "paper",
+    sizes: Annotated[SizeSet, typer.Option(help="the size set to time")] = "paper",
     compile_only: Annotated[bool, typer.Option(help="compile and check symbols only (no GPU needed)")] = False,
-    flags: Annotated[list[str] | None, typer.Option("--flag", help="extra nvcc flag (repeatable)")] = None,
+    flags: Annotated[list[str] | None, typer.Option("--flag", metavar="FLAG", help="extra nvcc flag (repeatable)")] = None,
     json_out: Annotated[Path | None, typer.Option("--json", help="also write the result JSON here")] = None,
     reference: Annotated[Path | None, typer.Option(help="a PyTorch reference file (KernelBench format) as the task")] = None,
     reference_sizes: Annotated[

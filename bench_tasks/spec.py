@@ -702,11 +702,20 @@ def custom_task(
 TASK_NAME = re.compile(r"[A-Za-z][A-Za-z0-9_]{0,63}")
 
 
+def unknown_task(name: object) -> str:
+    """What to say about a task name that is not a task: the closest names (RELU for relu), not all fifty. The CLI,
+    the API and the campaigns say this one thing."""
+    text, names = str(name)[:80], task_names()
+    close = [n for n in names if n.lower() == text.lower()] or difflib.get_close_matches(text, names, n=3, cutoff=0.6)
+    hint = f"did you mean {' or '.join(close)}?" if close else "the tasks are listed by `cudamaster bench list` and GET /api/v1/tasks"
+    return f"unknown task {text!r}: {hint}"
+
+
 @cache
 def _load_builtin(name: str) -> Task:
     known = task_names()
     if not isinstance(name, str) or TASK_NAME.fullmatch(name) is None or name not in known:
-        raise TaskError(f"unknown task {str(name)[:80]!r}; known tasks: {', '.join(known)} (see `cudamaster bench list`)")
+        raise TaskError(unknown_task(name))
     return load_task_file(TASKS_DIR / name / "task.toml")
 
 

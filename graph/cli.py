@@ -157,7 +157,7 @@ def _task_of(task: str | None, reference: Path | None, precision: str, ray: str 
 
 def optimize(
     task: Annotated[str | None, typer.Argument(help="task name, e.g. vector_add (see `cudamaster bench list`)")] = None,
-    precision: Annotated[Precision, typer.Option("--precision", "-p", help=PRECISION.help)] = ...,  # type: ignore[assignment]  # required
+    precision: Annotated[Precision, typer.Option("--precision", "-p", help=PRECISION.help)] = PRECISION.default,
     rounds: Annotated[int, typer.Option("--rounds", "-R", min=ROUNDS.min, max=ROUNDS.max, help=ROUNDS.help)] = ROUNDS.default,
     debug: Annotated[int, typer.Option("--debug", "-D", min=DEBUG.min, max=DEBUG.max, help=DEBUG.help)] = DEBUG.default,
     model: Annotated[list[str] | None, typer.Option("--model", help="MODEL for every role, or ROLE=MODEL; repeatable")] = None,

@@ -20,7 +20,7 @@ from rich.console import Console
 from rich.table import Table
 from typer.core import TyperGroup
 
-from bench_tasks.spec import DEFAULT_PRECISION
+from bench_tasks.spec import DEFAULT_PRECISION, Precision
 from settings import get_profiling_settings
 
 from .classify import RULES, Thresholds
@@ -102,7 +102,7 @@ def _check_choice(value: str, choices: tuple[str, ...], what: str) -> None:
 @app.command("run")
 def run_cmd(
     task: Annotated[str, typer.Argument(help="task name (see `cudamaster bench list`)")],
-    precision: Annotated[str, typer.Option("--precision", "-p", help="fp32 | bf16")] = DEFAULT_PRECISION,
+    precision: Annotated[Precision, typer.Option("--precision", "-p", help="the kernel's precision: fp32 or bf16")] = DEFAULT_PRECISION,
     candidate: Annotated[Path | None, typer.Option("--candidate", "-c", help="candidate .cu (default: the baseline)")] = None,
     size: Annotated[
         list[str], typer.Option("--size", "-s", help="size parameter NAME=VALUE (repeat); default: the largest quick paper size")

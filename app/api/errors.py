@@ -106,6 +106,12 @@ def _finite(value: Any) -> Any:
     return value
 
 
+def _without_exceptions(error: dict[str, Any]) -> dict[str, Any]:
+    """A pydantic error less the exception object in its ctx (JSON writes it `{}`; its text is already `msg`)."""
+    ctx = {k: v for k, v in (error.get("ctx") or {}).items() if not isinstance(v, BaseException)}
+    return {k: v for k, v in error.items() if k != "ctx"} | ({"ctx": ctx} if ctx else {})
+
+
 async def validation_error(_request: Request, exc: Exception) -> JSONResponse:
     assert isinstance(exc, RequestValidationError)
-    return JSONResponse(status_code=422, content={"detail": _finite(jsonable_encoder(exc.errors()))})
+    return JSONResponse(status_code=422, content={"detail": _finite(jsonable_encoder([_without_exceptions(e) for e in exc.errors()]))})

@@ -30,6 +30,7 @@ from bench_tasks import TaskError, load_task
 from bench_tasks.report import Table, html_page, markdown_page
 from graph.contract import DEFAULT_PROFILE_MODE
 
+from .. import fmt
 from ..db.models import TERMINAL_STATUSES, Attempt, Campaign, CampaignVariant, Job, JobEvent, LlmCall, Profile
 from .store import NOT_STARTED
 
@@ -372,12 +373,9 @@ def _variant_rows(session: Session, campaign_id: str) -> list[Row]:
 
 
 # -- writing -----------------------------------------------------------------------------------------
-def _pct(x: float) -> str:
-    return f"{100 * x:.0f}%"
-
-
-def _num(x: float | None, fmt: str = "{:.3f}") -> str:
-    return "–" if x is None else fmt.format(x)
+# Every number through app/fmt.py, as the dashboard writes it: 6,450 tokens, $0.0720, P 1.234, 50%.
+_pct, _p, _usd, _num = fmt.pct, fmt.p, fmt.usd, fmt.num
+FLAG_CHOICE = {None: "the service's default", True: "chosen by the compiler role", False: "fixed"}
 
 
 def _label(s: CampaignSummary) -> str:
@@ -392,7 +390,7 @@ def _config_line(s: CampaignSummary) -> str:
         f"R={c.get('rounds')}, D={c.get('debug')}, profile {c.get('profile_mode')}"
         + (f" (budget {budget} tokens)" if budget else "")
         + f", sizes {c.get('sizes')}, models {models}, "
-        f"flag choice {c.get('choose_flags')}"
+        f"nvcc flags {FLAG_CHOICE.get(c.get('choose_flags'), str(c.get('choose_flags')))}"
     )
 
 
@@ -409,10 +407,10 @@ def _tables(s: CampaignSummary, prefix: str) -> list[Table]:
 
 def _success_table(s: CampaignSummary, prefix: str) -> Table:
     head = ["group", "variants"] + [("correct" if t == 0 else f"P ≥ {t}") for t in TAUS]
-    success = [["overall", str(s.n), *(_pct(x) for x in s.success().values())]]
+    success = [["overall", _num(s.n), *(_pct(x) for x in s.success().values())]]
     for key in ("precision", "category"):
         for name, group in s.groups(key).items():
-            success.append([f"{key} {name}", str(len(group)), *(_pct(x) for x in s.success(group).values())])
+            success.append([f"{key} {name}", _num(len(group)), *(_pct(x) for x in s.success(group).values())])
     return (f"{prefix}Success at tau (share of variants)", head, success)
 
 
@@ -425,7 +423,7 @@ def _variant_table(s: CampaignSummary, prefix: str) -> Table:
         "rounds",
         "debug steps",
         "tokens",
-        "cost $",
+        "cost",
         "verdict flags",
         "baseline class",
         "best class",
@@ -436,11 +434,11 @@ def _variant_table(s: CampaignSummary, prefix: str) -> Table:
             f"{v.task}/{v.precision}",
             v.category,
             v.status,
-            _num(v.best_p),
-            str(v.rounds_used),
-            str(v.debug_steps),
-            str(v.tokens),
-            f"{v.cost_usd:.4f}",
+            _p(v.best_p),
+            _num(v.rounds_used),
+            _num(v.debug_steps),
+            _num(v.tokens),
+            _usd(v.cost_usd),
             ", ".join(v.flags) or "–",
             v.baseline_class,
             v.best_class,
@@ -453,17 +451,17 @@ def _variant_table(s: CampaignSummary, prefix: str) -> Table:
 
 def _cost_table(s: CampaignSummary, prefix: str) -> Table:
     n = s.n or 1
-    costs = [["all roles", str(s.total_tokens), f"{s.total_cost_usd:.4f}", f"{s.total_tokens / n:.1f}", f"{s.total_cost_usd / n:.5f}"]]
+    costs = [["all roles", _num(s.total_tokens), _usd(s.total_cost_usd), _num(s.total_tokens / n, 1), _usd(s.total_cost_usd / n)]]
     costs += [
-        [role, str(int(r["tokens"])), f"{r['cost_usd']:.4f}", f"{r['avg_tokens']:.1f}", f"{r['avg_cost_usd']:.5f}"]
+        [role, _num(int(r["tokens"])), _usd(r["cost_usd"]), _num(r["avg_tokens"], 1), _usd(r["avg_cost_usd"])]
         for role, r in sorted(s.per_role.items())
     ]
-    return (f"{prefix}Cost and tokens (total and per variant)", ["role", "tokens", "cost $", "tokens / variant", "cost $ / variant"], costs)
+    return (f"{prefix}Cost and tokens (total and per variant)", ["role", "tokens", "cost", "tokens / variant", "cost / variant"], costs)
 
 
 def _class_table(s: CampaignSummary, prefix: str) -> Table:
     counts = sorted(set(s.baseline_classes) | set(s.best_classes))
-    totals = [[c, str(s.baseline_classes.get(c, 0)), str(s.best_classes.get(c, 0))] for c in counts]
+    totals = [[c, _num(s.baseline_classes.get(c, 0)), _num(s.best_classes.get(c, 0))] for c in counts]
     return (
         f"{prefix}Bottleneck classes: baselines (all variants) and best kernels (correct ones)",
         ["class", "baselines", "best kernels"],
@@ -474,7 +472,8 @@ def _class_table(s: CampaignSummary, prefix: str) -> Table:
 def _transition_table(s: CampaignSummary, prefix: str) -> Table:
     classes = sorted({c for pair in s.transitions for c in pair})
     moves = [
-        [b, *(str(s.transitions.get((b, k), 0)) for k in classes), str(sum(s.transitions.get((b, k), 0) for k in classes))] for b in classes
+        [b, *(_num(s.transitions.get((b, k), 0)) for k in classes), _num(sum(s.transitions.get((b, k), 0) for k in classes))]
+        for b in classes
     ]
     return (
         f"{prefix}Bottleneck transitions: baseline class (row) -> best kernel class (column), variants with a correct kernel",
@@ -491,11 +490,11 @@ def _profile_token_table(s: CampaignSummary, prefix: str) -> Table:
         [
             [
                 pt["mode"],
-                str(pt["budget"] or "whole"),
-                str(pt["tokens_sent"]),
-                str(pt["planner_calls"]),
-                f"{pt['per_call']:.1f}",
-                f"{pt['per_variant']:.1f}",
+                _num(pt["budget"]) if pt["budget"] else "whole",
+                _num(pt["tokens_sent"]),
+                _num(pt["planner_calls"]),
+                _num(pt["per_call"], 1),
+                _num(pt["per_variant"], 1),
             ]
         ],
     )
@@ -506,7 +505,7 @@ def ablation_table(summaries: list[CampaignSummary]) -> Table:
     head = (
         ["campaign", "configuration", "variants"]
         + [("correct" if t == 0 else f"P ≥ {t}") for t in TAUS]
-        + ["geomean P", "cost $ / variant", "tokens / variant", "profile tokens / planner call"]
+        + ["geomean P", "cost / variant", "tokens / variant", "profile tokens / planner call"]
     )
     first = summaries[0]
     rows = []
@@ -516,12 +515,12 @@ def ablation_table(summaries: list[CampaignSummary]) -> Table:
             [
                 _label(s),
                 _config_line(s),
-                str(s.n),
+                _num(s.n),
                 *(_pct(x) for x in s.success().values()),
-                _num(s.geomean_p()),
-                f"{s.total_cost_usd / (s.n or 1):.5f}",
-                f"{s.total_tokens / (s.n or 1):.1f}",
-                f"{pt['per_call']:.1f}",
+                _p(s.geomean_p()),
+                _usd(s.total_cost_usd / (s.n or 1)),
+                _num(s.total_tokens / (s.n or 1), 1),
+                _num(pt["per_call"], 1),
             ]
         )
         if s is not first:
@@ -531,12 +530,12 @@ def ablation_table(summaries: list[CampaignSummary]) -> Table:
                 [
                     f"  difference from {first.id}",
                     "",
-                    str(s.n - first.n),
-                    *(f"{100 * x:+.0f} pt" for x in d),
-                    _num(g2 - g1, "{:+.3f}") if g1 is not None and g2 is not None else "–",
-                    f"{s.total_cost_usd / (s.n or 1) - first.total_cost_usd / (first.n or 1):+.5f}",
-                    f"{s.total_tokens / (s.n or 1) - first.total_tokens / (first.n or 1):+.1f}",
-                    f"{pt['per_call'] - first.profile_tokens['per_call']:+.1f}",
+                    _num(s.n - first.n, signed=True),
+                    *(fmt.points(x) for x in d),
+                    _p(g2 - g1, signed=True) if g1 is not None and g2 is not None else "–",
+                    _usd(s.total_cost_usd / (s.n or 1) - first.total_cost_usd / (first.n or 1), signed=True),
+                    _num(s.total_tokens / (s.n or 1) - first.total_tokens / (first.n or 1), 1, signed=True),
+                    _num(pt["per_call"] - first.profile_tokens["per_call"], 1, signed=True),
                 ]
             )
     return ("Campaigns side by side (ablation)", head, rows)
@@ -574,7 +573,7 @@ def _svg_success(summaries: list[CampaignSummary]) -> str:
         pts = [(left + i * step, top + (h - 20) * (1 - x)) for i, x in enumerate(s.success().values())]
         parts.append(f'<polyline fill="none" stroke="{c}" stroke-width="2" points="' + " ".join(f"{x:.1f},{y:.1f}" for x, y in pts) + '"/>')
         parts += [
-            f'<circle cx="{x:.1f}" cy="{y:.1f}" r="3" fill="{c}"><title>{html.escape(s.id)}: {100 * v:.0f}%</title></circle>'
+            f'<circle cx="{x:.1f}" cy="{y:.1f}" r="3" fill="{c}"><title>{html.escape(s.id)}: {_pct(v)}</title></circle>'
             for (x, y), v in zip(pts, s.success().values(), strict=True)
         ]
         parts.append(

@@ -28,10 +28,10 @@ from ..api.deps import RunnerDep, SessionDep, SettingsDep
 from ..api.errors import as_http
 from ..campaigns import report
 from ..campaigns.schemas import CampaignDetail, CampaignPage, CampaignResume, Progress
-from ..db.models import CAMPAIGN_CANCELLED, CAMPAIGN_CAPPED, CAMPAIGN_FINISHED, CAMPAIGN_RUNNING, CAMPAIGN_STATUSES
 from ..services import campaigns as campaigns_service
-from . import pages
-from .pages import Csrf, Web
+from ..services.dashboard import CAMPAIGN_CANCELLED, CAMPAIGN_CAPPED, CAMPAIGN_FINISHED, CAMPAIGN_RUNNING, CAMPAIGN_STATUSES
+from . import base as pages
+from .base import Csrf, Web
 from .session import WebSession
 
 router = APIRouter(include_in_schema=False)
@@ -84,7 +84,7 @@ def _macros() -> Any:
 
 
 def _page(session: Session, web: WebSession, settings: ServiceSettings, status: str, offset: int) -> CampaignPage:
-    pages._check_filter("status", status, allowed=CAMPAIGN_STATUSES)
+    pages.check_filter("status", status, allowed=CAMPAIGN_STATUSES)
     pages.check_offset(offset)
     with as_http():
         return campaigns_service.page(session, web.caller, settings, status=status or None, limit=PAGE_SIZE, offset=offset)  # type: ignore[arg-type]
@@ -177,7 +177,7 @@ def campaign_page(request: Request, campaign_id: str, web: Web, session: Session
 
 
 def _act(request: Request, web: WebSession, campaign_id: str, csrf: str, action: Callable[[], Any]) -> Response:
-    if (refused := pages._csrf_or_403(request, web, csrf)) is not None:
+    if (refused := pages.csrf_or_403(request, web, csrf)) is not None:
         return refused
     back = f"/campaigns/{quote(campaign_id)}"
     try:

@@ -17,8 +17,8 @@ from ..api.deps import SessionDep
 from ..compare import MAX_COMPARED, CompareInvalid, CompareNotFound
 from ..compare.campaigns import compare_campaigns
 from ..compare.runs import compare_attempts, compare_jobs
-from . import pages
-from .pages import Web
+from . import base as pages
+from .base import Web
 from .session import WebSession
 
 router = APIRouter(include_in_schema=False)

@@ -18,16 +18,12 @@ import hashlib
 import hmac
 import secrets
 from dataclasses import dataclass
-from datetime import timedelta
 
 from fastapi import Request, Response
 from itsdangerous import BadSignature, URLSafeTimedSerializer
-from sqlalchemy import delete, select
 
-from ..db.models import ApiKey, DashboardSession, ServiceSecret
-from ..db.types import utcnow
 from ..permissions import Caller
-from ..store.upsert import insert_ignore
+from ..services import web_sessions
 
 SESSION_COOKIE = "cm_session"
 LOGIN_COOKIE = "cm_login"
@@ -55,11 +51,7 @@ def _secret(request: Request) -> str:
         value = configured.get_secret_value()
     else:
         with state.sessions() as session:  # generated once per database; replicas read the same row
-            insert_ignore(
-                session, ServiceSecret, {"name": _SECRET_NAME, "value": secrets.token_urlsafe(48), "created_at": utcnow()}, ["name"]
-            )
-            session.commit()
-            value = session.scalar(select(ServiceSecret.value).where(ServiceSecret.name == _SECRET_NAME))
+            value = web_sessions.shared_secret(session, _SECRET_NAME)
     state.session_secret = value
     return value
 
@@ -85,23 +77,15 @@ def current(request: Request) -> WebSession | None:
         return None  # also a cookie from before sessions were kept server-side: sign in again
     session_id = _session_id(data["s"])
     with request.app.state.sessions() as session:
-        row = session.get(DashboardSession, session_id)
-        if row is None or row.expires_at <= utcnow():  # ended at logout, or expired
-            return None
-        key = session.get(ApiKey, row.api_key_id)
-        if key is None or key.revoked_at is not None:
-            return None
-        return WebSession(Caller.of(key), data["c"], session_id)
+        caller = web_sessions.signed_in(session, session_id)  # None: ended at logout, expired, or its key revoked
+    return None if caller is None else WebSession(caller, data["c"], session_id)
 
 
-def sign_in(request: Request, response: Response, key: ApiKey) -> None:
-    """Start a session for `key` (a row of dashboard_sessions) and set its cookie; expired rows are dropped."""
+def sign_in(request: Request, response: Response, key_id: str) -> None:
+    """Start a session for the key `key_id` (a row of dashboard_sessions) and set its cookie; expired rows are dropped."""
     token, max_age = secrets.token_urlsafe(32), request.app.state.settings.session_max_age_s
-    now = utcnow()
     with request.app.state.sessions() as session:
-        session.execute(delete(DashboardSession).where(DashboardSession.expires_at <= now))
-        session.add(DashboardSession(id=_session_id(token), api_key_id=key.id, created_at=now, expires_at=now + timedelta(seconds=max_age)))
-        session.commit()
+        web_sessions.open_session(session, _session_id(token), key_id, max_age)
     cookie = _serializer(request, "session").dumps({"s": token, "c": secrets.token_urlsafe(24)})
     _set_cookie(request, response, SESSION_COOKIE, cookie, max_age)
     response.delete_cookie(LOGIN_COOKIE, path="/")
@@ -110,8 +94,7 @@ def sign_in(request: Request, response: Response, key: ApiKey) -> None:
 def sign_out(request: Request, response: Response, web: WebSession) -> None:
     """End this session (its row is deleted: the cookie, replayed, no longer signs in) and clear its cookie."""
     with request.app.state.sessions() as session:
-        session.execute(delete(DashboardSession).where(DashboardSession.id == web.session_id))
-        session.commit()
+        web_sessions.end_session(session, web.session_id)
     response.delete_cookie(SESSION_COOKIE, path="/")
 
 

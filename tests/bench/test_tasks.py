@@ -135,6 +135,8 @@ def test_baseline_and_driver_compile_with_nvcc(name, precision, builds, harness_
     assert exe.exists()
 
 
-def test_unknown_task_lists_known_ones():
-    with pytest.raises(TaskError, match=r"known tasks: .*vector_add"):
-        load_task("nope")
+def test_unknown_task_names_the_closest_ones_not_all_fifty():
+    with pytest.raises(TaskError, match=r"unknown task 'relu': did you mean RELU\?$"):
+        load_task("relu")
+    with pytest.raises(TaskError, match=r"unknown task 'xyzzy_q': the tasks are listed by `cudamaster bench list` and GET /api/v1/tasks$"):
+        load_task("xyzzy_q")

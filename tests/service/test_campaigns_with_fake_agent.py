@@ -13,6 +13,7 @@ import pytest
 from sqlalchemy import text
 from typer.testing import CliRunner
 
+from app import fmt
 from app.cli import cli
 from app.db.engine import make_engine
 from bench_tasks import all_tasks, load_task
@@ -333,6 +334,6 @@ def test_two_campaigns_side_by_side_with_fake_agent(api, tmp_path):
     cells = [c.strip() for c in diff[0].strip("|").split("|")]
     expected = [f"{100 * (rb['success']['overall'][str(t)] - ra['success']['overall'][str(t)]):+.0f} pt" for t in TAUS]
     assert cells[3 : 3 + len(TAUS)] == expected
-    assert cells[-1] == f"{rb['profile_tokens']['per_call'] - ra['profile_tokens']['per_call']:+.1f}"
+    assert cells[-1] == fmt.num(rb["profile_tokens"]["per_call"] - ra["profile_tokens"]["per_call"], 1, signed=True)
     page = client.get(f"{API}/campaigns/{a['id']}/report", params={"compare": b["id"], "format": "html"}, headers=headers)
     assert page.headers["content-type"].startswith("text/html") and "Campaigns side by side (ablation)" in page.text

@@ -207,7 +207,7 @@ def test_jobs_page_shows_new_jobs_live_within_its_filters_and_its_keys_team_with
         assert page.locator(f"#jobs-table tr[data-job='{blue}'], #jobs-table tr[data-job='{relu}']").count() == 0
         assert [table.nth(i).get_attribute("data-job") for i in range(table.count())] == [probe, new, old]  # newest first
         row = page.locator(f"tr[data-job='{new}']")
-        assert row.locator("td").nth(1).text_content() == "vector_add"
+        assert row.locator("td.task a").text_content() == "vector_add"
         assert row.locator("[data-field=tokens]").text_content() == f"{job['totals']['input_tokens'] + job['totals']['output_tokens']:,}"
         assert page.text_content("h1 [data-total]") == "3"
         assert _still_same_page(page), "the jobs page reloaded"
@@ -450,7 +450,7 @@ def _cells(page, selector: str) -> list[list[str]]:
 def test_campaign_pages_progress_report_chart_and_cancel_with_fake_agent(db_url, server_factory, page, tmp_path):
     """A campaign over three variants, watched on its page until it ends (no reload); its progress, variant rows,
     success table and chart equal the API's numbers; the list shows it; a second campaign is cancelled from its page."""
-    from app.web.pages import _usd
+    from app.web.fmt import usd as _usd
 
     key = make_key(db_url, "carla", role="member")
     hold = tmp_path / "model-hold"

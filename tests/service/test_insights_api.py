@@ -33,8 +33,8 @@ def _row(speedup: float, pct: float, flags: list[str] | None = None) -> dict:
 def test_review_rule_flags_high_speedups_late_work_and_times_near_the_roofline():
     rule = ReviewRule(speedup=10.0, roofline_pct=90.0)
     assert rule.reasons({"rows": [_row(9.9, 89.9)]}, "ok") == []
-    assert rule.reasons({"rows": [_row(10.5, 10.0)]}, "ok") == ["size 0 (N=1024): speedup 10.50x is over the review threshold 10x"]
-    assert rule.reasons({"rows": [_row(2.0, 95.0)]}, "ok") == ["size 0 (N=1024): time is 95.0% of the roofline floor (threshold 90%)"]
+    assert rule.reasons({"rows": [_row(10.5, 10.0)]}, "ok") == ["size 1 (N=1024): speedup 10.50x is over the review threshold 10x"]
+    assert rule.reasons({"rows": [_row(2.0, 95.0)]}, "ok") == ["size 1 (N=1024): time is 95.0% of the roofline floor (threshold 90%)"]
     (late,) = rule.reasons({"rows": [_row(1.0, 1.0, ["late_work"])]}, "ok")
     assert "late work" in late
     # The speedup threshold is opt-in: by default a large speedup (even one the harness marks) is no evidence.

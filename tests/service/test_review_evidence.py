@@ -73,7 +73,7 @@ def test_timed_calls_the_harness_could_not_trust_are_flagged():
     cases = {"inputs were not redrawn": replayable, "0 checked timed pairs": unchecked, "timed call 7 checked wrong": disagreeing}
     for words, row in cases.items():
         reasons = rule.reasons({"rows": [row]}, "ok")
-        assert len(reasons) == 1 and reasons[0].startswith("size 0 (N=1024): ") and words in reasons[0], (words, reasons)
+        assert len(reasons) == 1 and reasons[0].startswith("size 1 (N=1024): ") and words in reasons[0], (words, reasons)
     assert rule.reasons({"rows": [_row(1024, 3.0)]}, "ok") == []  # timed pairs checked and right
     untimed = {"params": {"N": 1024}, "passed": True, "baseline": {"median_us": 5.0, "iqr_us": 0.1}, "checks": []}
     assert rule.reasons({"rows": [untimed]}, "ok") == []  # nothing timed: no timed pair to check
@@ -148,4 +148,4 @@ def test_jumps_are_judged_along_one_dimension_not_across_shapes():
     assert ReviewRule().reasons({"rows": [_shaped(128, 256, 27.7), _shaped(16, 4096, 162.1)]}, "ok") == []
     assert ReviewRule().reasons({"rows": [_shaped(128, 256, 27.7), _shaped(128, 512, 30.0), _shaped(64, 512, 20.0)]}, "ok") == []
     (jump,) = ReviewRule().reasons({"rows": [_shaped(16, 256, 2.0), _shaped(16, 4096, 162.1)]}, "ok")  # one row length apart
-    assert jump.startswith("sizes 0 -> 1: speedup jumps 2.00x -> 162.10x")
+    assert jump.startswith("sizes 1 -> 2: speedup jumps 2.00x -> 162.10x")

@@ -98,6 +98,8 @@
                            points: { show: true, size: 6 }, value: (u, v) => (v === null || v === undefined ? "–" : num(v, 3)) },
                          extra || {});
   }
+  // Ticks on whole numbers, thinned on a narrow screen (1, 2, 5, 10...): an axis keeps its ticks at 390 px.
+  const WHOLE_STEPS = [1, 2, 5, 10, 20, 50, 100, 200, 500, 1000];
   // The speedup charts' reference: the baseline's own speed (1×), a dashed grey line across every size.
   const BASELINE_LABEL = "baseline (1×)";
   function baselineSeries() {
@@ -120,6 +122,12 @@
   }
   function jobCharts(job) {
     const attempts = job.attempts || [];
+    // No attempt yet: one line says so, not three empty charts (they appear with the first attempt).
+    const section = document.getElementById("job-charts");
+    const none = document.getElementById("no-charts");
+    if (section) section.hidden = attempts.length === 0;
+    if (none) none.hidden = attempts.length > 0;
+    if (attempts.length === 0) return;
     // P per attempt, in the job's order (round, debug step).
     const xs = attempts.map((_, i) => i + 1);
     const labels = attempts.map((a) => a.round + "." + a.debug_step);
@@ -131,7 +139,7 @@
     });
     plot("score", document.getElementById("chart-score"), {
       scales: { x: { time: false }, y: { range: (u, min, max) => [0, Math.max(1.1, max * 1.1)] } },
-      axes: [{ label: "attempt (round.debug step)", incrs: [1], values: (u, splits) => splits.map((s) => labels[s - 1] || "") },
+      axes: [{ label: "attempt (round.debug step)", incrs: WHOLE_STEPS, values: (u, splits) => splits.map((s) => labels[s - 1] || "") },
              { label: "P (weighted speedup)" }],
       series: [{ label: "attempt", value: (u, v) => (v === null ? "–" : v + " (" + (labels[v - 1] || "") + ")") },
                series("P of the attempt", 0, { value: (u, v) => p(v) }),
@@ -328,6 +336,7 @@
       tpl.innerHTML = j.html.trim();
       const empty = body.querySelector("tr.no-rows");
       if (empty) empty.remove();
+      ["compare-form", "range"].forEach((id) => { const el = document.getElementById(id); if (el) el.hidden = false; });
       body.insertBefore(tpl.content.firstElementChild, next || null);
       if (shown.length + 1 > pageSize) shown[shown.length - 1].remove();
       document.querySelectorAll("[data-total]").forEach((el) => { el.textContent = Number(el.textContent) + 1; });
@@ -342,7 +351,7 @@
     const n = data.shares.length;
     plot("shares", document.getElementById("chart-shares"), {
       scales: { x: { time: false, range: [-0.5, 3.5] }, y: { range: [0, 100] } },
-      axes: [{ label: "best P at least", incrs: [1], values: (u, splits) => splits.map((s) => (thresholds[s] ? "P ≥ " + thresholds[s] : "")) },
+      axes: [{ label: "best P at least", incrs: WHOLE_STEPS, values: (u, splits) => splits.map((s) => (thresholds[s] ? "P ≥ " + thresholds[s] : "")) },
              { label: "share of tasks tried (%)" }],
       legendAt: 0,
       series: [{ label: "threshold", value: (u, v) => (v === null ? "–" : "P ≥ " + thresholds[v]) }].concat(data.shares.map((s, i) =>
@@ -375,23 +384,28 @@
       return { stroke: fill, fill: fill };
     };
   }
-  /* The x range of a chart of days: half a day either side, and at least a week (one day's point in the middle). */
+  /* The x range of a chart of days: up to today (never a future day), back to the first day with data or at least
+     a week (no more than the window asked for), half a day either side; its ticks fall on days, never hours. */
   const DAY = 86400;
-  function dayRange(xs) {
-    if (xs.length === 0) return [Date.now() / 1000 - 7 * DAY, Date.now() / 1000];
-    const lo = xs[0] - DAY / 2;
-    const hi = xs[xs.length - 1] + DAY / 2;
-    const pad = Math.max(0, 7 * DAY - (hi - lo)) / 2;
-    return [lo - pad, hi + pad];
+  function dayRange(xs, today, days) {
+    const last = Math.max(today, xs.length ? xs[xs.length - 1] : today);
+    const first = Math.min(xs.length ? xs[0] : last, last - (Math.min(days, 7) - 1) * DAY);
+    return [first - DAY / 2, last + DAY / 2];
+  }
+  function dayAxis(label) {
+    return { label: label, incrs: [DAY, 2 * DAY, 7 * DAY, 14 * DAY, 28 * DAY, 91 * DAY, 365 * DAY],
+             values: (u, splits) => splits.map((s) => new Date(s * 1000).toISOString().slice(5, 10)) };
   }
   function costsPage() {
     const data = readJson("costs-data");
     const days = Array.from(new Set(data.per_model_day.map((d) => d.day))).sort();
     const models = Array.from(new Set(data.per_model_day.map((d) => d.model))).sort();
     const xs = days.map((d) => Date.parse(d + "T00:00:00Z") / 1000);
-    plot("costs", document.getElementById("chart-costs"), {
-      scales: { x: { time: true, range: (u, min, max) => dayRange(xs) }, y: { range: (u, min, max) => [0, Math.max(0.01, max * 1.1)] } },
-      axes: [{ label: "day (UTC)" }, { label: "cost (US$)", values: (u, splits) => splits.map((s) => "$" + s.toFixed(2)) }],
+    const el = document.getElementById("chart-costs");
+    const today = Date.parse(el.dataset.today + "T00:00:00Z") / 1000;
+    plot("costs", el, {
+      scales: { x: { time: true, range: () => dayRange(xs, today, Number(el.dataset.days)) }, y: { range: (u, min, max) => [0, Math.max(0.01, max * 1.1)] } },
+      axes: [dayAxis("day (UTC, month-day)"), { label: "cost (US$)", size: 84, values: (u, splits) => splits.map((s) => usd(s)) }],
       series: [{ label: "day", value: (u, v) => (v === null ? "–" : new Date(v * 1000).toISOString().slice(0, 10)) }]
         .concat(models.map((m, i) => series(m, i, { value: (u, v) => usd(v) }))),
     }, [xs].concat(models.map((m) => days.map((d) => {
@@ -422,7 +436,7 @@
     const label = (i) => (taus[i] === undefined ? "" : taus[i] === 0 ? "correct" : "P ≥ " + taus[i]);
     plot("success", document.getElementById("chart-success"), {
       scales: { x: { time: false, range: [-0.2, taus.length - 0.8] }, y: { range: [0, 100] } },
-      axes: [{ label: "τ (best P at least; τ = 0: a correct kernel)", incrs: [1], values: (u, splits) => splits.map(label) },
+      axes: [{ label: "τ (best P at least; τ = 0: a correct kernel)", incrs: WHOLE_STEPS, values: (u, splits) => splits.map(label) },
              { label: "share of variants (%)" }],
       legendAt: 0,
       series: [{ label: "τ", value: (u, v) => (v === null ? "–" : label(v)) }]
