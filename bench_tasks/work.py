@@ -36,6 +36,7 @@ WorkKind = Literal["compile", "evaluate", "profile"]
 MACHINE_LOCAL = frozenset(
     {
         "nvcc",
+        "compute_sanitizer",
         "cache_dir",
         "gpu",
         "vendor_paths",
