@@ -125,14 +125,18 @@ def verdict_of_run(tool: str, rc: int | None, output: str, params: dict[str, int
         )
     run = report.parse(output)
     if run.unsupported:
-        return SanitizerVerdict(tool=tool, status=SanitizerStatus.not_run, reason=f"the GPU's runtime refuses compute-sanitizer: {run.unsupported}")
+        return SanitizerVerdict(
+            tool=tool, status=SanitizerStatus.not_run, reason=f"the GPU's runtime refuses compute-sanitizer: {run.unsupported}"
+        )
     if run.errors or rc == ERROR_EXITCODE:
         lines = [f"size {params}", *run.report] if run.report else [f"size {params}", *output.strip().splitlines()[-5:]]
         return SanitizerVerdict(tool=tool, status=SanitizerStatus.findings, kernel=run.kernel, errors=max(run.errors, 1), report=lines)
     if not run.completed:
         tail = " ".join(output.strip().splitlines()[-3:])[-300:]
         return SanitizerVerdict(
-            tool=tool, status=SanitizerStatus.not_run, reason=f"compute-sanitizer ended without its summary (exit {rc}) at size {params}: {tail}"
+            tool=tool,
+            status=SanitizerStatus.not_run,
+            reason=f"compute-sanitizer ended without its summary (exit {rc}) at size {params}: {tail}",
         )
     if rc != 0:
         tail = " ".join(output.strip().splitlines()[-3:])[-300:]
@@ -150,7 +154,9 @@ def not_run(reason: str, tools: Iterable[str] = SANITIZER_TOOLS) -> list[Sanitiz
 Runner = Callable[[list[str], float], tuple[int | None, str]]
 
 
-def sanitize_runs(sanitizer: str, runs: list[tuple[dict[str, int], Runner]], tools: Iterable[str], budget_s: float) -> list[SanitizerVerdict]:
+def sanitize_runs(
+    sanitizer: str, runs: list[tuple[dict[str, int], Runner]], tools: Iterable[str], budget_s: float
+) -> list[SanitizerVerdict]:
     """Every tool over the staged runs (one per size), each tool within `budget_s` over its sizes. A runtime that
     refuses the tool refuses them all: the tools left are not_run with the same reason, at no further cost."""
     states = [_ToolState(t, budget_s) for t in tools]

@@ -45,7 +45,9 @@ def test_recorded_clean_reports_are_clean(fixture):
 
 
 def test_report_lines_are_capped():
-    many = "========= COMPUTE-SANITIZER\n" + "".join(f"========= Invalid __global__ read of size 4 bytes {'x' * 900} {i}\n" for i in range(100))
+    many = "========= COMPUTE-SANITIZER\n" + "".join(
+        f"========= Invalid __global__ read of size 4 bytes {'x' * 900} {i}\n" for i in range(100)
+    )
     run = report.parse(many + "========= ERROR SUMMARY: 100 errors\n")
     assert len(run.report) == report.MAX_REPORT_LINES and all(len(line) <= report.MAX_LINE_CHARS for line in run.report)
 
@@ -91,7 +93,10 @@ def test_every_tool_runs_at_every_size_and_findings_stop_that_tool():
     by_tool = {v.tool: v for v in verdicts}
     assert [v.tool for v in verdicts] == list(SANITIZER_TOOLS)
     assert by_tool["racecheck"].status == SanitizerStatus.findings and by_tool["racecheck"].sizes == [{"N": 1024}]
-    assert all(by_tool[t].status == SanitizerStatus.clean and by_tool[t].sizes == [{"N": 1024}, {"N": 37}] for t in ("memcheck", "initcheck", "synccheck"))
+    assert all(
+        by_tool[t].status == SanitizerStatus.clean and by_tool[t].sizes == [{"N": 1024}, {"N": 37}]
+        for t in ("memcheck", "initcheck", "synccheck")
+    )
     assert calls.count("racecheck") == 1 and calls.count("memcheck") == 2
     assert sanitizer_status(verdicts) == SanitizerStatus.findings
     assert "block_sum_optimized" in sanitizer_findings_text(verdicts)
