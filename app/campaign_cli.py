@@ -13,7 +13,7 @@ from typing import Annotated, Any, NoReturn
 
 import typer
 
-from graph.contract import Precision, ProfileMode, SizeSet, knob
+from graph.contract import Precision, ProfileMode, SanitizeMode, SizeSet, knob
 
 campaign_app = typer.Typer(no_args_is_help=True, help="Campaigns: the agent over a set of variants with one configuration.")
 
@@ -22,6 +22,7 @@ Key = Annotated[str | None, typer.Option(envvar="CUDAMASTER_CLIENT_KEY", help="a
 ACTIVE = ("running",)
 # The agent's knobs as options: default, bounds, choices (their literal types) and help from graph.contract.
 ROUNDS, DEBUG, SIZES, PROFILE, BUDGET = (knob(n) for n in ("rounds", "debug", "sizes", "profile_mode", "profile_token_budget"))
+SANITIZE = knob("sanitize")
 
 
 def _fail(message: str) -> NoReturn:
@@ -89,6 +90,7 @@ def run(
     debug: Annotated[int, typer.Option(min=DEBUG.min, max=DEBUG.max, help=DEBUG.help)] = DEBUG.default,
     profile: Annotated[ProfileMode, typer.Option(help=PROFILE.help)] = PROFILE.default,
     profile_token_budget: Annotated[int | None, typer.Option(min=BUDGET.min, max=BUDGET.max, help=BUDGET.help)] = None,
+    sanitize: Annotated[SanitizeMode, typer.Option(help=SANITIZE.help)] = SANITIZE.default,
     model: Annotated[list[str] | None, typer.Option(help="ROLE=MODEL (role planner, coder, compiler, debugger or *)")] = None,
     sizes: Annotated[SizeSet, typer.Option(help=SIZES.help)] = SIZES.default,
     choose_flags: Annotated[bool | None, typer.Option("--choose-flags/--no-choose-flags")] = None,
@@ -120,6 +122,7 @@ def run(
             "profile_token_budget": profile_token_budget,
             "models": models,
             "choose_flags": choose_flags,
+            "sanitize": sanitize,
         },
     }
     c = _request("POST", url, key, "/campaigns", body)

@@ -17,6 +17,7 @@ from graph.contract import (
     DEFAULT_PRECISION,
     DEFAULT_PROFILE_MODE,
     DEFAULT_ROUNDS,
+    DEFAULT_SANITIZE,
     DEFAULT_SIZES,
     DebugSteps,
     InterruptEvent,
@@ -29,6 +30,7 @@ from graph.contract import (
     ProfileMode,
     ProfileTokenBudget,
     Rounds,
+    SanitizeMode,
     SizeSet,
     SpendingCap,
     StopReason,
@@ -82,6 +84,7 @@ class JobSubmit(RequestBody):
     profile_mode: ProfileMode = DEFAULT_PROFILE_MODE
     profile_token_budget: ProfileTokenBudget = None
     choose_flags: StrictBool | None = Field(None, description="let the compiler role choose nvcc flags; default: the service's setting")
+    sanitize: SanitizeMode = DEFAULT_SANITIZE
     spending_cap: SpendingCap | None = Field(
         None,
         description="stop the job cleanly, keeping its best kernel, before an LLM call would pass this many dollars "
@@ -109,6 +112,7 @@ class JobSubmit(RequestBody):
             profile_token_budget=self.profile_token_budget,
             choose_flags=self.choose_flags,
             spending_cap=self.spending_cap,
+            sanitize=self.sanitize,
         )
 
 

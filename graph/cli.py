@@ -13,7 +13,7 @@ from rich.table import Table
 from gpu.ray import RAY_OPTION_HELP, evaluator_for_cli
 from settings import ROLES, AgentSettings, load_settings
 
-from .contract import Answer, AttemptEvent, JobSpec, LlmCallEvent, NodeEvent, Outcome, Precision, ProfileMode, Question, SizeSet, knob
+from .contract import Answer, AttemptEvent, JobSpec, LlmCallEvent, NodeEvent, Outcome, Precision, ProfileMode, Question, SanitizeMode, SizeSet, knob
 
 # graph.runner (LangGraph, LangChain, the LLM clients) is imported by the commands that run a job, not here:
 # `cudamaster --help` and the bench commands start without it.
@@ -21,6 +21,7 @@ from .contract import Answer, AttemptEvent, JobSpec, LlmCallEvent, NodeEvent, Ou
 console = Console()
 # The job spec's knobs as options: default, bounds, choices (their literal types) and help from graph.contract.
 ROUNDS, DEBUG, SIZES, PROFILE, PRECISION = (knob(n) for n in ("rounds", "debug", "sizes", "profile_mode", "precision"))
+SANITIZE = knob("sanitize")
 
 
 def _parse_models(models: list[str] | None) -> dict[str, str]:
@@ -142,6 +143,7 @@ def optimize(
     manual: Annotated[bool, typer.Option(help="answer every role yourself")] = False,
     replay: Annotated[str | None, typer.Option(help="re-run from a file of recorded responses (JSON lines)")] = None,
     profile: Annotated[ProfileMode, typer.Option(help=PROFILE.help)] = PROFILE.default,
+    sanitize: Annotated[SanitizeMode, typer.Option(help=SANITIZE.help)] = SANITIZE.default,
     choose_flags: Annotated[
         bool | None, typer.Option("--choose-flags/--no-choose-flags", help="let the compiler role pick nvcc flags")
     ] = None,
@@ -168,6 +170,7 @@ def optimize(
                 manual=manual,
                 replay_file=replay,
                 profile_mode=profile,
+                sanitize=sanitize,
                 choose_flags=choose_flags,
                 spending_cap=cap,
             )
