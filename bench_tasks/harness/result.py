@@ -125,6 +125,10 @@ class EvaluationResult(BaseModel):
         description="the relative standard error the timing loop stopped at (target_rse, or target_rse_host_memory for a "
         "variant with host-memory arguments); None where nothing was timed and in documents before 1.5",
     )
+    sanitizer: list[SanitizerVerdict] = Field(
+        default_factory=list,
+        description="compute-sanitizer's verdicts on the measured kernel, one per tool (bench eval/run --sanitize); empty: not asked",
+    )
     log: str = ""  # compile log or driver stderr tail
 
     @model_validator(mode="before")
@@ -186,3 +190,6 @@ def sanitizer_findings_text(verdicts: list[SanitizerVerdict] | list[dict[str, An
             head = f"compute-sanitizer --tool {v.tool}: {v.errors} error(s) in {v.kernel or 'a kernel'}"
             parts.append("\n".join([head, *v.report]))
     return "\n\n".join(parts)
+
+
+EvaluationResult.model_rebuild()  # `sanitizer` names SanitizerVerdict, defined after it

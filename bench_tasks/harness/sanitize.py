@@ -35,7 +35,7 @@ from bench_tasks.spec import Task, Variant, load_task
 from settings import HarnessSettings, get_harness_settings
 
 from . import sanitizer_report as report
-from .result import SANITIZER_TOOLS, SanitizerStatus, SanitizerVerdict
+from .result import SANITIZER_TOOLS, EvaluationResult, SanitizerStatus, SanitizerVerdict
 from .sandbox import toolkit_root
 
 ERROR_EXITCODE = 86  # what compute-sanitizer exits with when it found an error (no driver exit status is 86)
@@ -176,6 +176,14 @@ def sanitize_runs(
             if state.verdict is not None and state.verdict.reason.startswith("the GPU's runtime refuses"):
                 refused = state.verdict.reason
     return [s.finish() for s in states]
+
+
+def sanitize_result(result: EvaluationResult, source: str | bytes | None, settings: HarnessSettings | None = None) -> EvaluationResult:
+    """`bench eval/run --sanitize`: the verdicts on what `result` measured (the candidate, or the baseline alone), once it
+    is correct; a vendor reference (trusted library code) and an incorrect kernel are left unsanitized."""
+    if result.ok and result.implementation != "vendor":
+        result.sanitizer = sanitize(result.task, result.precision, None if result.baseline_only else source, settings=settings)
+    return result
 
 
 def sanitize(

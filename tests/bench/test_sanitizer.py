@@ -3,6 +3,7 @@ verdict rules, the choice of sizes, and `not_run` when the tool is missing."""
 
 from __future__ import annotations
 
+import json
 from pathlib import Path
 
 import pytest
@@ -137,3 +138,50 @@ def test_FAKE_missing_compute_sanitizer_gives_not_run_for_every_tool(monkeypatch
     assert [v.tool for v in verdicts] == list(SANITIZER_TOOLS)
     assert all(v.status == SanitizerStatus.not_run and "compute-sanitizer not found" in v.reason for v in verdicts)
     assert sanitizer_status(verdicts) == SanitizerStatus.not_run
+
+
+def test_the_report_has_a_sanitizer_column(tmp_path):
+    from bench_tasks.harness.result import EvaluationResult, Verdict
+    from bench_tasks.report import load_run, summarize, to_markdown
+
+    racy = [
+        SanitizerVerdict(tool=t, status=SanitizerStatus.findings if t == "racecheck" else SanitizerStatus.clean) for t in SANITIZER_TOOLS
+    ]
+    results = [
+        EvaluationResult(task="vector_add", precision="fp32", verdict=Verdict.ok, implementation="candidate", sanitizer=racy),
+        EvaluationResult(task="RELU", precision="fp32", verdict=Verdict.ok, implementation="candidate"),
+    ]
+    path = tmp_path / "run.json"
+    path.write_text(json.dumps({"provenance": {}, "size_set": "paper", "results": [r.model_dump(mode="json") for r in results]}))
+    md = to_markdown(summarize(load_run(path)))
+    header = next(line for line in md.splitlines() if line.startswith("| variant") and "sanitizer" in line)
+    column = header.split("|").index(" sanitizer ")
+    cells = {
+        line.split("|")[1].strip(): line.split("|")[column].strip() for line in md.splitlines() if line.startswith("| ") and "fp32" in line
+    }
+    assert cells["vector_add/fp32"] == "candidate: findings" and cells["RELU/fp32"] == "-"
+
+
+def test_FAKE_bench_eval_sanitize_prints_and_stores_a_verdict_per_tool(tmp_path, monkeypatch, harness_settings):
+    """`bench eval --sanitize` with a FAKE evaluation (no GPU here) and no compute-sanitizer: four not_run verdicts,
+    printed and in the JSON result."""
+    from typer.testing import CliRunner
+
+    import bench_tasks.harness as harness
+    from app.cli import cli
+    from bench_tasks.harness.result import EvaluationResult, Verdict
+
+    monkeypatch.setattr(sz, "find_sanitizer", lambda settings: None)
+    monkeypatch.setattr(
+        harness, "evaluate", lambda task, precision, *a, **k: EvaluationResult(task=task, precision=precision, verdict=Verdict.ok)
+    )
+    out = tmp_path / "result.json"
+    candidate = Path(__file__).parent / "candidates" / "fast.cu"
+    res = CliRunner().invoke(
+        cli, ["bench", "eval", "vector_add", "-c", str(candidate), "--sanitize", "--json", str(out)], env={"COLUMNS": "300"}
+    )
+    assert res.exit_code == 0, res.output
+    for tool in SANITIZER_TOOLS:
+        assert f"compute-sanitizer {tool}: not_run compute-sanitizer not found" in res.output
+    stored = json.loads(out.read_text())["result"]["sanitizer"]
+    assert [v["status"] for v in stored] == ["not_run"] * 4
