@@ -31,6 +31,8 @@ from graph.contract import (
     ProfileTokenBudget,
     Rounds,
     SanitizeMode,
+    SanitizerStatus,
+    SanitizerVerdict,
     SizeSet,
     SpendingCap,
     StopReason,
@@ -221,6 +223,10 @@ class AttemptOut(_Orm):
     message: str
     score: float | None
     gpu_model: str | None = Field(None, description="the GPU model it was measured on (all of a job's attempts share one)")
+    sanitizer: list[SanitizerVerdict] | None = Field(None, description="compute-sanitizer's verdicts, one per tool; null: not sanitized")
+    sanitizer_status: SanitizerStatus | None = Field(
+        None, description="clean (all four tools ran, none found anything), findings or not_run (with the reason in `sanitizer`)"
+    )
     created_at: datetime
     measurements: list[MeasurementOut]
     profile: ProfileOut | None
@@ -331,6 +337,9 @@ class LeaderboardEntry(BaseModel):
     job_id: str
     job_cost_usd: float
     models: list[str] = Field(description="models the job's LLM calls used")
+    sanitizer: SanitizerStatus | None = Field(
+        None, description="the kernel's compute-sanitizer standing: clean, not_run (it could not run on that GPU), null (not sanitized)"
+    )
 
 
 class LeaderboardShare(BaseModel):
