@@ -62,6 +62,18 @@ def find_sanitizer(settings: HarnessSettings) -> str | None:
     return None
 
 
+def documented_findings(task: Task) -> dict[str, str]:
+    """The tools whose findings on the task's BASELINE are known and explained in its task.toml: `[notes] sanitizer =
+    "racecheck: why; initcheck: why"` -> {tool: why}. A baseline flagged by a tool not listed there is a finding."""
+    text = task.notes.get("sanitizer", "")
+    out = {}
+    for part in text.split(";"):
+        tool, sep, why = part.partition(":")
+        if sep and tool.strip() in SANITIZER_TOOLS:
+            out[tool.strip()] = why.strip()
+    return out
+
+
 def _irregularity(params: dict[str, int]) -> tuple[int, int]:
     """How much of a size is off the usual tiles (values not a multiple of 32), then how large it is."""
     return sum(1 for v in params.values() if v % 32), sum(params.values())

@@ -13,6 +13,7 @@ from bench_tasks.harness import sanitize as sz
 from bench_tasks.harness import sanitizer_report as report
 from bench_tasks.harness.result import SANITIZER_TOOLS, SanitizerStatus, SanitizerVerdict, sanitizer_findings_text, sanitizer_status
 from settings import HarnessSettings
+from tests.conftest import requires_nvcc
 
 FIXTURES = Path(__file__).resolve().parents[1] / "fixtures" / "sanitizer"
 
@@ -185,3 +186,22 @@ def test_FAKE_bench_eval_sanitize_prints_and_stores_a_verdict_per_tool(tmp_path,
         assert f"compute-sanitizer {tool}: not_run compute-sanitizer not found" in res.output
     stored = json.loads(out.read_text())["result"]["sanitizer"]
     assert [v["status"] for v in stored] == ["not_run"] * 4
+
+
+@requires_nvcc
+@pytest.mark.parametrize("file", sorted(p.name for p in (Path(__file__).parent / "sanitizer_controls").glob("*.cu")))
+def test_each_positive_control_passes_the_harness_compile_and_symbol_checks(file, harness_settings):
+    """A control the harness refused would never reach its tool (tests/bench/test_sanitizer_gpu.py runs them)."""
+    from bench_tasks.harness import Verdict
+    from bench_tasks.harness.evaluate import compile_only
+
+    source = (Path(__file__).parent / "sanitizer_controls" / file).read_bytes()
+    verdict, message, _ = compile_only("vector_add", "fp32", source, settings=harness_settings)
+    assert verdict == Verdict.ok, f"{file}: {message}"
+
+
+def test_a_baselines_documented_findings_are_read_from_its_task_toml():
+    task = load_task("vector_add")
+    assert sz.documented_findings(task) == {}
+    documented = type(task)(**{**task.__dict__, "notes": {**task.notes, "sanitizer": "racecheck: benign; nonsense: x"}})
+    assert sz.documented_findings(documented) == {"racecheck": "benign"}
