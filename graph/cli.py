@@ -13,7 +13,20 @@ from rich.table import Table
 from gpu.ray import RAY_OPTION_HELP, evaluator_for_cli
 from settings import ROLES, AgentSettings, load_settings
 
-from .contract import Answer, AttemptEvent, JobSpec, LlmCallEvent, NodeEvent, Outcome, Precision, ProfileMode, Question, SanitizeMode, SizeSet, knob
+from .contract import (
+    Answer,
+    AttemptEvent,
+    JobSpec,
+    LlmCallEvent,
+    NodeEvent,
+    Outcome,
+    Precision,
+    ProfileMode,
+    Question,
+    SanitizeMode,
+    SizeSet,
+    knob,
+)
 
 # graph.runner (LangGraph, LangChain, the LLM clients) is imported by the commands that run a job, not here:
 # `cudamaster --help` and the bench commands start without it.

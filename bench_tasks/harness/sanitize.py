@@ -30,6 +30,7 @@ import time
 from collections.abc import Callable, Iterable
 from dataclasses import dataclass, field
 from pathlib import Path
+from typing import TYPE_CHECKING
 
 from bench_tasks.spec import Task, Variant, load_task
 from settings import HarnessSettings, get_harness_settings
@@ -37,6 +38,9 @@ from settings import HarnessSettings, get_harness_settings
 from . import sanitizer_report as report
 from .result import SANITIZER_TOOLS, EvaluationResult, SanitizerStatus, SanitizerVerdict
 from .sandbox import toolkit_root
+
+if TYPE_CHECKING:
+    from .evaluate import SingleRun
 
 ERROR_EXITCODE = 86  # what compute-sanitizer exits with when it found an error (no driver exit status is 86)
 PRINT_LIMIT = 10
@@ -227,7 +231,7 @@ def sanitize(
             except ValueError as exc:
                 return not_run(f"the kernel does not build: {exc}", tools)
 
-        def runner(single) -> Runner:  # type: ignore[no-untyped-def]
+        def runner(single: SingleRun) -> Runner:
             return lambda prefix, timeout: single.start(prefix, tools=(sanitizer,)).wait(timeout)
 
         return sanitize_runs(sanitizer, [(s.params, runner(s)) for s in staged], tools, settings.sanitizer_tool_timeout_s)
