@@ -146,6 +146,16 @@ def _cluster_evaluator(ray: str | None, job_id: str):
     return cluster.for_job(job_id)
 
 
+def _cap(max_usd: float | None, max_tokens: int | None) -> dict[str, Any] | None:
+    """--max-usd / --max-tokens as the job spec's spending cap (None: no cap)."""
+    return {"usd": max_usd, "tokens": max_tokens} if max_usd is not None or max_tokens is not None else None
+
+
+def _print_errors(exc: ValidationError) -> None:
+    for err in exc.errors():
+        console.print(f"[red]--{'.'.join(map(str, err['loc']))}: {err['msg']}[/]")
+
+
 def optimize(
     task: Annotated[str, typer.Argument(help="task name, e.g. vector_add (see `cudamaster bench list`)")],
     precision: Annotated[Precision, typer.Option("--precision", "-p", help=PRECISION.help)],
@@ -171,7 +181,6 @@ def optimize(
 ) -> None:
     """Optimize one kernel: plan, code, compile, verify, profile, for R rounds."""
     try:
-        cap = {"usd": max_usd, "tokens": max_tokens} if max_usd is not None or max_tokens is not None else None
         spec = JobSpec.model_validate(
             dict(
                 task=task,
@@ -185,12 +194,11 @@ def optimize(
                 profile_mode=profile,
                 sanitize=sanitize,
                 choose_flags=choose_flags,
-                spending_cap=cap,
+                spending_cap=_cap(max_usd, max_tokens),
             )
         )
     except ValidationError as exc:
-        for err in exc.errors():
-            console.print(f"[red]--{'.'.join(map(str, err['loc']))}: {err['msg']}[/]")
+        _print_errors(exc)
         raise typer.Exit(2) from None
     from .runner import close_checkpointer, make_checkpointer, new_job_id, start_job
 
