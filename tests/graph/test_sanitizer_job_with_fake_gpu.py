@@ -87,3 +87,17 @@ def test_sanitize_off_never_calls_the_sanitizer_and_every_checks_each_correct_ke
     )
     assert len(every.sanitized) == 2  # the second kernel would not have been the best: `best` would have skipped it
     assert [a.sanitizer_status for a in out.attempts] == [SanitizerStatus.clean, SanitizerStatus.clean]
+
+
+def test_a_ray_worker_runs_a_sanitize_item_with_fake_gpu(tmp_path):
+    """The self-contained work item of kind `sanitize`, run by the Ray worker's engine (no cluster needed) with the FAKE
+    GPU: the planted finding comes back in the outcome."""
+    from bench_tasks import load_task
+    from bench_tasks.work import work_item
+    from gpu.ray.worker import WorkerEngine
+    from settings import HarnessSettings
+
+    engine = WorkerEngine("gpu-0", "gpu", "gpu.fake:FakeGpuEvaluator", {"cache_dir": str(tmp_path)})
+    item = work_item("sanitize", load_task("vector_add"), "fp32", k.fast_kernel(2.0) + RACY, settings=HarnessSettings(cache_dir=tmp_path))
+    out = engine.run(item)
+    assert out.sanitizer is not None and [v.status for v in out.sanitizer] == ["clean", "findings", "clean", "clean"]
