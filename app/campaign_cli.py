@@ -13,7 +13,7 @@ from typing import Annotated, Any, NoReturn
 
 import typer
 
-from graph.contract import Precision, ProfileMode, SizeSet, knob
+from graph.contract import Precision, ProfileMode, SanitizeMode, SizeSet, knob
 
 campaign_app = typer.Typer(no_args_is_help=True, help="Campaigns: the agent over a set of variants with one configuration.")
 
@@ -24,6 +24,7 @@ ACTIVE = ("running",)
 ROUNDS, DEBUG, SIZES, PROFILE, BUDGET, FLAGS = (
     knob(n) for n in ("rounds", "debug", "sizes", "profile_mode", "profile_token_budget", "choose_flags")
 )
+SANITIZE = knob("sanitize")
 
 
 def _fail(message: str) -> NoReturn:
@@ -91,6 +92,7 @@ def run(
     debug: Annotated[int, typer.Option(min=DEBUG.min, max=DEBUG.max, help=DEBUG.help)] = DEBUG.default,
     profile: Annotated[ProfileMode, typer.Option(help=PROFILE.help)] = PROFILE.default,
     profile_token_budget: Annotated[int | None, typer.Option(min=BUDGET.min, max=BUDGET.max, help=BUDGET.help)] = None,
+    sanitize: Annotated[SanitizeMode, typer.Option(help=SANITIZE.help)] = SANITIZE.default,
     model: Annotated[
         list[str] | None, typer.Option(metavar="ROLE=MODEL", help="role planner, coder, compiler, debugger or * (every role); repeatable")
     ] = None,
@@ -124,6 +126,7 @@ def run(
             "profile_token_budget": profile_token_budget,
             "models": models,
             "choose_flags": choose_flags,
+            "sanitize": sanitize,
         },
     }
     c = _request("POST", url, key, "/campaigns", body)

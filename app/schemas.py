@@ -17,6 +17,7 @@ from graph.contract import (
     DEFAULT_PRECISION,
     DEFAULT_PROFILE_MODE,
     DEFAULT_ROUNDS,
+    DEFAULT_SANITIZE,
     DEFAULT_SIZES,
     DebugSteps,
     InterruptEvent,
@@ -29,6 +30,9 @@ from graph.contract import (
     ProfileMode,
     ProfileTokenBudget,
     Rounds,
+    SanitizeMode,
+    SanitizerStatus,
+    SanitizerVerdict,
     SizeSet,
     SpendingCap,
     StopReason,
@@ -108,6 +112,7 @@ class JobSubmit(RequestBody):
     profile_mode: ProfileMode = DEFAULT_PROFILE_MODE
     profile_token_budget: ProfileTokenBudget = None
     choose_flags: StrictBool | None = Field(None, description="let the compiler role choose nvcc flags; default: the service's setting")
+    sanitize: SanitizeMode = DEFAULT_SANITIZE
     spending_cap: SpendingCap | None = Field(
         None,
         description="stop the job cleanly, keeping its best kernel, before an LLM call would pass this many dollars "
@@ -142,6 +147,7 @@ class JobSubmit(RequestBody):
             profile_token_budget=self.profile_token_budget,
             choose_flags=self.choose_flags,
             spending_cap=self.spending_cap,
+            sanitize=self.sanitize,
         )
 
 
@@ -250,6 +256,10 @@ class AttemptOut(_Orm):
     message: str
     score: float | None
     gpu_model: str | None = Field(None, description="the GPU model it was measured on (all of a job's attempts share one)")
+    sanitizer: list[SanitizerVerdict] | None = Field(None, description="compute-sanitizer's verdicts, one per tool; null: not sanitized")
+    sanitizer_status: SanitizerStatus | None = Field(
+        None, description="clean (all four tools ran, none found anything), findings or not_run (with the reason in `sanitizer`)"
+    )
     created_at: datetime
     measurements: list[MeasurementOut]
     profile: ProfileOut | None
@@ -360,6 +370,9 @@ class LeaderboardEntry(BaseModel):
     job_id: str
     job_cost_usd: float
     models: list[str] = Field(description="models the job's LLM calls used")
+    sanitizer: SanitizerStatus | None = Field(
+        None, description="the kernel's compute-sanitizer standing: clean, not_run (it could not run on that GPU), null (not sanitized)"
+    )
 
 
 class LeaderboardShare(BaseModel):

@@ -155,6 +155,15 @@ def _print_rows(result) -> None:
         console.print(f"[bold]{result.verdict.value}[/]: {result.message}")
 
 
+def _print_sanitizer(result) -> None:
+    """`--sanitize`: one line per tool, with the first report lines of a finding."""
+    for v in result.sanitizer:
+        detail = v.reason if v.status.value == "not_run" else f"{v.errors} error(s) in {v.kernel}" if v.status.value == "findings" else ""
+        console.print(f"compute-sanitizer {v.tool}: [bold]{v.status.value}[/] {detail} ({v.seconds:.1f} s)".rstrip())
+        for line in v.report[:8]:
+            console.print(f"    {line}", markup=False)
+
+
 def _say_sandbox(settings) -> None:
     """Which sandbox compiles and runs the kernels (stderr; `cudamaster sandbox check` tells more)."""
     from bench_tasks.harness.sandbox import describe
@@ -242,6 +251,14 @@ SkipDoneOpt = Annotated[
         "size set), so a run cut short continues where it stopped",
     ),
 ]
+SanitizeOpt = Annotated[
+    bool,
+    typer.Option(
+        "--sanitize",
+        help="also run compute-sanitizer (memcheck, racecheck, initcheck, synccheck) on each correct kernel measured, "
+        "at two sizes, about a minute each: a verdict per tool (clean, findings, not_run with why)",
+    ),
+]
 RayOpt = Annotated[
     str | None,
     typer.Option(
@@ -267,6 +284,7 @@ class RunOptions:
     skip_done: bool
     ray: str | None
     suite: Path | None = None
+    sanitize: bool = False
 
     @property
     def size_sets(self) -> list[str]:
@@ -296,12 +314,15 @@ def run(
     skip_done: SkipDoneOpt = False,
     ray: RayOpt = None,
     suite: SuiteOpt = None,
+    sanitize: SanitizeOpt = False,
 ) -> None:
     """Check and time the baselines (and candidates, vendor references, if asked) on the local GPU.
 
     One variant at a time runs on the GPU; meanwhile the next ones are compiled on `--jobs` cores and
     their check datasets and references drawn into the data cache (see bench_tasks/harness/pipeline.py)."""
-    _run_benchmark(RunOptions(task, precision, sizes, candidates, vendor, output, jobs, append, skip_done, ray, suite))
+    _run_benchmark(
+        RunOptions(task, precision, sizes, candidates, vendor, output, jobs, append, skip_done, ray, suite=suite, sanitize=sanitize)
+    )
 
 
 def _run_benchmark(opts: RunOptions) -> None:
@@ -449,12 +470,32 @@ def _measure(work: list[Job], opts: RunOptions, settings, cluster, store: _Resul
         finally:
             if cluster is not None:
                 cluster.close()
+    if opts.sanitize:
+        _sanitize_results(work, store, settings, on_cluster=cluster is not None)
     return errors
+
+
+def _sanitize_results(work: list[Job], store: _ResultsFile, settings, on_cluster: bool) -> None:
+    """`bench run --sanitize`: compute-sanitizer on each correct result of this run, after every timing (never beside
+    a timed driver), saving after each."""
+    from bench_tasks.harness.sanitize import not_run, sanitize_result
+
+    sources = {_measured(j, "")[:3]: j.source for j in work}
+    for result in store.results:
+        key = (result.task, result.precision, result.implementation)
+        if key not in sources or result.sanitizer or not result.ok:
+            continue
+        if on_cluster:
+            result.sanitizer = not_run("bench run --ray: compute-sanitizer runs on the local GPU only")
+        else:
+            console.print(f"compute-sanitizer: {result.task}/{result.precision} {result.implementation}")
+            sanitize_result(result, sources[key], settings)
+        store.save()
 
 
 def _print_summary(results: list, errors: list[str], baselines: bool) -> None:
     summary = Table(title="MSKernelBench" + (" (baselines)" if baselines else ""))
-    for col in ("variant", "measured", "sizes", "verdict", "P", "sizes passed", "wall s"):
+    for col in ("variant", "measured", "sizes", "verdict", "P", "sizes passed", "wall s", "sanitizer"):
         summary.add_column(col)
     for r in results:
         summary.add_row(
@@ -465,6 +506,7 @@ def _print_summary(results: list, errors: list[str], baselines: bool) -> None:
             f"{r.score:.3f}" if r.score else "-",
             f"{sum(row.passed for row in r.rows)}/{len(r.rows)}",
             f"{r.wall_seconds:.1f}",
+            _sanitizer_cell(r),
         )
     console.print(summary)
     for r in results:
@@ -472,6 +514,17 @@ def _print_summary(results: list, errors: list[str], baselines: bool) -> None:
             console.print(f"[red]{r.task}/{r.precision} {r.implementation}[/]: {r.message}")
     for line in errors:
         console.print(f"[red]no result[/] {line}")
+
+
+def _sanitizer_cell(result) -> str:
+    """clean | findings (tools) | not_run | - (not asked), as the report's column shows it."""
+    from bench_tasks.harness.result import sanitizer_status
+
+    status = sanitizer_status(result.sanitizer)
+    if status is None:
+        return "-"
+    found = [v.tool for v in result.sanitizer if v.status.value == "findings"]
+    return f"{status.value} ({', '.join(found)})" if found else status.value
 
 
 def _measured(job: Job, size_set: str) -> tuple[str, str, str, str]:
@@ -526,6 +579,7 @@ def eval_candidate(
     reference_sizes: Annotated[
         str | None, typer.Option(help='with --reference: a JSON list of constant overrides, [{"dim": 1024}]')
     ] = None,
+    sanitize: SanitizeOpt = False,
 ) -> None:
     """Evaluate one candidate: the verdict and the per-size table."""
     from bench_tasks.harness import CandidateError, NoGpuError, evaluate
@@ -552,6 +606,10 @@ def eval_candidate(
         if compile_only:
             _compile_only(variant, raw, settings, flags)
         result = evaluate(measured, precision, raw, run_sizes, extra_flags=flags)
+        if sanitize:
+            from bench_tasks.harness.sanitize import sanitize_result
+
+            sanitize_result(result, raw, settings)
     except CandidateError as exc:
         _fail(str(exc))
     except NoGpuError as exc:
@@ -559,6 +617,7 @@ def eval_candidate(
     except SandboxUnavailable as exc:
         _fail(str(exc), code=4)
     _print_rows(result)
+    _print_sanitizer(result)
     if json_out:
         json_out.write_text(json.dumps({"provenance": provenance(), "result": result.model_dump(mode="json")}, indent=1))
     raise typer.Exit(0 if result.ok else 1)

@@ -18,7 +18,7 @@ import json
 from dataclasses import dataclass, field
 from pathlib import Path
 
-from bench_tasks.harness.result import EvaluationResult
+from bench_tasks.harness.result import EvaluationResult, sanitizer_status
 from bench_tasks.spec import TaskError, load_task
 
 THRESHOLDS = (1.0, 2.0, 4.0, 8.0)
@@ -79,6 +79,7 @@ class Variant:
     size_set: str
     verdicts: dict[str, str] = field(default_factory=dict)  # implementation -> verdict
     scores: dict[str, float | None] = field(default_factory=dict)  # implementation -> P
+    sanitizer: dict[str, str] = field(default_factory=dict)  # implementation -> clean | findings | not_run (when sanitized)
     sizes: list[SizeLine] = field(default_factory=list)
 
     @property
@@ -137,6 +138,8 @@ def _variants(results: list[EvaluationResult]) -> list[Variant]:
         v = Variant(task, precision, _category(task), size_set)
         for impl, r in by_impl.items():
             v.verdicts[impl] = r.verdict.value
+            if (status := sanitizer_status(r.sanitizer)) is not None:
+                v.sanitizer[impl] = status.value
             if impl in IMPLEMENTATIONS:
                 v.scores[impl] = r.score if r.ok else None
         order: list[dict[str, int]] = []
@@ -263,7 +266,7 @@ def _share_table(summary: Summary) -> Table:
 
 
 def _variant_table(summary: Summary) -> Table:
-    head = ["variant", "sizes", "category", "verdicts", "P candidate", "P vendor"]
+    head = ["variant", "sizes", "category", "verdicts", "P candidate", "P vendor", "sanitizer"]
     rows = [
         [
             v.key,
@@ -272,6 +275,7 @@ def _variant_table(summary: Summary) -> Table:
             ", ".join(f"{k}: {val}" for k, val in v.verdicts.items()),
             _num(v.scores.get("candidate"), "{:.3f}"),
             _num(v.scores.get("vendor"), "{:.3f}"),
+            ", ".join(f"{k}: {val}" for k, val in v.sanitizer.items()) or "-",
         ]
         for v in summary.variants
     ]

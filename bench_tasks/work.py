@@ -28,7 +28,7 @@ from settings import HarnessSettings
 
 from .spec import Task, custom_task, load_task_file
 
-WorkKind = Literal["compile", "evaluate", "profile"]
+WorkKind = Literal["compile", "evaluate", "profile", "sanitize"]
 
 # Harness settings that belong to the machine a worker runs on, never to the work: where its caches
 # and tools are, which GPU it owns, how its sandbox is set up. Every other harness setting shapes the
@@ -36,6 +36,7 @@ WorkKind = Literal["compile", "evaluate", "profile"]
 MACHINE_LOCAL = frozenset(
     {
         "nvcc",
+        "compute_sanitizer",
         "cache_dir",
         "gpu",
         "vendor_paths",

@@ -12,8 +12,9 @@ from dataclasses import asdict
 from pathlib import Path
 
 from bench_tasks.harness import EvaluationResult
+from bench_tasks.harness.result import SanitizerStatus, SanitizerVerdict
 
-from .protocol import CompileReport, CompileRequest, EvaluateRequest, Evaluator, Profile, ProfileRequest
+from .protocol import CompileReport, CompileRequest, EvaluateRequest, Evaluator, Profile, ProfileRequest, SanitizeRequest
 
 
 def _key(*parts: object) -> str:
@@ -71,6 +72,15 @@ class CachingEvaluator:
         result = self.inner.evaluate(request)
         self._save("evaluations", key, result.model_dump(mode="json"))
         return result
+
+    def sanitize(self, request: SanitizeRequest) -> list[SanitizerVerdict]:
+        key = _key("sanitize", request.task, request.precision, source_sha(request.source), list(request.tools))
+        if (hit := self._load("sanitizer", key)) is not None:
+            return [SanitizerVerdict.model_validate(v) for v in hit["verdicts"]]
+        verdicts = self.inner.sanitize(request)
+        if all(v.status != SanitizerStatus.not_run for v in verdicts):  # a refused or missing tool may work on the resume
+            self._save("sanitizer", key, {"verdicts": [v.model_dump(mode="json") for v in verdicts]})
+        return verdicts
 
     def profile(self, request: ProfileRequest) -> Profile:
         key = _key("profile", request.task, request.precision, source_sha(request.source), request.mode)

@@ -8,6 +8,12 @@ symbol checks) and then invents the GPU part from markers in the source:
     // FAKE_CRASH          -> verdict runtime_error
     (no marker)            -> verdict ok, speedup 1.0
 
+and its compute-sanitizer verdicts (`sanitize`) from others:
+
+    // FAKE_SANITIZER racecheck [memcheck ...] -> those tools report FAKE findings, the others clean
+    // FAKE_SANITIZER_NOT_RUN                  -> every tool not_run (a GPU runtime that refuses the tool)
+    (no marker)                                -> every tool clean (`sanitizer_supported=False`: every tool not_run)
+
 `before_compile` is called before each real compile (tests use it to time a SIGKILL). With
 `ncu_report` (a saved `ncu --page raw --csv` report, e.g. tests/fixtures/ncu/*.csv) every profile is
 that FAKE report (not of this kernel) put through the real parser, classifier and metric filter.
@@ -22,13 +28,33 @@ from pathlib import Path
 from bench_tasks import load_task
 from bench_tasks.harness import EvaluationResult, SizeRow, TimeStats, Verdict
 from bench_tasks.harness import source as harness_source
-from bench_tasks.harness.result import Check, GpuInfo
+from bench_tasks.harness.result import Check, GpuInfo, SanitizerStatus, SanitizerVerdict
 from settings import HarnessSettings
 
 from .local import LocalEvaluator
-from .protocol import CompileReport, CompileRequest, EvaluateRequest, Profile, ProfileRequest, no_profile, profile_of
+from .protocol import CompileReport, CompileRequest, EvaluateRequest, Profile, ProfileRequest, SanitizeRequest, no_profile, profile_of
 
 FAKE_GPU = GpuInfo(name="FAKE GPU (test double, no measurement)", compute_capability="9.0", sm_count=132, l2_bytes=60 * 2**20)
+
+
+FAKE_REFUSED = "FAKE GPU runtime: Error: Device not supported (test double)"
+
+
+def fake_sanitizer_verdicts(source: str | None, tools: tuple[str, ...], supported: bool = True) -> list[SanitizerVerdict]:
+    """The FAKE verdicts the markers in `source` plant (see the module docstring)."""
+    text = source or ""
+    if not supported or "FAKE_SANITIZER_NOT_RUN" in text:
+        return [SanitizerVerdict(tool=t, status=SanitizerStatus.not_run, reason=FAKE_REFUSED) for t in tools]
+    m = re.search(r"FAKE_SANITIZER((?:[ \t]+[a-z]+)+)", text)
+    planted = set(m.group(1).split()) if m else set()
+    verdicts = []
+    for tool in tools:
+        if tool in planted:
+            line = f"FAKE {tool} finding: Error: Race reported between Write access at fake_kernel()+0x10 in kernel.cu:3"
+            verdicts.append(SanitizerVerdict(tool=tool, status=SanitizerStatus.findings, kernel="fake_kernel", errors=1, report=[line]))
+        else:
+            verdicts.append(SanitizerVerdict(tool=tool, status=SanitizerStatus.clean, sizes=[{"N": 1024}]))
+    return verdicts
 
 
 def _stats(us: float) -> TimeStats:
@@ -45,8 +71,11 @@ class FakeGpuEvaluator:
         harness_settings: HarnessSettings | None = None,
         before_compile: Callable[[str], None] | None = None,
         ncu_report: Path | None = None,
+        sanitizer_supported: bool = True,
     ):
         self.real = LocalEvaluator(harness_settings)
+        self.sanitizer_supported = sanitizer_supported
+        self.sanitized: list[str | None] = []
         self.before_compile = before_compile
         self.ncu_report = ncu_report
         self.compiles: list[str] = []
@@ -108,6 +137,10 @@ class FakeGpuEvaluator:
         if source is not None:
             result.score = speedup
         return result
+
+    def sanitize(self, request: SanitizeRequest) -> list[SanitizerVerdict]:
+        self.sanitized.append(request.source)
+        return fake_sanitizer_verdicts(request.source, request.tools, self.sanitizer_supported)
 
     def profile(self, request: ProfileRequest) -> Profile:
         task, precision, source, mode, rows = request.task, request.precision, request.source, request.mode, request.rows

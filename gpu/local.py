@@ -13,12 +13,16 @@ import time
 from collections.abc import Callable, Iterator
 from contextlib import contextmanager
 from pathlib import Path
+from typing import TYPE_CHECKING
 
 from bench_tasks import load_task
 from bench_tasks.harness import EvaluationResult, SizeRow, compile_candidate, evaluate
 from settings import HarnessSettings, get_harness_settings
 
-from .protocol import CompileReport, CompileRequest, EvaluateRequest, Profile, ProfileRequest, no_profile, profile_of
+from .protocol import CompileReport, CompileRequest, EvaluateRequest, Profile, ProfileRequest, SanitizeRequest, no_profile, profile_of
+
+if TYPE_CHECKING:
+    from bench_tasks.harness.result import SanitizerVerdict
 
 log = logging.getLogger(__name__)
 
@@ -69,6 +73,14 @@ class LocalEvaluator:
         with gpu_turn(self.settings) as waited:
             self.gpu_wait(task, precision, waited)
             return evaluate(task, precision, request.source, request.sizes, settings=self.settings, extra_flags=list(request.flags) or None)
+
+    def sanitize(self, request: SanitizeRequest) -> list[SanitizerVerdict]:
+        """compute-sanitizer's four tools on the kernel, in its turn on the GPU (bench_tasks/harness/sanitize.py)."""
+        from bench_tasks.harness.sanitize import sanitize
+
+        with gpu_turn(self.settings) as waited:
+            self.gpu_wait(request.task, request.precision, waited)
+            return sanitize(request.task, request.precision, request.source, settings=self.settings, tools=request.tools)
 
     def profile(self, request: ProfileRequest) -> Profile:
         task, precision, mode = request.task, request.precision, request.mode

@@ -14,10 +14,11 @@ from collections.abc import Callable, Iterator
 from contextlib import contextmanager
 from typing import TYPE_CHECKING, Any, cast
 
-from .protocol import CompileReport, CompileRequest, EvaluateRequest, Evaluator, KernelRequest, Profile, ProfileRequest
+from .protocol import CompileReport, CompileRequest, EvaluateRequest, Evaluator, KernelRequest, Profile, ProfileRequest, SanitizeRequest
 
 if TYPE_CHECKING:
     from bench_tasks.harness import EvaluationResult
+    from bench_tasks.harness.result import SanitizerVerdict
 
 
 class GpuPool:
@@ -93,6 +94,10 @@ class GpuLockedEvaluator:
     def profile(self, request: ProfileRequest) -> Profile:
         with self._gpu_for(request) as evaluator:
             return evaluator.profile(request)
+
+    def sanitize(self, request: SanitizeRequest) -> list[SanitizerVerdict]:
+        with self._gpu_for(request) as evaluator:
+            return evaluator.sanitize(request)
 
     def __getattr__(self, name: str) -> Any:
         if name == "gpu_wait":

@@ -1,8 +1,9 @@
 """The one protocol of GPU work: compile, evaluate, profile, each taking ONE typed request.
 
-Requests: `CompileRequest`, `EvaluateRequest`, `ProfileRequest` (the task and precision by name, the candidate's
+Requests: `CompileRequest`, `EvaluateRequest`, `ProfileRequest`, `SanitizeRequest` (the task and precision by name, the candidate's
 source or None for the baseline alone, and what the call needs besides). Results: `CompileReport` (a compile's
-verdict and log), `EvaluationResult` (the harness's) and `Profile` (what the profiler said and what of it the
+verdict and log), `EvaluationResult` (the harness's), a list of `SanitizerVerdict` (compute-sanitizer's, one per
+tool) and `Profile` (what the profiler said and what of it the
 planner saw; the graph's contract re-exports it). Every evaluator of this package implements `Evaluator`; a Ray
 worker receives the self-contained `bench_tasks.work.WorkItem` and turns it back into these requests.
 """
@@ -19,6 +20,7 @@ from profiling.modes import ProfileMode as ProfileMode  # defined once, in the l
 
 if TYPE_CHECKING:
     from bench_tasks.harness import EvaluationResult, SizeRow
+    from bench_tasks.harness.result import SanitizerVerdict
     from profiling.report import ProfileReport
 
 
@@ -99,6 +101,12 @@ class ProfileRequest(KernelRequest):
     rows: tuple[dict[str, Any], ...] | None = None
 
 
+class SanitizeRequest(KernelRequest):
+    """Run compute-sanitizer's tools on the candidate (or the baseline) at the harness's sanitizer sizes."""
+
+    tools: tuple[str, ...] = ("memcheck", "racecheck", "initcheck", "synccheck")  # bench_tasks.harness.result.SANITIZER_TOOLS
+
+
 @runtime_checkable
 class Evaluator(Protocol):
     def compile(self, request: CompileRequest) -> CompileReport: ...
@@ -106,3 +114,5 @@ class Evaluator(Protocol):
     def evaluate(self, request: EvaluateRequest) -> EvaluationResult: ...
 
     def profile(self, request: ProfileRequest) -> Profile: ...
+
+    def sanitize(self, request: SanitizeRequest) -> list[SanitizerVerdict]: ...

@@ -14,7 +14,20 @@ from rich.table import Table
 from gpu.ray import RAY_OPTION_HELP, evaluator_for_cli
 from settings import ROLES, AgentSettings, load_settings
 
-from .contract import Answer, AttemptEvent, JobSpec, LlmCallEvent, NodeEvent, Outcome, Precision, ProfileMode, Question, SizeSet, knob
+from .contract import (
+    Answer,
+    AttemptEvent,
+    JobSpec,
+    LlmCallEvent,
+    NodeEvent,
+    Outcome,
+    Precision,
+    ProfileMode,
+    Question,
+    SanitizeMode,
+    SizeSet,
+    knob,
+)
 
 # graph.runner (LangGraph, LangChain, the LLM clients) is imported by the commands that run a job, not here:
 # `cudamaster --help` and the bench commands start without it.
@@ -22,6 +35,7 @@ from .contract import Answer, AttemptEvent, JobSpec, LlmCallEvent, NodeEvent, Ou
 console = Console()
 # The job spec's knobs as options: default, bounds, choices (their literal types) and help from graph.contract.
 ROUNDS, DEBUG, SIZES, PROFILE, PRECISION = (knob(n) for n in ("rounds", "debug", "sizes", "profile_mode", "precision"))
+SANITIZE = knob("sanitize")
 
 
 def _parse_models(models: list[str] | None) -> dict[str, str]:
@@ -155,6 +169,16 @@ def _task_of(task: str | None, reference: Path | None, precision: str, ray: str 
     return made.name
 
 
+def _cap(max_usd: float | None, max_tokens: int | None) -> dict[str, Any] | None:
+    """--max-usd / --max-tokens as the job spec's spending cap (None: no cap)."""
+    return {"usd": max_usd, "tokens": max_tokens} if max_usd is not None or max_tokens is not None else None
+
+
+def _print_errors(exc: ValidationError) -> None:
+    for err in exc.errors():
+        console.print(f"[red]--{'.'.join(map(str, err['loc']))}: {err['msg']}[/]")
+
+
 def optimize(
     task: Annotated[str | None, typer.Argument(help="task name, e.g. vector_add (see `cudamaster bench list`)")] = None,
     precision: Annotated[Precision, typer.Option("--precision", "-p", help=PRECISION.help)] = PRECISION.default,
@@ -165,6 +189,7 @@ def optimize(
     manual: Annotated[bool, typer.Option(help="answer every role yourself")] = False,
     replay: Annotated[str | None, typer.Option(help="re-run from a file of recorded responses (JSON lines)")] = None,
     profile: Annotated[ProfileMode, typer.Option(help=PROFILE.help)] = PROFILE.default,
+    sanitize: Annotated[SanitizeMode, typer.Option(help=SANITIZE.help)] = SANITIZE.default,
     choose_flags: Annotated[
         bool | None, typer.Option("--choose-flags/--no-choose-flags", help="let the compiler role pick nvcc flags")
     ] = None,
@@ -191,13 +216,13 @@ def optimize(
                 manual=manual,
                 replay_file=replay,
                 profile_mode=profile,
+                sanitize=sanitize,
                 choose_flags=choose_flags,
-                spending_cap={"usd": max_usd, "tokens": max_tokens} if max_usd is not None or max_tokens is not None else None,
+                spending_cap=_cap(max_usd, max_tokens),
             )
         )
     except ValidationError as exc:
-        for err in exc.errors():
-            console.print(f"[red]--{'.'.join(map(str, err['loc']))}: {err['msg']}[/]")
+        _print_errors(exc)
         raise typer.Exit(2) from None
     from .runner import close_checkpointer, make_checkpointer, new_job_id, start_job
 

@@ -15,8 +15,8 @@ profiler's own, re-exported from the layers below) and the statuses (`Status` of
 the dashboard form derive from them (`knob()` reads a field's default, bounds, choices and help);
 tests/test_one_spec.py checks that they agree.
 
-Only pydantic here, the literals of the layers below and the profile's model (gpu/protocol.py, which defines
-it for the evaluators): no graph, app or harness imports, so both sides import it without cycles.
+Only pydantic here, the literals of the layers below, the profile's model (gpu/protocol.py, which defines
+it for the evaluators) and the sanitizer's verdict (bench_tasks/harness/result.py, pydantic only): no graph, app or harness imports, so both sides import it without cycles.
 """
 
 from __future__ import annotations
@@ -27,6 +27,7 @@ from typing import Annotated, Any, Literal, get_args
 import annotated_types
 from pydantic import BaseModel, ConfigDict, Field, StrictFloat, StrictInt, TypeAdapter, model_validator
 
+from bench_tasks.harness.result import SanitizerStatus, SanitizerVerdict, sanitizer_status
 from bench_tasks.spec import DEFAULT_PRECISION, PRECISIONS, SIZE_SETS, Precision, SizeSet
 from gpu.protocol import Profile  # what the GPU side returns; re-exported for the service and the tests
 from profiling.modes import DEFAULT_MODE as DEFAULT_PROFILE_MODE
@@ -42,6 +43,8 @@ __all__ = [  # re-exported, with the rest (the two defaults are defined with the
     "Precision",
     "Profile",
     "ProfileMode",
+    "SanitizerStatus",
+    "SanitizerVerdict",
     "SizeSet",
 ]  # re-exported, with the rest
 
@@ -67,6 +70,11 @@ class _Model(BaseModel):
 DEFAULT_ROUNDS = 3
 DEFAULT_DEBUG = 3
 DEFAULT_SIZES: SizeSet = "paper"
+# When compute-sanitizer checks a correct kernel (bench_tasks/harness/sanitize.py): `best` each one that would become the
+# job's best (a kernel with findings never does), `every` each correct one, `off` never (no kernel is then checked).
+SanitizeMode = Literal["best", "every", "off"]
+SANITIZE_MODES: tuple[SanitizeMode, ...] = get_args(SanitizeMode)
+DEFAULT_SANITIZE: SanitizeMode = "best"
 # Strict: a JSON true, "3" or 3.0 is not a count (issue 40); every body and file that sets one sends an integer.
 Rounds = Annotated[StrictInt, Field(ge=1, le=10, description="optimization rounds (R)")]
 DebugSteps = Annotated[StrictInt, Field(ge=0, le=10, description="debug steps allowed per round (D)")]
@@ -113,6 +121,11 @@ class JobSpec(_Model):
     profile_token_budget: ProfileTokenBudget = None
     choose_flags: bool | None = Field(None, description="let the compiler role choose nvcc flags; default: the settings' choose_flags")
     spending_cap: SpendingCap | None = None
+    sanitize: SanitizeMode = Field(
+        DEFAULT_SANITIZE,
+        description="compute-sanitizer on correct kernels: best (each that would become the best: only a kernel "
+        "without findings does), every (each correct one), off",
+    )
 
     def model_for(self, role: str) -> str | None:
         return self.models.get(role) or self.models.get("*")
@@ -129,7 +142,12 @@ class Knob:
     help: str = ""
 
 
-_CHOICES: dict[str, tuple[str, ...]] = {"precision": PRECISIONS, "sizes": SIZE_SETS, "profile_mode": PROFILE_MODES}
+_CHOICES: dict[str, tuple[str, ...]] = {
+    "precision": PRECISIONS,
+    "sizes": SIZE_SETS,
+    "profile_mode": PROFILE_MODES,
+    "sanitize": SANITIZE_MODES,
+}
 
 
 def knob(name: str) -> Knob:
@@ -192,6 +210,14 @@ class Attempt(_Model):
     score: float | None = None
     evaluation: dict[str, Any] | None = Field(None, description="the harness's EvaluationResult as JSON")
     profile: Profile | None = None
+    sanitizer: list[SanitizerVerdict] = Field(
+        default_factory=list, description="compute-sanitizer's verdicts, one per tool; empty: the kernel was not sanitized"
+    )
+
+    @property
+    def sanitizer_status(self) -> SanitizerStatus | None:
+        """clean | findings | not_run; None when the kernel was not sanitized (bench_tasks.harness.result.sanitizer_status)."""
+        return sanitizer_status(self.sanitizer)
 
     def measurements(self) -> list[Measurement]:
         return [Measurement.from_row(i, row) for i, row in enumerate((self.evaluation or {}).get("rows") or [])]

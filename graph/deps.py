@@ -10,7 +10,7 @@ from typing import Any
 
 from bench_tasks import load_task
 from bench_tasks.spec import Variant
-from gpu.protocol import CompileRequest, EvaluateRequest, Evaluator, ProfileRequest
+from gpu.protocol import CompileRequest, EvaluateRequest, Evaluator, ProfileRequest, SanitizeRequest
 from settings import AgentSettings
 
 from .contract import JobSpec
@@ -32,6 +32,10 @@ class Deps:
     def evaluate_request(self, source: str | None, flags: Sequence[str] = ()) -> EvaluateRequest:
         """The candidate's (or, with None, the baseline's) evaluation at the job's sizes."""
         return EvaluateRequest(task=self.spec.task, precision=self.spec.precision, source=source, sizes=self.spec.sizes, flags=tuple(flags))
+
+    def sanitize_request(self, source: str | None) -> SanitizeRequest:
+        """compute-sanitizer's four tools on the candidate (or the baseline), at the harness's sanitizer sizes."""
+        return SanitizeRequest(task=self.spec.task, precision=self.spec.precision, source=source)
 
     def profile_request(self, source: str | None, rows: list[dict[str, Any]] | None) -> ProfileRequest:
         """The profile of the candidate (or the baseline) in the job's mode; `rows`: its evaluation's rows."""

@@ -20,6 +20,9 @@ GRAPH_VERSION = "2"  # 2: contract records, questions with ids, profiles, spendi
 NO_CODE = "no_code"  # the model's reply contained no kernel source
 PROTOTYPE_CHANGED = "prototype_changed"  # the reply changed the entry point's parameters
 BAD_SOURCE = "bad_source"  # empty, oversized or badly marked source (harness CandidateError)
+# Not an attempt's verdict (the attempt stays `ok`, with its sanitizer verdicts): the failure the debugger is sent
+# when compute-sanitizer found something in a correct kernel, which therefore cannot become the job's best.
+SANITIZER_FINDINGS = "sanitizer_findings"
 
 
 class JobState(TypedDict, total=False):

@@ -75,6 +75,7 @@ from gpu.protocol import (  # noqa: E402
     KernelRequest,
     Profile,
     ProfileRequest,
+    SanitizeRequest,
 )
 from tests.support.openai_stub import Reply, ScriptedOpenAI  # noqa: E402
 
@@ -176,6 +177,10 @@ class TimedEvaluator:
     def profile(self, request: ProfileRequest) -> Profile:
         with self._timed("profile", request):
             return self.inner.profile(request)
+
+    def sanitize(self, request: SanitizeRequest) -> list:
+        with self._timed("sanitize", request):
+            return self.inner.sanitize(request)
 
 
 def _free_port() -> int:

@@ -89,6 +89,17 @@ class HarnessSettings(BaseModel):
     )
     call_timeout_factor: float = Field(20.0, ge=1, description="see call_timeout_floor_s")
     max_source_bytes: int = 256 * 1024
+    compute_sanitizer: str = Field(
+        "compute-sanitizer",
+        description="compute-sanitizer: a name on PATH or a path; when not found, <nvcc's toolkit>/bin/compute-sanitizer "
+        "(bench_tasks/harness/sanitize.py)",
+    )
+    sanitizer_tool_timeout_s: float = Field(
+        15.0,
+        gt=0,
+        description="one compute-sanitizer tool on one kernel, both of its sizes, at most (racecheck is the slow one): past it the "
+        "tool's verdict is not_run (time limit); four tools stay within a minute",
+    )
 
     seeds: list[int] = [1, 2, 3]
     # Timing: interleaved pairs until the relative standard error of the reported median (of the paired

@@ -24,7 +24,7 @@ from profiling.filter import MODES
 pytestmark = pytest.mark.timeout(120)
 
 NUMBERS = ("rounds", "debug")
-CHOICES = {"precision": PRECISIONS, "sizes": SIZE_SETS, "profile_mode": PROFILE_MODES}
+CHOICES = {"precision": PRECISIONS, "sizes": SIZE_SETS, "profile_mode": PROFILE_MODES, "sanitize": ("best", "every", "off")}
 
 
 def test_the_contract_states_each_knob_once_with_the_layers_below():
@@ -33,7 +33,8 @@ def test_the_contract_states_each_knob_once_with_the_layers_below():
     assert knob("precision").choices == ("fp32", "bf16") and knob("sizes").choices == ("paper", "large", "edge", "all")
     assert knob("profile_mode").choices == MODES == ("filtered", "full", "none")
     spec = JobSpec(task="vector_add", precision="fp32")
-    assert (spec.rounds, spec.debug, spec.sizes, spec.profile_mode) == (3, 3, "paper", "filtered")
+    assert (spec.rounds, spec.debug, spec.sizes, spec.profile_mode, spec.sanitize) == (3, 3, "paper", "filtered", "best")
+    assert knob("sanitize").choices == ("best", "every", "off")
 
 
 def test_the_service_names_every_job_status_of_the_contract_and_the_graph_statuses_are_among_them():
@@ -103,7 +104,7 @@ def test_the_command_lines_take_defaults_ranges_and_choices_from_the_contract(co
     for name in NUMBERS:
         k, p = knob(name), params[name]
         assert (p.default, p.min, p.max, p.help) == (k.default, k.min, k.max, k.help), name
-    for name in ("sizes", "profile_mode"):
+    for name in ("sizes", "profile_mode", "sanitize"):
         p = params[names.get(name, name)]
         assert _choices(p) == knob(name).choices and p.default == knob(name).default, name
     assert _choices(params["precision"]) == PRECISIONS
@@ -172,7 +173,7 @@ def test_the_dashboard_form_takes_defaults_ranges_and_choices_from_the_contract(
     for name in NUMBERS:
         k, field = knob(name), form.inputs[name]
         assert (field["value"], field["min"], field["max"]) == (str(k.default), str(k.min), str(k.max)), name
-    for name in ("precision", "sizes"):
+    for name in ("precision", "sizes", "sanitize"):
         options = form.selects[name]
         assert tuple(o for o, _ in options) == knob(name).choices, name
         assert [o for o, selected in options if selected] == [knob(name).default], name

@@ -24,12 +24,16 @@ Model = Annotated[str | None, Query(max_length=128, pattern=MODEL_PATTERN, descr
     responses=responses(401, 403),
 )
 def leaderboard(
-    session: SessionDep, caller: Reader, model: Model = None, precision: Annotated[Precision | None, Query()] = None
+    session: SessionDep,
+    caller: Reader,
+    model: Model = None,
+    precision: Annotated[Precision | None, Query()] = None,
+    sanitizer_clean: Annotated[bool, Query(description="only kernels compute-sanitizer found clean (all four tools)")] = False,
 ) -> LeaderboardOut:
     """Per benchmark task and precision (and GPU model: never compared across GPU models), the correct attempt with
     the highest P among the jobs this key may read, counting only attempts the review queue has not flagged or has
     accepted; and the share of tasks tried whose best P is at least 1, 2, 4 and 8."""
-    return insights.leaderboard(session, caller, model=model, precision=precision)
+    return insights.leaderboard(session, caller, model=model, precision=precision, sanitizer_clean=sanitizer_clean)
 
 
 @router.get(

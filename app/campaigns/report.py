@@ -36,6 +36,7 @@ from .store import NOT_STARTED
 
 TAUS = (0, 1, 2, 4, 8, 16, 32)
 UNKNOWN = "unknown"
+NOT_SANITIZED = "not sanitized"
 CACHED_SUMMARIES = 32  # settled campaigns' summaries kept in memory, per process
 
 
@@ -60,6 +61,7 @@ class VariantLine:
     best_class: str
     profile_tokens: int
     planner_calls: int
+    sanitizer: str = NOT_SANITIZED  # the best kernel's compute-sanitizer standing: clean | not_run | not sanitized
 
     @property
     def correct(self) -> bool:
@@ -77,6 +79,7 @@ class CampaignSummary:
     config: dict[str, Any]
     lines: list[VariantLine]
     per_role: dict[str, dict[str, float]] = field(default_factory=dict)  # role -> calls, tokens, cost_usd
+    sanitizer_findings: int = 0  # correct kernels of its jobs that compute-sanitizer found errors in (never a result)
 
     @property
     def n(self) -> int:
@@ -126,6 +129,13 @@ class CampaignSummary:
             "per_variant": sent / self.n if self.n else 0.0,
         }
 
+    @property
+    def sanitizer(self) -> dict[str, int]:
+        """The variants with a correct kernel, by their best kernel's compute-sanitizer standing, and the correct kernels
+        with findings kept out of the results."""
+        counts = Counter(v.sanitizer for v in self.lines if v.correct)
+        return {**{k: counts.get(k, 0) for k in ("clean", "not_run", NOT_SANITIZED)}, "kernels_with_findings": self.sanitizer_findings}
+
     def geomean_p(self) -> float | None:
         ps = [v.best_p for v in self.lines if v.best_p is not None and v.best_p > 0]
         return math.exp(sum(math.log(p) for p in ps) / len(ps)) if ps else None
@@ -158,6 +168,7 @@ class CampaignSummary:
                 "transitions": [{"baseline": b, "best": k, "variants": n} for (b, k), n in sorted(self.transitions.items())],
             },
             "profile_tokens": self.profile_tokens,
+            "sanitizer": self.sanitizer,
             "lines": [dict(vars(v), correct=v.correct) for v in self.lines],
         }
 
@@ -225,8 +236,18 @@ def _summarize(session: Session, campaign: Campaign, variants: list[Row]) -> Cam
             facts.best_attempts, facts.best_profiles = _best_attempts(session, best_ids)
         facts.read_events(_job_events(session, job_ids))
         facts.per_role = _per_role(session, job_ids, len(variants))
+        facts.sanitizer_findings = _sanitizer_findings(session, job_ids)
     lines = [_variant_line(v, facts) for v in variants]
-    return CampaignSummary(campaign.id, campaign.name, campaign.status, dict(campaign.config), lines, facts.per_role)
+    return CampaignSummary(
+        campaign.id, campaign.name, campaign.status, dict(campaign.config), lines, facts.per_role, facts.sanitizer_findings
+    )
+
+
+def _sanitizer_findings(session: Session, job_ids: list[str]) -> int:
+    """The jobs' correct kernels with compute-sanitizer findings."""
+    return int(
+        session.scalar(select(func.count(Attempt.id)).where(Attempt.job_id.in_(job_ids), Attempt.sanitizer_status == "findings")) or 0
+    )
 
 
 @dataclass
@@ -242,6 +263,7 @@ class _JobFacts:
     event_class: dict[tuple[str, str], str] = field(default_factory=dict)  # (job, attempt key) -> class
     profile_tokens: Counter = field(default_factory=Counter)  # job -> profile tokens its planner calls sent
     planner_calls: Counter = field(default_factory=Counter)  # job -> its planner calls
+    sanitizer_findings: int = 0
 
     def read_events(self, events: list[Row]) -> None:
         """Bottleneck classes from `profile` events (the first for each baseline or attempt); profile tokens
@@ -281,7 +303,9 @@ def _best_attempts(session: Session, best_ids: list[int]) -> tuple[dict[int, Row
     best_attempts = {
         a.id: a
         for a in session.execute(
-            select(Attempt.id, Attempt.job_id, Attempt.attempt_key, Attempt.evaluation).where(Attempt.id.in_(best_ids))
+            select(Attempt.id, Attempt.job_id, Attempt.attempt_key, Attempt.evaluation, Attempt.sanitizer_status).where(
+                Attempt.id.in_(best_ids)
+            )
         )
     }
     best_profiles = dict(
@@ -346,6 +370,7 @@ def _variant_line(v: Row, facts: _JobFacts) -> VariantLine:
         best_class=facts.best_class(best),
         profile_tokens=facts.profile_tokens[v.job_id],
         planner_calls=facts.planner_calls[v.job_id],
+        sanitizer=(best.sanitizer_status or NOT_SANITIZED) if best else NOT_SANITIZED,
     )
 
 
@@ -402,7 +427,15 @@ def _tables(s: CampaignSummary, prefix: str) -> list[Table]:
         _class_table(s, prefix),
         _transition_table(s, prefix),
         _profile_token_table(s, prefix),
+        _sanitizer_table(s, prefix),
     ]
+
+
+def _sanitizer_table(s: CampaignSummary, prefix: str) -> Table:
+    counts = s.sanitizer
+    head = ["clean", "not run (GPU or tool)", "not sanitized", "correct kernels with findings (kept out)"]
+    row = [str(counts["clean"]), str(counts["not_run"]), str(counts[NOT_SANITIZED]), str(counts["kernels_with_findings"])]
+    return (f"{prefix}compute-sanitizer: variants by their best kernel's verdict", head, [row])
 
 
 def _success_table(s: CampaignSummary, prefix: str) -> Table:

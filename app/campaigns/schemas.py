@@ -11,12 +11,14 @@ from graph.contract import (
     DEFAULT_DEBUG,
     DEFAULT_PROFILE_MODE,
     DEFAULT_ROUNDS,
+    DEFAULT_SANITIZE,
     DEFAULT_SIZES,
     DebugSteps,
     Precision,
     ProfileMode,
     ProfileTokenBudget,
     Rounds,
+    SanitizeMode,
     SizeSet,
 )
 
@@ -60,6 +62,7 @@ class AgentConfig(BaseModel):
     profile_mode: ProfileMode = DEFAULT_PROFILE_MODE
     profile_token_budget: ProfileTokenBudget = None
     choose_flags: StrictBool | None = None  # strict: 0 or "no" is refused, not read as false
+    sanitize: SanitizeMode = DEFAULT_SANITIZE
 
     @model_validator(mode="after")
     def _models(self) -> AgentConfig:

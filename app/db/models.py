@@ -147,6 +147,10 @@ class Attempt(Base):
     # model (gpu/ray pins a job to the model of its first measurement); speedups of different models
     # are never compared.
     gpu_model: Mapped[str | None] = mapped_column(String(128), index=True)
+    # compute-sanitizer's verdicts (graph.contract.Attempt.sanitizer: one per tool) and the kernel's standing from them
+    # (clean | findings | not_run; None: not sanitized), kept apart for the leaderboard's filter.
+    sanitizer: Mapped[list[Any] | None]
+    sanitizer_status: Mapped[str | None] = mapped_column(String(16), index=True)
     created_at: Mapped[datetime] = mapped_column(default=utcnow)
 
     job: Mapped[Job] = relationship(back_populates="attempts", foreign_keys=[job_id])

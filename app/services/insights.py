@@ -14,10 +14,13 @@ from ..schemas import CostPerJob, CostPerModelDay, CostsOut, LeaderboardEntry, L
 from ..store import aggregates
 
 
-def leaderboard(session: Session, caller: Caller, *, model: str | None = None, precision: Precision | None = None) -> LeaderboardOut:
-    """Per task, precision and GPU model, the best countable attempt, and the shares of tasks with P >= 1, 2, 4, 8."""
+def leaderboard(
+    session: Session, caller: Caller, *, model: str | None = None, precision: Precision | None = None, sanitizer_clean: bool = False
+) -> LeaderboardOut:
+    """Per task, precision and GPU model, the best countable attempt (`sanitizer_clean`: among the kernels compute-sanitizer
+    found clean), and the shares of tasks with P >= 1, 2, 4, 8."""
     visible = permissions.visible_jobs(caller)
-    entries, shares = aggregates.leaderboard(session, visible, model=model, precision=precision)
+    entries, shares = aggregates.leaderboard(session, visible, model=model, precision=precision, clean_only=sanitizer_clean)
     return LeaderboardOut(
         entries=[LeaderboardEntry.model_validate(e, from_attributes=True) for e in entries],
         shares=[LeaderboardShare.model_validate(s, from_attributes=True) for s in shares],

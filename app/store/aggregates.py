@@ -30,10 +30,12 @@ def _gpu_name() -> ColumnElement[Any]:
     return func.coalesce(Attempt.gpu_model, "")
 
 
-def counted() -> ColumnElement[bool]:
-    """Attempts the leaderboard may count: correct, scored, and not held by the review queue."""
+def counted(clean_only: bool = False) -> ColumnElement[bool]:
+    """Attempts the leaderboard may count: correct, scored, not held by the review queue, and without compute-sanitizer
+    findings (such a kernel is never a job's result either); with `clean_only`, only those the sanitizer found clean."""
     held = exists().where(Review.attempt_id == Attempt.id, Review.status != ACCEPTED)
-    return and_(Attempt.verdict == "ok", Attempt.score.is_not(None), not_(held))
+    sanitized = Attempt.sanitizer_status == "clean" if clean_only else func.coalesce(Attempt.sanitizer_status, "") != "findings"
+    return and_(Attempt.verdict == "ok", Attempt.score.is_not(None), not_(held), sanitized)
 
 
 def _benchmark_jobs(visible: ColumnElement[bool], model: str | None) -> ColumnElement[bool]:
@@ -53,6 +55,7 @@ class Entry:
     job_id: str
     job_cost_usd: float
     models: list[str]
+    sanitizer: str | None = None  # the kernel's compute-sanitizer standing: clean | not_run | None (not sanitized)
 
 
 @dataclass
@@ -78,7 +81,7 @@ def models_of(session: Session, job_ids: list[str]) -> dict[str, list[str]]:
 
 
 def leaderboard(
-    session: Session, visible: ColumnElement[bool], *, model: str | None = None, precision: str | None = None
+    session: Session, visible: ColumnElement[bool], *, model: str | None = None, precision: str | None = None, clean_only: bool = False
 ) -> tuple[list[Entry], list[Share]]:
     jobs = _benchmark_jobs(visible, model)
     if precision:
@@ -86,7 +89,7 @@ def leaderboard(
     # Two small queries instead of one window over every attempt: the best P per (task, precision, GPU model),
     # then the attempts holding exactly those scores (the first one stored wins a tie).
     gpu = _gpu_name()
-    base = select().select_from(Attempt).join(Job, Job.id == Attempt.job_id).where(jobs, counted())
+    base = select().select_from(Attempt).join(Job, Job.id == Attempt.job_id).where(jobs, counted(clean_only))
     best = {
         (t, p, g): score
         for t, p, g, score in session.execute(
@@ -96,7 +99,14 @@ def leaderboard(
     winners: dict[tuple[str, str, str], Any] = {}
     if best:
         holders = base.add_columns(
-            Job.task, Job.precision, gpu.label("gpu"), Attempt.score, Attempt.id.label("attempt_id"), Job.id.label("job_id"), Job.cost_usd
+            Job.task,
+            Job.precision,
+            gpu.label("gpu"),
+            Attempt.score,
+            Attempt.id.label("attempt_id"),
+            Job.id.label("job_id"),
+            Job.cost_usd,
+            Attempt.sanitizer_status,
         ).where(Attempt.score.in_(set(best.values())))
         for r in session.execute(holders.order_by(Attempt.id)):
             key = (r.task, r.precision, r.gpu)
@@ -104,7 +114,10 @@ def leaderboard(
                 winners[key] = r
     rows = [winners[k] for k in sorted(winners)]
     models = models_of(session, sorted({r.job_id for r in rows}))
-    entries = [Entry(r.task, r.precision, r.gpu, float(r.score), r.attempt_id, r.job_id, float(r.cost_usd), models[r.job_id]) for r in rows]
+    entries = [
+        Entry(r.task, r.precision, r.gpu, float(r.score), r.attempt_id, r.job_id, float(r.cost_usd), models[r.job_id], r.sanitizer_status)
+        for r in rows
+    ]
     # Denominator: every task tried at this precision (a task whose jobs found no countable kernel has P < 1).
     tried = session.execute(select(Job.precision, func.count(distinct(Job.task))).where(jobs).group_by(Job.precision)).all()
     shares = []

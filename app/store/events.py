@@ -130,6 +130,8 @@ def store_attempt(session: Session, job_id: str, a: AttemptModel) -> Attempt:
             "score": a.score if a.score is not None else (a.evaluation or {}).get("score"),
             "evaluation": a.evaluation,
             "gpu_model": gpu_model,
+            "sanitizer": [v.model_dump(mode="json") for v in a.sanitizer] or None,
+            "sanitizer_status": a.sanitizer_status.value if a.sanitizer_status else None,
             "created_at": utcnow(),
         },
         ["job_id", "attempt_key"],

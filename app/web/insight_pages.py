@@ -24,14 +24,25 @@ router = APIRouter(include_in_schema=False)
 
 
 @router.get("/leaderboard", response_class=HTMLResponse)
-def leaderboard_page(request: Request, web: Web, session: SessionDep, model: str = "", precision: str = "") -> HTMLResponse:
+def leaderboard_page(
+    request: Request, web: Web, session: SessionDep, model: str = "", precision: str = "", sanitizer_clean: bool = False
+) -> HTMLResponse:
     try:
         check_filter("model", model, MODEL_PATTERN)
         check_filter("precision", precision, allowed=PRECISIONS)
     except HTTPException as exc:
         return problem(request, web, exc.status_code, str(exc.detail), back="/leaderboard")
-    data = insights.leaderboard(session, web.caller, model=model or None, precision=precision or None)  # type: ignore[arg-type]
-    return render(request, "leaderboard.html", web, data=data, data_json=data.model_dump_json(), model=model, precision=precision)
+    data = insights.leaderboard(session, web.caller, model=model or None, precision=precision or None, sanitizer_clean=sanitizer_clean)  # type: ignore[arg-type]
+    return render(
+        request,
+        "leaderboard.html",
+        web,
+        data=data,
+        data_json=data.model_dump_json(),
+        model=model,
+        precision=precision,
+        sanitizer_clean=sanitizer_clean,
+    )
 
 
 @router.get("/costs", response_class=HTMLResponse)

@@ -38,7 +38,7 @@ router = APIRouter(include_in_schema=False)
 DEFAULT_TASK = "vector_add"
 ROLE_MODELS = ("*", "planner", "coder", "compiler", "debugger")
 # The submit form's fields from the job spec (graph.contract): defaults, bounds and choices.
-FORM_KNOBS = {name: knob(name) for name in ("precision", "rounds", "debug", "sizes")}
+FORM_KNOBS = {name: knob(name) for name in ("precision", "rounds", "debug", "sizes", "sanitize")}
 
 
 def _benchmark_tasks() -> list[tuple[str, list[str]]]:
@@ -207,6 +207,7 @@ def _submission(form: dict[str, Any], upload: bytes | None) -> dict[str, Any]:
         "rounds": form.get("rounds") or DEFAULT_ROUNDS,
         "debug": form.get("debug") or DEFAULT_DEBUG,  # the spec's default (it was 0 here, 3 in the API)
         "sizes": form.get("sizes") or DEFAULT_SIZES,
+        "sanitize": form.get("sanitize") or FORM_KNOBS["sanitize"].default,
         "models": models,
         "manual": form.get("manual") == "on",
     }

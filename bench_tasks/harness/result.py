@@ -132,6 +132,10 @@ class EvaluationResult(BaseModel):
         "variant with host-memory arguments); None where nothing was timed and in documents before 1.5",
     )
     torch_baselines: str = Field("", description="PyTorch tasks: the PyTorch and GPU the eager and torch.compile baselines ran on")
+    sanitizer: list[SanitizerVerdict] = Field(
+        default_factory=list,
+        description="compute-sanitizer's verdicts on the measured kernel, one per tool (bench eval/run --sanitize); empty: not asked",
+    )
     log: str = ""  # compile log or driver stderr tail
 
     @model_validator(mode="before")
@@ -145,3 +149,54 @@ class EvaluationResult(BaseModel):
     @property
     def ok(self) -> bool:
         return self.verdict == Verdict.ok
+
+
+# -- compute-sanitizer (bench_tasks/harness/sanitize.py) ---------------------------------------------------------------
+SANITIZER_TOOLS = ("memcheck", "racecheck", "initcheck", "synccheck")
+
+
+class SanitizerStatus(StrEnum):
+    clean = "clean"  # the tool ran to its summary at every size and reported no error
+    findings = "findings"  # the tool reported at least one error (its first report lines are kept)
+    not_run = "not_run"  # the tool did not run to its end: `reason` says why (missing, GPU runtime unsupported, time limit)
+
+
+class SanitizerVerdict(BaseModel):
+    """One compute-sanitizer tool's verdict on one kernel, over the sizes it ran at."""
+
+    tool: str = Field(description="memcheck | racecheck | initcheck | synccheck")
+    status: SanitizerStatus
+    kernel: str = Field("", description="findings: the (first) kernel the report names")
+    errors: int = Field(0, ge=0, description="findings: the errors the tool counted (its ERROR or RACECHECK SUMMARY)")
+    report: list[str] = Field(default_factory=list, description="findings: the first lines of the report (capped)")
+    reason: str = Field("", description="not_run: why the tool did not run to its end")
+    sizes: list[dict[str, int]] = Field(default_factory=list, description="the sizes the tool ran at")
+    seconds: float = Field(0.0, ge=0, description="the tool's wall time over its sizes")
+
+
+def sanitizer_status(verdicts: list[SanitizerVerdict] | list[dict[str, Any]] | None) -> SanitizerStatus | None:
+    """A kernel's overall standing: findings if any tool found something, else not_run if any tool (or all four) did
+    not run, else clean; None when the sanitizer was never asked. The one place this rule lives."""
+    if not verdicts:
+        return None
+    found = [v if isinstance(v, SanitizerVerdict) else SanitizerVerdict.model_validate(v) for v in verdicts]
+    statuses = {v.status for v in found}
+    if SanitizerStatus.findings in statuses:
+        return SanitizerStatus.findings
+    if SanitizerStatus.not_run in statuses or {v.tool for v in found} < set(SANITIZER_TOOLS):
+        return SanitizerStatus.not_run
+    return SanitizerStatus.clean
+
+
+def sanitizer_findings_text(verdicts: list[SanitizerVerdict] | list[dict[str, Any]]) -> str:
+    """The findings as the debugger reads them (as it reads a compile log): per tool, kernel, count and report lines."""
+    parts = []
+    for v in verdicts:
+        v = v if isinstance(v, SanitizerVerdict) else SanitizerVerdict.model_validate(v)
+        if v.status == SanitizerStatus.findings:
+            head = f"compute-sanitizer --tool {v.tool}: {v.errors} error(s) in {v.kernel or 'a kernel'}"
+            parts.append("\n".join([head, *v.report]))
+    return "\n\n".join(parts)
+
+
+EvaluationResult.model_rebuild()  # `sanitizer` names SanitizerVerdict, defined after it

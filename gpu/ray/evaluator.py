@@ -29,10 +29,12 @@ from typing import Any
 
 from bench_tasks import load_task
 from bench_tasks.harness import EvaluationResult, Verdict
+from bench_tasks.harness.result import SanitizerVerdict
+from bench_tasks.harness.sanitize import not_run
 from bench_tasks.work import CompiledObject, WorkItem, WorkKind, work_item
 from settings import HarnessSettings, RaySettings, get_harness_settings, get_ray_settings
 
-from ..protocol import CompileReport, CompileRequest, EvaluateRequest, KernelRequest, Profile, ProfileRequest, no_profile
+from ..protocol import CompileReport, CompileRequest, EvaluateRequest, KernelRequest, Profile, ProfileRequest, SanitizeRequest, no_profile
 from .queue import FairQueue, Request
 from .worker import WorkerEngine, WorkOutcome
 
@@ -239,6 +241,8 @@ class RayEvaluator:
                 baseline_only=item.source is None,
                 implementation="candidate" if item.source is not None else ("vendor" if item.implementation == "vendor" else "baseline"),
             )
+        elif item.kind == "sanitize":
+            out.sanitizer = not_run(f"no sanitizer run: {message}")
         else:
             out.profile = no_profile(f"no profile: {message}")
         return out
@@ -293,6 +297,9 @@ class RayEvaluator:
 
     def profile(self, request: ProfileRequest) -> Profile:
         return self._default.profile(request)
+
+    def sanitize(self, request: SanitizeRequest) -> list[SanitizerVerdict]:
+        return self._default.sanitize(request)
 
     # -- status and shutdown ----------------------------------------------------------------------------
     def status(self) -> dict[str, Any]:
@@ -361,6 +368,12 @@ class JobEvaluator:
         if self.gpu_model is None and result.verdict != Verdict.infrastructure_error and result.gpu and result.gpu.name:
             self.gpu_model = result.gpu.name  # the job's measurements stay on this model from now on
         return result
+
+    def sanitize(self, request: SanitizeRequest) -> list[SanitizerVerdict]:
+        """compute-sanitizer on a GPU of the job's model (the worker's evaluator runs it in the harness's sandbox)."""
+        out = self.cluster.run(self._item("sanitize", request, gpu_model=self.gpu_model))
+        assert out.sanitizer is not None
+        return out.sanitizer
 
     def profile(self, request: ProfileRequest) -> Profile:
         if request.mode == "none":

@@ -19,12 +19,12 @@ from typing import Any, cast
 
 from bench_tasks.harness import EvaluationResult
 from bench_tasks.harness import compile as harness_compile
-from bench_tasks.harness.result import GpuInfo
+from bench_tasks.harness.result import GpuInfo, SanitizerVerdict
 from bench_tasks.spec import register_task
 from bench_tasks.work import CompiledObject, WorkItem, build_task
 from settings import HarnessSettings, get_harness_settings
 
-from ..protocol import CompileReport, CompileRequest, EvaluateRequest, Evaluator, Profile, ProfileMode, ProfileRequest
+from ..protocol import CompileReport, CompileRequest, EvaluateRequest, Evaluator, Profile, ProfileMode, ProfileRequest, SanitizeRequest
 
 
 @dataclass
@@ -37,6 +37,7 @@ class WorkOutcome:
     compiled: CompiledObject | None = None  # the compile's cache entry, for the evaluation of the same source
     evaluation: EvaluationResult | None = None
     profile: Profile | None = None
+    sanitizer: list[SanitizerVerdict] | None = None  # a sanitize item's verdicts, one per tool
     nvcc_runs: dict[str, int] = field(default_factory=dict)  # this worker's nvcc runs so far, per kind
 
 
@@ -146,6 +147,8 @@ class WorkerEngine:
             else:
                 out.evaluation = evaluator.evaluate(evaluate_request(item, task.name))
             self._stamp(out.evaluation)
+        elif item.kind == "sanitize":
+            out.sanitizer = evaluator.sanitize(SanitizeRequest(task=task.name, precision=item.precision, source=item.source))
         else:
             out.profile = evaluator.profile(profile_request(item, task.name))
         self.done += 1
