@@ -257,7 +257,6 @@ ABI_PROBE_FILE = "cudamaster_abi_probe.cu"
 _ABI_PROBE_PREFIX = "_ZN14cudamaster_abi5probeI"
 _ABI_PROBE_TYPE = re.compile(r"^void cudamaster_abi::probe<(?P<type>.+), (?P<shape>-?\d+)>\(\)$")
 _FUNCTION_POINTER = re.compile(r"^(?P<ret>.+?) \(\*\)\((?P<params>.*)\)(?: noexcept)?$")
-_BUILTIN_VALUE_TYPES = {"float", "double", "int", "int32_t", "unsigned int", "long", "int64_t", "size_t"}
 
 
 def _allowed_counts(variant: Variant, allow_defaults: bool) -> list[int]:
@@ -269,17 +268,24 @@ def _allowed_counts(variant: Variant, allow_defaults: bool) -> list[int]:
     return counts
 
 
-def _shape(variant: Variant, n: int) -> tuple[str, str]:
-    """(template head, parameter list) of the task's first `n` parameters as a pattern: by-value types as
-    they are, pointers to any pointee (const may differ; the rule compares the pointee afterwards)."""
-    names, pattern = ["class T"], []
-    for i, p in enumerate(variant.prototype.params[:n]):
-        if p.pointer or p.ctype not in _BUILTIN_VALUE_TYPES:  # __nv_bfloat16 by value: its header may be absent
-            names.append(f"class P{i}")
-            pattern.append(f"P{i}*" if p.pointer else f"P{i}")
-        else:
-            pattern.append(ABI_NAMES[p.ctype])
-    return ", ".join(names), ", ".join(pattern)
+_MAX_PROBED_TYPES = 256  # a custom task with more pointers than that: only the one-function probe
+
+
+def _accepted_types(variant: Variant, n: int) -> list[str]:
+    """Every function pointer type the rule accepts with the task's first `n` parameters: the task's types,
+    each pointer to const or not (top-level const and __restrict__ are not part of a function's type)."""
+    params = variant.prototype.params[:n]
+    pointers = [i for i, p in enumerate(params) if p.pointer]
+    if 2 ** len(pointers) > _MAX_PROBED_TYPES:
+        return []
+    types = []
+    for mask in range(2 ** len(pointers)):
+        spelled = []
+        for i, p in enumerate(params):
+            const = p.pointer and bool(mask >> pointers.index(i) & 1)
+            spelled.append(("const " if const else "") + ABI_NAMES[p.ctype] + ("*" if p.pointer else ""))
+        types.append(f"void (*)({', '.join(spelled)})")
+    return types
 
 
 def _abi_probe_lines(variant: Variant, entry: str, allow_defaults: bool = True) -> str:
@@ -289,26 +295,28 @@ def _abi_probe_lines(variant: Variant, entry: str, allow_defaults: bool = True) 
 
     `probe<F, -1>`: the type of the one function of that name; `none` when the name is overloaded (a
     `__global__` kernel or a helper of the same name beside the extern "C" entry: legal C++). Then
-    `probe<F, n>` for each count n of parameters the task allows: the type of the one overload of the task's
-    shape with n parameters (its by-value types, pointers in its places), `none` when no overload or two have
-    it. _abi_of keeps the shape that is not a C++ overload in the object: the extern "C" entry's."""
-    lines = [
-        f'\n#line 1 "{ABI_PROBE_FILE}"\n// {PROTO_MARK}: the type of the entry point, read back from the object',
+    `probe<F, i>` for each function type the rule accepts (_accepted_types, every count of parameters the
+    task allows): that type when an overload of the name has it exactly, else `none`. _abi_of keeps the
+    one that is not a C++ overload in the object: the extern "C" entry's."""
+    lines = [f'\n#line 1 "{ABI_PROBE_FILE}"\n// {PROTO_MARK}: the type of the entry point, read back from the object']
+    if any(p.ctype == "__nv_bfloat16" for p in variant.prototype.params):
+        lines.append("struct __nv_bfloat16;")  # as cuda_bf16.h declares it: the probe compiles without the header
+    lines += [
         "namespace cudamaster_abi {",
         "struct none {};",
         "template <typename F, int Shape> void probe() {}",
         "template <class T, class F> auto same(F f) -> decltype(f);",
+        "template <class T, class F> F exact(F f);",
         f"template <class T> auto pick_same(int) -> decltype(same<T>(&{entry}));",
         "template <class T> none pick_same(...);",
         "template void probe<decltype(pick_same<void>(0)), -1>();",
     ]
-    for n in _allowed_counts(variant, allow_defaults):
-        head, pattern = _shape(variant, n)
+    types = [t for n in _allowed_counts(variant, allow_defaults) for t in _accepted_types(variant, n)]
+    for i, spelled in enumerate(types):
         lines += [
-            f"template <{head}> auto shaped{n}(void (*f)({pattern})) -> decltype(f);",
-            f"template <class T> auto pick{n}(int) -> decltype(shaped{n}<T>(&{entry}));",
-            f"template <class T> none pick{n}(...);",
-            f"template void probe<decltype(pick{n}<void>(0)), {n}>();",
+            f"template <class T> auto pick{i}(int) -> decltype(exact<T, {spelled}>(&{entry}));",
+            f"template <class T> none pick{i}(...);",
+            f"template void probe<decltype(pick{i}<void>(0)), {i}>();",
         ]
     return "\n".join([*lines, "}"]) + "\n"
 
