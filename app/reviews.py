@@ -33,7 +33,7 @@ from typing import Any
 from sqlalchemy import ColumnElement, func, select
 from sqlalchemy.orm import Session, contains_eager, load_only, selectinload
 
-from settings import ServiceSettings
+from settings import ServiceSettings, get_harness_settings
 
 from .db.models import ACCEPTED, PENDING, REJECTED, Attempt, Job, Review
 from .db.types import utcnow
@@ -60,7 +60,7 @@ class ReviewRule:
     @classmethod
     def of(cls, settings: ServiceSettings) -> ReviewRule:
         return cls(
-            settings.review_speedup,
+            get_harness_settings().review_speedup,  # the one threshold, also the harness's row flag
             settings.review_roofline_pct,
             vendor_margin=settings.review_vendor_margin,
             vendor_min_pct=settings.review_vendor_min_pct,

@@ -917,7 +917,7 @@ def _row(
         ratios = _call_times(t["baseline"]) / np.maximum(_call_times(t["candidate"], late), 1e-3)
         q1, q3 = np.percentile(ratios, [25, 75])
         row.speedup, row.speedup_iqr = float(np.median(ratios)), float(q3 - q1)
-        if row.speedup > settings.review_speedup:
+        if settings.review_speedup is not None and row.speedup > settings.review_speedup:
             row.flags.append("speedup_over_review_threshold")
     timed = row.candidate or row.baseline
     if timed is not None:
