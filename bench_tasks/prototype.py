@@ -197,7 +197,7 @@ def _text_param(raw: str) -> AbiParam | None:
     for ctype in (" ".join(words), " ".join(words[:-1])):
         if ctype in C_TYPES and stars <= 1:
             base = ABI_NAMES[ctype]
-            return AbiParam(base=base, pointer=stars == 1, text=base + ("*" if stars else ""))
+            return AbiParam(base=base, pointer=stars == 1, text=" ".join(decl.split()))  # as the reply wrote it
     return None
 
 

@@ -105,7 +105,7 @@ def test_the_agent_refuses_before_compiling_what_the_text_settles():
     for name in ("long for int", "double pointer for float pointer", "one parameter too many", "a parameter without a default left out"):
         check = check_prototype(VARIATIONS[name][0], variant)
         assert check.changed and 'expected:  extern "C" void selu_optimized(' in check.message, name
-    assert "parameter 3 is `long`" in check_prototype(VARIATIONS["long for int"][0], variant).message
+    assert "parameter 3 is `long N`" in check_prototype(VARIATIONS["long for int"][0], variant).message
 
 
 def test_what_the_text_cannot_settle_is_left_to_the_compiler():
