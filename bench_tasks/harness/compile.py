@@ -288,6 +288,11 @@ def _accepted_types(variant: Variant, n: int) -> list[str]:
     return types
 
 
+def _probed_types(variant: Variant, allow_defaults: bool) -> list[str]:
+    """The function types the probe resolves the entry's name against, in the order of their probe ids."""
+    return [t for n in _allowed_counts(variant, allow_defaults) for t in _accepted_types(variant, n)]
+
+
 def _abi_probe_lines(variant: Variant, entry: str, allow_defaults: bool = True) -> str:
     """Appended to code we did not write: explicit instantiations whose mangled names are the entry's function
     type as the compiler sees it (typedefs resolved; names, top-level const and __restrict__ gone): the
@@ -311,8 +316,7 @@ def _abi_probe_lines(variant: Variant, entry: str, allow_defaults: bool = True) 
         "template <class T> none pick_same(...);",
         "template void probe<decltype(pick_same<void>(0)), -1>();",
     ]
-    types = [t for n in _allowed_counts(variant, allow_defaults) for t in _accepted_types(variant, n)]
-    for i, spelled in enumerate(types):
+    for i, spelled in enumerate(_probed_types(variant, allow_defaults)):
         lines += [
             f"template <class T> auto pick{i}(int) -> decltype(exact<T, {spelled}>(&{entry}));",
             f"template <class T> none pick{i}(...);",
@@ -321,19 +325,22 @@ def _abi_probe_lines(variant: Variant, entry: str, allow_defaults: bool = True) 
     return "\n".join([*lines, "}"]) + "\n"
 
 
-def _abi_of(entry: str, symbols: set[str], settings: HarnessSettings) -> tuple[str, list[AbiParam]] | str:
+def _abi_of(entry: str, symbols: set[str], shapes: int, settings: HarnessSettings) -> tuple[str, list[AbiParam]] | str:
     """(return type, parameters) of the extern "C" entry from the probe's symbols, or why they cannot be read.
-    `symbols`: the object's defined and undefined names (its C++ overloads of `entry` among them)."""
+    `symbols`: the object's defined and undefined names (its C++ overloads of `entry` among them); `shapes`: how
+    many typed probes the harness wrote (ids -1 .. shapes-1, each exactly once: any other is the candidate's)."""
     probes = sorted(name for name in symbols if name.startswith(_ABI_PROBE_PREFIX))
     found: dict[int, str] = {}
     seen: set[int] = set()
     for text in _demangle(probes, settings):
         m = _ABI_PROBE_TYPE.match(text)
-        if not m or int(m.group("shape")) in seen:
+        if not m or int(m.group("shape")) in seen or not -1 <= int(m.group("shape")) < shapes:
             return f"the object holds a cudamaster_abi::probe symbol the harness did not write ({text}): a candidate may not define that namespace"
         seen.add(int(m.group("shape")))
         if m.group("type") != "cudamaster_abi::none":
             found[int(m.group("shape"))] = m.group("type")
+    if len(seen) != shapes + 1:
+        return f"the object holds {len(seen)} of the harness's {shapes + 1} cudamaster_abi::probe symbols: a candidate may not define that namespace"
     types = [found[-1]] if -1 in found else [t for n, t in sorted(found.items()) if t not in _cxx_overloads(entry, symbols, settings)]
     if len(types) != 1:
         return (
@@ -388,7 +395,8 @@ def _compile_untrusted(variant: Variant, source: str, entry: str, settings: Harn
         hint = ' It is defined with C++ linkage: declare it extern "C".' if cxx else ""
         return CompileOutcome(Verdict.link_error, f"missing entry point {entry}.{hint} Expected: {expected}", log, obj, flags)
     listing = _listing(obj, settings)
-    abi = _abi_of(entry, defined | {name for _, name in _symbols(listing.undefined)}, settings)
+    shapes = len(_probed_types(variant, kind != "custom_baseline"))
+    abi = _abi_of(entry, defined | {name for _, name in _symbols(listing.undefined)}, shapes, settings)
     if isinstance(abi, str):
         verdict = Verdict.rejected if "cudamaster_abi" in abi else Verdict.link_error
         return CompileOutcome(verdict, f"{abi}. Expected: {expected}", log, obj, flags)

@@ -67,3 +67,13 @@ def test_a_missing_or_wrong_typed_entry_is_still_refused(harness_settings):
     assert cxx.verdict == Verdict.link_error and 'declare it extern "C"' in cxx.message
     long_n = _compile(SELU.replace(ENTRY, 'extern "C" void selu_optimized(float* output, const float* input, long N) {'), harness_settings)
     assert long_n.verdict == Verdict.link_error and "parameter 3 is `long` where the task has `const int N`" in long_n.message
+
+
+def test_a_probe_symbol_of_the_candidates_own_is_refused(harness_settings):
+    # a wrong entry beside a same-named kernel, and a forged probe symbol (an asm label) claiming an accepted type
+    forged = (
+        OVERLOADED.replace(ENTRY, 'extern "C" void selu_optimized(float* output, const float* input, long N) {')
+        + '\nvoid forged_probe() __asm__("_ZN14cudamaster_abi5probeIPFvPfPKfiELi99EEEvv");\nvoid forged_probe() {}\n'
+    )
+    outcome = _compile(forged, harness_settings)
+    assert outcome.verdict == Verdict.rejected and "may not define that namespace" in outcome.message
