@@ -10,6 +10,9 @@
 #                the agent refused (elu FP32/BF16, selu FP32, sigmoid BF16, cross_entropy_loss FP32, matrix_copy BF16,
 #                top_k BF16) -> campaign/ (figures.json: correct == variants == 7; ~10 s a variant + ~30 s start)
 #   bench        bench run --candidates KERNELS --sizes paper over those 6 tasks -> bench_run.json (~10 s a variant)
+#   tolerance    (not in the default set: a second call, ~4-5 min) the tasks whose atol changed at tiny sizes: their BF16
+#                baselines and twins at every edge and paper size, 3 seeds + a fresh one (test_bf16_tolerance.py ->
+#                gpu_tolerance.xml), and their FP32 baselines at edge sizes (check_baselines.py -> baseline_checks_edge.json)
 # KERNELS: $PUBLISHED (`bench run --candidates` layout: <op>.cu / <op>_bf16.cu or fp32/ bf16/) when given, else the
 # honest corpus's kernels of those variants. CAMPAIGN_ALL=1 runs the campaign over every variant PUBLISHED holds
 # instead (~10 s a variant: 100 variants ~17 min: several calls, CAMPAIGN_ARGS="--resume" continues it).
@@ -22,6 +25,7 @@ rm -rf /tmp/bw && dpkg -x .devsite/bubblewrap_*.deb /tmp/bw && export CUDAMASTER
 mkdir -p "$OUT"
 echo "setup $(($(date +%s) - T0)) s"
 PY=python3
+TOL_TASKS="conv_1d conv_2d dot_product high_order_contraction matrix_mul matrix_vector_mul square_matrix_mul spmm_coo spmm_csc spmm_csr spmm_ell spmv_coo spmv_csc spmv_csr spmv_ell"
 VARIANTS="elu/fp32 elu/bf16 selu/fp32 sigmoid/bf16 cross_entropy_loss/fp32 matrix_copy/bf16 top_k/bf16"
 left() { echo $((${DEADLINE_S:-360} - ($(date +%s) - T0))); }
 
@@ -72,7 +76,14 @@ run_part() {
       dir=$(kernels_dir)
       timeout -k 5 "$limit" $PY -m app.cli bench run --candidates "$dir" --sizes paper -t elu -t selu -t sigmoid \
         -t cross_entropy_loss -t matrix_copy -t top_k -o "$OUT/bench_run.json" --append --skip-done ;;
-    *) echo "unknown part $part (adversarial honest campaign bench)" ;;
+    tolerance)
+      local t=tests/bench/test_bf16_tolerance.py::test_the_baseline_and_its_twin_pass_every_edge_and_paper_size_with_three_seeds_and_a_fresh_one
+      local ids=() task tasks=()
+      for task in $TOL_TASKS; do ids+=("$t[$task-baseline]" "$t[$task-twin]"); tasks+=(--task "$task"); done
+      timeout -k 5 "$limit" $PY -m pytest -m gpu -n 0 -q -rfE -p no:cacheprovider --timeout 240 \
+        --junitxml="$OUT/gpu_tolerance.xml" "${ids[@]}"
+      timeout -k 5 "$(left)" $PY scripts/check_baselines.py --sizes edge "${tasks[@]}" --output "$OUT/baseline_checks_edge.json" ;;
+    *) echo "unknown part $part (adversarial honest campaign bench tolerance)" ;;
   esac
   echo "<<< $part rc $? at $(($(date +%s) - T0)) s"
 }
