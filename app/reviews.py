@@ -19,7 +19,7 @@ is correct and, at any size,
 - or its speedup grows between two sizes that differ in one parameter faster than the task's cost model allows
   (along one dimension a baseline's time grows at most with the work; sizes of different shapes are not compared,
   a naive baseline's time depends on the shape).
-A speedup threshold (CUDAMASTER_SERVICE__REVIEW_SPEEDUP) is opt-in, off by default. Flags are written when the
+A speedup threshold (CUDAMASTER_HARNESS__REVIEW_SPEEDUP) is opt-in, off by default. Flags are written when the
 attempt is stored (a `reviews` row, status pending); a reviewer accepts or rejects it. The leaderboard counts an
 attempt only when it has no review row or an accepted one. `scripts/review_flagged_share.py` measures the share of
 correct evaluations these rules flag on the evaluations committed under docs/results.
@@ -32,7 +32,7 @@ from typing import Any
 
 from sqlalchemy.orm import Session
 
-from settings import ServiceSettings
+from settings import ServiceSettings, get_harness_settings
 
 from .db.models import PENDING, Attempt, Review
 from .db.types import utcnow
@@ -53,7 +53,7 @@ class ReviewRule:
     @classmethod
     def of(cls, settings: ServiceSettings) -> ReviewRule:
         return cls(
-            settings.review_speedup,
+            get_harness_settings().review_speedup,  # the one threshold, also the harness's row flag
             settings.review_roofline_pct,
             vendor_margin=settings.review_vendor_margin,
             vendor_min_pct=settings.review_vendor_min_pct,

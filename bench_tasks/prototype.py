@@ -159,3 +159,81 @@ def abi_mismatch(expected: Prototype, candidate: list[AbiParam], allow_defaults:
             return f"it leaves out `{left_out}`: a baseline takes every parameter"
         return f"it leaves out `{left_out}`: only trailing parameters with a default in the task's prototype may be left out"
     return None
+
+
+ENTRY_RULE = (
+    "Parameter names, const, __restrict__ and trailing parameters with defaults may differ; types, their order and their count may not."
+)
+
+
+def entry_refusal(expected: Prototype, entry: str, ret: str, params: list[AbiParam], allow_defaults: bool = True) -> str | None:
+    """The one rule for a candidate's entry point (the harness after compiling, the agent before): why an
+    entry `ret entry(params)` cannot be called as `expected`, with what to change; None when it can."""
+    why = abi_mismatch(expected, params, allow_defaults)
+    if ret != "void":
+        why = f"it returns `{ret}`; the entry point returns void"
+    if not why:
+        return None
+    got = f'extern "C" {ret} {entry}({", ".join(p.text for p in params)});'
+    return (
+        f"{entry} does not match the expected prototype: {why}. {ENTRY_RULE}\n"
+        f"  expected:  {expected.renamed(entry).c_declaration()}\n  candidate: {got}"
+    )
+
+
+# --- prototypes read from source text (before compiling) ------------------------------------------------
+_COMMENTS = re.compile(r"//[^\n]*|/\*.*?\*/", re.S)
+_QUALIFIERS = re.compile(r"\b(const|volatile|__restrict__|__restrict|restrict)\b")
+
+
+def _text_param(raw: str) -> AbiParam | None:
+    """One parameter as written (`const float* __restrict__ x`, `int N = 4`) spelled as the compiler's
+    demangler would; None when it is not a plain spec type (a typedef, macro, reference, array ...)."""
+    decl = raw.split("=", 1)[0].strip()
+    if re.search(r"[&\[\]()<>]", decl):
+        return None
+    stars = decl.count("*")
+    words = _QUALIFIERS.sub(" ", decl.replace("*", " ")).split()
+    for ctype in (" ".join(words), " ".join(words[:-1])):
+        if ctype in C_TYPES and stars <= 1:
+            base = ABI_NAMES[ctype]
+            return AbiParam(base=base, pointer=stars == 1, text=" ".join(decl.split()))  # as the reply wrote it
+    return None
+
+
+def _param_lists(source: str, entry: str) -> list[str] | None:
+    """The parameter text of every `void entry(...)` in `source` (comments removed); None when one of them
+    has no closing parenthesis."""
+    text = _COMMENTS.sub(" ", source)
+    found = []
+    for m in re.finditer(rf"\bvoid\s+{re.escape(entry)}\s*\(", text):
+        depth, i = 1, m.end()
+        while i < len(text) and depth:
+            depth += {"(": 1, ")": -1}.get(text[i], 0)
+            i += 1
+        if depth:
+            return None
+        found.append(text[m.end() : i - 1])
+    return found
+
+
+def source_refusal(expected: Prototype, entry: str, source: str) -> str | None:
+    """entry_refusal told from the source text alone, before compiling: a refusal only when every
+    `void entry(...)` the text holds is read with certainty and none of them passes the rule. Anything the
+    text cannot settle (no such declaration, a macro, a typedef, an unusual spelling) is None: the compile
+    and link check decides. So this never refuses what the harness accepts."""
+    lists = _param_lists(source, entry)
+    if not lists:
+        return None
+    refusals = []
+    for raw in lists:
+        parts = [p.strip() for p in _split_top_level(raw)]
+        parts = [] if parts in ([""], ["void"]) else parts
+        params = [_text_param(p) for p in parts]
+        if any(p is None for p in params):
+            return None
+        why = entry_refusal(expected, entry, "void", params)  # type: ignore[arg-type]
+        if why is None:
+            return None
+        refusals.append(why)
+    return refusals[0]

@@ -6,7 +6,7 @@ import json
 import re
 from dataclasses import dataclass
 
-from bench_tasks.prototype import PrototypeError, parse
+from bench_tasks.prototype import source_refusal
 from bench_tasks.spec import Variant
 
 _FENCE = re.compile(r"```[ \t]*([\w+#.-]*)[^\n]*\n(.*?)(?:```|\Z)", re.S)
@@ -36,32 +36,17 @@ def extract_code(reply: str, entry: str) -> str:
 @dataclass
 class PrototypeCheck:
     changed: bool
-    found: str = ""
     message: str = ""
 
 
 def check_prototype(source: str, variant: Variant) -> PrototypeCheck:
-    """Compare the parameters of the first definition/declaration of the candidate entry point
-    with the task's. Only a parseable, different parameter list counts as changed; anything else
-    (missing entry, unusual spelling) is left to the compiler and the harness's link check."""
-    entry = variant.candidate_entry
-    expected = variant.candidate_prototype
-    m = re.search(rf"\bvoid\s+{re.escape(entry)}\s*\(([^)]*)\)", source)
-    if not m:
+    """The harness's rule for the entry point (bench_tasks.prototype.entry_refusal), as far as the source text
+    settles it before compiling: changed only when every definition or declaration of the entry in the text
+    breaks the rule. What the text cannot settle is left to the compile and link check."""
+    why = source_refusal(variant.prototype, variant.candidate_entry, source)
+    if why is None:
         return PrototypeCheck(False)
-    params = re.sub(r"\b(__restrict__|__restrict|restrict)\b", " ", m.group(1))
-    params = re.sub(r"\s+", " ", params).strip()
-    found = f'extern "C" void {entry}({params})'
-    try:
-        got = parse(found)
-    except PrototypeError:
-        return PrototypeCheck(False, found)
-    key = lambda p: (p.ctype, p.pointer, p.const)  # noqa: E731
-    if [key(p) for p in got.params] == [key(p) for p in expected.params]:
-        return PrototypeCheck(False, found)
-    return PrototypeCheck(
-        True, found, f"the reply changed the entry point's prototype: it has `{found}`, the task requires `{expected.c_declaration()}`"
-    )
+    return PrototypeCheck(True, f"the reply changed the entry point's prototype: {why}")
 
 
 # nvcc flags the compiler role may choose. Anything else in its answer is dropped and noted.

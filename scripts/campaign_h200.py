@@ -2,6 +2,7 @@
 
     python scripts/campaign_h200.py --out DIR [--profile none|filtered|full] [--max-in-flight 2]
                                     [--category C | --variant TASK/PRECISION ...] [--fake-gpu]
+    python scripts/campaign_h200.py --out DIR --candidates KERNELS [--fake-gpu] ...
     python scripts/campaign_h200.py --out DIR --figures-only
 
 No network: the service runs in this process (uvicorn on a loopback port, SQLite under DIR), and the
@@ -13,6 +14,11 @@ model is a scripted OpenAI-compatible server on another loopback port. What the 
   `fprintf(stderr, ...)` error prints, which candidates may use since c60584c). This is a known correct
   kernel, not an optimized one: P should be about 1. A baseline that still uses a symbol candidates may not use is rejected by the harness,
   and the report says so; that is a finding about the baseline, not a failure of the campaign.
+- with `--candidates KERNELS` (a directory laid out as `bench run --candidates` reads it: `<op>.cu` /
+  `<op>_bf16.cu`, or fp32/ and bf16/ subfolders, e.g. the seed's published optimized kernels): the coder
+  and debugger answer with that directory's kernel for the job's variant, and the campaign covers the
+  variants that have one (unless --variant/--category say otherwise). With R=1, D=0 every kernel the
+  benchmark accepts must end as the job's correct kernel: the agent and the harness apply one rule.
 
 Usage tokens are the prompt's and the reply's o200k_base token counts; they are priced at the made-up
 prices in SCRIPTED_PRICES so the report's cost columns carry numbers.
@@ -95,6 +101,19 @@ def known_correct_kernel(task: str, precision: str) -> str:
     return re.sub(rf"\b{re.escape(v.entry)}\b", v.candidate_entry, t.baseline_source())
 
 
+def candidate_kernel(directory: Path, task: str, precision: str) -> str | None:
+    """The kernel `directory` holds for a variant (bench run --candidates' layout), or None."""
+    from bench_tasks.cli import _candidate_file
+
+    path = _candidate_file(directory, task, precision)
+    return path.read_text() if path is not None else None
+
+
+def candidate_variants(directory: Path) -> list[str]:
+    """TASK/PRECISION of every variant `directory` holds a kernel for."""
+    return [f"{t.name}/{p}" for t in all_tasks() for p in t.prototypes if candidate_kernel(directory, t.name, p) is not None]
+
+
 def _entries() -> dict[str, tuple[str, str]]:
     return {t.variant(p).candidate_entry: (t.name, p) for t in all_tasks() for p in t.prototypes}
 
@@ -102,8 +121,9 @@ def _entries() -> dict[str, tuple[str, str]]:
 class KnownKernelModel(ScriptedOpenAI):
     """The scripted model: each reply is computed from the request (see the module docstring)."""
 
-    def __init__(self) -> None:
+    def __init__(self, candidates: Path | None = None) -> None:
         super().__init__({})
+        self.candidates = candidates
         self._entries = _entries()
         self._order = threading.Lock()
 
@@ -116,6 +136,11 @@ class KnownKernelModel(ScriptedOpenAI):
         found = [self._entries[name] for name in re.findall(r"\b(\w+_optimized)\b", prompt) if name in self._entries]
         if not found:
             return "no entry point found in the prompt"
+        if self.candidates is not None:
+            kernel = candidate_kernel(self.candidates, *found[0])
+            if kernel is None:
+                return f"no kernel for {'/'.join(found[0])} in {self.candidates}"
+            return f"The candidate kernel.\n\n```cuda\n{kernel.rstrip()}\n```\n"
         return f"The known correct kernel.\n\n```cuda\n{known_correct_kernel(*found[0])}```\n"
 
     def _answer(self, path: str, headers: dict[str, str], body: dict[str, Any]) -> tuple[int, dict[str, Any], float]:
@@ -210,7 +235,14 @@ def figures_only(out: Path) -> dict[str, Any]:
 def run(args: argparse.Namespace) -> dict[str, Any]:
     out = Path(args.out).resolve()
     out.mkdir(parents=True, exist_ok=True)
-    model = KnownKernelModel().start()
+    candidates = Path(args.candidates).resolve() if args.candidates else None
+    if candidates is not None and not candidates.is_dir():
+        raise SystemExit(f"--candidates: {candidates} is not a directory of kernels (<op>.cu / <op>_bf16.cu, or fp32/ and bf16/)")
+    if candidates is not None and not args.variant and not args.category:
+        args.variant = candidate_variants(candidates)
+        if not args.variant:
+            raise SystemExit(f"--candidates: {candidates} holds no kernel named after a task (<op>.cu / <op>_bf16.cu)")
+    model = KnownKernelModel(candidates).start()
     db = out / "service.db"
     sittings_file = out / "sittings.json"
     if not args.resume:
@@ -284,7 +316,7 @@ def run(args: argparse.Namespace) -> dict[str, Any]:
         raise SystemExit(f"the service cannot run jobs here: {health.get('gpu_note')}")
     selection: dict[str, Any] = {"variants": args.variant} if args.variant else ({"category": args.category} if args.category else {})
     body = {
-        "name": "h200 known-correct kernels",
+        "name": f"candidate kernels from {candidates.name}" if candidates else "h200 known-correct kernels",
         "selection": selection,
         "max_in_flight": args.max_in_flight,
         "config": {"rounds": 1, "debug": 0, "profile_mode": args.profile, "models": MODELS, "sizes": args.sizes},
@@ -322,7 +354,10 @@ def run(args: argparse.Namespace) -> dict[str, Any]:
     engine.dispose()
     if stopped_early:
         return {"campaign": cid, "status": "running", "stopped_after_s": args.stop_after}
-    figures = write_figures(out, {"provenance": provenance(), "gpu": gpu_label(args.fake_gpu)}, cid)
+    head = {"provenance": provenance(), "gpu": gpu_label(args.fake_gpu)}
+    if candidates is not None:
+        head["candidates"] = str(candidates)  # the coder answered with these kernels, not the baselines
+    figures = write_figures(out, head, cid)
     print(f"wrote {out}: report.md, report.html, report.json, figures.json, overhead.svg, suite_wall.svg", flush=True)
     return figures
 
@@ -337,6 +372,9 @@ def main(argv: list[str] | None = None) -> None:
     ap.add_argument("--variant", action="append", help="TASK/PRECISION (repeat); default every variant")
     ap.add_argument("--poll", type=float, default=5.0, help="seconds between progress lines")
     ap.add_argument("--fake-gpu", action="store_true", help="FAKE GPU results (CPU smoke test of this script)")
+    ap.add_argument(
+        "--candidates", help="answer with this directory's kernels (<op>.cu / <op>_bf16.cu, or fp32/ and bf16/), not the baselines"
+    )
     ap.add_argument("--stop-after", type=float, help="stop cleanly after this many seconds (continue with --resume)")
     ap.add_argument("--resume", action="store_true", help="continue the campaign in --out (after --stop-after or a crash)")
     ap.add_argument("--figures-only", action="store_true", help="only recompute the figures and reports from --out's files")

@@ -51,7 +51,7 @@ def demo_site(tmp: Path) -> Iterator[Site]:
     db = f"sqlite:///{tmp}/service.db"
     member = make_key(db, "alice", role="member")
     reviewer = make_key(db, "riley (reviewer)", role="reviewer")
-    server = Server(db, tmp, CUDAMASTER_SERVICE__REVIEW_SPEEDUP="4.5", FAKE_AGENT_STEP_SECONDS="0.05").start()
+    server = Server(db, tmp, CUDAMASTER_HARNESS__REVIEW_SPEEDUP="4.5", FAKE_AGENT_STEP_SECONDS="0.05").start()
     try:
         with httpx.Client(base_url=server.url, headers={"X-API-Key": member}, timeout=60) as client:
             ids = []

@@ -190,7 +190,13 @@ class HarnessSettings(BaseModel):
     peak_flops_fp32: float = 67e12
     peak_flops_bf16: float = 790e12
     peak_bytes_per_s: float = 4.8e12
-    review_speedup: float = 10.0
+    review_speedup: float | None = Field(
+        None,
+        gt=0,
+        description="opt-in, the one speedup threshold: a size row whose speedup is above it gets the flag "
+        "`speedup_over_review_threshold` and the review queue flags the attempt (off by default: over the "
+        "deliberately naive baselines a large speedup is ordinary, not evidence of a measurement problem)",
+    )
     # Work that runs past the end event beyond the baseline's synchronise cost by more than this
     # (µs, or this fraction of the call) is added to the candidate's time and flagged `late_work`.
     late_work_slack_us: float = 3.0

@@ -66,12 +66,6 @@ class ServiceSettings(BaseModel):
         description="key that signs the dashboard's session cookies; default: generated once and kept in the database (shared by replicas)",
     )
     session_max_age_s: int = Field(12 * 3600, ge=60, description="a dashboard sign-in lasts this long")
-    review_speedup: float | None = Field(
-        None,
-        gt=0,
-        description="opt-in: flag an attempt whose speedup is above this at any size (off by default: over the "
-        "deliberately naive baselines a large speedup is ordinary, not evidence of a measurement problem)",
-    )
     review_roofline_pct: float = Field(
         90.0, gt=0, description="an attempt whose time at any size is within this % of the roofline floor is flagged for review"
     )

@@ -28,7 +28,7 @@ from dataclasses import dataclass, field
 from functools import cache
 from pathlib import Path
 
-from bench_tasks.prototype import AbiParam, abi_mismatch, parse_abi_params
+from bench_tasks.prototype import ABI_NAMES, AbiParam, entry_refusal, parse_abi_params
 from bench_tasks.spec import Variant
 from settings import HarnessSettings
 
@@ -255,34 +255,115 @@ def compile_candidate(variant: Variant, source: str, settings: HarnessSettings, 
 
 ABI_PROBE_FILE = "cudamaster_abi_probe.cu"
 _ABI_PROBE_PREFIX = "_ZN14cudamaster_abi5probeI"
-_ABI_PROBE_TYPE = re.compile(r"^void cudamaster_abi::probe<(?P<ret>.+?) \(\*\)\((?P<params>.*)\)(?: noexcept)?>\(\)$")
+_ABI_PROBE_TYPE = re.compile(r"^void cudamaster_abi::probe<(?P<type>.+), (?P<shape>-?\d+)>\(\)$")
+_FUNCTION_POINTER = re.compile(r"^(?P<ret>.+?) \(\*\)\((?P<params>.*)\)(?: noexcept)?$")
 
 
-def _abi_probe_lines(entry: str) -> str:
-    """Appended to code we did not write: an explicit instantiation whose mangled name is the entry's function
+def _allowed_counts(variant: Variant, allow_defaults: bool) -> list[int]:
+    """How many parameters the entry may take: all, or fewer when the left-out trailing ones have defaults."""
+    params = variant.prototype.params
+    counts = [len(params)]
+    while allow_defaults and counts[-1] > 0 and params[counts[-1] - 1].default is not None:
+        counts.append(counts[-1] - 1)
+    return counts
+
+
+_MAX_PROBED_TYPES = 256  # a custom task with more pointers than that: only the one-function probe
+
+
+def _accepted_types(variant: Variant, n: int) -> list[str]:
+    """Every function pointer type the rule accepts with the task's first `n` parameters: the task's types,
+    each pointer to const or not (top-level const and __restrict__ are not part of a function's type)."""
+    params = variant.prototype.params[:n]
+    pointers = [i for i, p in enumerate(params) if p.pointer]
+    if 2 ** len(pointers) > _MAX_PROBED_TYPES:
+        return []
+    types = []
+    for mask in range(2 ** len(pointers)):
+        spelled = []
+        for i, p in enumerate(params):
+            const = p.pointer and bool(mask >> pointers.index(i) & 1)
+            spelled.append(("const " if const else "") + ABI_NAMES[p.ctype] + ("*" if p.pointer else ""))
+        types.append(f"void (*)({', '.join(spelled)})")
+    return types
+
+
+def _probed_types(variant: Variant, allow_defaults: bool) -> list[str]:
+    """The function types the probe resolves the entry's name against, in the order of their probe ids."""
+    return [t for n in _allowed_counts(variant, allow_defaults) for t in _accepted_types(variant, n)]
+
+
+def _abi_probe_lines(variant: Variant, entry: str, allow_defaults: bool = True) -> str:
+    """Appended to code we did not write: explicit instantiations whose mangled names are the entry's function
     type as the compiler sees it (typedefs resolved; names, top-level const and __restrict__ gone): the
-    prototype is then compared by ABI (bench_tasks/prototype.abi_mismatch), not by text."""
-    return (
-        f'\n#line 1 "{ABI_PROBE_FILE}"\n// {PROTO_MARK}: the type of the entry point, read back from the object\n'
-        f"namespace cudamaster_abi {{ template <typename F> void probe() {{}} template void probe<decltype(&{entry})>(); }}\n"
-    )
+    prototype is then compared by ABI (bench_tasks/prototype.entry_refusal), not by text.
+
+    `probe<F, -1>`: the type of the one function of that name; `none` when the name is overloaded (a
+    `__global__` kernel or a helper of the same name beside the extern "C" entry: legal C++). Then
+    `probe<F, i>` for each function type the rule accepts (_accepted_types, every count of parameters the
+    task allows): that type when an overload of the name has it exactly, else `none`. _abi_of keeps the
+    one that is not a C++ overload in the object: the extern "C" entry's."""
+    lines = [f'\n#line 1 "{ABI_PROBE_FILE}"\n// {PROTO_MARK}: the type of the entry point, read back from the object']
+    if any(p.ctype == "__nv_bfloat16" for p in variant.prototype.params):
+        lines.append("struct __nv_bfloat16;")  # as cuda_bf16.h declares it: the probe compiles without the header
+    lines += [
+        "namespace cudamaster_abi {",
+        "struct none {};",
+        "template <typename F, int Shape> void probe() {}",
+        "template <class T, class F> auto same(F f) -> decltype(f);",
+        "template <class T, class F> F exact(F f);",
+        f"template <class T> auto pick_same(int) -> decltype(same<T>(&{entry}));",
+        "template <class T> none pick_same(...);",
+        "template void probe<decltype(pick_same<void>(0)), -1>();",
+    ]
+    for i, spelled in enumerate(_probed_types(variant, allow_defaults)):
+        lines += [
+            f"template <class T> auto pick{i}(int) -> decltype(exact<T, {spelled}>(&{entry}));",
+            f"template <class T> none pick{i}(...);",
+            f"template void probe<decltype(pick{i}<void>(0)), {i}>();",
+        ]
+    return "\n".join([*lines, "}"]) + "\n"
 
 
-def _abi_of(defined: set[str], settings: HarnessSettings) -> tuple[str, list[AbiParam]] | str:
-    """(return type, parameters) of the entry from the probe's symbol, or why they cannot be read."""
-    probes = sorted(name for name in defined if name.startswith(_ABI_PROBE_PREFIX))
-    if len(probes) != 1:
-        return f"the object holds {len(probes)} cudamaster_abi::probe symbols; a candidate may not define that namespace"
-    text = _demangle(probes, settings)[0]
-    m = _ABI_PROBE_TYPE.match(text)
+def _abi_of(entry: str, symbols: set[str], shapes: int, settings: HarnessSettings) -> tuple[str, list[AbiParam]] | str:
+    """(return type, parameters) of the extern "C" entry from the probe's symbols, or why they cannot be read.
+    `symbols`: the object's defined and undefined names (its C++ overloads of `entry` among them); `shapes`: how
+    many typed probes the harness wrote (ids -1 .. shapes-1, each exactly once: any other is the candidate's)."""
+    probes = sorted(name for name in symbols if name.startswith(_ABI_PROBE_PREFIX))
+    found: dict[int, str] = {}
+    seen: set[int] = set()
+    for text in _demangle(probes, settings):
+        m = _ABI_PROBE_TYPE.match(text)
+        if not m or int(m.group("shape")) in seen or not -1 <= int(m.group("shape")) < shapes:
+            return f"the object holds a cudamaster_abi::probe symbol the harness did not write ({text}): a candidate may not define that namespace"
+        seen.add(int(m.group("shape")))
+        if m.group("type") != "cudamaster_abi::none":
+            found[int(m.group("shape"))] = m.group("type")
+    if len(seen) != shapes + 1:
+        return f"the object holds {len(seen)} of the harness's {shapes + 1} cudamaster_abi::probe symbols: a candidate may not define that namespace"
+    types = [found[-1]] if -1 in found else [t for n, t in sorted(found.items()) if t not in _cxx_overloads(entry, symbols, settings)]
+    if len(types) != 1:
+        return (
+            f"{entry} is overloaded and no single overload has the task's parameters: keep one "
+            'extern "C" function of that name with the expected prototype (a same-named kernel or helper beside it must take '
+            "other parameters, or rename it)"
+        )
+    m = _FUNCTION_POINTER.match(types[0])
     if not m:
-        raise RuntimeError(f"reading the entry point's type back failed (c++filt gave {text!r}): a harness bug")
+        raise RuntimeError(f"reading the entry point's type back failed (c++filt gave {types[0]!r}): a harness bug")
     return m.group("ret"), parse_abi_params(m.group("params"))
+
+
+def _cxx_overloads(entry: str, symbols: set[str], settings: HarnessSettings) -> set[str]:
+    """The function types (as probe spells them, `void (*)(float*, int)`) of the C++ functions named `entry` in the object."""
+    prefix = f"_Z{len(entry)}{entry}"
+    names = sorted(name for name in symbols if name.startswith(prefix))
+    return {f"void (*)({d[len(entry) + 1 : -1]})" for d in _demangle(names, settings) if d.startswith(entry + "(")}
 
 
 def _compile_untrusted(variant: Variant, source: str, entry: str, settings: HarnessSettings, flags: list[str], kind: str) -> CompileOutcome:
     """Compile code we did not write: the entry's type read back and compared by ABI, symbols checked, globals localised."""
-    text = source + _abi_probe_lines(entry)
+    text = source + _abi_probe_lines(variant, entry, allow_defaults=kind != "custom_baseline")
     rc, log, obj = _nvcc_object(text, kind, flags, settings, kind)
     expected = variant.prototype.renamed(entry).c_declaration()
     if rc is None:
@@ -297,7 +378,9 @@ def _compile_untrusted(variant: Variant, source: str, entry: str, settings: Harn
                 return CompileOutcome(Verdict.link_error, f"missing entry point {entry}. Expected: {expected}", log, flags=flags)
             return CompileOutcome(
                 Verdict.link_error,
-                f"{entry} must be one plain function (not overloaded, not a template). Expected: {expected}",
+                f"{entry} is overloaded (or a template) and no single overload has the task's parameters: keep one "
+                f'extern "C" function of that name with the expected prototype (a same-named kernel or helper beside it '
+                f"must take other parameters, or rename it). Expected: {expected}",
                 log,
                 flags=flags,
             )
@@ -311,24 +394,16 @@ def _compile_untrusted(variant: Variant, source: str, entry: str, settings: Harn
         cxx = [d for d, raw in zip(_demangle(sorted(defined), settings), sorted(defined), strict=True) if d.startswith(entry + "(")]
         hint = ' It is defined with C++ linkage: declare it extern "C".' if cxx else ""
         return CompileOutcome(Verdict.link_error, f"missing entry point {entry}.{hint} Expected: {expected}", log, obj, flags)
-    abi = _abi_of(defined, settings)
+    listing = _listing(obj, settings)
+    shapes = len(_probed_types(variant, kind != "custom_baseline"))
+    abi = _abi_of(entry, defined | {name for _, name in _symbols(listing.undefined)}, shapes, settings)
     if isinstance(abi, str):
-        return CompileOutcome(Verdict.rejected, abi, log, obj, flags)
+        verdict = Verdict.rejected if "cudamaster_abi" in abi else Verdict.link_error
+        return CompileOutcome(verdict, f"{abi}. Expected: {expected}", log, obj, flags)
     ret, params = abi
-    why = abi_mismatch(variant.prototype, params, allow_defaults=kind != "custom_baseline")
-    if ret != "void":
-        why = f"it returns `{ret}`; the entry point returns void"
+    why = entry_refusal(variant.prototype, entry, ret, params, allow_defaults=kind != "custom_baseline")
     if why:
-        got = f'extern "C" {ret} {entry}({", ".join(p.text for p in params)});'
-        return CompileOutcome(
-            Verdict.link_error,
-            f"{entry} does not match the expected prototype: {why}. Parameter names, const, __restrict__ and trailing "
-            f"parameters with defaults may differ; types, their order and their count may not.\n"
-            f"  expected:  {expected}\n  candidate: {got}",
-            log,
-            obj,
-            flags,
-        )
+        return CompileOutcome(Verdict.link_error, why, log, obj, flags)
     refused = _host_code_refusal(variant, obj, kind, settings)
     if refused:
         return CompileOutcome(Verdict.rejected, refused, log, obj, flags)

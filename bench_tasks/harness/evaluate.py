@@ -55,7 +55,7 @@ from .datacache import DataCache, write_dataset
 from .driver import MEMORY, ROLE, driver_source
 from .errors import NoGpuError
 from .plan import BufferPlan, CasePlan, Plan, Results, Sample, TimingPlan, choose_check_pairs, secret_key
-from .result import Check, EvaluationResult, SizeRow, TimeStats, Verdict
+from .result import Check, EvaluationResult, SizeRow, TimeStats, Verdict, flag_review_speedup
 from .sandbox import make_scratch, remove_scratch, sandbox_for
 
 if TYPE_CHECKING:
@@ -917,8 +917,7 @@ def _row(
         ratios = _call_times(t["baseline"]) / np.maximum(_call_times(t["candidate"], late), 1e-3)
         q1, q3 = np.percentile(ratios, [25, 75])
         row.speedup, row.speedup_iqr = float(np.median(ratios)), float(q3 - q1)
-        if row.speedup > settings.review_speedup:
-            row.flags.append("speedup_over_review_threshold")
+        flag_review_speedup(row, settings.review_speedup)
     timed = row.candidate or row.baseline
     if timed is not None:
         if timed.median_us < 10.0:

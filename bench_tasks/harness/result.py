@@ -200,3 +200,13 @@ def sanitizer_findings_text(verdicts: list[SanitizerVerdict] | list[dict[str, An
 
 
 EvaluationResult.model_rebuild()  # `sanitizer` names SanitizerVerdict, defined after it
+
+
+REVIEW_FLAG = "speedup_over_review_threshold"
+
+
+def flag_review_speedup(row: SizeRow, threshold: float | None) -> None:
+    """The one review-speedup rule (settings: harness.review_speedup, off by default): a row whose speedup is over the
+    threshold is flagged for a person's review."""
+    if threshold is not None and row.speedup is not None and row.speedup > threshold:
+        row.flags.append(REVIEW_FLAG)

@@ -21,7 +21,7 @@ import numpy as np
 from bench_tasks.harness import compile as cc
 from bench_tasks.harness import sandbox as sb
 from bench_tasks.harness import source as src
-from bench_tasks.harness.result import EvaluationResult, SizeRow, TimeStats, Verdict
+from bench_tasks.harness.result import REVIEW_FLAG, EvaluationResult, SizeRow, TimeStats, Verdict, flag_review_speedup
 from settings import HarnessSettings
 
 from .runner import Limits, ReferenceRefused, run_child
@@ -34,7 +34,7 @@ IMPLS = ("eager", "compile", "candidate")
 # both err, and eager runs as users run it (cuDNN convolutions in TF32 by default), so the bound is 10x the task's
 # tolerance and at least KernelBench's own 1e-2. It catches a candidate that does not do the work in that process.
 AGREEMENT_SLACK, AGREEMENT_FLOOR = 10.0, 1e-2
-STUB_FLAG = "speedup_over_review_threshold"
+STUB_FLAG = REVIEW_FLAG
 
 
 @dataclass(frozen=True)
@@ -153,7 +153,7 @@ def _fill_baselines(row: SizeRow, times: dict[str, list[float]]) -> None:
         row.baseline_roofline_pct = 100.0 * row.roofline_floor_us / row.baseline.median_us
 
 
-def _fill_row(row: SizeRow, measured: dict[str, Any], review_speedup: float) -> None:
+def _fill_row(row: SizeRow, measured: dict[str, Any], review_speedup: float | None) -> None:
     times = measured["times"]
     _fill_baselines(row, times)
     cand = np.maximum(np.asarray(times["candidate"], dtype=np.float64), 1e-3)
@@ -162,11 +162,10 @@ def _fill_row(row: SizeRow, measured: dict[str, Any], review_speedup: float) -> 
     row.speedup, row.speedup_iqr = float(np.median(ratios["eager"])), float(q3 - q1)
     if "compile" in ratios:
         row.speedup_compile = float(np.median(ratios["compile"]))
-    if row.speedup > review_speedup:
-        row.flags.append(STUB_FLAG)
+    flag_review_speedup(row, review_speedup)
 
 
-def apply(result: EvaluationResult, measured: dict[str, Any], review_speedup: float) -> EvaluationResult:
+def apply(result: EvaluationResult, measured: dict[str, Any], review_speedup: float | None) -> EvaluationResult:
     """The torch child's report into the harness's result: per size eager (the row's baseline) and torch.compile
     times, speedups over both, and P over eager. A candidate whose outputs in that process do not agree with eager's
     gets no speedups (the message says why); its verdict is the harness's."""

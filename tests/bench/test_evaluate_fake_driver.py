@@ -390,3 +390,12 @@ def test_an_evaluation_that_ends_early_leaves_no_draw_running_behind_it(tmp_path
         assert len(finished) == len(active) >= 1  # every draw that started has ended; the rest never started
     time.sleep(0.3)
     assert len(active) == len(finished) < 12
+
+
+def test_the_speedup_row_flag_is_off_by_default_and_uses_the_one_knob_with_a_fake_driver(fake_driver, tmp_path):
+    """Issue 39: one review-speedup knob (harness.review_speedup, opt-in), read by the row flags and the review queue."""
+    fake_driver("vector_add/fp32", SIZES)
+    plain = evaluate("vector_add", "fp32", "// fake", SIZES, settings=_settings(tmp_path))
+    assert plain.verdict == Verdict.ok and all("speedup_over_review_threshold" not in row.flags for row in plain.rows)
+    opted = evaluate("vector_add", "fp32", "// fake", SIZES, settings=_settings(tmp_path, review_speedup=1.5))
+    assert all("speedup_over_review_threshold" in row.flags for row in opted.rows)  # the fake's speedup is 2

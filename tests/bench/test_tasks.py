@@ -107,6 +107,45 @@ def test_tolerance_accepts_the_rounded_reference_and_rejects_cheats(name, precis
             assert not passes(out, partial.reshape(-1)), f"{out}: a result that skips 1 % of {first} must fail"
 
 
+ZERO_CHECK_MAX_ELEMENTS = 1 << 20  # paper and large sizes up to this many elements in all buffers (the rest: GiB of data)
+
+
+def _zero_check_sizes(task) -> list[tuple[str, dict[str, int], tuple[int, ...]]]:
+    """(size set, size, seeds): every edge size with the three check seeds, every paper and large size that fits with one."""
+    out = [("edge", params, SEEDS) for params in task.sizes.get("edge", ())]
+    for size_set in ("paper", "large"):
+        for params in task.sizes.get(size_set, ()):
+            if all(sum(task.lengths(params, p).values()) <= ZERO_CHECK_MAX_ELEMENTS for p in task.prototypes):
+                out.append((size_set, params, (1,)))
+    return out
+
+
+@pytest.mark.parametrize("name, precision", VARIANTS)
+def test_a_zero_output_fails_at_every_size(name, precision):
+    """Issue 39: at the smallest sizes a zero output passed dot_product (N = 1, atol 0.25: ~13 % of draws) and
+    matrix_vector_mul (M = N = 1). An absolute tolerance covers accumulated rounding, so it scales with the
+    reduction (task.toml: 0 where each output is one product, within rtol); zero must fail wherever the
+    reference is not all zero (where it is, zero is the right answer: RELU of a negative, a one-class loss)."""
+    variant = load_task(name).variant(precision)
+    checked = 0
+    for size_set, params, seeds in _zero_check_sizes(variant.task):
+        for seed in seeds:
+            x = data.float64_inputs(variant, data.generate(variant, params, seed))
+            names = data.reference_names(variant, params)
+            ref = variant.task.reference_module.reference(x, names, precision, None)
+            ref = {k: np.asarray(v, dtype=np.float64).reshape(-1) for k, v in ref.items()}
+            for out in _outputs(variant):
+                if not np.any(ref[out]):
+                    continue
+                got = dict(ref, **{out: np.zeros_like(ref[out])})
+                assert not all(c.passed for c in check_outputs(variant, got, ref, x, names)), (
+                    f"{out}: zeros pass at {size_set} size {params}, seed {seed} (max |ref| {np.max(np.abs(ref[out])):.3g}, "
+                    f"{variant.tolerance_for(out, names)})"
+                )
+                checked += 1
+    assert checked >= len(variant.task.sizes.get("edge", ()))
+
+
 def _baseline_and_driver(name, precision, settings):
     variant = load_task(name).variant(precision)
     base = cc.compile_baseline(variant, settings)

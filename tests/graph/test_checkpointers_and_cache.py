@@ -108,8 +108,9 @@ def test_extract_code_and_prototype_check():
     assert "vector_add_grid" in extract_code(two, entry)
     assert not check_prototype(k.fast_kernel(), variant).changed  # __restrict__ is fine
     changed = check_prototype(k.CHANGED_PROTOTYPE_KERNEL, variant)
-    assert changed.changed and "long N" in changed.message
-    assert check_prototype(
+    assert changed.changed and "parameter 4 is `long N`" in changed.message  # the harness's rule and words
+    # const on an input pointer may differ (the harness accepts it: tests/graph/test_one_entry_rule.py)
+    assert not check_prototype(
         k.fast_kernel().replace(
             "const float* A, const float* B, float* C, int N) {\n  if", "float* A, const float* B, float* C, int N) {\n  if"
         ),

@@ -137,7 +137,7 @@ def test_job_page_attempt_and_llm_call_rows_appear_live_with_fake_agent(db_url, 
     key = make_key(db_url, "jill", role="member")
     hold = tmp_path / "model-hold"
     hold.write_text("the FAKE model answers nothing while this file exists")
-    server = server_factory(FAKE_MODEL_HOLD=str(hold), FAKE_AGENT_STEP_SECONDS="0.2", CUDAMASTER_SERVICE__REVIEW_SPEEDUP="2.5")
+    server = server_factory(FAKE_MODEL_HOLD=str(hold), FAKE_AGENT_STEP_SECONDS="0.2", CUDAMASTER_HARNESS__REVIEW_SPEEDUP="2.5")
     with httpx.Client(base_url=server.url, headers={"X-API-Key": key}, timeout=30) as client:
         job_id = client.post(f"{API}/jobs", json={"task": "vector_add", "rounds": 2}).json()["id"]
         # Round 1's model call is recorded (sent) and held: no attempt yet when the page opens.
@@ -348,7 +348,7 @@ def test_session_cookie_is_httponly_samesite_and_ends_with_its_key_with_fake_age
 def test_review_queue_accept_moves_the_leaderboard_and_charts_match_the_api_with_fake_agent(db_url, server_factory, page):
     owner = make_key(db_url, "gina", role="member")
     reviewer = make_key(db_url, "hank", role="reviewer")
-    server = server_factory(CUDAMASTER_SERVICE__REVIEW_SPEEDUP="2.5", FAKE_AGENT_STEP_SECONDS="0.05")
+    server = server_factory(CUDAMASTER_HARNESS__REVIEW_SPEEDUP="2.5", FAKE_AGENT_STEP_SECONDS="0.05")
     with httpx.Client(base_url=server.url, headers={"X-API-Key": owner}, timeout=30) as client:
         job_id = client.post(f"{API}/jobs", json={"task": "vector_add", "rounds": 2}).json()["id"]
         job = wait_status(client, f"{API}/jobs/{job_id}", {}, {"finished"})

@@ -75,7 +75,7 @@ def site(tmp_path_factory):
     alice = make_key(db_url, "alice", role="member")
     rita = make_key(db_url, "rita", role="reviewer")
     custom_id = _stored_custom_job(db_url, alice)
-    server = Server(db_url, tmp, CUDAMASTER_SERVICE__REVIEW_SPEEDUP="2.5", FAKE_AGENT_STEP_SECONDS="0.02").start()
+    server = Server(db_url, tmp, CUDAMASTER_HARNESS__REVIEW_SPEEDUP="2.5", FAKE_AGENT_STEP_SECONDS="0.02").start()
     try:
         with httpx.Client(base_url=server.url, headers={"X-API-Key": alice}, timeout=30) as client:
 

@@ -2,7 +2,7 @@
 review rule on its own.
 
 The fake agent's attempt in round r has P = 1 + r and a speedup of 1 + r at every size; with
-CUDAMASTER_SERVICE__REVIEW_SPEEDUP=2.5 the round-2 attempt (3x) is flagged and round 1 (2x) is not.
+CUDAMASTER_HARNESS__REVIEW_SPEEDUP=2.5 the round-2 attempt (3x) is flagged and round 1 (2x) is not.
 """
 
 from __future__ import annotations
@@ -45,7 +45,7 @@ def test_review_rule_flags_high_speedups_late_work_and_times_near_the_roofline()
 @pytest.fixture
 def people(db_url, server_factory):
     keys = {who: make_key(db_url, who, role=role, team=team) for who, (role, team) in PEOPLE.items()}
-    server = server_factory(CUDAMASTER_SERVICE__REVIEW_SPEEDUP="2.5", FAKE_AGENT_STEP_SECONDS="0.05")
+    server = server_factory(CUDAMASTER_HARNESS__REVIEW_SPEEDUP="2.5", FAKE_AGENT_STEP_SECONDS="0.05")
     with httpx.Client(base_url=server.url, timeout=30) as client:
         yield client, {who: {"X-API-Key": key} for who, key in keys.items()}
 

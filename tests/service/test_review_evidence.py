@@ -11,7 +11,7 @@ import pytest
 
 from app.reviews import ReviewRule
 from app.vendor_reference import VendorReference, VendorTime, shipped
-from settings import ServiceSettings
+from settings import HarnessSettings, ServiceSettings
 
 SIZES = (1024, 4096, 16384, 65536, 262144)
 
@@ -35,9 +35,14 @@ def _honest(rng: random.Random) -> dict:
 
 
 def test_speedup_threshold_is_off_by_default():
-    assert ServiceSettings().review_speedup is None
+    assert HarnessSettings().review_speedup is None and "review_speedup" not in ServiceSettings.model_fields  # one knob
     assert ReviewRule.of(ServiceSettings()).reasons({"rows": [_row(1024, 80.0)]}, "ok") == []
     assert ReviewRule(speedup=10.0).reasons({"rows": [_row(1024, 80.0)]}, "ok")  # opt-in still flags
+
+
+def test_the_review_queue_reads_the_harnesss_one_speedup_knob(monkeypatch):
+    monkeypatch.setenv("CUDAMASTER_HARNESS__REVIEW_SPEEDUP", "12.5")
+    assert ReviewRule.of(ServiceSettings()).speedup == 12.5
 
 
 def test_seed_like_honest_results_are_rarely_flagged():
