@@ -10,16 +10,16 @@
 set -uo pipefail
 OUT=${OUT:-/tmp/device_pytorch}
 mkdir -p "$OUT"
-export PYTHONPATH=$PWD PYTEST_DISABLE_PLUGIN_AUTOLOAD=1 PYTEST_PLUGINS=xdist.plugin,pytest_timeout
-python - <<'PY' > "$OUT/torch.txt" 2>&1
+export PYTHONPATH=$PWD${PYTHONPATH:+:$PYTHONPATH} PYTEST_DISABLE_PLUGIN_AUTOLOAD=1 PYTEST_PLUGINS=xdist.plugin,pytest_timeout
+python3 - <<'PY' > "$OUT/torch.txt" 2>&1
 import torch; print(torch.__version__, torch.cuda.is_available(), torch.cuda.get_device_name(0) if torch.cuda.is_available() else "")
 PY
 nvidia-smi -L > "$OUT/gpu.txt" 2>&1
 rm -f "$OUT/timings.jsonl"
-CM_PYTORCH_TIMINGS="$OUT/timings.jsonl" timeout 540 python -m pytest -n 0 -p no:cacheprovider -q -m gpu tests/bench/test_pytorch_refs.py \
+CM_PYTORCH_TIMINGS="$OUT/timings.jsonl" timeout ${STEP_LIMIT_S:-540} python3 -m pytest -n 0 -p no:cacheprovider -q -m gpu tests/bench/test_pytorch_refs.py \
   --junitxml="$OUT/junit.xml" > "$OUT/pytest.txt" 2>&1
 rc=$?
-python - "$OUT" "$rc" <<'PY'
+python3 - "$OUT" "$rc" <<'PY'
 import json, os, sys, xml.etree.ElementTree as ET
 out, rc = sys.argv[1], int(sys.argv[2])
 cases = []
