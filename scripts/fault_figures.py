@@ -5,7 +5,9 @@ processes (uvicorn) and the FAKE agent with its slow FAKE model (tests/service/f
     that took the lock and does nothing more: the frozen replica's open write); a job submitted to replica B then
     waits (seconds, and poll intervals) until B reports it running.
 (b) database outage: 8 jobs running, the database cut for 10 s by a loopback TCP proxy between the service and
-    PostgreSQL (every connection closed, new ones refused), then restored; how the jobs end.
+    PostgreSQL (every connection closed, new ones refused), then restored; how the jobs end. Twice: with the FAKE
+    agent, and with the REAL agent (LangGraph's PostgreSQL checkpointer, real nvcc compiles, FAKE GPU results:
+    tests/service/graph_app.py) whose 8 coder calls are at the scripted slow FAKE model when the outage begins.
 
     python scripts/fault_figures.py -o docs/results/fault_figures_<commit>.json
 """
@@ -151,6 +153,64 @@ def outage(tmp: Path) -> dict[str, Any]:
     }
 
 
+def outage_with_graph(tmp: Path) -> dict[str, Any]:
+    from tests.service.test_service_with_graph import MODELS
+    from tests.support import kernels as k
+    from tests.support.openai_stub import Reply, ScriptedOpenAI
+
+    schema, db = _schema()
+    headers = {"X-API-Key": make_key(db)}
+    proxy = TcpProxy()
+    with ScriptedOpenAI({}) as llm:
+        llm.add(MODELS["planner"], *[k.plan("Grid")] * JOBS)
+        llm.add(MODELS["coder"], *[Reply(k.reply(k.fast_kernel(1.5)), delay_s=3.0)] * JOBS)
+        env = _graph_env(tmp, llm) | {
+            "CUDAMASTER_SERVICE__LEASE_SECONDS": "30",
+            "CUDAMASTER_SERVICE__MAX_RUNNING_JOBS": str(JOBS),
+        }
+        server = Server(proxy.url(db), tmp, factory="tests.service.graph_app:create_fake_gpu_app", **env).start()
+        try:
+            with httpx.Client(base_url=server.url, timeout=30, headers=headers) as client:
+                body = {"task": "vector_add", "precision": "fp32", "rounds": 1, "debug": 0}
+                ids = [client.post(f"{API}/jobs", json=body).json()["id"] for _ in range(JOBS)]
+                _until(lambda: sum(r.model == MODELS["coder"] for r in llm.requests) == JOBS, timeout=300)
+                proxy.cut()
+                time.sleep(OUTAGE_S)
+                proxy.restore()
+                _until(lambda: all(_status(client, j) in ("finished", "no_correct_kernel", "failed") for j in ids), timeout=300)
+                jobs = [client.get(f"{API}/jobs/{j}").json() for j in ids]
+        finally:
+            server.stop()
+            proxy.close()
+            _drop(schema)
+        sent = len(llm.requests)
+    log = server.log.read_text()
+    statuses = [j["status"] for j in jobs]
+    return {
+        "jobs": JOBS,
+        "outage_s": OUTAGE_S,
+        "finished": statuses.count("finished"),
+        "failed": statuses.count("failed"),
+        "model_requests": sent,
+        "llm_calls_paid": sum(c["status"] == "paid" for j in jobs for c in j["llm_calls"]),
+        "checkpoint_writes_retried": log.count(": its checkpoint: the database is unreachable"),
+        "task_exception_never_retrieved": log.count("Task exception was never retrieved"),
+    }
+
+
+def _graph_env(tmp: Path, llm: Any) -> dict[str, str]:
+    from tests.service.test_service_with_graph import MODELS, PRICES
+
+    env = {
+        "CUDAMASTER_AGENT__STATE_DIR": str(tmp / "agent-state"),
+        "CUDAMASTER_AGENT__PRICES": json.dumps(PRICES),
+        "CUDAMASTER_AGENT__BASE_URL": llm.base_url,
+        "CUDAMASTER_AGENT__API_KEY": "test-key",
+        "TEST_HARNESS_CACHE": str(tmp / "harness-cache"),
+    }
+    return env | {f"CUDAMASTER_AGENT__ROLES__{role.upper()}__MODEL": model for role, model in MODELS.items()}
+
+
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("-o", "--output", type=Path, required=True)
@@ -159,9 +219,11 @@ def main() -> None:
         record = {
             **provenance(sys.argv),
             "machine": {"cores": os.cpu_count()},
-            "agent": "FAKE agent and FAKE model (tests/service/fake_agent.py), real service processes, PostgreSQL",
+            "agent": "real service processes, PostgreSQL; FAKE agent and FAKE model (tests/service/fake_agent.py), and for "
+            "database_outage_real_agent the REAL agent with real nvcc compiles, FAKE GPU results and a scripted slow FAKE model",
             "stalled_replica": stalled_replica(Path(tmp) / "stall"),
             "database_outage": outage(_mkdir(Path(tmp) / "outage")),
+            "database_outage_real_agent": outage_with_graph(_mkdir(Path(tmp) / "outage-graph")),
         }
     args.output.parent.mkdir(parents=True, exist_ok=True)
     args.output.write_text(json.dumps(record, indent=1) + "\n")

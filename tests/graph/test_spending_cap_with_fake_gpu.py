@@ -15,7 +15,7 @@ from pydantic import ValidationError
 import graph.llm
 from graph.contract import JobSpec, SpendingCap
 from graph.runner import start_job
-from settings import Price
+from settings import AgentSettings, Price
 from tests.graph.conftest import MODELS, agent_settings
 from tests.support import kernels as k
 from tests.support.openai_stub import Reply, ScriptedOpenAI
@@ -103,9 +103,10 @@ def test_a_job_that_ends_within_its_cap_has_no_stop_reason_with_fake_gpu(tmp_pat
         settings=agent_settings(tmp_path, billed, prices={m: Price(input=1, output=1) for m in MODELS.values()}),
     )
     assert out.status == "finished" and out.stop_reason is None and "spending cap" not in out.message
-    first, second = billed.requests  # every capped call is sent with its answer bounded by what is left
-    assert first.body["max_completion_tokens"] == 10_000 - first.reply.prompt_tokens
-    assert second.body["max_completion_tokens"] == 10_000 - first.reply.prompt_tokens - 5 - second.reply.prompt_tokens
+    first, second = billed.requests  # every capped call is sent with its answer bounded by what is left,
+    most = AgentSettings.model_fields["max_output_tokens"].default  # and by what one call may use (issue 40)
+    assert first.body["max_completion_tokens"] == min(10_000 - first.reply.prompt_tokens, most)
+    assert second.body["max_completion_tokens"] == min(10_000 - first.reply.prompt_tokens - 5 - second.reply.prompt_tokens, most)
 
 
 def _padded_prompts(monkeypatch, first: int, growth: int) -> list[int]:
