@@ -52,7 +52,8 @@ run_part() {
   echo ">>> $part (limit ${limit} s) at $(($(date +%s) - T0)) s"
   case "$part" in
     adversarial) timeout -k 5 "$limit" $PY -m pytest -m gpu -n 0 -q -rfE -p no:cacheprovider --timeout 240 \
-                   --junitxml="$OUT/gpu_adversarial.xml" tests/bench/test_harness_gpu.py tests/bench/test_baseline_kernels.py ;;
+                   --junitxml="$OUT/gpu_adversarial.xml" tests/bench/test_harness_gpu.py tests/bench/test_baseline_kernels.py \
+                   -k "not every_baseline" ;;  # the 200-variant baseline sweep is device_gpu_suite.sh's (it alone outlasts a call)
     honest)
       local t=tests/bench/test_honest_corpus.py::test_an_honest_kernel_is_ok_on_the_gpu_at_edge_and_paper_sizes f ids=()
       for f in elu/fp32_omitted_default elu/bf16_omitted_default matrix_copy/bf16_const_input \

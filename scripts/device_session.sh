@@ -3,7 +3,7 @@
 # limit, each part's files packed into one $OUT/<part>.tgz (a device call brings back at most 8 files) with its log.
 #   COMMIT=<sha> OUT=<dir> bash scripts/device_session.sh PART:LIMIT_S [PART:LIMIT_S ...]
 # Parts: i39 (scripts/device_i39.sh adversarial honest campaign), i39-bench (device_i39.sh bench), i39-tolerance,
-#   sanitize1 / sanitize2 (scripts/device_sanitize.sh 1 / 2), pytorch (scripts/device_pytorch.sh),
+#   synccheck-probe (scripts/diag/synccheck_probe.py), sanitize1 / sanitize2 (scripts/device_sanitize.sh 1 / 2), pytorch (scripts/device_pytorch.sh),
 #   export (scripts/device_export.sh; EXPORT_ONLY=a,b passes --only), gpu-suite:<shard> (scripts/device_gpu_suite.sh).
 # Carry .whl and .devsite (scripts/make_device_wheels.sh).
 set -u
@@ -23,6 +23,7 @@ for item in "$@"; do
     i39) OUT=$dir DEADLINE_S=$limit timeout -k 5 "$limit" bash scripts/device_i39.sh adversarial honest campaign ;;
     i39-bench) OUT=$dir DEADLINE_S=$limit timeout -k 5 "$limit" bash scripts/device_i39.sh bench ;;
     i39-tolerance) OUT=$dir DEADLINE_S=$limit timeout -k 5 "$limit" bash scripts/device_i39.sh tolerance ;;
+    synccheck-probe) timeout -k 5 "$limit" python3 scripts/diag/synccheck_probe.py > "$dir/synccheck_probe.json" ;;
     sanitize1) OUT=$dir timeout -k 5 "$limit" bash scripts/device_sanitize.sh 1 ;;
     sanitize2) OUT=$dir timeout -k 5 "$limit" bash scripts/device_sanitize.sh 2 ;;
     pytorch) OUT=$dir timeout -k 5 "$limit" bash scripts/device_pytorch.sh ;;
