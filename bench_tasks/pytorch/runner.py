@@ -145,8 +145,12 @@ def run_child(
 
 
 def _torch_env(tmp: Path) -> dict[str, str]:
-    """torch.compile's caches in the scratch directory, its compile workers in-process, and where libcuda is."""
+    """torch.compile's caches in the scratch directory, its compile workers in-process, and where libcuda is. USER and
+    LOGNAME: the sandbox's user has no passwd entry, and inductor asks getpass.getuser() (which reads them first) for its
+    cache's name (on the H100 torch.compile failed with "getpwuid(): uid not found: 65534" without them)."""
     env = {
+        "USER": "sandbox",
+        "LOGNAME": "sandbox",
         "TORCHINDUCTOR_CACHE_DIR": str(tmp / "inductor"),
         "TRITON_CACHE_DIR": str(tmp / "triton"),
         "TORCHINDUCTOR_COMPILE_THREADS": "1",
