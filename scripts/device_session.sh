@@ -33,5 +33,7 @@ for item in "$@"; do
   esac > "$dir/part.log" 2>&1
   echo "<<< $part rc $? in $(($(date +%s) - t0)) s"
   tail -n 25 "$dir/part.log"
-  tar -czf "$OUT/${part//[^A-Za-z0-9_.-]/_}.tgz" -C /tmp/parts "$part"
+  # records and logs only (an export's builds made its archive too large to come back)
+  (cd /tmp/parts && find "$part" -type f -size -4M \( -name '*.json' -o -name '*.jsonl' -o -name '*.xml' -o -name '*.log' \
+     -o -name '*.txt' -o -name '*.md' \) -print0 | tar -czf "$OUT/${part//[^A-Za-z0-9_.-]/_}.tgz" --null -T -)
 done
