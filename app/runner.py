@@ -41,6 +41,11 @@ from .store.events import job_gpu_model, job_spending, record_event
 log = logging.getLogger("cudamaster.runner")
 
 
+def _event_type(event: Any) -> str:
+    """The `type` of an event as the agent sent it: a contract model or its dict (record_event takes both)."""
+    return str(event.get("type") if isinstance(event, dict) else getattr(event, "type", "?"))
+
+
 async def _in_daemon_thread(name: str, fn: Any, *args: Any) -> Any:
     """fn(*args) in a daemon thread of its own, awaited (the runner bounds how many run at once)."""
     loop = asyncio.get_running_loop()
@@ -283,7 +288,7 @@ class JobRunner:
                 record_event(session, claim.job_id, event, self.review, fence=fence)
 
         def store(event: Any) -> None:  # raises LeaseLost, writing nothing, once another runner holds the job
-            self._db(lambda: store_once(event), f"job {claim.job_id}: storing its {event.type} event")
+            self._db(lambda: store_once(event), f"job {claim.job_id}: storing its {_event_type(event)} event")
             self._signal_threadsafe(claim.job_id)
 
         def on_event(event: Any) -> None:

@@ -67,7 +67,9 @@ def test_leaderboard_counts_only_unflagged_or_accepted_attempts_with_fake_agent(
     queue = client.get(f"{API}/reviews", params={"status": "pending"}, headers=h["viewer"]).json()
     assert queue["total"] == 2
     item = next(i for i in queue["items"] if i["attempt_id"] == flagged_attempt["id"])
-    assert item["reasons"] == [f"size {i} (N={n}): speedup 3.00x is over the review threshold 2.5x" for i, n in enumerate((1024, 65536))]
+    assert item["reasons"] == [
+        f"size {i} (N={n}): speedup 3.00x is over the review threshold 2.5x" for i, n in enumerate((1024, 65536), start=1)
+    ]
     assert [m["speedup"] for m in item["measurements"]] == [3.0, 3.0]
     assert item["profile"]["bottleneck_class"] == "memory_bandwidth"  # the class the FAKE agent sends (a contract.Profile)
     assert client.get(item["source_url"], headers=h["viewer"]).text == "// fake kernel, round 2\n"
