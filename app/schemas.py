@@ -10,7 +10,7 @@ import re
 from datetime import datetime
 from typing import Annotated, Any, Literal
 
-from pydantic import BaseModel, BeforeValidator, ConfigDict, Field, StrictBool, StrictInt, field_validator, model_validator
+from pydantic import BaseModel, BeforeValidator, ConfigDict, Field, StrictBool, StrictInt, computed_field, field_validator, model_validator
 
 from graph.contract import (
     DEFAULT_DEBUG,
@@ -281,6 +281,17 @@ class LlmCallOut(_Orm):
     cached_tokens: int
     latency_s: float
     cost_usd: float
+
+    @computed_field(  # type: ignore[prop-decorator]
+        description="how its tokens and cost count toward the job's spend: `paid` as the endpoint reported them; `estimate` "
+        "charged without a usable answer (a call that reached the provider and failed, or one lost in flight: its prompt, "
+        "plus its max_tokens where the provider may have generated); `none` nothing charged (it never reached the provider)"
+    )
+    @property
+    def charge(self) -> Literal["paid", "estimate", "none"]:
+        if self.status == "paid":
+            return "paid"
+        return "estimate" if self.input_tokens or self.output_tokens else "none"
 
 
 class JobDetail(JobOut):

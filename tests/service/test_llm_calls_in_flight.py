@@ -63,6 +63,8 @@ def test_call_in_flight_at_kill_9_is_recorded_lost_and_counted_with_fake_agent(d
     lost = [c for c in job["llm_calls"] if c["status"] == "lost_in_flight"]
     assert [c["call_key"] for c in lost] == [f"{job_id}-r1-coder#{requests[0]['send_id']}"]
     assert sorted(c["status"] for c in job["llm_calls"]) == ["lost_in_flight", "paid", "paid"]  # round 1 paid twice
+    # shown apart from paid calls: the lost call counts at its estimate (issue 40, fault 4)
+    assert {c["status"]: c["charge"] for c in job["llm_calls"]} == {"lost_in_flight": "estimate", "paid": "paid"}
     assert job["totals"]["llm_calls_count"] == 3
     assert job["totals"]["cost_usd"] == pytest.approx(0.005 + 0.01 + 0.02)  # never less than the known calls
 
