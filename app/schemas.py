@@ -87,8 +87,9 @@ class PyTorchTaskIn(BaseModel):
     reference_py: str = Field(min_length=1, max_length=1 << 20, description="the reference file's text")
     sizes: list[dict[str, int]] = Field(
         default_factory=list,
-        max_length=32,
-        description="each overrides the file's module-level integer constants; empty: the file's own",
+        max_length=MAX_CUSTOM_SIZES,
+        description="each overrides the file's module-level integer constants; empty: the file's own; "
+        f"at most {MAX_CUSTOM_SIZES}, or CUDAMASTER_SERVICE__MAX_CUSTOM_SIZES when it is lower",
         examples=[[{"batch_size": 16, "dim": 16384}]],
     )
     precision: Precision | None = Field(None, description="the candidate's buffers (fp32 or bf16); default: the job's precision")

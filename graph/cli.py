@@ -179,6 +179,23 @@ def _print_errors(exc: ValidationError) -> None:
         console.print(f"[red]--{'.'.join(map(str, err['loc']))}: {err['msg']}[/]")
 
 
+def _run_job(spec: JobSpec, checkpoint_url: str | None, job_id: str | None, ray: str | None) -> Outcome:
+    """Start the job and drive it (answering its questions at a terminal) to its outcome."""
+    from .runner import close_checkpointer, make_checkpointer, new_job_id, start_job
+
+    settings = load_settings().agent
+    checkpointer = make_checkpointer(checkpoint_url)
+    job_id = job_id or new_job_id()
+    evaluator = _cluster_evaluator(ray, job_id)
+    try:
+        outcome = start_job(spec, job_id=job_id, checkpointer=checkpointer, on_event=_on_event, settings=settings, evaluator=evaluator)
+        return _drive(outcome, checkpointer, settings, sys.stdin.isatty(), evaluator)
+    finally:
+        if evaluator is not None:  # its GPU workers go back to the cluster
+            evaluator.cluster.close()
+        close_checkpointer(checkpointer)
+
+
 def optimize(
     task: Annotated[str | None, typer.Argument(help="task name, e.g. vector_add (see `cudamaster bench list`)")] = None,
     precision: Annotated[Precision, typer.Option("--precision", "-p", help=PRECISION.help)] = PRECISION.default,
@@ -224,19 +241,7 @@ def optimize(
     except ValidationError as exc:
         _print_errors(exc)
         raise typer.Exit(2) from None
-    from .runner import close_checkpointer, make_checkpointer, new_job_id, start_job
-
-    settings = load_settings().agent
-    checkpointer = make_checkpointer(checkpoint_url)
-    job_id = job_id or new_job_id()
-    evaluator = _cluster_evaluator(ray, job_id)
-    try:
-        outcome = start_job(spec, job_id=job_id, checkpointer=checkpointer, on_event=_on_event, settings=settings, evaluator=evaluator)
-        outcome = _drive(outcome, checkpointer, settings, sys.stdin.isatty(), evaluator)
-    finally:
-        if evaluator is not None:  # its GPU workers go back to the cluster
-            evaluator.cluster.close()
-        close_checkpointer(checkpointer)
+    outcome = _run_job(spec, checkpoint_url, job_id, ray)
     _refuse_without_gpu(outcome)
     _report(outcome)
     raise typer.Exit(0 if outcome.status in ("finished", "no_correct_kernel", "waiting_for_input") else 1)

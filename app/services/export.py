@@ -19,6 +19,7 @@ from sqlalchemy.orm import Session
 
 from bench_tasks import TaskError, load_task
 from bench_tasks.export import ExportInput, MeasuredRow, bundle_files, zip_bytes
+from bench_tasks.expr import ExpressionError
 from bench_tasks.harness.result import Verdict
 from bench_tasks.provenance import git_commit
 from bench_tasks.spec import Task
@@ -72,7 +73,14 @@ def export_job(session: Session, job: Job, attempt_id: int | None) -> Bundle:
         provenance=_provenance(session, job, attempt, evaluation),
         sanitizer=sanitizer,
     )
-    return Bundle(f"{job.task}_{job.precision}_{job.id}_a{attempt.id}", bundle_files(data))
+    try:
+        files = bundle_files(data)
+    except ExpressionError as exc:  # stored sizes whose parameters are not the task's (e.g. N for M, K, N)
+        raise Conflict(
+            f"attempt {attempt.id} of job {job.id} was measured at sizes that do not fit task {job.task} ({exc}); "
+            "export an attempt the harness measured at this task's sizes"
+        ) from None
+    return Bundle(f"{job.task}_{job.precision}_{job.id}_a{attempt.id}", files)
 
 
 def _chosen_attempt(session: Session, job: Job, attempt_id: int | None) -> Attempt:

@@ -93,8 +93,10 @@ def test_bad_sources_raise_candidate_error(source, match):
 
 
 def test_unknown_task_and_precision_are_clear_errors(harness_settings):
-    with pytest.raises(TaskError, match=r"unknown task 'no_such_task'.*vector_add"):
+    with pytest.raises(TaskError, match=r"unknown task 'no_such_task': the tasks are listed by `cudamaster bench list`"):
         evaluate("no_such_task", "fp32", "x", settings=harness_settings)
+    with pytest.raises(TaskError, match=r"unknown task 'vector_ad': did you mean vector_add\?"):
+        evaluate("vector_ad", "fp32", "x", settings=harness_settings)
     with pytest.raises(TaskError, match=r"unknown precision 'fp16'.*fp32, bf16"):
         evaluate("vector_add", "fp16", "x", settings=harness_settings)
     with pytest.raises(TaskError, match="unknown size set"):

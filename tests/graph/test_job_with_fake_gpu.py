@@ -347,7 +347,9 @@ def test_compiler_role_chooses_allowlisted_flags_with_fake_gpu(tmp_path, server,
 def test_unknown_task_or_precision_fails_with_a_clear_message_with_fake_gpu(tmp_path, server, fake_gpu, checkpointer):
     settings = agent_settings(tmp_path, server)
     out = start_job(spec(task="no_such_op"), checkpointer=checkpointer, evaluator=fake_gpu, settings=settings)
-    assert out.status == "failed" and "unknown task 'no_such_op'" in out.message and "vector_add" in out.message
+    assert out.status == "failed" and "unknown task 'no_such_op'" in out.message and "cudamaster bench list" in out.message
+    out = start_job(spec(task="vector_ad"), checkpointer=checkpointer, evaluator=fake_gpu, settings=settings)
+    assert out.status == "failed" and "unknown task 'vector_ad': did you mean vector_add?" in out.message
     out = start_job(spec(precision="fp8"), checkpointer=checkpointer, evaluator=fake_gpu, settings=settings)
     assert out.status == "failed" and "unknown precision 'fp8'" in out.message
     out = start_job(spec(sizes="huge"), checkpointer=checkpointer, evaluator=fake_gpu, settings=settings)

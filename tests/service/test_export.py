@@ -253,3 +253,29 @@ def test_sanitizer_verdicts_are_read_from_wherever_the_attempt_holds_them():
     assert sanitizer_verdicts(SimpleNamespace(evaluation={"sanitizer": keyed})) == [
         {"tool": "synccheck", "verdict": "findings", "detail": "barrier in divergent code at k.cu:12"}
     ]
+
+
+def test_attempt_measured_at_sizes_not_the_tasks_is_a_409_not_a_server_error_FAKE(tmp_path):
+    """A stored attempt whose rows' parameters are not its task's (N for square_matrix_mul's M) cannot be exported:
+    a 409 that says so (schemathesis found a 500 here, the bundle's size expressions raising)."""
+    from app.services.errors import Conflict
+    from app.services.export import export_stored
+
+    engine = make_engine(f"sqlite:///{tmp_path / 'service.db'}")
+    from app.db.models import Base
+
+    Base.metadata.create_all(engine)
+    with make_sessionmaker(engine)() as session:
+        evaluation = ej.fake_evaluation("square_matrix_mul", "fp32", [{"N": 1024}])
+        job = ej.store_job(
+            session,
+            task="square_matrix_mul",
+            precision="fp32",
+            source=ej.CASES[0].source(),
+            evaluation=evaluation,
+            api_key_id=None,
+            team="red",
+        )
+        with pytest.raises(Conflict, match=r"do not fit task square_matrix_mul .*unknown name 'M'"):
+            export_stored(session, job.id)
+    engine.dispose()

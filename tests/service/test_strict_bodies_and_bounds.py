@@ -104,6 +104,12 @@ _CUSTOM = {
     "baseline_cu": "// does not define the function: refused after every count check, before any compile\n",
 }
 
+_PYTORCH = {
+    "name": "double",
+    "reference_py": "import torch\n\nN = 1024\n\n\nclass Model(torch.nn.Module):\n    def forward(self, x):\n"
+    "        return x * 2\n\n\ndef get_inputs():\n    return [torch.randn(N)]\n\n\ndef get_init_inputs():\n    return []\n",
+}
+
 
 def _bounded(schema: dict, node: dict, path: tuple) -> list[tuple[tuple, str, Any]]:
     if "$ref" in node:
@@ -130,11 +136,15 @@ def _count_value(path: tuple, n: int) -> Any:
             "prototype": f'extern "C" void scale({", ".join(f"int {a}" for a in names)})',
             "args": {a: {"role": "scalar", "value": "1"} for a in names},
         }
+    if path == ("pytorch", "sizes"):
+        return [{"N": 1024 + i} for i in range(n)]
     raise AssertionError(f"no value for {path}")
 
 
 def _body(kind: str, path: tuple, value: Any) -> dict:
     body: dict = {"custom": dict(_CUSTOM)} if path[0] == "custom" else ({"task": "vector_add"} if kind == "job" else {})
+    if path[0] == "pytorch":
+        body = {"pytorch": dict(_PYTORCH)}
     if kind == "campaign":
         body["selection"] = {"variants": ["vector_add/fp32"]}
     if path == ("custom", "args"):
@@ -183,4 +193,5 @@ def test_every_bound_of_a_body_in_the_openapi_schema_is_the_enforced_one_with_fa
                 refused = api.post(API + route, json=_body(kind, path, past))
                 assert refused.status_code == 422 and _concerns(refused, field), (path, bound, limit, refused.text[:400])
                 checked.append((path, bound))
+    assert (("pytorch", "sizes"), "maxItems") in checked
     assert (("custom", "sizes"), "maxItems") in checked and (("rounds",), "maximum") in checked, checked
