@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import contextlib
 import json
 import os
 import signal
@@ -79,6 +80,26 @@ def free_port() -> int:
         return s.getsockname()[1]
 
 
+def listens_on(pid: int, port: int) -> bool:
+    """Whether process `pid` holds a listening TCP socket on `port` (Linux: /proc/net/tcp and /proc/PID/fd)."""
+    inodes = set()
+    with open("/proc/net/tcp") as table:
+        next(table)
+        for line in table:
+            fields = line.split()
+            if fields[3] == "0A" and int(fields[1].rsplit(":", 1)[1], 16) == port:  # 0A: LISTEN
+                inodes.add(f"socket:[{fields[9]}]")
+    try:
+        fds = os.listdir(f"/proc/{pid}/fd")
+    except OSError:
+        return False
+    for fd in fds:
+        with contextlib.suppress(OSError):
+            if os.readlink(f"/proc/{pid}/fd/{fd}") in inodes:
+                return True
+    return False
+
+
 def use_forkserver() -> bool:
     """Whether servers are forked from this process's fork server (tests/support/forkserver.py: no imports to
     pay per server) rather than started as `python -m uvicorn`: CUDAMASTER_TEST_FORKSERVER=0 turns it off."""
@@ -110,6 +131,18 @@ class Server:
         self.proc: subprocess.Popen | forkserver.ForkedProcess | None = None
 
     def start(self) -> Server:
+        """Start the server and wait until it answers. A free port can be taken by another test's server between
+        `free_port` and our bind (two xdist workers drew the same one): our server then exits with EADDRINUSE, and
+        until it does the other server answers /health. So the answer counts only once this server's own process
+        holds the listening socket, and a lost bind is retried on a new port."""
+        for _ in range(3):
+            if self._start_once():
+                return self
+            self.port = free_port()
+            self.url = f"http://127.0.0.1:{self.port}"
+        raise RuntimeError(f"server lost its port three times:\n{self.log.read_text()[-3000:]}")
+
+    def _start_once(self) -> bool:
         if self.forked:
             self.proc = forkserver.start_uvicorn(
                 self.factory, host="127.0.0.1", port=self.port, log_level="warning", env=self.env, cwd=REPO, log=self.log
@@ -120,10 +153,14 @@ class Server:
         deadline = time.monotonic() + 60
         while time.monotonic() < deadline:
             if self.proc.poll() is not None:
-                raise RuntimeError(f"server exited with {self.proc.returncode}:\n{self.log.read_text()[-3000:]}")
+                log = self.log.read_text()
+                if "address already in use" in log.lower():
+                    self.log.write_text(log + f"\n[test] port {self.port} was taken; retrying on another\n")
+                    return False
+                raise RuntimeError(f"server exited with {self.proc.returncode}:\n{log[-3000:]}")
             try:
-                if httpx.get(self.url + "/api/v1/health", timeout=2).status_code == 200:
-                    return self
+                if httpx.get(self.url + "/api/v1/health", timeout=2).status_code == 200 and listens_on(self.proc.pid, self.port):
+                    return True
             except httpx.HTTPError:
                 pass
             time.sleep(0.05)

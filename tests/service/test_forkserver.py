@@ -5,11 +5,13 @@
 from __future__ import annotations
 
 import ctypes
+import http.server
 import json
 import os
 import signal
 import subprocess
 import sys
+import threading
 import types
 from functools import cache
 
@@ -18,7 +20,7 @@ import pytest
 
 from tests.support import forkserver
 
-from .conftest import REPO, Server, make_key
+from .conftest import REPO, Server, listens_on, make_key
 
 pytestmark = pytest.mark.timeout(180)
 
@@ -181,3 +183,38 @@ def test_filled_caches_names_a_cache_filled_before_a_fork(monkeypatch):
     assert "tests.cached_at_import.settings" not in forkserver.filled_caches()
     settings()
     assert "tests.cached_at_import.settings" in forkserver.filled_caches()
+
+
+class _Impostor(http.server.BaseHTTPRequestHandler):
+    """Another test's server on the same port: answers every GET with 200 (so /health looks fine)."""
+
+    def do_GET(self):
+        self.send_response(200)
+        self.send_header("content-type", "application/json")
+        self.end_headers()
+        self.wfile.write(b'{"status": "ok"}')
+
+    def log_message(self, *args):
+        pass
+
+
+@pytest.mark.parametrize("db_url", ["sqlite"], indirect=True)
+@pytest.mark.parametrize("forked", [True, False], ids=["forked", "python-m-uvicorn"])
+def test_a_server_whose_port_another_server_took_answers_on_a_new_port_itself(db_url, tmp_path, forked):
+    # Two xdist workers can draw the same free port: the other's /health must not pass for ours (a CI run's
+    # requests went to another test's server and were refused its keys).
+    impostor = http.server.ThreadingHTTPServer(("127.0.0.1", 0), _Impostor)
+    threading.Thread(target=impostor.serve_forever, daemon=True).start()
+    taken = impostor.server_address[1]
+    server = Server(db_url, tmp_path, forked=forked)
+    server.port, server.url = taken, f"http://127.0.0.1:{taken}"
+    try:
+        server.start()
+        assert server.port != taken and "was taken" in server.log.read_text()
+        assert server.proc is not None and listens_on(server.proc.pid, server.port)
+        key = make_key(db_url, role="admin")
+        r = httpx.get(server.url + "/api/v1/keys/me", headers={"X-API-Key": key}, timeout=30)
+        assert r.status_code == 200 and r.json()["role"] == "admin", r.text
+    finally:
+        server.stop()
+        impostor.shutdown()
