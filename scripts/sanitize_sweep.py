@@ -38,7 +38,7 @@ CONTROLS = {
     "memcheck": "memcheck_oob_read.cu",
     "racecheck": "racecheck_missing_syncthreads.cu",
     "initcheck": "initcheck_unwritten_scratch.cu",
-    "synccheck": "synccheck_divergent_barrier.cu",
+    "synccheck": "synccheck_syncwarp_mask.cu",
 }
 SOLO = [("vector_add", "fp32"), ("softmax", "fp32"), ("matrix_mul", "fp32"), ("layer_norm", "bf16"), ("conv_2d", "fp32"), ("FFT", "fp32")]
 

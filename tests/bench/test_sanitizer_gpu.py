@@ -26,7 +26,7 @@ PLANTED = {
     "memcheck": ("memcheck_oob_read.cu", "oob_read_kernel"),
     "racecheck": ("racecheck_missing_syncthreads.cu", "race_kernel"),
     "initcheck": ("initcheck_unwritten_scratch.cu", "scratch_kernel"),
-    "synccheck": ("synccheck_divergent_barrier.cu", "divergent_kernel"),
+    "synccheck": ("synccheck_syncwarp_mask.cu", "syncwarp_mask_kernel"),
 }
 sweep = pytest.mark.skipif(
     os.environ.get("CUDAMASTER_SANITIZER_SWEEP") != "1", reason="the sanitizer sweeps run with CUDAMASTER_SANITIZER_SWEEP=1"
