@@ -41,14 +41,7 @@ PY=${PYTHON:-python3}
 LIMIT=${STEP_LIMIT_S:-280}  # figures needs ~320 s: give it STEP_LIMIT_S=540 alone
 mkdir -p "$OUT"
 export PYTHONUNBUFFERED=1
-if [ -z "${CUDAMASTER_HARNESS__SANDBOX_BWRAP:-}" ] && ! command -v bwrap >/dev/null; then
-  deb=$(ls .devsite/bubblewrap_*.deb 2>/dev/null | head -1)
-  if [ -n "$deb" ]; then
-    rm -rf /tmp/bw && dpkg -x "$deb" /tmp/bw && export CUDAMASTER_HARNESS__SANDBOX_BWRAP=/tmp/bw/usr/bin/bwrap
-  else
-    echo "no bubblewrap: carry .devsite/ (scripts/make_device_wheels.sh); kernels will be refused" | tee -a "$OUT/steps.txt"
-  fi
-fi
+. scripts/device_bwrap.sh "$OUT/steps.txt"
 if [[ " $* " == *" ray-"* ]] && ! $PY -c "import ray" 2>/dev/null; then
   if ls .whl-ray/ray-*.whl >/dev/null 2>&1; then
     rm -rf /tmp/cm-ray-site && mkdir -p /tmp/cm-ray-site

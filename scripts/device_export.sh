@@ -10,14 +10,7 @@ OUT=${OUT:-$PWD/out/device_export}
 PY=${PYTHON:-python3}
 mkdir -p "$OUT/export"
 export PYTHONUNBUFFERED=1 PYTHONPATH=$PWD${PYTHONPATH:+:$PYTHONPATH}
-if [ -z "${CUDAMASTER_HARNESS__SANDBOX_BWRAP:-}" ] && ! command -v bwrap >/dev/null; then  # as scripts/device_checks.sh
-  deb=$(ls .devsite/bubblewrap_*.deb 2>/dev/null | head -1)
-  if [ -n "$deb" ]; then
-    rm -rf /tmp/bw && dpkg -x "$deb" /tmp/bw && export CUDAMASTER_HARNESS__SANDBOX_BWRAP=/tmp/bw/usr/bin/bwrap
-  else
-    echo "no bubblewrap: carry .devsite/ (scripts/make_device_wheels.sh); kernels will be refused"
-  fi
-fi
+. scripts/device_bwrap.sh
 { nvidia-smi --query-gpu=name,driver_version --format=csv; command -v cmake || echo "cmake: missing"; date -u; } > "$OUT/env.txt" 2>&1
 timeout -k 5 "${STEP_LIMIT_S:-560}" $PY scripts/device_export.py "$OUT/export" "$@"
 rc=$?

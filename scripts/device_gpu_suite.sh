@@ -39,14 +39,7 @@ fi
 export CUDAMASTER_GIT_COMMIT=${COMMIT:-unknown} PYTHONUNBUFFERED=1
 # GPU runs start each test server as `python -m uvicorn` (the path validated on the device: scripts/device_checks.sh).
 export CUDAMASTER_TEST_FORKSERVER=${CUDAMASTER_TEST_FORKSERVER:-0}
-if [ -z "${CUDAMASTER_HARNESS__SANDBOX_BWRAP:-}" ] && ! command -v bwrap >/dev/null; then
-  deb=$(ls .devsite/bubblewrap_*.deb 2>/dev/null | head -1)
-  if [ -n "$deb" ]; then
-    rm -rf /tmp/bw && dpkg -x "$deb" /tmp/bw && export CUDAMASTER_HARNESS__SANDBOX_BWRAP=/tmp/bw/usr/bin/bwrap
-  else
-    echo "no bubblewrap: carry .devsite/ (scripts/make_device_wheels.sh); kernels will be refused" | tee -a "$OUT/steps.txt"
-  fi
-fi
+. scripts/device_bwrap.sh "$OUT/steps.txt"
 { nvidia-smi --query-gpu=name,driver_version,clocks.sm,clocks.max.sm --format=csv; date -u; } > "$OUT/env.txt" 2>&1
 echo "sandbox bwrap: ${CUDAMASTER_HARNESS__SANDBOX_BWRAP:-$(command -v bwrap)}" >> "$OUT/env.txt"
 

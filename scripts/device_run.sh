@@ -8,7 +8,7 @@ T0=$(date +%s)
 python3 -m pip install -q --no-index --no-deps --target /tmp/site .whl/*.whl $(ls .whl-ray/*.whl 2>/dev/null) >/tmp/pip.log 2>&1 || tail -5 /tmp/pip.log
 export PYTHONPATH=/tmp/site:$PWD
 export CUDAMASTER_GIT_COMMIT=${COMMIT:-unknown}
-rm -rf /tmp/bw && dpkg -x .devsite/bubblewrap_*.deb /tmp/bw && export CUDAMASTER_HARNESS__SANDBOX_BWRAP=/tmp/bw/usr/bin/bwrap
+. scripts/device_bwrap.sh
 echo "setup $(( $(date +%s) - T0 )) s"
 for item in "$@"; do  # STEP:LIMIT_S
   limit=${item#*:}

@@ -19,14 +19,7 @@ PY=${PYTHON:-python3}
 WORKERS=${WORKERS:-8}
 mkdir -p "$OUT"
 export PYTHONUNBUFFERED=1
-if [ -z "${CUDAMASTER_HARNESS__SANDBOX_BWRAP:-}" ] && ! command -v bwrap >/dev/null; then
-  deb=$(ls .devsite/bubblewrap_*.deb 2>/dev/null | head -1)
-  if [ -n "$deb" ]; then
-    rm -rf /tmp/bw && dpkg -x "$deb" /tmp/bw && export CUDAMASTER_HARNESS__SANDBOX_BWRAP=/tmp/bw/usr/bin/bwrap
-  else
-    echo "no bubblewrap: carry .devsite/ (scripts/make_device_wheels.sh); kernels will be refused" | tee -a "$OUT/steps.txt"
-  fi
-fi
+. scripts/device_bwrap.sh "$OUT/steps.txt"
 { nvidia-smi --query-gpu=name,driver_version --format=csv; date -u; command -v compute-sanitizer || ls /usr/local/cuda/bin/compute-sanitizer;
   compute-sanitizer --version 2>/dev/null || /usr/local/cuda/bin/compute-sanitizer --version; } >> "$OUT/env.txt" 2>&1
 resume=${RESUME:+--resume}

@@ -11,7 +11,7 @@ T0=$(date +%s)
 OUT=${OUT:?OUT is the folder whose files come back}
 python3 -m pip install -q --no-index --no-deps --target /tmp/site .whl/*.whl >/tmp/pip.log 2>&1 || tail -5 /tmp/pip.log
 export PYTHONPATH=/tmp/site:$PWD CUDAMASTER_GIT_COMMIT=${COMMIT:-unknown} PYTHONUNBUFFERED=1
-rm -rf /tmp/bw && dpkg -x .devsite/bubblewrap_*.deb /tmp/bw && export CUDAMASTER_HARNESS__SANDBOX_BWRAP=/tmp/bw/usr/bin/bwrap
+. scripts/device_bwrap.sh
 { nvidia-smi --query-gpu=name,driver_version --format=csv; date -u; echo "commit ${COMMIT:-unknown}"; } | tee "$OUT/env.txt"
 echo "setup $(($(date +%s) - T0)) s"
 for item in "$@"; do

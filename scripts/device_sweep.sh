@@ -7,7 +7,7 @@ python3 -m pip install -q --no-index --no-deps --target /tmp/site .whl/*.whl $(l
 export PYTHONPATH=/tmp/site:$PWD PYTHONUNBUFFERED=1
 export CUDAMASTER_GIT_COMMIT=${COMMIT:-unknown}
 export CUDAMASTER_HARNESS__DATA_WORKERS=3
-rm -rf /tmp/bw && dpkg -x .devsite/bubblewrap_*.deb /tmp/bw && export CUDAMASTER_HARNESS__SANDBOX_BWRAP=/tmp/bw/usr/bin/bwrap
+. scripts/device_bwrap.sh
 { nvidia-smi --query-gpu=name,driver_version --format=csv; date -u; } > "$OUT/env.txt"
 LIMIT=${LIMIT:-540}
 PAPER="spmm_csr spmm_ell spmv_coo spmv_csc spmv_csr spmv_ell square_matrix_mul stencil_2d stencil_3d top_k triangle_attention vector_add FFT"
