@@ -3,7 +3,7 @@
 Markers in a candidate's source (plain comments to nvcc):
     // RAY_TEST_GATE <dir>   -> writes <dir>/started-<pid>, then waits until <dir>/go exists (the test kills
                                 the worker meanwhile); writes <dir>/finished-<pid> when its evaluation returns
-    // RAY_TEST_ALWAYS_DIE   -> the worker process exits at once, every time
+    // RAY_TEST_ALWAYS_DIE   -> the worker process exits at once, every time (evaluate and sanitize)
     // RAY_TEST_BARRIER <dir> <n> -> writes <dir>/at-<pid>-<n>, then waits (at most 120 s) until n such files
                                 exist: n evaluations must be running AT ONCE, on n different workers
 """
@@ -17,8 +17,9 @@ import uuid
 from pathlib import Path
 
 from bench_tasks.harness import EvaluationResult
+from bench_tasks.harness.result import SanitizerVerdict
 from gpu.fake import FakeGpuEvaluator
-from gpu.protocol import EvaluateRequest
+from gpu.protocol import EvaluateRequest, SanitizeRequest
 
 
 class DyingFakeGpuEvaluator(FakeGpuEvaluator):
@@ -44,3 +45,8 @@ class DyingFakeGpuEvaluator(FakeGpuEvaluator):
         if gate:
             (Path(gate.group(1)) / f"finished-{os.getpid()}").write_text("")
         return result
+
+    def sanitize(self, request: SanitizeRequest) -> list[SanitizerVerdict]:
+        if request.source and "RAY_TEST_ALWAYS_DIE" in request.source:
+            os._exit(3)
+        return super().sanitize(request)

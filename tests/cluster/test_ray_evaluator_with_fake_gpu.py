@@ -1,8 +1,8 @@
 """The Ray evaluator on a local Ray cluster (two GPUs declared, FAKE GPU results, real nvcc compiles):
 work runs on the workers, the evaluation reuses the compile worker's object, a custom task runs on workers
 that never saw it, a worker killed mid-evaluation is replaced and the evaluation retried once (nothing lost,
-nothing run twice to the end), a worker that always dies gives `infrastructure_error`, and a job stays on
-one GPU model."""
+nothing run twice to the end), a worker that always dies gives `infrastructure_error`, a job stays on
+one GPU model, and compute-sanitizer's verdicts come from a GPU worker (not_run, never clean, when it dies)."""
 
 from __future__ import annotations
 
@@ -16,10 +16,11 @@ import pytest
 from bench_tasks import load_task
 from bench_tasks.harness import Verdict
 from bench_tasks.harness import source as harness_source
+from bench_tasks.harness.result import SanitizerStatus
 from bench_tasks.spec import custom_task, register_task
 from bench_tasks.work import work_item
 from gpu.fake import FAKE_GPU
-from gpu.protocol import CompileRequest, EvaluateRequest
+from gpu.protocol import CompileRequest, EvaluateRequest, SanitizeRequest
 from gpu.ray import RaySettings
 from gpu.ray.queue import FairQueue
 from settings import get_harness_settings
@@ -163,3 +164,25 @@ def _wait_for(found, what: str, timeout: float = 240.0):
             raise TimeoutError(f"waited {timeout:.0f} s for {what}")
         time.sleep(0.05)
     return value
+
+
+def test_sanitizer_verdicts_come_from_a_gpu_worker_and_a_dying_worker_gives_not_run_never_clean_with_fake_gpu(cluster):
+    # Issue 41: the Ray path of `sanitize` (the agent's sanitize step on a cluster). The FAKE verdicts exist only in the
+    # workers' evaluator (the driver has none), so a FAKE finding shows the tools ran on a GPU worker.
+    source = _prepared(k.fast_kernel(2.0) + "\n// FAKE_SANITIZER racecheck\n")
+    verdicts = cluster.for_job("job-sanitize").sanitize(SanitizeRequest(task="vector_add", precision="fp32", source=source))
+    assert {v.tool: v.status for v in verdicts} == {
+        "memcheck": SanitizerStatus.clean,
+        "racecheck": SanitizerStatus.findings,
+        "initcheck": SanitizerStatus.clean,
+        "synccheck": SanitizerStatus.clean,
+    }
+    assert next(v for v in verdicts if v.tool == "racecheck").report[0].startswith("FAKE racecheck finding")
+
+    deadly = _prepared(k.fast_kernel(2.0) + "\n// RAY_TEST_ALWAYS_DIE\n")
+    verdicts = cluster.for_job("job-sanitize-deadly").sanitize(SanitizeRequest(task="vector_add", precision="fp32", source=deadly))
+    assert verdicts and all(v.status == SanitizerStatus.not_run and "no sanitizer run" in v.reason for v in verdicts), verdicts
+    assert (
+        cluster.for_job("job-after-sanitize").evaluate(EvaluateRequest(task="vector_add", precision="fp32", source=None)).verdict
+        == Verdict.ok
+    )
