@@ -12,6 +12,7 @@ needs a signed-in session (app/web/session.py).
 from __future__ import annotations
 
 import re
+from collections.abc import Iterator
 from pathlib import Path
 from typing import Annotated, Any
 from urllib.parse import urlencode
@@ -29,6 +30,7 @@ from graph.contract import PRECISIONS
 
 from ..api import errors
 from ..bounds import MAX_OFFSET
+from ..streams import open_stream
 from . import fmt
 from . import session as web_session
 from .session import WebSession
@@ -69,6 +71,17 @@ def _web(request: Request) -> WebSession:
 
 Web = Annotated[WebSession, Depends(_web)]
 Csrf = Annotated[str, Form(max_length=128)]
+
+
+def _stream_slot(request: Request, web: Web) -> Iterator[None]:
+    # One of the signed-in key's event stream slots (the API's rule, app/streams.py), held until the stream ends
+    # (a dependency's exit runs after the response); past CUDAMASTER_SERVICE__MAX_STREAMS_PER_KEY a 429 with Retry-After.
+    with errors.as_http(), open_stream(request.app.state.settings, web.caller.key_id or ""):
+        yield
+
+
+# Every dashboard event stream takes this: its stream counts against the signed-in key's cap.
+StreamSlot = Annotated[None, Depends(_stream_slot)]
 
 
 def is_page(request: Request) -> bool:

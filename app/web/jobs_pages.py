@@ -30,7 +30,7 @@ from ..schemas import JobSubmit
 from ..services import dashboard
 from ..services import jobs as jobs_service
 from ..streams import service_stopping, until_service_stops
-from .base import PAGE_SIZE, Csrf, Web, check_filter, check_offset, csrf_or_403, errors_of, problem, render, templates
+from .base import PAGE_SIZE, Csrf, StreamSlot, Web, check_filter, check_offset, csrf_or_403, errors_of, problem, render, templates
 from .session import WebSession
 
 router = APIRouter(include_in_schema=False)
@@ -345,11 +345,12 @@ def _live_rows(
 
 @router.get("/jobs/live", response_class=EventSourceResponse)
 async def jobs_live(
-    request: Request, web: Web, live: Annotated[LiveFilters, Depends(_live_filters)], ids: str = ""
+    request: Request, web: Web, _slot: StreamSlot, live: Annotated[LiveFilters, Depends(_live_filters)], ids: str = ""
 ) -> AsyncIterator[ServerSentEvent]:
     """The jobs table's rows, sent again whenever one changes (event `job`), for the ids the page shows. With
     `since` (when the page read its rows) and the page's filters: each job created since then that matches them
     and that the key may list (event `new_job`, its row and the row's HTML); it is followed like the others.
+    It holds one of the key's stream slots (StreamSlot): past CUDAMASTER_SERVICE__MAX_STREAMS_PER_KEY, a 429.
     At SIGTERM the stream closes with `service_stopping` (app/streams.py); the page reconnects by itself."""
     wanted = [i for i in ids.split(",") if re.fullmatch(JOB_ID_PATTERN, i)][:200]
     runner = request.app.state.runner
