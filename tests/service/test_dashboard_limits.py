@@ -6,7 +6,6 @@ the API's job event stream does. Real servers with the FAKE agent, bounded by co
 from __future__ import annotations
 
 import re
-import socket
 import time
 from contextlib import closing
 from datetime import UTC, datetime
@@ -15,7 +14,7 @@ from urllib.parse import urlencode
 import httpx
 import pytest
 
-from .conftest import make_key
+from .conftest import HeldStream, make_key
 from .test_permissions import _signed_in
 
 pytestmark = [pytest.mark.timeout(180), pytest.mark.parametrize("db_url", ["sqlite"], indirect=True)]
@@ -49,50 +48,21 @@ def test_wrong_secrets_on_the_sign_in_form_are_throttled_and_logged_with_fake_ag
     assert log.count(f"authentication failed: key id {key_id}") == 3 and "not-the-secret" not in log, log[-3000:]
 
 
-class _Stream:
-    """A dashboard stream opened on a socket of its own with a browser's cookies: its status and headers are read,
-    then it is held open until `close` (the client leaves)."""
-
-    def __init__(self, base_url: str, cookies: httpx.Cookies, path: str) -> None:
-        url = httpx.URL(base_url)
-        self.sock = socket.create_connection((url.host, url.port), timeout=30)
-        cookie = "; ".join(f"{name}={value}" for name, value in cookies.items())
-        request = f"GET {path} HTTP/1.1\r\nHost: {url.host}\r\nAccept: text/event-stream\r\nCookie: {cookie}\r\n\r\n"
-        self.sock.sendall(request.encode())
-        head = b""
-        while b"\r\n\r\n" not in head:
-            chunk = self.sock.recv(4096)
-            assert chunk, f"the stream closed before its headers: {head!r}"
-            head += chunk
-        lines = head.split(b"\r\n\r\n")[0].decode().split("\r\n")
-        self.status = int(lines[0].split()[1])
-        self.headers = {k.strip().lower(): v.strip() for k, v in (line.split(":", 1) for line in lines[1:])}
-        body = head.split(b"\r\n\r\n", 1)[1]
-        while len(body) < int(self.headers.get("content-length", 0)):  # a refusal's whole body (a stream has none)
-            chunk = self.sock.recv(4096)
-            assert chunk, f"the answer closed before its body: {body!r}"
-            body += chunk
-        self.body = body.decode(errors="replace")
-
-    def close(self) -> None:
-        self.sock.close()
-
-
 def test_dashboard_live_streams_are_capped_per_signed_in_key_with_fake_agent(db_url, server_factory):
     key, other = make_key(db_url, "k"), make_key(db_url, "other")
     server = server_factory(CUDAMASTER_SERVICE__MAX_STREAMS_PER_KEY="2")
     live = "/jobs/live?" + urlencode({"ids": "", "since": datetime.now(UTC).isoformat()})
     with closing(_signed_in(server.url, key)) as web, closing(_signed_in(server.url, other)) as web_other:
-        held = [_Stream(server.url, web.cookies, live) for _ in range(2)]
+        held = [HeldStream(server.url, live, cookies=web.cookies) for _ in range(2)]
         assert [s.status for s in held] == [200, 200]
-        third = _Stream(server.url, web.cookies, live)
+        third = HeldStream(server.url, live, cookies=web.cookies)
         assert third.status == 429 and 1 <= int(third.headers["retry-after"]) <= 60, (third.status, third.headers)
         assert "MAX_STREAMS_PER_KEY" in third.body, third.body
-        others = [_Stream(server.url, web_other.cookies, live) for _ in range(2)]  # another key's slots are its own
+        others = [HeldStream(server.url, live, cookies=web_other.cookies) for _ in range(2)]  # another key's slots are its own
         assert [s.status for s in others] == [200, 200]
         held[0].close()  # one page closes: its slot comes back (checked by count of tries, not by a clock)
         for _ in range(100):
-            again = _Stream(server.url, web.cookies, live)
+            again = HeldStream(server.url, live, cookies=web.cookies)
             if again.status == 200:
                 break
             again.close()
