@@ -115,7 +115,9 @@ def install_handlers(app: FastAPI) -> None:
             return await http_exception_handler(request, exc)
         unknown = exc.status_code == 404 and exc.detail == "Not Found"
         message = _where_to(request.url.path) if unknown else str(exc.detail)
-        response = problem(request, web_session.current(request), exc.status_code, message, links=ELSEWHERE if unknown else [])
+        back = request.url.path if isinstance(exc, BadQuery) else "/jobs"
+        links = ELSEWHERE if unknown else []
+        response = problem(request, web_session.current(request), exc.status_code, message, back=back, links=links)
         for name, value in (exc.headers or {}).items():
             response.headers.setdefault(name, value)
         return response
@@ -174,10 +176,18 @@ def local_path(next_url: str | None) -> str:
     return "/jobs"
 
 
+class BadQuery(HTTPException):
+    """A page's query value out of bounds (check_filter, check_offset): a 422 whose error page links back to the page
+    itself (install_handlers), so a page raises it and needs no handling of its own."""
+
+    def __init__(self, detail: str) -> None:
+        super().__init__(422, detail)
+
+
 def check_offset(offset: int) -> None:
     """A page's offset within the API's bounds (the pages call the API's functions, past FastAPI's own checks)."""
     if not 0 <= offset <= MAX_OFFSET:
-        raise HTTPException(422, f"offset {offset}: page with offset 0 to {MAX_OFFSET}")
+        raise BadQuery(f"offset {offset}: page with offset 0 to {MAX_OFFSET}")
 
 
 def check_filter(name: str, value: str, pattern: str | None = None, allowed: tuple[str, ...] | None = None) -> str:
@@ -185,7 +195,7 @@ def check_filter(name: str, value: str, pattern: str | None = None, allowed: tup
         return ""
     if (allowed is not None and value not in allowed) or (pattern is not None and not re.fullmatch(pattern, value)):
         choices = f"one of {', '.join(allowed)}" if allowed else "a valid value"
-        raise HTTPException(422, f"filter {name}={value[:60]!r} is not {choices}: clear it and try again")
+        raise BadQuery(f"filter {name}={value[:60]!r} is not {choices}: clear it and try again")
     return value
 
 
