@@ -169,19 +169,20 @@ class RateWindow:
 
     def wait_s(self, name: str) -> float | None:
         """Seconds until `name` may be hit again (None: now)."""
-        with self._lock:
-            now = self.clock()
-            hits = self._recent(name, now)
-            return hits[0] + self.window_s - now if len(hits) >= self.limit else None
+        return self._check(name, count=False)
 
     def hit(self, name: str) -> float | None:
         """Count a hit of `name`, unless it is over its limit: then the seconds until it is not (and nothing counted)."""
+        return self._check(name, count=True)
+
+    def _check(self, name: str, *, count: bool) -> float | None:
         with self._lock:
             now = self.clock()
             hits = self._recent(name, now)
             if len(hits) >= self.limit:
                 return hits[0] + self.window_s - now
-            hits.append(now)
+            if count:
+                hits.append(now)
             return None
 
     def count(self, name: str) -> int:
@@ -221,6 +222,16 @@ class Slots:
             return sum(self._held.values()) if name is None else self._held.get(name, 0)
 
 
+def _per_minute(window: RateWindow, key_id: str, did: str, setting: str, *, count: bool) -> None:
+    """Limited when `key_id` did its `window.limit` of something (`did`: "submitted 3 jobs") in the last minute;
+    with `count`, this one is counted when it is not."""
+    wait = window.hit(key_id) if count else window.wait_s(key_id)
+    if wait is not None:
+        raise Limited(
+            f"API key {key_id} {did} in the last minute, its limit (CUDAMASTER_SERVICE__{setting}): retry in {math.ceil(wait)} s", wait
+        )
+
+
 class ServiceLimits:
     """The limits over time and at once of one service process (one per ServiceSettings: `service_limits`)."""
 
@@ -234,25 +245,14 @@ class ServiceLimits:
 
     def submit(self, key_id: str) -> None:
         """Count one submission of `key_id`; Limited when it made its limit of them in the last minute."""
-        wait = self.submits.hit(key_id)
-        if wait is not None:
-            raise Limited(
-                f"API key {key_id} submitted {self.submits.limit} jobs in the last minute, its limit "
-                f"(CUDAMASTER_SERVICE__MAX_SUBMITS_PER_MINUTE_PER_KEY): retry in {math.ceil(wait)} s",
-                wait,
-            )
+        _per_minute(self.submits, key_id, f"submitted {self.submits.limit} jobs", "MAX_SUBMITS_PER_MINUTE_PER_KEY", count=True)
 
     @contextmanager
     def compile(self, key_id: str) -> Iterator[None]:
         """Hold a submit-time compile slot of `key_id` while the block runs; Limited when none is free or when the
         key started its limit of compiles in the last minute."""
-        wait = self.compile_starts.wait_s(key_id)
-        if wait is not None:
-            raise Limited(
-                f"API key {key_id} started {self.compile_starts.limit} submit-time compiles in the last minute, its limit "
-                f"(CUDAMASTER_SERVICE__MAX_COMPILES_PER_MINUTE_PER_KEY): retry in {math.ceil(wait)} s",
-                wait,
-            )
+        did = f"started {self.compile_starts.limit} submit-time compiles"
+        _per_minute(self.compile_starts, key_id, did, "MAX_COMPILES_PER_MINUTE_PER_KEY", count=False)
         why = self.compiles.take(key_id)
         if why is not None:
             raise Limited(

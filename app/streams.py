@@ -4,13 +4,14 @@
 the stream wherever it waits (a database read, a wait for a change), sends one last `service_stopping` event and
 closes, at once; a stream opened while the service drains gets only that event. Without it an open stream holds
 uvicorn's graceful shutdown until its timeout and is then cut mid-message with a CancelledError traceback. The
-job event streams (app/api/jobs.py) and the dashboard's jobs table (`GET /jobs/live`, app/web/pages.py) use it.
+job event streams (app/api/jobs.py) and the dashboard's jobs table (`GET /jobs/live`, app/web/jobs_pages.py) use it.
 
 A client that goes away ends the stream quietly (issue 40): the step in flight (a task of its own, so that the
 stop can interrupt it) is cancelled and waited for before the events are closed; closing them while that step
 still ran them raised `RuntimeError: aclose(): asynchronous generator is already running`, logged with a
 traceback at every disconnect. `open_stream` holds one of the key's stream slots
-(CUDAMASTER_SERVICE__MAX_STREAMS_PER_KEY) while a stream is open.
+(CUDAMASTER_SERVICE__MAX_STREAMS_PER_KEY) while a stream is open: the API's job event streams and every dashboard
+stream (app/web/base.py's StreamSlot, held by the signed-in key) take one.
 """
 
 from __future__ import annotations

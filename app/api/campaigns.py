@@ -16,7 +16,6 @@ from ..bounds import INT32_MAX, MAX_OFFSET
 from ..campaigns.schemas import CampaignDetail, CampaignOut, CampaignPage, CampaignResume, CampaignStatus, CampaignSubmit
 from ..headers import REPORT_CSP
 from ..services import campaigns
-from ..services.campaigns import CAMPAIGN_ID_PATTERN as CAMPAIGN_ID_PATTERN  # app/compare reads it here
 from .deps import KeyHolder, Reader, RunnerDep, SessionDep, SettingsDep, Submitter
 from .errors import as_http, responses
 

@@ -4,21 +4,18 @@ is answered like a missing one (404); too few or too many ids, or mixed tasks or
 
 from __future__ import annotations
 
-from collections.abc import Callable
-from typing import Annotated, Any, TypeVar
+from typing import Annotated, Any
 
-from fastapi import APIRouter, HTTPException, Query
+from fastapi import APIRouter, Query
 
-from ..compare import MAX_COMPARED, CompareInvalid, CompareNotFound
-from ..compare.campaigns import compare_campaigns
-from ..compare.runs import compare_attempts, compare_jobs
 from ..compare.schemas import CampaignComparison, RunComparison
+from ..services import compare
+from ..services.compare import MAX_COMPARED
 from .deps import Reader, SessionDep
-from .errors import responses, unprocessable
+from .errors import as_http, responses
 
 router = APIRouter(prefix="/compare", tags=["compare"])
 _READ = responses(401, 403, 404)
-T = TypeVar("T")
 
 
 def _ids(what: str, example: str) -> Any:
@@ -35,16 +32,6 @@ AttemptIds = Annotated[str, _ids("attempt ids (of jobs of one task and precision
 CampaignIds = Annotated[str, _ids("campaign ids", "cmp_0123456789abcdef,cmp_fedcba9876543210")]
 
 
-def answer(compare: Callable[[], T], ids: str) -> T:
-    """The comparison, or the service's refusal as the API's 404 or 422."""
-    try:
-        return compare()
-    except CompareNotFound as exc:
-        raise HTTPException(404, str(exc)) from None
-    except CompareInvalid as exc:
-        raise unprocessable(("query", "ids"), str(exc), ids) from None
-
-
 @router.get(
     "/jobs",
     response_model=RunComparison,
@@ -54,13 +41,15 @@ def answer(compare: Callable[[], T], ids: str) -> T:
 def jobs(ids: JobIds, session: SessionDep, caller: Reader) -> RunComparison:
     """P, the per-size speedups and roofline %, the sources' diff against the first job's, the profiles'
     metrics and bottleneck classes, tokens and cost. A job without a correct attempt shows its latest."""
-    return answer(lambda: compare_jobs(session, caller, ids), ids)
+    with as_http():
+        return compare.jobs(session, caller, ids)
 
 
 @router.get("/attempts", response_model=RunComparison, summary="Attempts of one task and precision side by side", responses=_READ)
 def attempts(ids: AttemptIds, session: SessionDep, caller: Reader) -> RunComparison:
     """Attempts of one job or of several jobs of the same task and precision (ids as GET /jobs/{id} lists them)."""
-    return answer(lambda: compare_attempts(session, caller, ids), ids)
+    with as_http():
+        return compare.attempts(session, caller, ids)
 
 
 @router.get(
@@ -70,4 +59,5 @@ def attempts(ids: AttemptIds, session: SessionDep, caller: Reader) -> RunCompari
     responses=_READ,
 )
 def campaigns(ids: CampaignIds, session: SessionDep, caller: Reader) -> CampaignComparison:
-    return answer(lambda: compare_campaigns(session, caller, ids), ids)
+    with as_http():
+        return compare.campaigns(session, caller, ids)

@@ -2,9 +2,10 @@
 and campaigns (the ablation of profile modes: their tau-tables, costs, token use and bottleneck
 transitions in one table).
 
-The data logic lives here; the API routes (app/api/compare.py) and the dashboard pages
-(app/web/compare_pages.py) both call these functions, with the caller's key: a run the key may not
-read is answered exactly like a missing one.
+The comparisons are built here from runs the caller may read; app/services/compare.py is the way in (it reads
+the jobs and campaigns by the jobs' and campaigns' own rules, and turns these errors into the service's), for the
+API's routes (app/api/compare.py) and the dashboard's pages (app/web/compare_pages.py) alike: a run the key may
+not read is answered exactly like a missing one.
 """
 
 from __future__ import annotations

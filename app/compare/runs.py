@@ -5,7 +5,6 @@ from __future__ import annotations
 
 import difflib
 import math
-import re
 from collections.abc import Sequence
 from typing import Any
 
@@ -15,38 +14,28 @@ from sqlalchemy.orm import Session, selectinload
 from graph.contract import DEFAULT_PROFILE_MODE
 
 from .. import permissions
-from ..bounds import INT32_MAX, JOB_ID_PATTERN
+from ..bounds import INT32_MAX
 from ..db.models import Attempt, Job
 from ..permissions import Caller
 from ..store import aggregates
-from . import CompareInvalid, CompareNotFound, split_ids
+from . import CompareInvalid, CompareNotFound
 from .schemas import ComparedRun, DiffKind, DiffLine, MetricRow, RunComparison, RunProfile, SizePoint, SizeRow, TokenUse
 
 DIFF_LINES = 600  # of each diff: the page stays small whatever the kernels' length
 BOTTLENECK = "bottleneck class"
 
 
-def compare_jobs(session: Session, caller: Caller, ids: list[str] | str) -> RunComparison:
-    """Each job by its best attempt (else its latest)."""
-    job_ids = split_ids(ids, "jobs")
-    for job_id in job_ids:
-        if not re.fullmatch(JOB_ID_PATTERN, job_id):
-            raise CompareNotFound(_no_job(job_id))
-    jobs = {j.id: j for j in session.scalars(select(Job).where(Job.id.in_(job_ids)))}
-    for job_id in job_ids:
-        if job_id not in jobs or not permissions.can_read(caller, jobs[job_id]):
-            raise CompareNotFound(_no_job(job_id))
-    ordered = [jobs[i] for i in job_ids]
-    _same_variant(ordered, [j.id for j in ordered])
-    chosen = _chosen_attempts(session, ordered)
+def compare_jobs(session: Session, jobs: Sequence[Job]) -> RunComparison:
+    """Each job (read by the caller: app/services/compare.py checks it) by its best attempt (else its latest)."""
+    _same_variant(jobs, [j.id for j in jobs])
+    chosen = _chosen_attempts(session, list(jobs))
     attempts = _load_attempts(session, [a for a in chosen.values() if a is not None])
-    pairs = [(job, attempts.get(a) if (a := chosen[job.id]) is not None else None) for job in ordered]
+    pairs = [(job, attempts.get(a) if (a := chosen[job.id]) is not None else None) for job in jobs]
     return _comparison(session, "jobs", pairs)
 
 
-def compare_attempts(session: Session, caller: Caller, ids: list[str] | str) -> RunComparison:
-    """Attempts of one or several jobs of the same task and precision."""
-    wanted = split_ids(ids, "attempts")
+def compare_attempts(session: Session, caller: Caller, wanted: list[str]) -> RunComparison:
+    """Attempts (their ids as given, split_ids) of one or several jobs of the same task and precision."""
     numbers = []
     for raw in wanted:
         if not raw.isdigit() or not 1 <= int(raw) <= INT32_MAX:
@@ -60,10 +49,6 @@ def compare_attempts(session: Session, caller: Caller, ids: list[str] | str) -> 
     pairs = [(jobs[attempts[n].job_id], attempts[n]) for n in numbers]
     _same_variant([job for job, _ in pairs], [f"attempt {n}" for n in numbers])
     return _comparison(session, "attempts", pairs)
-
-
-def _no_job(job_id: str) -> str:
-    return f"no job {job_id[:64]!r} visible to this key; list your team's jobs with GET /api/v1/jobs"
 
 
 def _same_variant(jobs: Sequence[Job], names: list[str]) -> None:

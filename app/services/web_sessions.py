@@ -9,7 +9,6 @@ from datetime import timedelta
 from sqlalchemy import delete, select
 from sqlalchemy.orm import Session
 
-from ..auth import verify_key
 from ..db.models import ApiKey, DashboardSession, ServiceSecret
 from ..db.types import utcnow
 from ..permissions import Caller
@@ -32,11 +31,6 @@ def signed_in(session: Session, session_id: str) -> Caller | None:
     if key is None or key.revoked_at is not None:
         return None
     return Caller.of(key)
-
-
-def check_key(session: Session, key: str) -> Caller:
-    """The caller a full API key signs in as (app.auth.KeyRejected when it does not)."""
-    return Caller.of(verify_key(session, key))
 
 
 def open_session(session: Session, session_id: str, key_id: str, max_age_s: int) -> None:

@@ -9,8 +9,9 @@ from typing import Annotated
 from fastapi import APIRouter, Form, Request
 from fastapi.responses import HTMLResponse, RedirectResponse, Response
 
-from ..auth import KeyRejected
-from ..services import web_sessions
+from ..api.deps import SettingsDep
+from ..services import keys
+from ..services.errors import Forbidden, TooMany
 from . import session as web_session
 from .base import Csrf, Web, csrf_or_403, local_path, render
 
@@ -24,10 +25,14 @@ def home() -> RedirectResponse:
     return RedirectResponse("/jobs", status_code=303)
 
 
-def _login_page(request: Request, *, status: int = 200, error: str = "", next_url: str = "/jobs") -> HTMLResponse:
+def _login_page(
+    request: Request, *, status: int = 200, error: str = "", next_url: str = "/jobs", retry_after: int | None = None
+) -> HTMLResponse:
     token = secrets.token_urlsafe(24)
     response = render(request, "login.html", None, http_status=status, error=error, login_csrf=token, next_url=local_path(next_url))
     web_session.set_login_cookie(request, response, token)
+    if retry_after is not None:
+        response.headers["Retry-After"] = str(retry_after)
     return response
 
 
@@ -40,14 +45,23 @@ def login_form(request: Request, next: str = "/jobs") -> Response:
 
 @router.post("/login")
 def login(
-    request: Request, key: Annotated[str, Form(max_length=200)], csrf: Csrf, next: Annotated[str, Form(max_length=2000)] = "/jobs"
+    request: Request,
+    settings: SettingsDep,
+    key: Annotated[str, Form(max_length=200)],
+    csrf: Csrf,
+    next: Annotated[str, Form(max_length=2000)] = "/jobs",
 ) -> Response:
+    """The key is checked by the API's own rule (keys.authenticate): failures throttled per key id and per address,
+    and logged; a throttled sign-in is a 429 with Retry-After, shown on the sign-in page."""
     if not web_session.login_token_ok(request, csrf):
         return _login_page(request, status=400, error="the sign-in form expired: send your key again", next_url=next)
+    address = request.client.host if request.client else None
     with request.app.state.sessions() as session:
         try:
-            caller = web_sessions.check_key(session, key.strip())
-        except KeyRejected as exc:
+            caller = keys.authenticate(session, key.strip(), address, settings)
+        except TooMany as exc:
+            return _login_page(request, status=429, error=str(exc), next_url=next, retry_after=exc.retry_after)
+        except Forbidden as exc:
             return _login_page(request, status=403, error=str(exc), next_url=next)
     response = RedirectResponse(local_path(next), status_code=303)
     web_session.sign_in(request, response, caller.key_id or "")

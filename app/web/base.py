@@ -12,6 +12,7 @@ needs a signed-in session (app/web/session.py).
 from __future__ import annotations
 
 import re
+from collections.abc import Iterator
 from pathlib import Path
 from typing import Annotated, Any
 from urllib.parse import urlencode
@@ -29,6 +30,7 @@ from graph.contract import PRECISIONS
 
 from ..api import errors
 from ..bounds import MAX_OFFSET
+from ..streams import open_stream
 from . import fmt
 from . import session as web_session
 from .session import WebSession
@@ -71,6 +73,17 @@ Web = Annotated[WebSession, Depends(_web)]
 Csrf = Annotated[str, Form(max_length=128)]
 
 
+def _stream_slot(request: Request, web: Web) -> Iterator[None]:
+    # One of the signed-in key's event stream slots (the API's rule, app/streams.py), held until the stream ends
+    # (a dependency's exit runs after the response); past CUDAMASTER_SERVICE__MAX_STREAMS_PER_KEY a 429 with Retry-After.
+    with errors.as_http(), open_stream(request.app.state.settings, web.caller.key_id or ""):
+        yield
+
+
+# Every dashboard event stream takes this: its stream counts against the signed-in key's cap.
+StreamSlot = Annotated[None, Depends(_stream_slot)]
+
+
 def is_page(request: Request) -> bool:
     """Whether a request is a browser's for a page (not the API, a static file or a page's JSON/stream)."""
     path = request.url.path
@@ -102,7 +115,9 @@ def install_handlers(app: FastAPI) -> None:
             return await http_exception_handler(request, exc)
         unknown = exc.status_code == 404 and exc.detail == "Not Found"
         message = _where_to(request.url.path) if unknown else str(exc.detail)
-        response = problem(request, web_session.current(request), exc.status_code, message, links=ELSEWHERE if unknown else [])
+        back = request.url.path if isinstance(exc, BadQuery) else "/jobs"
+        links = ELSEWHERE if unknown else []
+        response = problem(request, web_session.current(request), exc.status_code, message, back=back, links=links)
         for name, value in (exc.headers or {}).items():
             response.headers.setdefault(name, value)
         return response
@@ -161,10 +176,18 @@ def local_path(next_url: str | None) -> str:
     return "/jobs"
 
 
+class BadQuery(HTTPException):
+    """A page's query value out of bounds (check_filter, check_offset): a 422 whose error page links back to the page
+    itself (install_handlers), so a page raises it and needs no handling of its own."""
+
+    def __init__(self, detail: str) -> None:
+        super().__init__(422, detail)
+
+
 def check_offset(offset: int) -> None:
     """A page's offset within the API's bounds (the pages call the API's functions, past FastAPI's own checks)."""
     if not 0 <= offset <= MAX_OFFSET:
-        raise HTTPException(422, f"offset {offset}: page with offset 0 to {MAX_OFFSET}")
+        raise BadQuery(f"offset {offset}: page with offset 0 to {MAX_OFFSET}")
 
 
 def check_filter(name: str, value: str, pattern: str | None = None, allowed: tuple[str, ...] | None = None) -> str:
@@ -172,7 +195,7 @@ def check_filter(name: str, value: str, pattern: str | None = None, allowed: tup
         return ""
     if (allowed is not None and value not in allowed) or (pattern is not None and not re.fullmatch(pattern, value)):
         choices = f"one of {', '.join(allowed)}" if allowed else "a valid value"
-        raise HTTPException(422, f"filter {name}={value[:60]!r} is not {choices}: clear it and try again")
+        raise BadQuery(f"filter {name}={value[:60]!r} is not {choices}: clear it and try again")
     return value
 
 

@@ -24,7 +24,7 @@ from ..api.errors import as_http
 from ..campaigns.schemas import AgentConfig, CampaignSubmit, Selection
 from ..services import campaigns as campaigns_service
 from .base import Csrf, Web, csrf_or_403, errors_of, render
-from .jobs_pages import ROLE_MODELS
+from .jobs_pages import ROLE_MODELS, role_models
 from .session import WebSession
 
 router = APIRouter(include_in_schema=False)
@@ -104,11 +104,6 @@ def submission(form: dict[str, str]) -> dict[str, Any]:
         selection: dict[str, Any] = {"variants": [v.strip() for v in form.get("variants", "").replace(",", "\n").splitlines() if v.strip()]}
     else:
         selection = {k: form[k] for k in ("category", "precision") if form.get(k)}
-    models = {
-        role: form[f"model_{'all' if role == '*' else role}"].strip()
-        for role in ROLE_MODELS
-        if form.get(f"model_{'all' if role == '*' else role}", "").strip()
-    }
     config: dict[str, Any] = {
         "rounds": _number(form.get("rounds", ""), int),
         "debug": _number(form.get("debug", ""), int),
@@ -116,7 +111,7 @@ def submission(form: dict[str, str]) -> dict[str, Any]:
         "profile_mode": form.get("profile_mode") or None,
         "profile_token_budget": _number(form.get("profile_token_budget", ""), int),
         "choose_flags": CHOOSE_FLAGS.get(form.get("choose_flags", ""), form.get("choose_flags")),
-        "models": models,
+        "models": role_models(form),
     }
     body: dict[str, Any] = {
         "name": form.get("name", "").strip(),

@@ -27,11 +27,8 @@ router = APIRouter(include_in_schema=False)
 def leaderboard_page(
     request: Request, web: Web, session: SessionDep, model: str = "", precision: str = "", sanitizer_clean: bool = False
 ) -> HTMLResponse:
-    try:
-        check_filter("model", model, MODEL_PATTERN)
-        check_filter("precision", precision, allowed=PRECISIONS)
-    except HTTPException as exc:
-        return problem(request, web, exc.status_code, str(exc.detail), back="/leaderboard")
+    check_filter("model", model, MODEL_PATTERN)  # a bad value: the error page, linking back here (base.BadQuery)
+    check_filter("precision", precision, allowed=PRECISIONS)
     data = insights.leaderboard(session, web.caller, model=model or None, precision=precision or None, sanitizer_clean=sanitizer_clean)  # type: ignore[arg-type]
     return render(
         request,
@@ -47,10 +44,7 @@ def leaderboard_page(
 
 @router.get("/costs", response_class=HTMLResponse)
 def costs_page(request: Request, web: Web, session: SessionDep, model: str = "", days: str = "") -> HTMLResponse:
-    try:
-        check_filter("model", model, MODEL_PATTERN)
-    except HTTPException as exc:
-        return problem(request, web, exc.status_code, str(exc.detail), back="/costs")
+    check_filter("model", model, MODEL_PATTERN)
     window, note = cost_window(days)
     data = insights.costs(session, web.caller, model=model or None, days=window, limit=100)
     return render(
@@ -83,10 +77,7 @@ def cost_window(days: str) -> tuple[int, str]:
 
 @router.get("/reviews", response_class=HTMLResponse)
 def reviews_page(request: Request, web: Web, session: SessionDep, status: str = "pending", offset: int = 0) -> HTMLResponse:
-    try:
-        check_filter("status", status, allowed=dashboard.REVIEW_STATUSES)
-    except HTTPException as exc:
-        return problem(request, web, exc.status_code, str(exc.detail), back="/reviews")
+    check_filter("status", status, allowed=dashboard.REVIEW_STATUSES)
     rows, total = dashboard.reviews_page(session, web.caller, status or None, limit=PAGE_SIZE, offset=max(0, offset))
     items = [(review_out(r), dashboard.can_review(web.caller, r)) for r in rows]
     flagged, correct = dashboard.flagged(session, web.caller)

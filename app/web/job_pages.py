@@ -13,10 +13,10 @@ from pydantic import ValidationError
 from .. import permissions
 from ..api.deps import RunnerDep, SessionDep, SettingsDep
 from ..api.errors import as_http
-from ..compare.runs import source_diff
 from ..schemas import AnswerIn, JobDetail
 from ..services import dashboard
 from ..services import jobs as jobs_service
+from ..services.compare import source_diff
 from . import names
 from .base import Csrf, Web, csrf_or_403, problem, render
 from .jobs_pages import _rows_html

@@ -30,13 +30,21 @@ from ..schemas import JobSubmit
 from ..services import dashboard
 from ..services import jobs as jobs_service
 from ..streams import service_stopping, until_service_stops
-from .base import PAGE_SIZE, Csrf, Web, check_filter, check_offset, csrf_or_403, errors_of, problem, render, templates
+from .base import PAGE_SIZE, Csrf, StreamSlot, Web, check_filter, check_offset, csrf_or_403, errors_of, render, templates
 from .session import WebSession
 
 router = APIRouter(include_in_schema=False)
 # The submit form's task until one is chosen: the smallest kernel (the README's tour uses it), not the first by name.
 DEFAULT_TASK = "vector_add"
 ROLE_MODELS = ("*", "planner", "coder", "compiler", "debugger")
+
+
+def role_models(form: dict[str, Any]) -> dict[str, str]:
+    """The models a submit or campaign form asks for, per role (`model_all` is every role's, "*"); blanks left out."""
+    fields = {role: str(form.get(f"model_{'all' if role == '*' else role}", "")).strip() for role in ROLE_MODELS}
+    return {role: model for role, model in fields.items() if model}
+
+
 # The submit form's fields from the job spec (graph.contract): defaults, bounds and choices.
 FORM_KNOBS = {name: knob(name) for name in ("precision", "rounds", "debug", "sizes", "sanitize")}
 
@@ -112,7 +120,7 @@ def jobs_page(
 
 
 def _check_jobs_query(filters: dict[str, str], offset: int) -> None:
-    """The jobs page's filters, sort and offset within the API's bounds: HTTPException(422) for the first that is not."""
+    """The jobs page's filters, sort and offset within the API's bounds: BadQuery (422) for the first that is not."""
     check_filter("status", filters["status"], allowed=dashboard.ALL_STATUSES)
     check_filter("task", filters["task"], TASK_PATTERN)
     check_filter("precision", filters["precision"], allowed=PRECISIONS)
@@ -150,10 +158,7 @@ def _jobs_page(
     status_code: int = 200,
 ) -> HTMLResponse:
     """The jobs page: the table (filtered, sorted, paged), its live updates' start and the submit form."""
-    try:
-        _check_jobs_query(filters, offset)
-    except HTTPException as exc:
-        return problem(request, web, exc.status_code, str(exc.detail))
+    _check_jobs_query(filters, offset)  # a bad value: the error page, linking back here (base.BadQuery)
     caller = web.caller
     live_since = dashboard.utcnow().isoformat()  # read before the rows: the live table adds the jobs created since (jobs_live)
     rendered, total = _job_rows(session, caller, filters, offset)
@@ -197,18 +202,13 @@ def _cannot_run(request: Request) -> str:
 
 def _submission(form: dict[str, Any], upload: bytes | None) -> dict[str, Any]:
     """The JobSubmit body a submit form describes (validated by JobSubmit itself)."""
-    models = {
-        role: form[f"model_{'all' if role == '*' else role}"].strip()
-        for role in ROLE_MODELS
-        if form.get(f"model_{'all' if role == '*' else role}", "").strip()
-    }
     body: dict[str, Any] = {
         "precision": form.get("precision") or DEFAULT_PRECISION,
         "rounds": form.get("rounds") or DEFAULT_ROUNDS,
         "debug": form.get("debug") or DEFAULT_DEBUG,  # the spec's default (it was 0 here, 3 in the API)
         "sizes": form.get("sizes") or DEFAULT_SIZES,
         "sanitize": form.get("sanitize") or FORM_KNOBS["sanitize"].default,
-        "models": models,
+        "models": role_models(form),
         "manual": form.get("manual") == "on",
     }
     if form.get("kind") == "custom":
@@ -345,11 +345,12 @@ def _live_rows(
 
 @router.get("/jobs/live", response_class=EventSourceResponse)
 async def jobs_live(
-    request: Request, web: Web, live: Annotated[LiveFilters, Depends(_live_filters)], ids: str = ""
+    request: Request, web: Web, _slot: StreamSlot, live: Annotated[LiveFilters, Depends(_live_filters)], ids: str = ""
 ) -> AsyncIterator[ServerSentEvent]:
     """The jobs table's rows, sent again whenever one changes (event `job`), for the ids the page shows. With
     `since` (when the page read its rows) and the page's filters: each job created since then that matches them
     and that the key may list (event `new_job`, its row and the row's HTML); it is followed like the others.
+    It holds one of the key's stream slots (StreamSlot): past CUDAMASTER_SERVICE__MAX_STREAMS_PER_KEY, a 429.
     At SIGTERM the stream closes with `service_stopping` (app/streams.py); the page reconnects by itself."""
     wanted = [i for i in ids.split(",") if re.fullmatch(JOB_ID_PATTERN, i)][:200]
     runner = request.app.state.runner

@@ -219,6 +219,38 @@ def server_factory(db_url, tmp_path):
         server.stop()
 
 
+class HeldStream:
+    """An event stream opened on a socket of its own (with a browser's cookies or an API key's header): its status,
+    headers and, for a refusal, its body are read; a stream is then held open until `close` (the client leaves at
+    once, not at the stream's next chunk)."""
+
+    def __init__(self, base_url: str, path: str, *, cookies: httpx.Cookies | None = None, headers: dict | None = None) -> None:
+        url = httpx.URL(base_url)
+        self.sock = socket.create_connection((url.host, url.port), timeout=30)
+        lines = [f"GET {path} HTTP/1.1", f"Host: {url.host}", "Accept: text/event-stream"]
+        if cookies:
+            lines.append("Cookie: " + "; ".join(f"{name}={value}" for name, value in cookies.items()))
+        lines += [f"{name}: {value}" for name, value in (headers or {}).items()]
+        self.sock.sendall(("\r\n".join(lines) + "\r\n\r\n").encode())
+        head = b""
+        while b"\r\n\r\n" not in head:
+            chunk = self.sock.recv(4096)
+            assert chunk, f"the stream closed before its headers: {head!r}"
+            head += chunk
+        status_line, *header_lines = head.split(b"\r\n\r\n")[0].decode().split("\r\n")
+        self.status = int(status_line.split()[1])
+        self.headers = {k.strip().lower(): v.strip() for k, v in (line.split(":", 1) for line in header_lines)}
+        body = head.split(b"\r\n\r\n", 1)[1]
+        while len(body) < int(self.headers.get("content-length", 0)):  # a refusal's whole body (a stream has none)
+            chunk = self.sock.recv(4096)
+            assert chunk, f"the answer closed before its body: {body!r}"
+            body += chunk
+        self.body = body.decode(errors="replace")
+
+    def close(self) -> None:
+        self.sock.close()
+
+
 def read_sse(client: httpx.Client, url: str, headers: dict, timeout: float = 60) -> list[tuple[str, dict]]:
     """Read a job's event stream until its `end` event; returns [(event name, data)]."""
     events: list[tuple[str, dict]] = []

@@ -268,3 +268,28 @@ def test_costs_name_a_custom_kernel_not_its_id(site):
     assert row, page[-2000:]
     cells = re.findall(r"<td[^>]*>(.*?)</td>", row.group(0), re.S)
     assert cells[1].startswith("scale_me ") and "ct_" not in re.sub(r"<[^>]+>", "", cells[1])
+
+
+@pytest.mark.parametrize(
+    ("address", "back", "named"),
+    [
+        ("/jobs?status=bogus", "/jobs", "filter status='bogus'"),
+        ("/jobs?offset=-1", "/jobs", "offset -1"),
+        ("/leaderboard?precision=fp64", "/leaderboard", "filter precision='fp64'"),
+        ("/costs?model=no%20spaces", "/costs", "filter model='no spaces'"),
+        ("/reviews?status=maybe", "/reviews", "filter status='maybe'"),
+        ("/campaigns?status=bogus", "/campaigns", "filter status='bogus'"),
+    ],
+)
+def test_a_bad_filter_shows_the_error_page_with_a_link_back_to_its_page(site, address, back, named):
+    page = site["member"].get(address, headers={"Accept": "text/html"})
+    assert page.status_code == 422 and named in page.text.replace("&#39;", "'"), page.text[-800:]
+    assert f'<a href="{back}">Back</a>' in page.text and 'id="elsewhere"' not in page.text
+
+
+def test_the_submit_and_campaign_forms_read_the_models_per_role_one_way():
+    from app.web.jobs_pages import role_models
+
+    form = {"model_all": " gpt-x ", "model_planner": "", "model_coder": "  ", "model_debugger": "fixer", "name": "ignored"}
+    assert role_models(form) == {"*": "gpt-x", "debugger": "fixer"}
+    assert role_models({}) == {}

@@ -8,7 +8,7 @@ import pytest
 
 from app import auth
 from app.db.engine import make_engine, make_sessionmaker
-from app.limits import Limited, ServiceLimits
+from app.limits import Limited, RateWindow, ServiceLimits
 from settings import ServiceSettings
 
 from .conftest import make_key
@@ -69,3 +69,30 @@ def test_submit_time_compiles_are_bounded_at_once_and_per_minute():
     assert 1 <= per_minute.value.retry_after <= 60
     with limits.compile("b"):
         pass
+
+
+def test_a_rate_window_counts_hits_not_looks_and_forgets_them_after_its_window():
+    """The one per-minute counter behind submissions, compile starts and failed authentications (app/limits.py's
+    RateWindow), on a FAKE clock: `wait_s` only looks, `hit` counts unless over the limit, a hit leaves after the window."""
+    now = [1000.0]
+    window = RateWindow(2, window_s=60.0, clock=lambda: now[0])
+    assert [window.wait_s("k") for _ in range(5)] == [None] * 5 and window.count("k") == 0  # looking counts nothing
+    assert window.hit("k") is None
+    now[0] += 10
+    assert window.hit("k") is None and window.count("k") == 2
+    assert window.hit("k") == window.wait_s("k") == 50.0  # refused until the first hit is a window old; not counted
+    assert window.count("k") == 2 and window.hit("other") is None
+    now[0] += 50
+    assert window.wait_s("k") is None and window.count("k") == 1 and window.hit("k") is None
+
+
+def test_a_keys_submissions_per_minute_are_refused_past_the_limit_with_a_retry_after():
+    limits = ServiceLimits(ServiceSettings(max_submits_per_minute_per_key=2))
+    limits.submit("a")
+    limits.submit("a")
+    with pytest.raises(
+        Limited, match=r"API key a submitted 2 jobs in the last minute, its limit \(CUDAMASTER_SERVICE__MAX_SUBMITS"
+    ) as refused:
+        limits.submit("a")
+    assert 1 <= refused.value.retry_after <= 60 and limits.submits.count("a") == 2
+    limits.submit("b")

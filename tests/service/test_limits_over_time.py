@@ -6,7 +6,6 @@ agent, bounded by counts (small limits set per server), no clock."""
 
 from __future__ import annotations
 
-import threading
 import time
 
 import httpx
@@ -14,7 +13,7 @@ import pytest
 
 from tests.bench.sandbox_support import bwrap_works, have_nvcc
 
-from .conftest import make_key
+from .conftest import HeldStream, make_key
 from .test_api_with_fake_agent import CUSTOM
 
 pytestmark = [pytest.mark.timeout(240), pytest.mark.parametrize("db_url", ["sqlite"], indirect=True)]
@@ -28,23 +27,9 @@ def _retry_after(r: httpx.Response) -> int:
     return value
 
 
-def _follow(url: str, key: str, into: dict) -> None:
-    """Hold a job's event stream open until `into["stop"]` is set, then leave (the client disconnects)."""
-    with httpx.Client(timeout=60) as client, client.stream("GET", url, headers={"X-API-Key": key}) as response:
-        into["status"] = response.status_code
-        into["opened"].set()
-        if response.status_code != 200:
-            return
-        for _ in response.iter_raw():
-            if into["stop"].is_set():
-                return
-
-
-def _open_streams(url: str, key: str, n: int) -> list[dict]:
-    streams = [{"opened": threading.Event(), "stop": threading.Event()} for _ in range(n)]
-    for s in streams:
-        threading.Thread(target=_follow, args=(url, key, s), daemon=True).start()
-        assert s["opened"].wait(30) and s["status"] == 200, s
+def _open_streams(server_url: str, path: str, key: str, n: int) -> list[HeldStream]:
+    streams = [HeldStream(server_url, path, headers={"X-API-Key": key}) for _ in range(n)]
+    assert [s.status for s in streams] == [200] * n, [(s.status, s.body[:200]) for s in streams]
     return streams
 
 
@@ -69,24 +54,24 @@ def test_submits_streams_names_and_headers_are_bounded_with_fake_agent(db_url, s
         assert client.get(f"{API}/jobs", headers={"X-API-Key": member}).json()["total"] == 4
 
         # Open event streams per key: a viewer holds 2, its 3rd is a 429; the member's own 2 still open.
-        url = f"{server.url}{API}/jobs/{ids[0]}/events"
-        held = _open_streams(url, viewer, 2)
-        third = client.get(f"{API}/jobs/{ids[0]}/events", headers={"X-API-Key": viewer})
+        path = f"{API}/jobs/{ids[0]}/events"
+        held = _open_streams(server.url, path, viewer, 2)
+        third = client.get(path, headers={"X-API-Key": viewer})
         _retry_after(third)
         assert "MAX_STREAMS_PER_KEY" in third.json()["detail"]
-        mine = _open_streams(url, member, 2)
-        # The viewer leaves one stream: its slot comes back (checked by count of tries, not by a clock).
-        held[0]["stop"].set()
+        mine = _open_streams(server.url, path, member, 2)
+        # The viewer leaves one stream (its socket closes at once): its slot comes back (checked by count of tries,
+        # not by a clock).
+        held[0].close()
         for _ in range(100):
-            again = {"opened": threading.Event(), "stop": threading.Event()}
-            threading.Thread(target=_follow, args=(url, viewer, again), daemon=True).start()
-            assert again["opened"].wait(30)
-            if again["status"] == 200:
+            again = HeldStream(server.url, path, headers={"X-API-Key": viewer})
+            if again.status == 200:
                 break
+            again.close()
             time.sleep(0.1)
-        assert again["status"] == 200
+        assert again.status == 200
         for s in [*held, *mine, again]:
-            s["stop"].set()
+            s.close()
 
         # Names: a bidi override, CR/LF and a blank name are refused with the character named.
         bad_key = client.post(f"{API}/keys", json={"name": "alice\u202egnp.exe"}, headers={"X-API-Key": admin})
