@@ -27,8 +27,8 @@ from pathlib import Path
 from typing import Any
 
 from app.agent import JobRun
-from bench_tasks import TaskError, load_task
 from app.main import create_app
+from bench_tasks import TaskError, load_task
 from graph.contract import AttemptEvent, FinishedEvent, InterruptEvent, LlmCallEvent, NodeEvent, Outcome, Profile, Question
 
 
