@@ -131,3 +131,32 @@ def test_a_pytorch_job_resumes_after_a_restart_and_its_task_is_rebuilt_from_the_
         r = client.post(f"{API}/jobs", json={"task": task}, headers=other)
         assert r.status_code == 404 and "private to the key" in r.text, r.text
     assert _stored(db_url) == (2, 0, 1)
+
+
+def test_a_campaign_lists_a_stored_pytorch_task_as_a_variant_with_fake_agent(db_url, server_factory):
+    """The smallest suite campaign: a stored reference's id (`pt_…/fp32`) is a variant beside a benchmark task; the
+    campaign's job on it runs (the FAKE agent fails a job whose task it does not know). Another key's campaign
+    cannot name it, nor can a variant at a precision the task was not made for."""
+    headers = {"X-API-Key": make_key(db_url)}
+    other = {"X-API-Key": make_key(db_url, "another-key")}
+    server = server_factory(FAKE_AGENT_STEP_SECONDS="0")
+    with httpx.Client(base_url=server.url, timeout=300) as client:
+        r = client.post(f"{API}/jobs", json={"pytorch": {"name": "relu", "reference_py": GOOD}, "rounds": 1}, headers=headers)
+        assert r.status_code == 201, r.text
+        task = r.json()["task"]
+        body = {"selection": {"variants": [f"{task}/fp32", "vector_add/fp32"]}, "config": {"rounds": 1}}
+        r = client.post(f"{API}/campaigns", json=body, headers=other)
+        assert r.status_code == 422 and f"no stored task {task}" in r.text, r.text
+        r = client.post(f"{API}/campaigns", json={"selection": {"variants": [f"{task}/bf16"]}}, headers=headers)
+        assert r.status_code == 422 and "unknown precision 'bf16'" in r.text, r.text
+        r = client.post(f"{API}/campaigns", json=body, headers=headers)
+        assert r.status_code == 201, r.text
+        cid = r.json()["id"]
+        deadline = time.monotonic() + 120
+        while (c := client.get(f"{API}/campaigns/{cid}", headers=headers).json())["status"] == "running" and time.monotonic() < deadline:
+            time.sleep(0.2)
+        assert c["status"] == "finished", c
+        by_task = {v["task"]: v for v in c["variants"]}
+        assert set(by_task) == {task, "vector_add"} and by_task[task]["precision"] == "fp32"
+        job = client.get(f"{API}/jobs/{by_task[task]['job_id']}", headers=headers).json()
+        assert job["task"] == task and job["status"] == "finished", job
