@@ -68,6 +68,13 @@ def store(session: Session, body: PyTorchTaskIn, precision: str, api_key_id: str
     the job by the caller): a refused reference stores and registers nothing."""
     task = checked_task(body, precision, settings)
     assert task.probe is not None
+    arrays = probe_arrays(task.probe)
+    if len(arrays) > settings.max_pytorch_stored_bytes:
+        raise Invalid(
+            ("body", "pytorch", "sizes"),
+            f"pytorch reference: its float64 references at these sizes take {len(arrays)} bytes compressed; the limit is "
+            f"{settings.max_pytorch_stored_bytes} (CUDAMASTER_SERVICE__MAX_PYTORCH_STORED_BYTES): give smaller sizes",
+        )
     row = StoredPyTorchTask(
         id=task.name,
         api_key_id=api_key_id,
@@ -75,7 +82,7 @@ def store(session: Session, body: PyTorchTaskIn, precision: str, api_key_id: str
         precision=precision,
         reference_py=body.reference_py,
         probe=probe_meta(task.probe),
-        reference_arrays=probe_arrays(task.probe),
+        reference_arrays=arrays,
         created_at=utcnow(),
     )
     register_task(task)
@@ -83,10 +90,11 @@ def store(session: Session, body: PyTorchTaskIn, precision: str, api_key_id: str
     return task
 
 
-def to_task(row: StoredPyTorchTask, settings: ServiceSettings | None = None) -> PyTorchTask:
-    """The task of a stored row, rebuilt from what the sandboxed run reported (the reference is not run)."""
+def to_task(row: StoredPyTorchTask, settings: ServiceSettings | None = None, *, arrays: bool = False) -> PyTorchTask:
+    """The task of a stored row, rebuilt from what the sandboxed run reported (the reference is not run). `arrays`:
+    with the float64 reference arrays (read from the database only then: the harness's oracle does not use them)."""
     try:
-        probed = probe_from(row.reference_py, row.probe, row.reference_arrays)
+        probed = probe_from(row.reference_py, row.probe, row.reference_arrays if arrays else None)
         limits = limits_of(settings or load_settings().service)
         return make_task(probed, row.id, row.precision, settings=get_harness_settings(), limits=limits, reference_name=row.name)
     except (ValueError, KeyError, TypeError) as exc:  # TaskError, a record of another shape

@@ -263,7 +263,7 @@ class StoredPyTorchTask(Base):
     precision: Mapped[str] = mapped_column(String(8))
     reference_py: Mapped[str] = mapped_column(Text)
     probe: Mapped[dict[str, Any]]  # bench_tasks.pytorch.record.probe_meta
-    reference_arrays: Mapped[bytes] = mapped_column(LargeBinary)  # bench_tasks.pytorch.record.probe_arrays
+    reference_arrays: Mapped[bytes] = mapped_column(LargeBinary, deferred=True)  # probe_arrays; read only when asked for
     created_at: Mapped[datetime] = mapped_column(default=utcnow)
 
 
