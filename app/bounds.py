@@ -14,9 +14,10 @@ from pydantic import AfterValidator, BaseModel, Field, WithJsonSchema, model_val
 INT32_MAX = 2**31 - 1  # attempts.id, job_events.id: INTEGER columns
 MAX_OFFSET = INT32_MAX  # more rows than any page could reach
 
-# A benchmark task name (a folder of bench_tasks/tasks), or a stored custom task's id.
+# A benchmark task name (a folder of bench_tasks/tasks), or a stored custom task's or PyTorch reference's id.
 BUILTIN_TASK_PATTERN = r"^[A-Za-z][A-Za-z0-9_]{0,63}$"
 CUSTOM_TASK_PATTERN = r"^ct_[0-9a-f]{16}$"
+PYTORCH_TASK_PATTERN = r"^pt_[0-9a-f]{16}$"
 TASK_PATTERN = r"^(?:[A-Za-z][A-Za-z0-9_]{0,63}|ct_[0-9a-f]{16})$"
 # An LLM model name as endpoints spell them: gpt-4o, openai/gpt-oss-120b, claude-3-5-sonnet@20240620.
 MODEL_PATTERN = r"^[A-Za-z0-9][A-Za-z0-9_.:/@+-]{0,127}$"
@@ -29,14 +30,25 @@ def is_custom_task_id(name: str) -> bool:
     return re.fullmatch(CUSTOM_TASK_PATTERN, name) is not None
 
 
+def is_pytorch_task_id(name: str) -> bool:
+    return re.fullmatch(PYTORCH_TASK_PATTERN, name) is not None
+
+
+def is_stored_task_id(name: str) -> bool:
+    """A task the service stores (app/stored_tasks.py): a custom task (`ct_…`) or a PyTorch reference (`pt_…`)."""
+    return is_custom_task_id(name) or is_pytorch_task_id(name)
+
+
 def check_task_name(name: str) -> str:
-    """A built-in task name or a custom task id; anything else (a path, `../x`, `./x`) is refused with the known names."""
+    """A built-in task name or a stored task's id; anything else (a path, `../x`, `./x`) is refused with the known names."""
     from bench_tasks.spec import task_names, unknown_task
 
-    if is_custom_task_id(name):
+    if is_stored_task_id(name):
         return name
     if re.fullmatch(BUILTIN_TASK_PATTERN, name) is None or name not in task_names():
-        raise ValueError(f"{unknown_task(name)} (or give the id of a custom task your key created: ct_ and 16 hex digits)")
+        raise ValueError(
+            f"{unknown_task(name)} (or give the id of a custom task or PyTorch reference your key created: ct_ or pt_ and 16 hex digits)"
+        )
     return name
 
 
@@ -47,6 +59,7 @@ def _task_name_schema() -> dict[str, Any]:
         "anyOf": [
             {"type": "string", "enum": task_names(), "description": "a benchmark task (GET /api/v1/tasks)"},
             {"type": "string", "pattern": CUSTOM_TASK_PATTERN, "description": "a custom task your key created"},
+            {"type": "string", "pattern": PYTORCH_TASK_PATTERN, "description": "a PyTorch reference your key submitted"},
         ],
         "examples": ["vector_add"],
     }

@@ -25,7 +25,7 @@ from gpu.inventory import detect_gpus
 from gpu.locked import GpuLockedEvaluator, GpuPool, local_evaluator
 from settings import RaySettings, ServiceSettings, Settings, load_settings
 
-from . import custom_tasks, web
+from . import stored_tasks, web
 from .agent import RunJob, checkpointer, run_with_graph
 from .api import campaigns, compare, errors, insights, jobs, keys, reviews, system, tasks
 from .api import export as export_api
@@ -100,11 +100,11 @@ def _settings_tree(settings: Settings | ServiceSettings | None) -> Settings:
 
 
 def _prepare_database(settings: ServiceSettings, sessions: sessionmaker[Session]) -> None:
-    """Migrate the database (when auto_migrate) and register its custom tasks, before any job resumes."""
+    """Migrate the database (when auto_migrate) and register its stored tasks, before any job resumes."""
     if settings.auto_migrate:
         upgrade(settings.database_url)
-    with sessions() as session:  # custom tasks must be loadable before their jobs resume
-        custom_tasks.register_all(session)
+    with sessions() as session:  # custom tasks and PyTorch references must be loadable before their jobs resume
+        stored_tasks.register_all(session)
 
 
 async def _cluster(evaluator: Any, ray: RaySettings | None) -> tuple[Any, bool]:

@@ -23,7 +23,7 @@ from typing import Protocol
 
 from sqlalchemy import ColumnElement, true
 
-from .db.models import ADMIN, DEFAULT_TEAM, MEMBER, REVIEWER, VIEWER, ApiKey, CustomTask, Job
+from .db.models import ADMIN, DEFAULT_TEAM, MEMBER, REVIEWER, VIEWER, ApiKey, CustomTask, Job, StoredPyTorchTask
 
 
 @dataclass(frozen=True)
@@ -82,7 +82,8 @@ def can_review(caller: Caller, job: Job) -> bool:
     return may_review(caller) and job.team == caller.team and job.api_key_id != caller.key_id
 
 
-def can_use_custom_task(caller: Caller, task: CustomTask) -> bool:
+def can_use_custom_task(caller: Caller, task: CustomTask | StoredPyTorchTask) -> bool:
+    """A stored task (a custom task, a PyTorch reference) is its submitting key's."""
     return caller.key_id is not None and task.api_key_id == caller.key_id
 
 

@@ -32,6 +32,7 @@ from graph.contract import Answer, AttemptEvent, JobSpec, LlmCallEvent, Outcome
 from graph.spending import Spent
 from settings import ServiceSettings
 
+from . import stored_tasks
 from .agent import JobRun, RunJob, outcome_of
 from .db.engine import same_database
 from .reviews import ReviewRule
@@ -314,9 +315,12 @@ class JobRunner:
             rows = self._db(lambda: self._with_session(job_spending, claim.job_id), f"job {claim.job_id}: reading its spending")
             return {key: Spent(tokens, usd) for key, (tokens, usd) in rows.items()}
 
+        spec = JobSpec.model_validate(claim.settings)
+        # a stored task (custom, PyTorch reference) queued by another replica or before a restart: loadable here too
+        self._db(lambda: self._with_session(stored_tasks.register_named, spec.task), f"job {claim.job_id}: loading its task")
         run = JobRun(
             job_id=claim.job_id,
-            spec=JobSpec.model_validate(claim.settings),
+            spec=spec,
             resume=claim.resume,
             answer=answer,
             evaluator=self._evaluator_for(claim.job_id),

@@ -635,6 +635,11 @@ def register_task(task: Task) -> None:
     _REGISTERED[task.name] = task
 
 
+def registered_task(name: str) -> Task | None:
+    """The task registered under `name` in this process (`register_task`), or None."""
+    return _REGISTERED.get(name)
+
+
 def load_task(name: str) -> Task:
     if name in _REGISTERED:
         return _REGISTERED[name]

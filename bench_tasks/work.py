@@ -114,11 +114,60 @@ class CustomDefinition(BaseModel):
         return custom_task(self.name, self.precision, self.prototype, self.args, self.sizes, self.baseline_cu, summary=self.summary)
 
 
-TaskDefinition = Annotated[BuiltinDefinition | CustomDefinition, Field(discriminator="kind")]
+class PyTorchDefinition(BaseModel):
+    """A PyTorch reference (bench_tasks/pytorch): its text and what its sandboxed probe reported, without the
+    reference arrays (record.py); the worker rebuilds the task from the report, never by probing the file again."""
+
+    kind: Literal["pytorch"] = "pytorch"
+    name: str
+    precision: str
+    reference_py: str
+    probe: dict[str, Any]
+    complexity: str
+    reference_name: str = ""
+    limits: dict[str, float] = Field(default_factory=dict)
+
+    @property
+    def digest(self) -> str:
+        return _digest(self.kind, self.model_dump_json())
+
+    def build(self, root: Path) -> Task:
+        from .pytorch import Limits, make_task
+        from .pytorch.record import probe_from
+
+        defaults = Limits()
+        limits = Limits(**{k: type(getattr(defaults, k))(v) for k, v in self.limits.items() if hasattr(defaults, k)})
+        probed = probe_from(self.reference_py, self.probe)
+        return make_task(probed, self.name, self.precision, complexity=self.complexity, limits=limits, reference_name=self.reference_name)
 
 
-def definition_of(task: Task) -> BuiltinDefinition | CustomDefinition:
+AnyDefinition = BuiltinDefinition | CustomDefinition | PyTorchDefinition
+TaskDefinition = Annotated[AnyDefinition, Field(discriminator="kind")]
+
+
+def _pytorch_definition(task: Task) -> PyTorchDefinition | None:
+    from .pytorch import PyTorchTask
+    from .pytorch.record import probe_meta
+
+    if not isinstance(task, PyTorchTask) or task.probe is None:
+        return None
+    ((precision, _),) = task.prototypes.items()
+    limits = {k: float(v) for k, v in vars(task.limits).items()}
+    return PyTorchDefinition(
+        name=task.name,
+        precision=precision,
+        reference_py=task.probe.source,
+        probe=probe_meta(task.probe),
+        complexity=task.complexity,
+        reference_name=task.reference_name,
+        limits=limits,
+    )
+
+
+def definition_of(task: Task) -> AnyDefinition:
     """The definition a worker rebuilds `task` from (read here, where the task is known)."""
+    if (torch_definition := _pytorch_definition(task)) is not None:
+        return torch_definition
     if task.custom:
         ((precision, proto),) = task.prototypes.items()
         args = {a.name: {"role": a.role, "length": a.length, "value": a.value, "draw": a.draw} for a in task.args}
@@ -143,7 +192,7 @@ _BUILT: dict[str, Task] = {}
 _BUILT_LOCK = threading.Lock()
 
 
-def build_task(definition: BuiltinDefinition | CustomDefinition, root: Path) -> Task:
+def build_task(definition: AnyDefinition, root: Path) -> Task:
     """The Task of `definition` (built once per process and definition digest: a changed definition is a new task)."""
     with _BUILT_LOCK:
         task = _BUILT.get(definition.digest)

@@ -44,6 +44,9 @@ class ServiceSettings(BaseModel):
         120.0, gt=0, description="a PyTorch reference's sandboxed run at submit: seconds of its own code (all sizes, float64 references)"
     )
     pytorch_reference_memory_bytes: int = Field(8 << 30, ge=1 << 30, description="a PyTorch reference's sandboxed run: address space")
+    max_pytorch_stored_bytes: int = Field(
+        256 << 20, ge=1 << 20, description="a stored PyTorch task's float64 reference arrays (compressed): more is refused at submit"
+    )
     max_jobs_in_flight_per_key: int = Field(8, ge=1, description="queued + running + waiting jobs allowed per API key")
     max_page_size: int = 200
     max_submits_per_minute_per_key: int = Field(30, ge=1, description="job submissions one key may make in any minute")

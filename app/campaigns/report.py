@@ -31,6 +31,7 @@ from bench_tasks.report import Table, html_page, markdown_page
 from graph.contract import DEFAULT_PROFILE_MODE
 
 from .. import fmt
+from ..bounds import is_pytorch_task_id
 from ..db.models import TERMINAL_STATUSES, Attempt, Campaign, CampaignVariant, Job, JobEvent, LlmCall, Profile
 from .store import NOT_STARTED
 
@@ -176,8 +177,8 @@ class CampaignSummary:
 def _category(task: str) -> str:
     try:
         return load_task(task).category
-    except TaskError:
-        return "custom"
+    except TaskError:  # a stored task this process has not registered
+        return "pytorch" if is_pytorch_task_id(task) else "custom"
 
 
 def summarize(session: Session, campaign_id: str) -> CampaignSummary:

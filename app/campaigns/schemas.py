@@ -41,7 +41,8 @@ class Selection(BaseModel):
         min_length=1,
         max_length=1000,
         examples=[["vector_add/fp32", "relu/bf16"]],
-        description="TASK/PRECISION names; not together with category or precision",
+        description="TASK/PRECISION names (TASK: a benchmark task, or a stored task of your key: ct_… or pt_…); "
+        "not together with category or precision",
     )
 
     @model_validator(mode="after")

@@ -16,7 +16,10 @@ from sqlalchemy import func, select, update
 from sqlalchemy.orm import Session, selectinload
 
 from bench_tasks import TaskError, all_tasks, load_task
+from bench_tasks.spec import Task
 
+from .. import permissions, stored_tasks
+from ..bounds import is_stored_task_id
 from ..db.models import (
     ACTIVE_STATUSES,
     CAMPAIGN_CANCELLED,
@@ -53,8 +56,9 @@ def new_campaign_id() -> str:
     return "cmp_" + secrets.token_hex(8)
 
 
-def resolve_variants(selection: Selection) -> list[tuple[str, str]]:
-    """(task, precision) pairs, in task order then precision order."""
+def resolve_variants(selection: Selection, session: Session | None = None, caller: Caller | None = None) -> list[tuple[str, str]]:
+    """(task, precision) pairs, in task order then precision order. A listed variant may name a stored task of the
+    caller's key (`ct_…/fp32`, a PyTorch reference `pt_…/fp32`): it is rebuilt from its row (app/stored_tasks.py)."""
     if selection.variants is not None:
         out: list[tuple[str, str]] = []
         for name in selection.variants:
@@ -62,8 +66,8 @@ def resolve_variants(selection: Selection) -> list[tuple[str, str]]:
             if not precision:
                 raise CampaignInvalid(f"variant {name[:100]!r}: write TASK/PRECISION, e.g. vector_add/fp32")
             try:
-                load_task(task).variant(precision)
-            except TaskError as exc:
+                _variant_task(session, caller, task).variant(precision)
+            except (TaskError, stored_tasks.StoredTaskInvalid) as exc:
                 raise CampaignInvalid(f"variant {name[:100]!r}: {exc}") from None
             if (task, precision) in out:
                 raise CampaignInvalid(f"variant {name!r} is listed twice")
@@ -79,8 +83,21 @@ def resolve_variants(selection: Selection) -> list[tuple[str, str]]:
     return out
 
 
+def _variant_task(session: Session | None, caller: Caller | None, task: str) -> Task:
+    """A benchmark task, or a stored task of the caller's key (the same answer for another key's as for none)."""
+    if not is_stored_task_id(task):
+        return load_task(task)
+    row = stored_tasks.row_of(session, task) if session is not None else None
+    if row is None or caller is None or not permissions.can_use_custom_task(caller, row):
+        raise TaskError(
+            f"no stored task {task} created by {caller.label if caller else 'this key'}: a custom task or PyTorch reference "
+            "is private to the key that submitted it (its id is the `task` of the job that submitted it)"
+        )
+    return stored_tasks.register(row)
+
+
 def create_campaign(session: Session, body: CampaignSubmit, caller: Caller) -> Campaign:
-    variants = resolve_variants(body.selection)
+    variants = resolve_variants(body.selection, session, caller)
     now = utcnow()
     campaign = Campaign(
         id=new_campaign_id(),

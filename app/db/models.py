@@ -7,7 +7,7 @@ from __future__ import annotations
 from datetime import datetime
 from typing import Any, ClassVar, Final
 
-from sqlalchemy import JSON, BigInteger, Boolean, Float, ForeignKey, Index, Integer, MetaData, String, Text, UniqueConstraint
+from sqlalchemy import JSON, BigInteger, Boolean, Float, ForeignKey, Index, Integer, LargeBinary, MetaData, String, Text, UniqueConstraint
 from sqlalchemy.orm import DeclarativeBase, Mapped, mapped_column, relationship
 
 from graph.contract import DEFAULT_PROFILE_MODE, JOB_STATUSES, JobStatus
@@ -247,6 +247,23 @@ class CustomTask(Base):
     precision: Mapped[str] = mapped_column(String(8))
     spec: Mapped[dict[str, Any]]  # prototype, args, sizes
     baseline_source: Mapped[str] = mapped_column(Text)
+    created_at: Mapped[datetime] = mapped_column(default=utcnow)
+
+
+class StoredPyTorchTask(Base):
+    """A PyTorch reference submitted as a task (app/pytorch_tasks.py): its text and what its sandboxed run reported
+    (bench_tasks/pytorch/record.py: shapes, dtypes, constants, counted FLOPs; the float64 references as an .npz), from
+    which every process rebuilds the task without running the reference."""
+
+    __tablename__ = "pytorch_tasks"
+
+    id: Mapped[str] = mapped_column(String(40), primary_key=True)
+    api_key_id: Mapped[str | None] = mapped_column(ForeignKey("api_keys.id", ondelete="SET NULL"), index=True)
+    name: Mapped[str] = mapped_column(String(128))  # the submitter's label
+    precision: Mapped[str] = mapped_column(String(8))
+    reference_py: Mapped[str] = mapped_column(Text)
+    probe: Mapped[dict[str, Any]]  # bench_tasks.pytorch.record.probe_meta
+    reference_arrays: Mapped[bytes] = mapped_column(LargeBinary, deferred=True)  # probe_arrays; read only when asked for
     created_at: Mapped[datetime] = mapped_column(default=utcnow)
 
 

@@ -24,9 +24,9 @@ from bench_tasks.harness.result import Verdict
 from bench_tasks.provenance import git_commit
 from bench_tasks.spec import Task
 
-from .. import custom_tasks
-from ..bounds import is_custom_task_id
-from ..db.models import Attempt, CustomTask, Job, LlmCall
+from .. import stored_tasks
+from ..bounds import is_stored_task_id
+from ..db.models import Attempt, Job, LlmCall
 from ..permissions import Caller
 from ..store import jobs as store
 from .access import no_job, readable_job
@@ -105,13 +105,13 @@ def _chosen_attempt(session: Session, job: Job, attempt_id: int | None) -> Attem
 
 def _task(session: Session, job: Job) -> Task:
     try:
-        if is_custom_task_id(job.task):
-            row = session.get(CustomTask, job.task)
+        if is_stored_task_id(job.task):
+            row = stored_tasks.row_of(session, job.task)
             if row is None:
-                raise Conflict(f"job {job.id}'s custom task {job.task} is no longer stored: its bundle cannot be generated")
-            return custom_tasks.register(row)
+                raise Conflict(f"job {job.id}'s stored task {job.task} is no longer stored: its bundle cannot be generated")
+            return stored_tasks.register(row)
         return load_task(job.task)
-    except (TaskError, custom_tasks.CustomTaskInvalid) as exc:
+    except (TaskError, stored_tasks.StoredTaskInvalid) as exc:
         raise Conflict(f"job {job.id}'s task {job.task} cannot be loaded here: {exc}") from None
 
 

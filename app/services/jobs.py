@@ -15,9 +15,9 @@ from bench_tasks.spec import Task
 from graph import spending
 from settings import AgentSettings, ServiceSettings, get_harness_settings
 
-from .. import custom_tasks, permissions, pytorch_tasks
-from ..bounds import is_custom_task_id
-from ..db.models import CANCELLED, FAILED, QUEUED, RUNNING, CustomTask
+from .. import custom_tasks, permissions, pytorch_tasks, stored_tasks
+from ..bounds import is_stored_task_id
+from ..db.models import CANCELLED, FAILED, QUEUED, RUNNING
 from ..evaluation import Evaluation
 from ..limits import InFlightLimit, Limited, service_limits, take_job_slot
 from ..permissions import Caller
@@ -53,20 +53,20 @@ def _custom_task(session: Session, caller: Caller, body: JobSubmit, settings: Se
 
 
 def _named_task(session: Session, caller: Caller, name: str, precision: str) -> Task:
-    """A benchmark task, or a stored custom task of the caller's, by name, with the precision checked."""
+    """A benchmark task, or a stored task (custom, PyTorch reference) of the caller's, by name, with the precision checked."""
     try:
-        if is_custom_task_id(name):
-            row = session.get(CustomTask, name)
+        if is_stored_task_id(name):
+            row = stored_tasks.row_of(session, name)
             if row is None or not permissions.can_use_custom_task(caller, row):  # the same answer: ids do not leak
                 raise NotFound(
-                    f"no custom task {name} created by {caller.label}: a custom task is private "
-                    "to the key that submitted it; send `custom` to submit your own"
+                    f"no stored task {name} created by {caller.label}: a custom task or PyTorch reference is private "
+                    "to the key that submitted it; send `custom` or `pytorch` to submit your own"
                 )
-            task = custom_tasks.register(row)  # stored by another replica, or before a restart: loadable here too
+            task = stored_tasks.register(row)  # stored by another replica, or before a restart: loadable here too
         else:
             task = load_task(name)
         task.variant(precision)
-    except (TaskError, custom_tasks.CustomTaskInvalid) as exc:
+    except (TaskError, stored_tasks.StoredTaskInvalid) as exc:
         raise Invalid(("body", "task"), f"task: {exc}", name) from None
     return task
 
@@ -94,7 +94,7 @@ def submit(
     if body.custom is not None:
         task = _custom_task(session, caller, body, settings)
     elif body.pytorch is not None:  # run in the sandbox: a 422 with the reason where it cannot be a task
-        task = pytorch_tasks.checked_task(body.pytorch, body.precision, settings)
+        task = pytorch_tasks.store(session, body.pytorch, body.precision, caller.key_id, settings)  # committed with the job
     else:
         assert body.task is not None
         task = _named_task(session, caller, body.task, body.precision)

@@ -47,6 +47,7 @@ def role_models(form: dict[str, Any]) -> dict[str, str]:
 
 # The submit form's fields from the job spec (graph.contract): defaults, bounds and choices.
 FORM_KNOBS = {name: knob(name) for name in ("precision", "rounds", "debug", "sizes", "sanitize")}
+MAX_REFERENCE_BYTES = 1 << 20  # a PyTorch reference file (PyTorchTaskIn.reference_py's bound)
 
 
 def _benchmark_tasks() -> list[tuple[str, list[str]]]:
@@ -201,7 +202,7 @@ def _cannot_run(request: Request) -> str:
 
 
 def _submission(form: dict[str, Any], upload: bytes | None) -> dict[str, Any]:
-    """The JobSubmit body a submit form describes (validated by JobSubmit itself)."""
+    """The JobSubmit body a submit form describes (validated by JobSubmit itself, checked by the service as the API's)."""
     body: dict[str, Any] = {
         "precision": form.get("precision") or DEFAULT_PRECISION,
         "rounds": form.get("rounds") or DEFAULT_ROUNDS,
@@ -216,9 +217,17 @@ def _submission(form: dict[str, Any], upload: bytes | None) -> dict[str, Any]:
         body["custom"] = {
             "name": form.get("custom_name", ""),
             "prototype": form.get("custom_prototype", ""),
-            "args": _json_field("arguments", form.get("custom_args", "")),
-            "sizes": _json_field("sizes", form.get("custom_sizes", "")),
+            "args": _json_field("custom kernel arguments", form.get("custom_args", "")),
+            "sizes": _json_field("custom kernel sizes", form.get("custom_sizes", "")),
             "baseline_cu": source,
+        }
+    elif form.get("kind") == "pytorch":  # the reference's precision is the job's (the form's Precision)
+        source = upload.decode("utf-8", errors="strict") if upload else form.get("pytorch_source", "")
+        sizes = form.get("pytorch_sizes", "").strip()
+        body["pytorch"] = {
+            "name": form.get("pytorch_name", ""),
+            "reference_py": source,
+            "sizes": _json_field("PyTorch reference sizes", sizes) if sizes else [],
         }
     else:
         body["task"] = form.get("task") or None
@@ -234,8 +243,30 @@ def _json_field(name: str, text: str) -> Any:
         return json.loads(text)
     except json.JSONDecodeError as exc:
         raise FormProblem(
-            f"custom kernel {name}: not JSON ({exc.msg} at line {exc.lineno} column {exc.colno}); see the example under the field"
+            f"{name}: not JSON ({exc.msg} at line {exc.lineno} column {exc.colno}); see the example under the field"
         ) from None
+
+
+def _upload(file: UploadFile | None, limit: int, what: str) -> bytes | None:
+    """An uploaded file's bytes (None: none chosen); over `limit` bytes is a 413 naming the limit."""
+    data = file.file.read(limit + 1) if file is not None and file.filename else None
+    if data is not None and len(data) > limit:
+        raise HTTPException(413, f"the uploaded {what} is over {limit} bytes")
+    return data
+
+
+def _form_errors(exc: Exception) -> tuple[list[str], int] | None:
+    """What the form shows for a refused submission (and its status), or None: not a refusal."""
+    if isinstance(exc, FormProblem):
+        return [str(exc)], 422
+    if isinstance(exc, UnicodeDecodeError):
+        return ["the uploaded file is not UTF-8 text"], 422
+    if isinstance(exc, ValidationError):
+        return errors_of(exc), 422
+    if isinstance(exc, HTTPException):
+        return [str(exc.detail)], exc.status_code
+    errors = getattr(exc, "errors", None)  # a RequestValidationError raised by the API's own checks
+    return ([e.get("msg", "") for e in errors()], 422) if callable(errors) else None
 
 
 @router.post("/jobs", response_class=HTMLResponse)
@@ -264,6 +295,10 @@ def submit_job(
     custom_sizes: Annotated[str, Form(max_length=20000)] = "",
     custom_source: Annotated[str, Form()] = "",
     custom_file: Annotated[UploadFile | None, File()] = None,
+    pytorch_name: Annotated[str, Form(max_length=64)] = "",
+    pytorch_sizes: Annotated[str, Form(max_length=20000)] = "",
+    pytorch_source: Annotated[str, Form()] = "",
+    pytorch_file: Annotated[UploadFile | None, File()] = None,
 ) -> Response:
     if (refused := csrf_or_403(request, web, csrf)) is not None:
         return refused
@@ -271,27 +306,17 @@ def submit_job(
     filters = {"status": "", "task": "", "precision": "", "model": "", "key": "", "sort": "-created"}
     try:
         caller = deps.submitter(web.caller)
-        upload = custom_file.file.read(settings.max_source_bytes + 1) if custom_file is not None and custom_file.filename else None
-        if upload is not None and len(upload) > settings.max_source_bytes:
-            raise HTTPException(413, f"the uploaded .cu is over {settings.max_source_bytes} bytes (CUDAMASTER_SERVICE__MAX_SOURCE_BYTES)")
+        if kind == "pytorch":
+            upload = _upload(pytorch_file, MAX_REFERENCE_BYTES, "reference file")
+        else:
+            upload = _upload(custom_file, settings.max_source_bytes, ".cu (CUDAMASTER_SERVICE__MAX_SOURCE_BYTES)")
         body = JobSubmit.model_validate(_submission(form, upload), strict=False)  # a form's numbers are text
         with as_http():
             job = jobs_service.submit(session, caller, body, settings, request.app.state.tree.agent, request.app.state.evaluation, runner)
-    except FormProblem as exc:
-        return _jobs_page(request, web, session, filters, 0, form_errors=[str(exc)], form=form, status_code=422)
-    except UnicodeDecodeError:
-        return _jobs_page(request, web, session, filters, 0, form_errors=["the uploaded .cu is not UTF-8 text"], form=form, status_code=422)
-    except ValidationError as exc:
-        return _jobs_page(request, web, session, filters, 0, form_errors=errors_of(exc), form=form, status_code=422)
-    except HTTPException as exc:
-        return _jobs_page(request, web, session, filters, 0, form_errors=[str(exc.detail)], form=form, status_code=exc.status_code)
-    except Exception as exc:  # a RequestValidationError raised by the API's own checks
-        errors = getattr(exc, "errors", None)
-        if callable(errors):
-            return _jobs_page(
-                request, web, session, filters, 0, form_errors=[e.get("msg", "") for e in errors()], form=form, status_code=422
-            )
-        raise
+    except Exception as exc:
+        if (shown := _form_errors(exc)) is None:
+            raise
+        return _jobs_page(request, web, session, filters, 0, form_errors=shown[0], form=form, status_code=shown[1])
     return RedirectResponse(f"/jobs/{job.id}", status_code=303)
 
 

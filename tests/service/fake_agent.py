@@ -28,6 +28,7 @@ from typing import Any
 
 from app.agent import JobRun
 from app.main import create_app
+from bench_tasks import TaskError, load_task
 from graph.contract import AttemptEvent, FinishedEvent, InterruptEvent, LlmCallEvent, NodeEvent, Outcome, Profile, Question
 
 
@@ -248,6 +249,11 @@ def fake_varied_run_job(run: JobRun) -> dict[str, Any]:
 
 
 def fake_run_job(run: JobRun) -> Outcome | dict[str, Any]:
+    try:  # as the graph does (start_job checks it, a resumed job's nodes load it): an unknown task fails the job
+        load_task(run.spec.task)
+    except TaskError as exc:
+        run.on_event(FinishedEvent(job_id=run.job_id, status="failed", message=str(exc)))
+        return Outcome(job_id=run.job_id, status="failed", message=str(exc))
     if os.environ.get("FAKE_AGENT_VARIED") == "1":
         return fake_varied_run_job(run)
     spec = run.spec

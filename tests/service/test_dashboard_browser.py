@@ -436,6 +436,52 @@ def test_custom_kernel_uploaded_from_the_form_with_fake_agent(db_url, server_fac
     assert job["settings"]["task"] == job["task"]
 
 
+def test_pytorch_reference_submitted_from_the_form_makes_a_job_on_the_derived_task_with_fake_agent(db_url, server_factory, page, tmp_path):
+    """A refused reference (no `Model`) shows the service's reason on the page and stores nothing; a good one uploaded
+    as a file makes a job whose task is the derived one (stored: a job on it by id is accepted through the API)."""
+    pytest.importorskip("torch")  # the optional extra: the reference runs in the sandbox at submit
+    from .test_pytorch_submit import GOOD, _stored
+
+    key = make_key(db_url, "ivy", role="member")
+    server = server_factory()
+    browser.sign_in(page, server.url, key)
+    page.check("input[name=kind][value=pytorch]")
+    assert page.is_hidden("select[name=task]") and page.is_hidden("input[name=custom_name]") and page.is_visible("input[name=pytorch_name]")
+    page.fill("input[name=pytorch_name]", "relu")
+    page.fill("textarea[name=pytorch_source]", GOOD.replace("class Model(", "class Other("))
+    page.click("#submit-form button[type=submit]")
+    errors = page.text_content("#form-errors")
+    assert "pytorch reference refused (format)" in errors and "no `Model`" in errors, errors
+    assert page.is_checked("input[name=kind][value=pytorch]") and page.input_value("input[name=pytorch_name]") == "relu"
+    assert _stored(db_url) == (0, 0, 0)
+
+    page.fill("textarea[name=pytorch_source]", "")
+    page.fill("input[name=pytorch_sizes]", '[{"dim": 16}]')
+    reference = tmp_path / "relu.py"
+    reference.write_text(GOOD)
+    page.set_input_files("input[name=pytorch_file]", str(reference))
+    page.click("#submit-form button[type=submit]")
+    page.wait_for_url(re.compile(r"/jobs/job_[0-9a-f]{16}$"))
+    job_id = page.url.rsplit("/", 1)[1]
+    with httpx.Client(base_url=server.url, headers={"X-API-Key": key}, timeout=30) as client:
+        job = client.get(f"{API}/jobs/{job_id}").json()
+        assert re.fullmatch(r"pt_[0-9a-f]{16}", job["task"]) and job["settings"]["task"] == job["task"], job
+        r = client.post(f"{API}/jobs", json={"task": job["task"], "rounds": 1})
+        assert r.status_code == 201, r.text
+    assert _stored(db_url) == (2, 0, 1)
+    from app.db.engine import make_engine, make_sessionmaker
+    from app.db.models import StoredPyTorchTask
+
+    engine = make_engine(db_url)
+    try:
+        with make_sessionmaker(engine)() as session:
+            row = session.get(StoredPyTorchTask, job["task"])
+            assert row is not None and row.reference_py == GOOD and row.name == "relu"
+            assert [dict(pairs) for pairs in row.probe["sizes"]] == [{"batch_size": 4, "dim": 16}]  # the probe's, stored
+    finally:
+        engine.dispose()
+
+
 CAMPAIGN_VARIANTS = ["vector_add/fp32", "RELU/bf16", "softmax/fp32"]
 
 
