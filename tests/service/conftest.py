@@ -205,6 +205,40 @@ class Server:
                 self.proc.wait(10)
 
 
+def serve_cli(env: dict[str, str], log: Path, *args: str, wait_s: float = 60) -> tuple[subprocess.Popen, str]:
+    """`python -m app.cli serve --port P ARGS` (the real command), its output appended to `log`, once it answers
+    /health (200, or 503 when degraded) from its own listening socket: (the process, its URL). As `Server.start`: a
+    port another test's server took between `free_port` and our bind is retried on a new one."""
+    for _ in range(3):
+        port, start = free_port(), log.stat().st_size if log.exists() else 0
+        with open(log, "a") as out:
+            proc = subprocess.Popen(
+                [sys.executable, "-m", "app.cli", "serve", "--port", str(port), *args],
+                cwd=REPO,
+                env=env,
+                stdout=out,
+                stderr=subprocess.STDOUT,
+            )
+        url = f"http://127.0.0.1:{port}"
+        deadline = time.monotonic() + wait_s
+        while proc.poll() is None and time.monotonic() < deadline:
+            try:
+                if httpx.get(f"{url}/api/v1/health", timeout=2).status_code in (200, 503) and listens_on(proc.pid, port):
+                    return proc, url
+            except httpx.HTTPError:
+                pass
+            time.sleep(0.1)
+        if proc.poll() is None:
+            proc.kill()
+            proc.wait(10)
+            raise AssertionError(f"the service did not start within {wait_s:.0f} s:\n{log.read_text()[-3000:]}")
+        if "address already in use" not in log.read_text()[start:].lower():
+            raise AssertionError(f"the service exited with {proc.returncode}:\n{log.read_text()[-3000:]}")
+        with open(log, "a") as out:
+            out.write(f"\n[test] port {port} was taken; retrying on another\n")
+    raise AssertionError(f"the service lost its port three times:\n{log.read_text()[-3000:]}")
+
+
 @pytest.fixture
 def server_factory(db_url, tmp_path):
     servers: list[Server] = []
