@@ -208,10 +208,12 @@ class TimedEvaluator:
             return self.inner.sanitize(request)
 
 
-def _free_port() -> int:
-    with socket.socket() as s:
-        s.bind(("127.0.0.1", 0))
-        return s.getsockname()[1]
+def _loopback_socket() -> socket.socket:
+    """A loopback socket bound to a free port, handed to uvicorn as it is: no other process can take the port
+    between choosing it and binding it (the campaign test runs beside other tests' servers)."""
+    sock = socket.socket()
+    sock.bind(("127.0.0.1", 0))
+    return sock
 
 
 def gpu_label(fake_gpu: bool) -> str:
@@ -289,7 +291,8 @@ def run(args: argparse.Namespace) -> dict[str, Any]:
     with sessions() as session:
         key = create_key(session, "campaign_h200", role="admin")[1]
         earlier = session.query(Campaign).order_by(Campaign.created_at.desc()).first() if args.resume else None
-    port = _free_port()
+    sock = _loopback_socket()
+    port = sock.getsockname()[1]
     settings = ServiceSettings(
         database_url=url,
         max_running_jobs=args.max_in_flight,
@@ -298,7 +301,7 @@ def run(args: argparse.Namespace) -> dict[str, Any]:
         auto_migrate=False,
     )
     server = uvicorn.Server(uvicorn.Config(create_app(settings, evaluator=timed), host="127.0.0.1", port=port, log_level="warning"))
-    thread = threading.Thread(target=server.run, daemon=True)
+    thread = threading.Thread(target=server.run, kwargs={"sockets": [sock]}, daemon=True)
     thread.start()
     base = f"http://127.0.0.1:{port}/api/v1"
     headers = {"Authorization": f"Bearer {key}"}

@@ -362,8 +362,12 @@ def _cxx_overloads(entry: str, symbols: set[str], settings: HarnessSettings) -> 
 
 
 def _compile_untrusted(variant: Variant, source: str, entry: str, settings: HarnessSettings, flags: list[str], kind: str) -> CompileOutcome:
-    """Compile code we did not write: the entry's type read back and compared by ABI, symbols checked, globals localised."""
-    text = source + _abi_probe_lines(variant, entry, allow_defaults=kind != "custom_baseline")
+    """Compile code we did not write: the entry's type read back and compared by ABI, symbols checked, globals localised.
+
+    Trailing whitespace is dropped first (the probe starts a `#line` of its own, so nothing of the object or the
+    messages changes): a file (`bench eval`) and the same code read from a model's reply (stripped) are then
+    one text, one cache entry, one compile."""
+    text = source.rstrip() + "\n" + _abi_probe_lines(variant, entry, allow_defaults=kind != "custom_baseline")
     rc, log, obj = _nvcc_object(text, kind, flags, settings, kind)
     expected = variant.prototype.renamed(entry).c_declaration()
     if rc is None:

@@ -129,6 +129,18 @@ def test_compiled_objects_are_cached_by_source_and_flags(harness_settings):
 
 
 @requires_nvcc
+def test_a_source_and_its_stripped_copy_from_a_reply_are_one_compile(harness_settings):
+    from bench_tasks.harness import compile as cc
+
+    variant = load_task("vector_add").variant("fp32")
+    text = (CANDIDATES / "fast.cu").read_text() + "// one compile, read from a file or a reply\n"
+    first = compile_candidate(variant, text + "\n  \n", harness_settings)
+    runs = cc.NVCC_RUNS["candidate"]
+    second = compile_candidate(variant, text.strip(), harness_settings)  # as graph/kernel_text.extract_code gives it
+    assert first.ok and second.ok and second.object_path == first.object_path and cc.NVCC_RUNS["candidate"] == runs
+
+
+@requires_nvcc
 def test_candidate_streams_are_created_through_the_blocking_wrappers(harness_settings):
     # side_stream.cu asks for a cudaStreamNonBlocking stream; the linked object must call the
     # runtime's wrapper instead, which drops the flag, so its work stays inside the timed events.

@@ -235,28 +235,28 @@ needs_nvcc = pytest.mark.skipif(shutil.which("nvcc") is None, reason="nvcc not i
 
 @needs_nvcc
 @pytest.mark.parametrize("stem", sorted(HONEST))
-def test_honest_kernels_compile_and_link_against_the_derived_prototype(stem):
+def test_honest_kernels_compile_and_link_against_the_derived_prototype(stem, harness_settings):
     from bench_tasks.harness.evaluate import compile_only
 
-    verdict, message, log = compile_only(_task(stem), "fp32", (KERNELS / HONEST[stem]).read_text())
+    verdict, message, log = compile_only(_task(stem), "fp32", (KERNELS / HONEST[stem]).read_text(), settings=harness_settings)
     assert verdict.value == "ok", (message, log[-2000:])
 
 
 @needs_nvcc
-def test_a_kernel_that_calls_pytorch_is_refused_at_compile():
+def test_a_kernel_that_calls_pytorch_is_refused_at_compile(harness_settings):
     from bench_tasks.harness.evaluate import compile_only
 
     source = '#include <torch/extension.h>\nextern "C" void pt_relu_optimized(float* out, const float* x, int b, int d) {}\n'
-    verdict, _, _ = compile_only(_task("relu"), "fp32", source)
+    verdict, _, _ = compile_only(_task("relu"), "fp32", source, settings=harness_settings)
     assert verdict.value != "ok"
 
 
 @needs_nvcc
-def test_a_kernel_with_another_prototype_is_refused():
+def test_a_kernel_with_another_prototype_is_refused(harness_settings):
     from bench_tasks.harness.evaluate import compile_only
 
     source = (KERNELS / "relu.cu").read_text().replace("int batch_size, int dim", "long batch_size, int dim")
-    verdict, message, _ = compile_only(_task("relu"), "fp32", source)
+    verdict, message, _ = compile_only(_task("relu"), "fp32", source, settings=harness_settings)
     assert verdict.value != "ok" and "parameter 3" in message
 
 
@@ -458,10 +458,12 @@ def test_bench_import_json_lists_the_tasks_made_and_the_refused_files_with_reaso
 
 
 @needs_nvcc
-def test_bench_eval_reference_compiles_a_candidate_against_the_derived_prototype(tmp_path):
+def test_bench_eval_reference_compiles_a_candidate_against_the_derived_prototype(tmp_path, harness_settings, monkeypatch):
     from typer.testing import CliRunner
 
     from app.cli import cli
+
+    monkeypatch.setenv("CUDAMASTER_HARNESS__CACHE_DIR", str(harness_settings.cache_dir))  # the run's one compile cache
 
     args = ["bench", "eval", "--reference", str(REFS / "relu.py"), "-c", str(KERNELS / "relu.cu"), "--compile-only"]
     out = CliRunner().invoke(cli, [*args, "--reference-sizes", '[{"dim": 64}]'])

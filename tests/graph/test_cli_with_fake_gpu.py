@@ -58,9 +58,10 @@ def test_optimize_refuses_out_of_range_rounds(tmp_path):
 
 
 @pytest.mark.skipif(gpu_present()[0], reason="checks the no-GPU message")
-def test_optimize_without_a_gpu_is_one_line_and_exit_3(tmp_path):
+def test_optimize_without_a_gpu_is_one_line_and_exit_3(tmp_path, harness_cache):
+    env = {"COLUMNS": "300", "CUDAMASTER_HARNESS__CACHE_DIR": str(harness_cache)}  # the run's compile cache, not ~/.cache
     result = CliRunner().invoke(
-        app, ["optimize", "vector_add", "--precision", "fp32", "--checkpoint-url", f"sqlite:///{tmp_path / 'c.db'}"], env={"COLUMNS": "300"}
+        app, ["optimize", "vector_add", "--precision", "fp32", "--checkpoint-url", f"sqlite:///{tmp_path / 'c.db'}"], env=env
     )
     assert result.exit_code == 3
     text = " ".join(result.output.split())

@@ -11,6 +11,7 @@ import subprocess
 import sys
 import time
 import uuid
+from collections.abc import Callable
 from pathlib import Path
 
 import httpx
@@ -203,6 +204,43 @@ class Server:
             except subprocess.TimeoutExpired:
                 self.proc.kill()
                 self.proc.wait(10)
+
+
+def serve_cli(env: dict[str, str], log: Path, *args: str, wait_s: float = 60) -> tuple[subprocess.Popen, str]:
+    """`python -m app.cli serve --port P ARGS` (the real command) in the repository: see `serve_on_free_port`."""
+    return serve_on_free_port(lambda port: ([sys.executable, "-m", "app.cli", "serve", "--port", str(port), *args], env), log, REPO, wait_s)
+
+
+def serve_on_free_port(
+    command: Callable[[int], tuple[list[str], dict[str, str]]], log: Path, cwd: Path, wait_s: float = 60
+) -> tuple[subprocess.Popen, str]:
+    """Start the service that `command(port)` (its argv and environment) runs on a free port, its output appended
+    to `log`; return it and its URL once it answers /health (200, or 503 when degraded) from its own listening
+    socket. As `Server.start`: a port another test's server took between `free_port` and our bind is retried on a
+    new one (until our server exits with EADDRINUSE, the other one answers /health)."""
+    for _ in range(3):
+        port, start = free_port(), log.stat().st_size if log.exists() else 0
+        argv, env = command(port)
+        with open(log, "a") as out:
+            proc = subprocess.Popen(argv, cwd=cwd, env=env, stdout=out, stderr=subprocess.STDOUT)
+        url = f"http://127.0.0.1:{port}"
+        deadline = time.monotonic() + wait_s
+        while proc.poll() is None and time.monotonic() < deadline:
+            try:
+                if httpx.get(f"{url}/api/v1/health", timeout=2).status_code in (200, 503) and listens_on(proc.pid, port):
+                    return proc, url
+            except httpx.HTTPError:
+                pass
+            time.sleep(0.1)
+        if proc.poll() is None:
+            proc.kill()
+            proc.wait(10)
+            raise AssertionError(f"the service did not start within {wait_s:.0f} s:\n{log.read_text()[-3000:]}")
+        if "address already in use" not in log.read_text()[start:].lower():
+            raise AssertionError(f"the service exited with {proc.returncode}:\n{log.read_text()[-3000:]}")
+        with open(log, "a") as out:
+            out.write(f"\n[test] port {port} was taken; retrying on another\n")
+    raise AssertionError(f"the service lost its port three times:\n{log.read_text()[-3000:]}")
 
 
 @pytest.fixture

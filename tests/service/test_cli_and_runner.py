@@ -3,16 +3,20 @@ running jobs to a checkpoint and resumes them at the next start — with the FAK
 
 from __future__ import annotations
 
+import http.server
 import os
 import signal
 import subprocess
 import sys
+import threading
 import time
 
 import httpx
 import pytest
 
-from .conftest import REPO, free_port, make_key, wait_status
+from . import conftest as service_conftest
+from .conftest import REPO, make_key, serve_cli, wait_status
+from .conftest import free_port as _free_port
 
 pytestmark = pytest.mark.timeout(180)
 API = "/api/v1"
@@ -37,31 +41,47 @@ def test_keys_create_and_serve_cli(tmp_path):
     )
     assert "team-a" in listed.stdout and "active" in listed.stdout
 
-    port = free_port()
-    proc = subprocess.Popen(
-        [sys.executable, "-m", "app.cli", "serve", "--port", str(port), "--log-level", "warning"],
-        cwd=REPO,
-        env=env | {"CUDAMASTER_SERVICE__GPUS": '["0","1"]'},
-        stdout=subprocess.PIPE,
-        stderr=subprocess.STDOUT,
-        text=True,
-    )
+    proc, url = serve_cli(env | {"CUDAMASTER_SERVICE__GPUS": '["0","1"]'}, tmp_path / "serve.log", "--log-level", "warning")
     try:
-        deadline = time.monotonic() + 60
-        while True:
-            try:
-                health = httpx.get(f"http://127.0.0.1:{port}{API}/health", timeout=2)
-                break
-            except httpx.HTTPError:
-                assert proc.poll() is None and time.monotonic() < deadline, proc.stdout.read() if proc.poll() is not None else "timeout"
-                time.sleep(0.3)
+        health = httpx.get(f"{url}{API}/health", timeout=30)
         assert health.json()["gpus"] == ["0", "1"]
-        r = httpx.get(f"http://127.0.0.1:{port}{API}/jobs", headers={"Authorization": f"Bearer {key}"})
+        r = httpx.get(f"{url}{API}/jobs", headers={"Authorization": f"Bearer {key}"})
         assert r.status_code == 200 and r.json()["total"] == 0
     finally:
         proc.send_signal(signal.SIGTERM)
         proc.wait(30)
     assert (tmp_path / "cli.db").exists()
+
+
+class _Impostor(http.server.BaseHTTPRequestHandler):
+    """Another test's server on the same port: answers every GET with 200 (so /health looks fine)."""
+
+    def do_GET(self):
+        self.send_response(200)
+        self.end_headers()
+        self.wfile.write(b'{"status": "ok"}')
+
+    def log_message(self, *args):
+        pass
+
+
+def test_serve_whose_port_another_server_took_is_retried_on_a_new_port(tmp_path, monkeypatch):
+    impostor = http.server.ThreadingHTTPServer(("127.0.0.1", 0), _Impostor)
+    threading.Thread(target=impostor.serve_forever, daemon=True).start()
+    taken = impostor.server_address[1]
+    ports = iter([taken])
+    monkeypatch.setattr(service_conftest, "free_port", lambda: next(ports, None) or _free_port())
+    env = {**os.environ, "CUDAMASTER_SERVICE__DATABASE_URL": f"sqlite:///{tmp_path / 's.db'}"}
+    try:
+        proc, url = serve_cli(env, tmp_path / "serve.log", "--log-level", "warning")
+        try:
+            assert url != f"http://127.0.0.1:{taken}" and "was taken" in (tmp_path / "serve.log").read_text()
+            assert httpx.get(f"{url}{API}/health", timeout=30).json()["database"] == "ok"  # the impostor has no database
+        finally:
+            proc.send_signal(signal.SIGTERM)
+            proc.wait(30)
+    finally:
+        impostor.shutdown()
 
 
 @pytest.mark.parametrize("db_url", ["sqlite"], indirect=True)

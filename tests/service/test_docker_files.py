@@ -14,10 +14,8 @@ import re
 import shlex
 import shutil
 import signal
-import socket
 import subprocess
 import sys
-import time
 from pathlib import Path
 
 import httpx
@@ -27,6 +25,8 @@ import yaml
 from bench_tasks import task_names
 from gpu.ray import RaySettings
 from settings.tree import unknown_settings
+
+from .conftest import serve_on_free_port
 
 REPO = Path(__file__).resolve().parents[2]
 DOCKERFILE = REPO / "docker" / "Dockerfile"
@@ -103,12 +103,6 @@ def test_compose_builds_the_dockerfile_and_points_the_service_at_its_postgres():
     assert service["depends_on"]["postgres"]["condition"] == "service_healthy"
 
 
-def _free_port() -> int:
-    with socket.socket() as s:
-        s.bind(("127.0.0.1", 0))
-        return s.getsockname()[1]
-
-
 @pytest.mark.slow
 def test_the_image_contents_install_as_a_wheel_and_its_cmd_serves(tmp_path):
     # 1. the build context, exactly as the COPY lines lay it out
@@ -142,7 +136,7 @@ def test_the_image_contents_install_as_a_wheel_and_its_cmd_serves(tmp_path):
     data = tmp_path / "data"
     data.mkdir()
     env = {k: v.replace("/data", str(data)) for k, v in _dockerfile_env().items() if k.startswith("CUDAMASTER_")}
-    env = {**os.environ, **env, "CUDAMASTER_SERVICE__PORT": str(_free_port()), "PYTHONPATH": str(site)}
+    env = {**os.environ, **env, "PYTHONPATH": str(site)}
     # The developer's editable install would fill in whatever the wheel lacks: drop its finder.
     isolate = "import sys; sys.meta_path[:] = [f for f in sys.meta_path if '__editable__' not in getattr(f, '__module__', '')]; "
     run_cli = [sys.executable, "-c", isolate + "from app.cli import main; sys.argv[0] = 'cudamaster'; main()"]
@@ -170,21 +164,13 @@ def test_the_image_contents_install_as_a_wheel_and_its_cmd_serves(tmp_path):
         .splitlines()[-1]
     )
 
-    # 4. the CMD, then the API on the port the image exposes through its settings
-    log = (tmp_path / "serve.log").open("w")
-    server = subprocess.Popen([*run_cli, *cmd[1:]], cwd=tmp_path, env=env, stdout=log, stderr=subprocess.STDOUT)
-    base = f"http://127.0.0.1:{env['CUDAMASTER_SERVICE__PORT']}/api/v1"
+    # 4. the CMD, then the API on the port the image exposes through its settings (CUDAMASTER_SERVICE__PORT)
+    log_path = tmp_path / "serve.log"
+    server, url = serve_on_free_port(
+        lambda port: ([*run_cli, *cmd[1:]], env | {"CUDAMASTER_SERVICE__PORT": str(port)}), log_path, tmp_path, 90
+    )
+    base = f"{url}/api/v1"
     try:
-        deadline = time.monotonic() + 90
-        while True:
-            assert server.poll() is None, (tmp_path / "serve.log").read_text()[-3000:]
-            try:
-                if httpx.get(f"{base}/health", timeout=2).status_code == 200:
-                    break
-            except httpx.TransportError:
-                pass
-            assert time.monotonic() < deadline, (tmp_path / "serve.log").read_text()[-3000:]
-            time.sleep(0.3)
         tasks = httpx.get(f"{base}/tasks", headers={"X-API-Key": key}, timeout=10)
         assert tasks.status_code == 200, tasks.text
         assert sorted(t["name"] for t in tasks.json()) == sorted(task_names())
@@ -196,7 +182,6 @@ def test_the_image_contents_install_as_a_wheel_and_its_cmd_serves(tmp_path):
         finally:
             if server.poll() is None:
                 server.kill()
-            log.close()
     # uvicorn shuts down cleanly, then re-raises the signal (so the container reports 143)
     assert server.returncode in (0, -signal.SIGTERM), (tmp_path / "serve.log").read_text()[-3000:]
     assert "Application shutdown complete" in (tmp_path / "serve.log").read_text()

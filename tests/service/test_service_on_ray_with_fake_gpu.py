@@ -9,6 +9,7 @@ import pytest
 
 from gpu.fake import FAKE_GPU
 from tests.support import kernels as k
+from tests.support.workers import compile_cache
 
 from .conftest import make_key, wait_status
 from .test_service_with_graph import MODELS, graph_env  # the scripted LLM fixture `llm` is in conftest.py
@@ -36,7 +37,7 @@ def test_jobs_run_end_to_end_on_the_ray_cluster_with_fake_gpu(
         "CUDAMASTER_RAY__ADDRESS": ray_address,
         "CUDAMASTER_RAY__WORKER_EVALUATOR": "gpu.fake:FakeGpuEvaluator",
         "CUDAMASTER_RAY__COMPILE_WORKERS": "1",
-        "CUDAMASTER_RAY__CACHE_DIR": str(tmp_path_factory.getbasetemp() / "ray-service-cache"),
+        "CUDAMASTER_RAY__CACHE_DIR": str(compile_cache(tmp_path_factory)),  # the run's one cache: the runtime and baseline built once
     }
     server = server_factory(factory="app.main:create_app", **env)  # the service's own start-up: Ray from the settings
     with httpx.Client(base_url=server.url, timeout=30) as client:

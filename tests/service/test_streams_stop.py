@@ -8,42 +8,26 @@ from __future__ import annotations
 import os
 import signal
 import subprocess
-import sys
 import threading
 import time
 from contextlib import closing
 from datetime import UTC, datetime
+from pathlib import Path
 from urllib.parse import urlencode
 
 import httpx
 import pytest
 
-from .conftest import REPO, free_port, make_key
+from .conftest import make_key, serve_cli
 from .test_permissions import _signed_in
 
 pytestmark = pytest.mark.timeout(120)
 DRAIN_SECONDS = 10
 
 
-def _serve(db_url: str, log) -> tuple[subprocess.Popen, str]:
-    port = free_port()
+def _serve(db_url: str, log: Path) -> tuple[subprocess.Popen, str]:
     env = os.environ | {"CUDAMASTER_SERVICE__DATABASE_URL": db_url, "CUDAMASTER_SERVICE__DRAIN_SECONDS": str(DRAIN_SECONDS)}
-    proc = subprocess.Popen(
-        [sys.executable, "-m", "app.cli", "serve", "--port", str(port), "--log-level", "info"],
-        cwd=REPO,
-        env=env,
-        stdout=log,
-        stderr=subprocess.STDOUT,
-    )
-    url = f"http://127.0.0.1:{port}"
-    deadline = time.monotonic() + 60
-    while True:
-        assert proc.poll() is None and time.monotonic() < deadline, "the service did not start"
-        try:
-            if httpx.get(f"{url}/api/v1/health", timeout=2).status_code in (200, 503):
-                return proc, url
-        except httpx.HTTPError:
-            time.sleep(0.2)
+    return serve_cli(env, log, "--log-level", "info")
 
 
 def _read_events(web: httpx.Client, path: str, into: dict) -> None:
@@ -67,8 +51,7 @@ def _read_events(web: httpx.Client, path: str, into: dict) -> None:
 def test_dashboard_live_stream_closes_with_service_stopping_at_sigterm(db_url, tmp_path):
     key = make_key(db_url)
     log_path = tmp_path / "serve.log"
-    with open(log_path, "w") as log:
-        proc, url = _serve(db_url, log)
+    proc, url = _serve(db_url, log_path)
     try:
         with closing(_signed_in(url, key)) as web:
             stream: dict = {"events": [], "opened": threading.Event(), "closed": threading.Event()}

@@ -11,7 +11,6 @@ import os
 import signal
 import subprocess
 import sys
-import time
 import uuid
 from pathlib import Path
 
@@ -21,7 +20,7 @@ import pytest
 from app.evaluation import plan_evaluation
 from gpu.inventory import GpuInventory, detect_gpus
 
-from .conftest import PG_BASE, REPO, _postgres_up, free_port, make_key
+from .conftest import PG_BASE, REPO, _postgres_up, free_port, make_key, serve_cli
 from .test_api_with_fake_agent import CUSTOM
 
 pytestmark = pytest.mark.timeout(240)
@@ -152,28 +151,15 @@ def test_a_missing_postgresql_database_is_one_line_not_a_traceback():
 
 @pytest.mark.slow
 def test_serve_without_a_gpu_says_so_in_one_line_and_runs(tmp_path):
-    port = free_port()
     env = {**os.environ, "CUDAMASTER_SERVICE__DATABASE_URL": f"sqlite:///{tmp_path / 's.db'}", "PATH": fake_nvidia_smi(tmp_path, None)}
-    proc = subprocess.Popen(
-        [sys.executable, "-m", "app.cli", "serve", "--port", str(port), "--log-level", "warning"],
-        cwd=REPO,
-        env=env,
-        stdout=subprocess.PIPE,
-        stderr=subprocess.STDOUT,
-        text=True,
-    )
+    log = tmp_path / "serve.log"
+    proc, url = serve_cli(env, log, "--log-level", "warning", wait_s=90)
     try:
-        deadline = time.monotonic() + 90
-        while True:
-            assert proc.poll() is None and time.monotonic() < deadline, "the service did not start"
-            try:
-                health = httpx.get(f"http://127.0.0.1:{port}{API}/health", timeout=2).json()
-                break
-            except httpx.HTTPError:
-                time.sleep(0.3)
+        health = httpx.get(f"{url}{API}/health", timeout=30).json()
         assert health["status"] == "degraded" and health["can_run_jobs"] is False
     finally:
         proc.send_signal(signal.SIGTERM)
-        output = proc.communicate(timeout=60)[0]
+        proc.wait(60)
+    output = log.read_text()
     assert "Traceback" not in output
     assert [line for line in output.splitlines() if "nvidia-smi is not installed" in line] != []
