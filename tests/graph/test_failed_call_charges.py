@@ -66,9 +66,10 @@ def test_a_call_that_failed_is_charged_its_estimate(tmp_path, reply, charged_out
 
 
 def test_a_call_that_never_reached_the_endpoint_costs_nothing(tmp_path):
+    # Bound but never listening, and held for the whole call: connections are refused, and no other test's server
+    # can take the port meanwhile (a port closed before the call could be).
     with socket.socket() as s:
         s.bind(("127.0.0.1", 0))
-        port = s.getsockname()[1]  # closed once the block ends: connections are refused
-    sent, failed = _ledger_of(f"http://127.0.0.1:{port}/v1", tmp_path)
+        sent, failed = _ledger_of(f"http://127.0.0.1:{s.getsockname()[1]}/v1", tmp_path)
     assert sent["status"] == "sent" and failed["status"] == "failed"
     assert (failed["input_tokens"], failed["output_tokens"], failed["cost_usd"]) == (0, 0, 0.0)
