@@ -32,13 +32,15 @@ def _fail(message: str) -> NoReturn:
     raise typer.Exit(2)
 
 
-def _request(method: str, url: str, key: str | None, path: str, body: dict[str, Any] | None = None) -> dict[str, Any]:
+def _request(method: str, url: str, key: str | None, path: str, body: dict[str, Any] | None = None, *, timeout: float = 60) -> Any:
     import httpx
 
     if not key:
         _fail("this needs an API key: --key or CUDAMASTER_CLIENT_KEY (create one with `cudamaster keys create --name NAME`)")
     try:
-        r = httpx.request(method, url.rstrip("/") + "/api/v1" + path, json=body, timeout=60, headers={"Authorization": f"Bearer {key}"})
+        r = httpx.request(
+            method, url.rstrip("/") + "/api/v1" + path, json=body, timeout=timeout, headers={"Authorization": f"Bearer {key}"}
+        )
     except httpx.HTTPError as exc:
         _fail(f"cannot reach the service at {url} ({exc}); start it with `cudamaster serve` or pass --url")
     if r.status_code >= 400:
