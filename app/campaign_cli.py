@@ -90,6 +90,9 @@ def run(
     category: Annotated[str | None, typer.Option(help="only this category (see `cudamaster bench list`)")] = None,
     precision: Annotated[Precision | None, typer.Option(help="only this precision")] = None,
     variant: Annotated[list[str] | None, typer.Option(metavar="TASK/PRECISION", help="a variant, e.g. relu/bf16; repeatable")] = None,
+    suite: Annotated[
+        str | None, typer.Option(metavar="SUITE_ID", help="every task of a suite of this key (`cudamaster suite push`)")
+    ] = None,
     rounds: Annotated[int, typer.Option(min=ROUNDS.min, max=ROUNDS.max, help=ROUNDS.help)] = ROUNDS.default,
     debug: Annotated[int, typer.Option(min=DEBUG.min, max=DEBUG.max, help=DEBUG.help)] = DEBUG.default,
     profile: Annotated[ProfileMode, typer.Option(help=PROFILE.help)] = PROFILE.default,
@@ -113,7 +116,7 @@ def run(
         if not sep:
             _fail(f"--model {item!r}: write ROLE=MODEL, e.g. coder=deepseek-reasoner")
         models[role] = value
-    selection = {"variants": variant} if variant else {k: v for k, v in (("category", category), ("precision", precision)) if v}
+    selection = {k: v for k, v in (("category", category), ("precision", precision), ("variants", variant), ("suite", suite)) if v}
     body = {
         "name": name,
         "selection": selection,

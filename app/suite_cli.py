@@ -32,7 +32,8 @@ def read_folder(path: Path) -> list[dict[str, Any]]:
     if not files:
         _fail(f"{path} holds no reference file (*.py)")
     refs = []
-    with Progress(TextColumn("{task.description}"), BarColumn(), MofNCompleteColumn(), console=Console(stderr=True)) as bar:  # stdout: --json
+    stderr = Console(stderr=True)  # stdout holds --json's answer alone
+    with Progress(TextColumn("{task.description}"), BarColumn(), MofNCompleteColumn(), console=stderr) as bar:
         reading = bar.add_task(f"reading {path}", total=len(files))
         for file in files:
             try:

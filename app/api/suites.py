@@ -24,7 +24,7 @@ SuiteId = Annotated[str, Path(max_length=64, description="a suite id, su_ and 16
     status_code=201,
     response_model=SuiteDetail,
     summary="Store a folder of PyTorch references as a suite of tasks",
-    responses=responses(401, 403, 413, 429, 503),
+    responses=responses(400, 401, 403, 413, 429, 503),
 )
 def create_suite(body: SuiteSubmit, session: SessionDep, caller: Submitter, settings: SettingsDep) -> SuiteDetail:
     """Each reference runs in the sandbox (the submit-time limits of a job's `pytorch` field, one after another); a

@@ -10,6 +10,7 @@ database); the bounds and 404s run nothing and cover both databases."""
 from __future__ import annotations
 
 import json
+import re
 from datetime import UTC, datetime
 from pathlib import Path
 from typing import Any
@@ -45,6 +46,7 @@ def _as_client(client: TestClient):
 
 @sqlite_only
 def test_a_pushed_folder_is_a_suite_a_campaign_runs_and_the_leaderboard_filters_with_fake_jobs(db_url, tmp_path, monkeypatch):
+    import app.campaign_cli as campaign_cli
     import app.suite_cli as suite_cli
     from app.cli import cli
 
@@ -82,9 +84,11 @@ def test_a_pushed_folder_is_a_suite_a_campaign_runs_and_the_leaderboard_filters_
         r = client.post(f"{API}/campaigns", json={"selection": {"suite": listed["id"], "precision": "fp32"}}, headers={"X-API-Key": alice})
         assert r.status_code == 422 and "`suite` alone" in r.text, r.text
 
-        r = client.post(f"{API}/campaigns", json={"selection": {"suite": listed["id"]}, "max_in_flight": 1}, headers={"X-API-Key": alice})
-        assert r.status_code == 201, r.text
-        campaign = client.get(f"{API}/campaigns/{r.json()['id']}", headers={"X-API-Key": alice}).json()
+        monkeypatch.setattr(campaign_cli, "_request", _as_client(client))
+        result = CliRunner().invoke(cli, ["campaign", "run", "--suite", listed["id"], "--key", alice, "--no-wait", "--rounds", "1"])
+        assert result.exit_code == 0 and "1 variants" in result.output, result.output
+        [campaign_id] = re.findall(r"campaign (cmp_[0-9a-f]{16})", result.output)
+        campaign = client.get(f"{API}/campaigns/{campaign_id}", headers={"X-API-Key": alice}).json()
         assert [(v["task"], v["precision"]) for v in campaign["variants"]] == [(task["id"], "fp32")]
         assert campaign["selection"] == {"suite": listed["id"]}
 
