@@ -77,10 +77,13 @@ def listing(session: Session, caller: Caller) -> list[SuiteOut]:
 def _detail(session: Session, suite: Suite) -> SuiteDetail:
     tasks = []
     for row in suites.task_rows(session, suite.id):
-        task = stored_tasks.register(row)  # rebuilt from its row (the reference is not run)
-        tasks.append(
-            SuiteTaskOut(id=row.id, name=row.name, prototype=task.variant(suite.precision).prototype.text, sizes=task.size_list("paper"))
-        )
+        try:
+            task = stored_tasks.register(row)  # rebuilt from its row (the reference is not run)
+        except stored_tasks.StoredTaskInvalid as exc:  # a row this checkout cannot rebuild: said, not a 500
+            tasks.append(SuiteTaskOut(id=row.id, name=row.name, prototype=f"(not available: {exc})", sizes=[]))
+            continue
+        prototype = task.variant(suite.precision).prototype.text
+        tasks.append(SuiteTaskOut(id=row.id, name=row.name, prototype=prototype, sizes=task.size_list("paper")))
     refused = [SuiteRefusal.model_validate(r) for r in suite.refused]
     return SuiteDetail(id=suite.id, name=suite.name, precision=suite.precision, created_at=suite.created_at, tasks=tasks, refused=refused)
 
