@@ -24,6 +24,7 @@ MODEL_PATTERN = r"^[A-Za-z0-9][A-Za-z0-9_.:/@+-]{0,127}$"
 TEAM_PATTERN = r"^[a-z0-9][a-z0-9_.-]{0,63}$"
 JOB_ID_PATTERN = r"^job_[0-9a-f]{16}$"
 KEY_ID_PATTERN = r"^[0-9a-f]{12}$"
+SUITE_ID_PATTERN = r"^su_[0-9a-f]{16}$"
 
 
 def is_custom_task_id(name: str) -> bool:

@@ -32,13 +32,15 @@ def _fail(message: str) -> NoReturn:
     raise typer.Exit(2)
 
 
-def _request(method: str, url: str, key: str | None, path: str, body: dict[str, Any] | None = None) -> dict[str, Any]:
+def _request(method: str, url: str, key: str | None, path: str, body: dict[str, Any] | None = None, *, timeout: float = 60) -> Any:
     import httpx
 
     if not key:
         _fail("this needs an API key: --key or CUDAMASTER_CLIENT_KEY (create one with `cudamaster keys create --name NAME`)")
     try:
-        r = httpx.request(method, url.rstrip("/") + "/api/v1" + path, json=body, timeout=60, headers={"Authorization": f"Bearer {key}"})
+        r = httpx.request(
+            method, url.rstrip("/") + "/api/v1" + path, json=body, timeout=timeout, headers={"Authorization": f"Bearer {key}"}
+        )
     except httpx.HTTPError as exc:
         _fail(f"cannot reach the service at {url} ({exc}); start it with `cudamaster serve` or pass --url")
     if r.status_code >= 400:
@@ -88,6 +90,9 @@ def run(
     category: Annotated[str | None, typer.Option(help="only this category (see `cudamaster bench list`)")] = None,
     precision: Annotated[Precision | None, typer.Option(help="only this precision")] = None,
     variant: Annotated[list[str] | None, typer.Option(metavar="TASK/PRECISION", help="a variant, e.g. relu/bf16; repeatable")] = None,
+    suite: Annotated[
+        str | None, typer.Option(metavar="SUITE_ID", help="every task of a suite of this key (`cudamaster suite push`)")
+    ] = None,
     rounds: Annotated[int, typer.Option(min=ROUNDS.min, max=ROUNDS.max, help=ROUNDS.help)] = ROUNDS.default,
     debug: Annotated[int, typer.Option(min=DEBUG.min, max=DEBUG.max, help=DEBUG.help)] = DEBUG.default,
     profile: Annotated[ProfileMode, typer.Option(help=PROFILE.help)] = PROFILE.default,
@@ -111,7 +116,7 @@ def run(
         if not sep:
             _fail(f"--model {item!r}: write ROLE=MODEL, e.g. coder=deepseek-reasoner")
         models[role] = value
-    selection = {"variants": variant} if variant else {k: v for k, v in (("category", category), ("precision", precision)) if v}
+    selection = {k: v for k, v in (("category", category), ("precision", precision), ("variants", variant), ("suite", suite)) if v}
     body = {
         "name": name,
         "selection": selection,

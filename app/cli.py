@@ -11,6 +11,7 @@ from typer.core import TyperArgument, TyperOption
 from app.campaign_cli import campaign_app
 from app.export_cli import export
 from app.service_cli import keys_app, serve
+from app.suite_cli import suite_app
 from bench_tasks.cli import ClusterSuite, use_cluster_suite
 from bench_tasks.cli import app as bench_app
 from bench_tasks.sandbox_cli import app as sandbox_app
@@ -90,6 +91,7 @@ cli.command("serve")(serve)
 cli.command("export")(export)
 cli.add_typer(keys_app, name="keys", help="API keys for the service: create, list, revoke.")
 cli.add_typer(campaign_app, name="campaign", help="Campaigns: the agent over a set of variants with one configuration; reports.")
+cli.add_typer(suite_app, name="suite", help="Suites: a folder of PyTorch references stored as tasks in the service (push, show).")
 
 
 def main() -> None:

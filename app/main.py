@@ -27,7 +27,7 @@ from settings import RaySettings, ServiceSettings, Settings, load_settings
 
 from . import stored_tasks, web
 from .agent import RunJob, checkpointer, run_with_graph
-from .api import campaigns, compare, errors, insights, jobs, keys, reviews, system, tasks
+from .api import campaigns, compare, errors, insights, jobs, keys, reviews, suites, system, tasks
 from .api import export as export_api
 from .bounds import INT32_MAX
 from .campaigns.scheduler import CampaignScheduler
@@ -202,7 +202,7 @@ def _lifespan(
 
 def _include_api(app: FastAPI) -> None:
     """The /api/v1 routers and the API's answer to a request that fails validation."""
-    for router in (jobs.router, campaigns.router, tasks.router, keys.router, system.router, insights.router, reviews.router):
+    for router in (jobs.router, campaigns.router, tasks.router, keys.router, system.router, insights.router, reviews.router, suites.router):
         app.include_router(router, prefix=API_PREFIX)
     app.add_exception_handler(RequestValidationError, errors.validation_error)  # a page's own: web.mount (app/web/pages.py)
     app.include_router(compare.router, prefix=API_PREFIX)  # runs and campaigns side by side

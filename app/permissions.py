@@ -11,7 +11,8 @@ nothing about other teams, not even which job ids exist. A job of the caller's o
 caller may not act on is a 403 that says whose it is and who can act on it.
 
 A custom task is private to the key that created it: a job on it (`"task": "ct_…"`) can be submitted
-by that key only; to every other key, admin included, it does not exist (404).
+by that key only; to every other key, admin included, it does not exist (404). So is a suite of PyTorch references
+(`su_…`) and its tasks.
 
 With CUDAMASTER_SERVICE__OPEN_READS=true a request without a key reads as a viewer of the team `default`.
 """
@@ -23,7 +24,7 @@ from typing import Protocol
 
 from sqlalchemy import ColumnElement, true
 
-from .db.models import ADMIN, DEFAULT_TEAM, MEMBER, REVIEWER, VIEWER, ApiKey, CustomTask, Job, StoredPyTorchTask
+from .db.models import ADMIN, DEFAULT_TEAM, MEMBER, REVIEWER, VIEWER, ApiKey, CustomTask, Job, StoredPyTorchTask, Suite
 
 
 @dataclass(frozen=True)
@@ -82,8 +83,8 @@ def can_review(caller: Caller, job: Job) -> bool:
     return may_review(caller) and job.team == caller.team and job.api_key_id != caller.key_id
 
 
-def can_use_custom_task(caller: Caller, task: CustomTask | StoredPyTorchTask) -> bool:
-    """A stored task (a custom task, a PyTorch reference) is its submitting key's."""
+def can_use_custom_task(caller: Caller, task: CustomTask | StoredPyTorchTask | Suite) -> bool:
+    """A stored task (a custom task, a PyTorch reference) or a suite of them is its submitting key's."""
     return caller.key_id is not None and task.api_key_id == caller.key_id
 
 

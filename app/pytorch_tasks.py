@@ -65,7 +65,7 @@ def checked_task(body: PyTorchTaskIn, precision: str, settings: ServiceSettings)
 
 def store(session: Session, body: PyTorchTaskIn, precision: str, api_key_id: str | None, settings: ServiceSettings) -> PyTorchTask:
     """Probe the reference (`checked_task`), then register the task and add its row to the session (committed with
-    the job by the caller): a refused reference stores and registers nothing."""
+    the job, or the suite, by the caller): a refused reference stores and registers nothing."""
     task = checked_task(body, precision, settings)
     assert task.probe is not None
     arrays = probe_arrays(task.probe)

@@ -78,12 +78,15 @@ class CustomTaskIn(BaseModel):
     baseline_cu: str = Field(min_length=1, description="the baseline .cu defining the prototype's function")
 
 
+REFERENCE_NAME_PATTERN = r"^[a-z_][a-z0-9_]{0,63}$"
+
+
 class PyTorchTaskIn(BaseModel):
     """A PyTorch reference (KernelBench's format: class Model, get_inputs, get_init_inputs, sizes as module-level
     integer constants) as the task. It runs only in the sandbox (app/pytorch_tasks.py, docs/pytorch-tasks.md)."""
 
     model_config = ConfigDict(extra="forbid")
-    name: str = Field(pattern=r"^[a-z_][a-z0-9_]{0,63}$", description="a label for the reference (the task gets an id pt_...)")
+    name: str = Field(pattern=REFERENCE_NAME_PATTERN, description="a label for the reference (the task gets an id pt_...)")
     reference_py: str = Field(min_length=1, max_length=1 << 20, description="the reference file's text")
     sizes: list[dict[str, int]] = Field(
         default_factory=list,
@@ -93,6 +96,58 @@ class PyTorchTaskIn(BaseModel):
         examples=[[{"batch_size": 16, "dim": 16384}]],
     )
     precision: Precision | None = Field(None, description="the candidate's buffers (fp32 or bf16); default: the job's precision")
+
+
+class SuiteReferenceIn(BaseModel):
+    """One reference file of a suite: its name (`cudamaster suite push` derives it from the file's name) and text."""
+
+    model_config = ConfigDict(extra="forbid", strict=True)
+    name: str = Field(pattern=REFERENCE_NAME_PATTERN, description="a label for the reference (its task gets an id pt_...)")
+    reference_py: str = Field(min_length=1, max_length=1 << 20, description="the reference file's text")
+    sizes: list[dict[str, StrictInt]] = Field(
+        default_factory=list, max_length=MAX_CUSTOM_SIZES, description="as a job's `pytorch.sizes`; empty: the file's own constants"
+    )
+
+
+class SuiteSubmit(RequestBody):
+    """A folder of PyTorch references as a suite: each is probed in the sandbox like a job's `pytorch` field."""
+
+    model_config = ConfigDict(extra="forbid", strict=True)
+    name: Name = Field(description="a name for people to read, e.g. the folder's")
+    precision: Precision = DEFAULT_PRECISION
+    references: list[SuiteReferenceIn] = Field(
+        min_length=1, description="at most CUDAMASTER_SERVICE__MAX_SUITE_REFERENCES, CUDAMASTER_SERVICE__MAX_SUITE_BYTES of text in all"
+    )
+
+
+class SuiteTaskOut(BaseModel):
+    id: str = Field(description="the task's id (pt_...): a campaign's `selection.suite` runs every one")
+    name: str
+    prototype: str = Field(description="the C prototype a candidate defines")
+    sizes: list[dict[str, int]]
+
+
+class SuiteRefusal(BaseModel):
+    name: str
+    reason: str
+
+
+class SuiteOut(BaseModel):
+    id: str
+    name: str
+    precision: str
+    created_at: datetime
+    tasks: int = Field(description="tasks made")
+    refused: int = Field(description="references refused")
+
+
+class SuiteDetail(BaseModel):
+    id: str
+    name: str
+    precision: str
+    created_at: datetime
+    tasks: list[SuiteTaskOut]
+    refused: list[SuiteRefusal] = Field(description="the references that could not be made a task, with the reason")
 
 
 class JobSubmit(RequestBody):

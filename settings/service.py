@@ -47,6 +47,10 @@ class ServiceSettings(BaseModel):
     max_pytorch_stored_bytes: int = Field(
         256 << 20, ge=1 << 20, description="a stored PyTorch task's float64 reference arrays (compressed): more is refused at submit"
     )
+    max_suite_references: int = Field(100, ge=1, le=1000, description="references one suite may list (POST /api/v1/suites)")
+    max_suite_bytes: int = Field(
+        1 << 20, ge=1, description="the text of all a suite's references together (each is probed in the sandbox at submit)"
+    )
     max_jobs_in_flight_per_key: int = Field(8, ge=1, description="queued + running + waiting jobs allowed per API key")
     max_page_size: int = 200
     max_submits_per_minute_per_key: int = Field(30, ge=1, description="job submissions one key may make in any minute")

@@ -6,11 +6,11 @@ from typing import Annotated
 
 from fastapi import APIRouter, Query
 
-from ..bounds import MODEL_PATTERN
+from ..bounds import MODEL_PATTERN, SUITE_ID_PATTERN
 from ..schemas import CostsOut, LeaderboardOut, Precision
 from ..services import insights
 from .deps import Reader, SessionDep
-from .errors import responses
+from .errors import as_http, responses
 
 router = APIRouter(tags=["insights"])
 
@@ -21,7 +21,7 @@ Model = Annotated[str | None, Query(max_length=128, pattern=MODEL_PATTERN, descr
     "/leaderboard",
     response_model=LeaderboardOut,
     summary="Best countable kernel per task, precision and GPU model",
-    responses=responses(401, 403),
+    responses=responses(401, 403, 404),
 )
 def leaderboard(
     session: SessionDep,
@@ -29,11 +29,14 @@ def leaderboard(
     model: Model = None,
     precision: Annotated[Precision | None, Query()] = None,
     sanitizer_clean: Annotated[bool, Query(description="only kernels compute-sanitizer found clean (all four tools)")] = False,
+    suite: Annotated[str | None, Query(pattern=SUITE_ID_PATTERN, description="only this suite's tasks (a suite of this key)")] = None,
 ) -> LeaderboardOut:
     """Per benchmark task and precision (and GPU model: never compared across GPU models), the correct attempt with
     the highest P among the jobs this key may read, counting only attempts the review queue has not flagged or has
-    accepted; and the share of tasks tried whose best P is at least 1, 2, 4 and 8."""
-    return insights.leaderboard(session, caller, model=model, precision=precision, sanitizer_clean=sanitizer_clean)
+    accepted; and the share of tasks tried whose best P is at least 1, 2, 4 and 8. With `suite`, only that suite's
+    tasks (its shares count the suite's tasks tried); another key's suite is a 404."""
+    with as_http():
+        return insights.leaderboard(session, caller, model=model, precision=precision, sanitizer_clean=sanitizer_clean, suite=suite)
 
 
 @router.get(

@@ -22,7 +22,7 @@ from graph.contract import (
     SizeSet,
 )
 
-from ..bounds import OptionalName, RequestBody
+from ..bounds import SUITE_ID_PATTERN, OptionalName, RequestBody
 from ..schemas import check_models
 
 MAX_COST_USD = 1e9
@@ -31,7 +31,7 @@ CampaignStatus = Literal["running", "finished", "cancelled", "capped"]
 
 
 class Selection(BaseModel):
-    """Which variants: all (nothing set), a category and/or a precision, or an explicit list."""
+    """Which variants: all (nothing set), a category and/or a precision, an explicit list, or a suite's tasks."""
 
     model_config = ConfigDict(extra="forbid")
     category: str | None = Field(None, max_length=64, description="e.g. activation, dense/algebra (GET /api/v1/tasks)")
@@ -44,11 +44,18 @@ class Selection(BaseModel):
         description="TASK/PRECISION names (TASK: a benchmark task, or a stored task of your key: ct_… or pt_…); "
         "not together with category or precision",
     )
+    suite: str | None = Field(
+        None,
+        pattern=SUITE_ID_PATTERN,
+        description="a suite of your key (POST /api/v1/suites): every task it made, at the suite's precision; alone",
+    )
 
     @model_validator(mode="after")
     def _list_alone(self) -> Selection:
         if self.variants is not None and (self.category is not None or self.precision is not None):
             raise ValueError("selection: give `variants` alone, or `category` and/or `precision` (nothing: every variant)")
+        if self.suite is not None and (self.variants is not None or self.category is not None or self.precision is not None):
+            raise ValueError("selection: give `suite` alone (its tasks run at the suite's precision)")
         return self
 
 

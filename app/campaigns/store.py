@@ -18,7 +18,7 @@ from sqlalchemy.orm import Session, selectinload
 from bench_tasks import TaskError, all_tasks, load_task
 from bench_tasks.spec import Task
 
-from .. import permissions, stored_tasks
+from .. import permissions, stored_tasks, suites
 from ..bounds import is_stored_task_id
 from ..db.models import (
     ACTIVE_STATUSES,
@@ -58,7 +58,10 @@ def new_campaign_id() -> str:
 
 def resolve_variants(selection: Selection, session: Session | None = None, caller: Caller | None = None) -> list[tuple[str, str]]:
     """(task, precision) pairs, in task order then precision order. A listed variant may name a stored task of the
-    caller's key (`ct_…/fp32`, a PyTorch reference `pt_…/fp32`): it is rebuilt from its row (app/stored_tasks.py)."""
+    caller's key (`ct_…/fp32`, a PyTorch reference `pt_…/fp32`): it is rebuilt from its row (app/stored_tasks.py).
+    A suite of the caller's key is its tasks, each at the suite's precision, through the same check."""
+    if selection.suite is not None:
+        return _suite_variants(session, caller, selection.suite)
     if selection.variants is not None:
         out: list[tuple[str, str]] = []
         for name in selection.variants:
@@ -81,6 +84,18 @@ def resolve_variants(selection: Selection, session: Session | None = None, calle
     if not out:
         raise CampaignInvalid("the selection holds no variant: widen the category or the precision")
     return out
+
+
+def _suite_variants(session: Session | None, caller: Caller | None, suite_id: str) -> list[tuple[str, str]]:
+    suite = suites.get(session, suite_id) if session is not None else None
+    if suite is None or caller is None or not permissions.can_use_custom_task(caller, suite):
+        who = caller.label if caller else "this key"
+        raise CampaignInvalid(f"no suite {suite_id} made by {who}: a suite is private to its key (GET /api/v1/suites lists yours)")
+    assert session is not None
+    names = [f"{task_id}/{suite.precision}" for task_id in suites.task_ids(session, suite.id)]
+    if not names:
+        raise CampaignInvalid(f"suite {suite_id} holds no task (every reference was refused: GET /api/v1/suites/{suite_id} says why)")
+    return resolve_variants(Selection(variants=names), session, caller)
 
 
 def _variant_task(session: Session | None, caller: Caller | None, task: str) -> Task:

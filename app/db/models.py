@@ -267,6 +267,28 @@ class StoredPyTorchTask(Base):
     created_at: Mapped[datetime] = mapped_column(default=utcnow)
 
 
+class Suite(Base):
+    """A folder of PyTorch references stored as tasks (app/suites.py): the tasks made, in the folder's order
+    (suite_tasks), and the references refused with their reasons. Private to its key, like its tasks."""
+
+    __tablename__ = "suites"
+
+    id: Mapped[str] = mapped_column(String(40), primary_key=True)
+    api_key_id: Mapped[str | None] = mapped_column(ForeignKey("api_keys.id", ondelete="SET NULL"), index=True)
+    name: Mapped[str] = mapped_column(String(128))
+    precision: Mapped[str] = mapped_column(String(8))
+    refused: Mapped[list[Any]] = mapped_column(default=list)  # [{"name", "reason"}], in the folder's order
+    created_at: Mapped[datetime] = mapped_column(default=utcnow)
+
+
+class SuiteTask(Base):
+    __tablename__ = "suite_tasks"
+
+    suite_id: Mapped[str] = mapped_column(ForeignKey("suites.id", ondelete="CASCADE"), primary_key=True)
+    position: Mapped[int] = mapped_column(Integer, primary_key=True)
+    task_id: Mapped[str] = mapped_column(ForeignKey("pytorch_tasks.id", ondelete="CASCADE"), index=True)
+
+
 # Review of a flagged attempt (app/reviews.py): pending until a reviewer accepts or rejects it. The
 # leaderboard counts an attempt only when it has no review row or an accepted one.
 PENDING, ACCEPTED, REJECTED = "pending", "accepted", "rejected"

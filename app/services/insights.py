@@ -12,15 +12,24 @@ from .. import permissions
 from ..permissions import Caller
 from ..schemas import CostPerJob, CostPerModelDay, CostsOut, LeaderboardEntry, LeaderboardOut, LeaderboardShare
 from ..store import aggregates
+from . import suites
 
 
 def leaderboard(
-    session: Session, caller: Caller, *, model: str | None = None, precision: Precision | None = None, sanitizer_clean: bool = False
+    session: Session,
+    caller: Caller,
+    *,
+    model: str | None = None,
+    precision: Precision | None = None,
+    sanitizer_clean: bool = False,
+    suite: str | None = None,
 ) -> LeaderboardOut:
     """Per task, precision and GPU model, the best countable attempt (`sanitizer_clean`: among the kernels compute-sanitizer
-    found clean), and the shares of tasks with P >= 1, 2, 4, 8."""
+    found clean), and the shares of tasks with P >= 1, 2, 4, 8. `suite`: only that suite's tasks (a suite of the
+    caller's key; another key's is NotFound)."""
     visible = permissions.visible_jobs(caller)
-    entries, shares = aggregates.leaderboard(session, visible, model=model, precision=precision, clean_only=sanitizer_clean)
+    tasks = suites.task_ids(session, caller, suite) if suite is not None else None
+    entries, shares = aggregates.leaderboard(session, visible, model=model, precision=precision, clean_only=sanitizer_clean, tasks=tasks)
     return LeaderboardOut(
         entries=[LeaderboardEntry.model_validate(e, from_attributes=True) for e in entries],
         shares=[LeaderboardShare.model_validate(s, from_attributes=True) for s in shares],

@@ -81,11 +81,20 @@ def models_of(session: Session, job_ids: list[str]) -> dict[str, list[str]]:
 
 
 def leaderboard(
-    session: Session, visible: ColumnElement[bool], *, model: str | None = None, precision: str | None = None, clean_only: bool = False
+    session: Session,
+    visible: ColumnElement[bool],
+    *,
+    model: str | None = None,
+    precision: str | None = None,
+    clean_only: bool = False,
+    tasks: list[str] | None = None,
 ) -> tuple[list[Entry], list[Share]]:
+    """`tasks`: only these (a suite's); its shares then count the suite's tasks tried."""
     jobs = _benchmark_jobs(visible, model)
     if precision:
         jobs = and_(jobs, Job.precision == precision)
+    if tasks is not None:
+        jobs = and_(jobs, Job.task.in_(tasks))
     # Two small queries instead of one window over every attempt: the best P per (task, precision, GPU model),
     # then the attempts holding exactly those scores (the first one stored wins a tie).
     gpu = _gpu_name()

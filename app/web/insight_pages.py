@@ -14,9 +14,9 @@ from graph.contract import PRECISIONS
 from .. import permissions
 from ..api.deps import SessionDep
 from ..api.errors import as_http
-from ..bounds import MODEL_PATTERN
+from ..bounds import MODEL_PATTERN, SUITE_ID_PATTERN
 from ..schemas import ReviewDecision
-from ..services import dashboard, insights
+from ..services import dashboard, insights, suites
 from ..services.reviews import decide, review_out
 from .base import PAGE_SIZE, Csrf, Web, check_filter, csrf_or_403, errors_of, problem, render
 
@@ -25,11 +25,20 @@ router = APIRouter(include_in_schema=False)
 
 @router.get("/leaderboard", response_class=HTMLResponse)
 def leaderboard_page(
-    request: Request, web: Web, session: SessionDep, model: str = "", precision: str = "", sanitizer_clean: bool = False
+    request: Request, web: Web, session: SessionDep, model: str = "", precision: str = "", sanitizer_clean: bool = False, suite: str = ""
 ) -> HTMLResponse:
     check_filter("model", model, MODEL_PATTERN)  # a bad value: the error page, linking back here (base.BadQuery)
     check_filter("precision", precision, allowed=PRECISIONS)
-    data = insights.leaderboard(session, web.caller, model=model or None, precision=precision or None, sanitizer_clean=sanitizer_clean)  # type: ignore[arg-type]
+    check_filter("suite", suite, SUITE_ID_PATTERN)
+    with as_http():  # another key's suite: the 404 page
+        data = insights.leaderboard(
+            session,
+            web.caller,
+            model=model or None,
+            precision=precision or None,  # type: ignore[arg-type]
+            sanitizer_clean=sanitizer_clean,
+            suite=suite or None,
+        )
     return render(
         request,
         "leaderboard.html",
@@ -39,6 +48,8 @@ def leaderboard_page(
         model=model,
         precision=precision,
         sanitizer_clean=sanitizer_clean,
+        suite=suite,
+        suites=suites.listing(session, web.caller),
     )
 
 

@@ -27,6 +27,7 @@ __all__ = [
     "load_reference",
     "make_task",
     "probe",
+    "reference_files",
     "shape_doc",
     "task_name",
 ]
@@ -71,18 +72,21 @@ class Imported:
     refused: list[tuple[Path, str, str]] = field(default_factory=list)  # (file, kind, reason)
 
 
+def reference_files(directory: Path) -> list[Path]:
+    """A folder's reference files: every `*.py` but `__init__.py`, sorted; not recursive (`bench import`, `suite push`)."""
+    if not directory.is_dir():
+        raise TaskError(f"{directory} is not a directory: give a folder of reference files (e.g. a KernelBench checkout's level1/)")
+    return [p for p in sorted(directory.glob("*.py")) if p.name != "__init__.py"]
+
+
 def import_directory(
     directory: Path, *, precision: str = "fp32", settings: HarnessSettings | None = None, limits: Limits | None = None
 ) -> Imported:
     """Every `*.py` file of `directory` (sorted; not recursive) as a task at its own constants. Files stay where
     they are: nothing is copied."""
-    if not directory.is_dir():
-        raise TaskError(f"{directory} is not a directory: give a folder of reference files (e.g. a KernelBench checkout's level1/)")
     out = Imported()
     names: set[str] = set()
-    for path in sorted(directory.glob("*.py")):
-        if path.name == "__init__.py":
-            continue
+    for path in reference_files(directory):
         name = task_name(path)
         if name in names:
             out.refused.append((path, "name", f"its task name {name} is another file's too: rename one"))
