@@ -245,6 +245,10 @@ def _json_field(name: str, text: str) -> Any:
         raise FormProblem(
             f"{name}: not JSON ({exc.msg} at line {exc.lineno} column {exc.colno}); see the example under the field"
         ) from None
+    except RecursionError:
+        raise FormProblem(f"{name}: JSON nested too deeply; see the example under the field") from None
+    except ValueError:  # int() past sys.get_int_max_str_digits
+        raise FormProblem(f"{name}: a number in it is too long; see the example under the field") from None
 
 
 def _upload(file: UploadFile | None, limit: int, what: str) -> bytes | None:

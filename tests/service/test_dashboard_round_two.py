@@ -293,3 +293,20 @@ def test_the_submit_and_campaign_forms_read_the_models_per_role_one_way():
     form = {"model_all": " gpt-x ", "model_planner": "", "model_coder": "  ", "model_debugger": "fixer", "name": "ignored"}
     assert role_models(form) == {"*": "gpt-x", "debugger": "fixer"}
     assert role_models({}) == {}
+
+
+# -- attack: the submit form's JSON fields -------------------------------------------------------------------------
+@pytest.mark.parametrize(
+    ("field", "text", "named"),
+    [
+        ("pytorch_sizes", "[" * 5000, "nested too deeply"),  # json.loads: RecursionError, not a JSONDecodeError
+        ("pytorch_sizes", '[{"dim": ' + "9" * 5000 + "}]", "too long"),  # int(): ValueError past 4300 digits
+        ("custom_args", "[" * 5000, "nested too deeply"),
+    ],
+)
+def test_the_submit_forms_json_fields_refuse_deep_nesting_and_huge_numbers_with_a_422(site, field, text, named):
+    member = site["member"]
+    kind = field.split("_")[0]
+    form = {"csrf": _csrf(member.get("/jobs").text), "kind": kind, f"{kind}_name": "x", f"{kind}_source": "x = 1", field: text}
+    r = member.post("/jobs", data=form)
+    assert r.status_code == 422 and named in r.text, (r.status_code, r.text[-600:])
