@@ -192,6 +192,9 @@ def test_costs_with_a_bad_days_value_shows_the_default_window(site):
     page = site["member"].get("/costs?days=abc")
     assert page.status_code == 200 and "last 30 days" in page.text and "days=&#39;abc&#39;" in page.text
     assert "last 7 days" in site["member"].get("/costs?days=7").text
+    for odd in ("²", "9" * 5000):  # a digit int() does not read; past int()'s 4300 digits: both were a 500
+        page = site["member"].get("/costs", params={"days": odd})
+        assert page.status_code == 200 and "last 30 days" in page.text, page.status_code
 
 
 def test_the_submit_forms_task_is_vector_add_until_one_is_chosen(site):
