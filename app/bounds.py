@@ -76,8 +76,8 @@ _UNSTORABLE = re.compile("[\x00\ud800-\udfff]")
 def _unstorable_path(value: Any, path: str) -> tuple[str, str] | None:
     """The path of the first string (or key) holding a NUL or a lone surrogate, and that character; or None."""
     if isinstance(value, str):
-        found = _UNSTORABLE.search(value)
-        return (path, found.group()) if found else None
+        char = _UNSTORABLE.search(value)
+        return (path, char.group()) if char else None
     if isinstance(value, dict):
         for k, v in value.items():
             if isinstance(k, str) and _UNSTORABLE.search(k):
