@@ -35,15 +35,6 @@ def _csrf(page: str) -> str:
     return found.group(1)
 
 
-def _ends(stream: HeldStream) -> bool:
-    """Whether the server ends `stream` (its last chunk, or the connection closed) before its second keep-alive ping
-    from now (an idle stream's ": ping" comes every 15 s; a stream that is ended ends at its next check, each second)."""
-    seen = b""
-    while b"\r\n0\r\n\r\n" not in seen[-16:] and seen.count(b": ping") < 2 and (chunk := stream.sock.recv(4096)):
-        seen += chunk
-    return seen.count(b": ping") < 2
-
-
 def test_wrong_secrets_on_the_sign_in_form_are_throttled_and_logged_with_fake_agent(db_url, server_factory):
     key, other = make_key(db_url, "k"), make_key(db_url, "other")
     key_id = key.split("_")[1]
@@ -86,7 +77,7 @@ def test_dashboard_live_streams_are_capped_per_signed_in_key_with_fake_agent(db_
         # Signing out ends the session's open streams (as revoking its key does): no rows after the session is over.
         logout = web_other.post("/logout", data={"csrf": _csrf(web_other.get("/jobs").text)})
         assert logout.status_code == 303, logout.status_code
-        assert all(_ends(s) for s in others)
+        assert all(s.ends() for s in others)
         for s in [*held, third, *others, again]:
             s.close()
     time.sleep(1)  # let the streams' ends reach the log before it is read
