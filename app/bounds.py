@@ -1,7 +1,8 @@
 """Bounds on what a request may carry: names by strict patterns, integers within the database's
 columns, and no NUL character anywhere (PostgreSQL text cannot hold one, and no name or kernel
-needs one). Request bodies derive from `RequestBody`; routes bound their query and path parameters
-with the constants here."""
+needs one) nor a lone surrogate (JSON's "\\ud800": it has no UTF-8, so no file, column or answer can
+hold it). Request bodies derive from `RequestBody`; routes bound their query and path parameters with
+the constants here."""
 
 from __future__ import annotations
 
@@ -69,35 +70,43 @@ def _task_name_schema() -> dict[str, Any]:
 TaskName = Annotated[str, AfterValidator(check_task_name), WithJsonSchema(_task_name_schema())]
 
 
-def _nul_path(value: Any, path: str) -> str | None:
-    """The path of the first string (or key) holding a NUL, or None."""
+# What no stored text may hold: a NUL (PostgreSQL text cannot), a lone surrogate (JSON's "\\ud800": no UTF-8 for it).
+_UNSTORABLE = re.compile("[\x00\ud800-\udfff]")
+
+
+def _unstorable_path(value: Any, path: str) -> tuple[str, str] | None:
+    """The path of the first string (or key) holding a NUL or a lone surrogate, and that character; or None."""
     if isinstance(value, str):
-        return path if "\x00" in value else None
+        char = _UNSTORABLE.search(value)
+        return (path, char.group()) if char else None
     if isinstance(value, dict):
         for k, v in value.items():
-            if isinstance(k, str) and "\x00" in k:
-                return f"{path}.{k!r}" if path else repr(k)
-            found = _nul_path(v, f"{path}.{k}" if path else str(k))
+            if isinstance(k, str) and _UNSTORABLE.search(k):
+                return _unstorable_path(k, f"{path}.{k!a}" if path else ascii(k))
+            found = _unstorable_path(v, f"{path}.{k}" if path else str(k))
             if found:
                 return found
     if isinstance(value, list | tuple):
         for i, v in enumerate(value):
-            found = _nul_path(v, f"{path}[{i}]")
+            found = _unstorable_path(v, f"{path}[{i}]")
             if found:
                 return found
     return None
 
 
 class RequestBody(BaseModel):
-    """A request body: refuses a NUL character in any string or key, naming where it is."""
+    """A request body: refuses a NUL character or a lone surrogate in any string or key, naming where it is."""
 
     @model_validator(mode="before")
     @classmethod
     def _no_nul(cls, data: Any) -> Any:
-        where = _nul_path(data, "")
-        if where is not None:
+        found = _unstorable_path(data, "")
+        if found is None:
+            return data
+        where, char = found
+        if char == "\x00":
             raise ValueError(f"{where or 'the body'} contains a NUL character (\\u0000); remove it")
-        return data
+        raise ValueError(f"{where or 'the body'} contains a lone surrogate ({ascii(char)[1:-1]}), which is no character: send UTF-8 text")
 
 
 # -- names people read (keys, campaigns) ---------------------------------------------------------------

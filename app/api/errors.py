@@ -96,11 +96,14 @@ def unprocessable(loc: tuple[str | int, ...], msg: str, value: Any = None, ctx: 
 
 
 def _finite(value: Any) -> Any:
-    """JSON has no inf or nan (`rounds: 1e309` arrives as inf): echo them as text."""
+    """JSON has no inf or nan (`rounds: 1e309` arrives as inf): echo them as text; a lone surrogate (`"\\ud800"`,
+    no UTF-8 for it) is echoed escaped, as the JSON sent it."""
     if isinstance(value, float) and not math.isfinite(value):
         return str(value)
+    if isinstance(value, str):
+        return value.encode("utf-8", "backslashreplace").decode()
     if isinstance(value, dict):
-        return {k: _finite(v) for k, v in value.items()}
+        return {_finite(k): _finite(v) for k, v in value.items()}
     if isinstance(value, list | tuple):
         return [_finite(v) for v in value]
     return value

@@ -16,8 +16,9 @@ from fastapi.responses import PlainTextResponse
 from fastapi.sse import EventSourceResponse, ServerSentEvent
 
 from ..bounds import INT32_MAX, KEY_ID_PATTERN, MAX_OFFSET, MODEL_PATTERN, TASK_PATTERN
+from ..permissions import Caller
 from ..schemas import AnswerIn, JobDetail, JobOut, JobPage, JobStatus, JobSubmit, Precision
-from ..services import jobs
+from ..services import jobs, keys
 from ..streams import open_stream, service_stopping, until_service_stops
 from .deps import KeyHolder, Reader, RunnerDep, SessionDep, SettingsDep, Submitter, readable_job
 from .errors import as_http, responses, unprocessable
@@ -150,8 +151,11 @@ def _readable(job_id: JobId, request: Request, caller: Reader, settings: Setting
         yield
 
 
-def _snapshot(request: Request, job_id: str, after: int) -> tuple[str | None, bool, list[tuple[int, str, Any]]]:
+def _snapshot(request: Request, caller: Caller, job_id: str, after: int) -> tuple[str | None, bool, list[tuple[int, str, Any]]] | None:
+    """The job's events after `after` (jobs.events_since); None once the stream's key is revoked: the stream ends."""
     with request.app.state.sessions() as session:
+        if not keys.still_active(session, caller):
+            return None
         return jobs.events_since(session, job_id, after)
 
 
@@ -175,22 +179,30 @@ def _start_after(
     description="Replays the stored events after `Last-Event-ID` (or `after`), then streams new ones. Event names are "
     "the agent's event types (node, attempt, llm_call, profile, interrupt, finished), each event's data its "
     "graph.contract model (sources, evaluations, logs and responses blanked); a final `end` event carries "
-    "the job's status when it stops running (finished, failed, cancelled, or waiting_for_input).",
+    "the job's status when it stops running (finished, failed, cancelled, or waiting_for_input). The stream ends "
+    "without one when its key is revoked.",
 )
 async def job_events(
-    job_id: JobId, request: Request, _job: Annotated[None, Depends(_readable)], after: Annotated[int, Depends(_start_after)]
+    job_id: JobId,
+    request: Request,
+    caller: Reader,
+    _job: Annotated[None, Depends(_readable)],
+    after: Annotated[int, Depends(_start_after)],
 ) -> AsyncIterator[ServerSentEvent]:
     runner = request.app.state.runner
     # At SIGTERM the stream closes with `service_stopping` (the client reconnects with Last-Event-ID): app/streams.py.
     last = service_stopping("reconnect with Last-Event-ID to continue from here", job_id=job_id)
-    async for event in until_service_stops(runner, _job_events(request, runner, job_id, after), last):
+    async for event in until_service_stops(runner, _job_events(request, runner, caller, job_id, after), last):
         yield event
 
 
-async def _job_events(request: Request, runner: Any, job_id: str, after: int) -> AsyncIterator[ServerSentEvent]:
+async def _job_events(request: Request, runner: Any, caller: Caller, job_id: str, after: int) -> AsyncIterator[ServerSentEvent]:
     while True:
         changed = runner.change_event(job_id)
-        status, active, events = await asyncio.to_thread(_snapshot, request, job_id, after)
+        snapshot = await asyncio.to_thread(_snapshot, request, caller, job_id, after)
+        if snapshot is None:  # the key was revoked while its stream was open: nothing more for it
+            return
+        status, active, events = snapshot
         for event_id, kind, payload in events:
             yield ServerSentEvent(data=payload, event=kind, id=str(event_id))
             after = event_id

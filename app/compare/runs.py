@@ -38,7 +38,7 @@ def compare_attempts(session: Session, caller: Caller, wanted: list[str]) -> Run
     """Attempts (their ids as given, split_ids) of one or several jobs of the same task and precision."""
     numbers = []
     for raw in wanted:
-        if not raw.isdigit() or not 1 <= int(raw) <= INT32_MAX:
+        if not raw.isdecimal() or len(raw) > 10 or not 1 <= int(raw) <= INT32_MAX:  # isdigit() holds for "²"
             raise CompareInvalid(f"attempt id {raw[:40]!r} is not a number: give attempt ids as the job page lists them")
         numbers.append(int(raw))
     attempts = _load_attempts(session, numbers)

@@ -58,6 +58,15 @@ def authenticate(session: Session, key: str, address: str | None, settings: Serv
         raise Forbidden(str(exc) + (UNKNOWN_KEY_HINT if exc.unknown else "")) from None
 
 
+def still_active(session: Session, caller: Caller) -> bool:
+    """Whether the key a long request (an event stream) was opened with is still active: not revoked since, nor gone.
+    A caller without a key has none to revoke."""
+    if caller.key_id is None:
+        return True
+    row = session.get(ApiKey, caller.key_id)
+    return row is not None and row.revoked_at is None
+
+
 def me(session: Session, caller: Caller) -> KeyOut:
     row = session.get(ApiKey, caller.key_id)
     if row is None:

@@ -81,7 +81,7 @@ def cost_window(days: str) -> tuple[int, str]:
     an error page: a hand-edited address still shows the costs)."""
     if not days:
         return DEFAULT_DAYS, ""
-    if days.strip().isdigit() and 1 <= int(days) <= MAX_DAYS:
+    if days.strip().isdecimal() and len(days) <= 8 and 1 <= int(days) <= MAX_DAYS:  # isdigit() holds for "²"
         return int(days), ""
     return DEFAULT_DAYS, f"days={days[:20]!r} is not a whole number of days from 1 to {MAX_DAYS}: showing the last {DEFAULT_DAYS} days"
 

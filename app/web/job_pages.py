@@ -41,7 +41,7 @@ def job_rows(job_id: str, web: Web, session: SessionDep, chosen: str = "") -> JS
     """The job page's attempts and LLM-calls rows as it renders them (HTML), for its live updates."""
     with as_http():
         job = dashboard.job_with_attempts(session, web.caller, job_id)
-    chosen_id = int(chosen) if chosen.isdigit() and len(chosen) < 10 else None
+    chosen_id = int(chosen) if chosen.isdecimal() and len(chosen) < 10 else None  # isdigit() holds for "²"
     macros = _rows_html()
     body = {
         "attempts": str(macros.attempt_rows(job, chosen_id, dashboard.review_status(session, job.id))),
@@ -60,7 +60,7 @@ def job_page(request: Request, job_id: str, web: Web, session: SessionDep, attem
         if exc.status_code == 404:
             return problem(request, web, 404, f"no job {job_id[:64]!r} visible to this key: your team's jobs are listed at /jobs")
         return problem(request, web, exc.status_code, str(exc.detail))
-    wanted = int(attempt) if attempt.isdigit() and len(attempt) < 10 else None  # anything else: the best attempt
+    wanted = int(attempt) if attempt.isdecimal() and len(attempt) < 10 else None  # anything else: the best attempt
     chosen = next((a for a in job.attempts if a.id == wanted), None) if wanted else None
     if chosen is None and job.attempts:
         chosen = next((a for a in job.attempts if a.id == job.best_attempt_id), job.attempts[-1])

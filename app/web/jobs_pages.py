@@ -27,7 +27,7 @@ from ..api.errors import as_http
 from ..bounds import JOB_ID_PATTERN, KEY_ID_PATTERN, MODEL_PATTERN, TASK_PATTERN
 from ..permissions import Caller
 from ..schemas import JobSubmit
-from ..services import dashboard
+from ..services import dashboard, web_sessions
 from ..services import jobs as jobs_service
 from ..streams import service_stopping, until_service_stops
 from .base import PAGE_SIZE, Csrf, StreamSlot, Web, check_filter, check_offset, csrf_or_403, errors_of, render, templates
@@ -245,6 +245,10 @@ def _json_field(name: str, text: str) -> Any:
         raise FormProblem(
             f"{name}: not JSON ({exc.msg} at line {exc.lineno} column {exc.colno}); see the example under the field"
         ) from None
+    except RecursionError:
+        raise FormProblem(f"{name}: JSON nested too deeply; see the example under the field") from None
+    except ValueError:  # int() past sys.get_int_max_str_digits
+        raise FormProblem(f"{name}: a number in it is too long; see the example under the field") from None
 
 
 def _upload(file: UploadFile | None, limit: int, what: str) -> bytes | None:
@@ -351,12 +355,16 @@ def _live_filters(status: str = "", task: str = "", precision: str = "", model: 
 
 
 def _live_rows(
-    request: Request, caller: Caller, ids: list[str], live: LiveFilters
-) -> tuple[dict[str, dict[str, Any]], list[dict[str, Any]]]:
-    """The rows of the jobs `ids` the caller may read; and, with `live.since`, the rows of the other jobs created
-    since then that match the page's filters and that the caller may list (oldest first, with their HTML).
-    Visibility is in the queries (app/services/dashboard.py), before their LIMIT."""
+    request: Request, web: WebSession, ids: list[str], live: LiveFilters
+) -> tuple[dict[str, dict[str, Any]], list[dict[str, Any]]] | None:
+    """The rows of the jobs `ids` the session's key may read; and, with `live.since`, the rows of the other jobs
+    created since then that match the page's filters and that it may list (oldest first, with their HTML).
+    Visibility is in the queries (app/services/dashboard.py), before their LIMIT. None: the session has ended since
+    the stream opened (signed out, expired, its key revoked), so the stream sends nothing more."""
     with request.app.state.sessions() as session:
+        caller = web_sessions.signed_in(session, web.session_id)  # the key as it is now (its team, its role)
+        if caller is None:
+            return None
         jobs = dashboard.jobs_by_id(session, caller, ids)
         new = (
             []
@@ -376,6 +384,7 @@ async def jobs_live(
     `since` (when the page read its rows) and the page's filters: each job created since then that matches them
     and that the key may list (event `new_job`, its row and the row's HTML); it is followed like the others.
     It holds one of the key's stream slots (StreamSlot): past CUDAMASTER_SERVICE__MAX_STREAMS_PER_KEY, a 429.
+    It ends when the session does (sign-out, expiry, the key revoked): the session is read again at every refresh.
     At SIGTERM the stream closes with `service_stopping` (app/streams.py); the page reconnects by itself."""
     wanted = [i for i in ids.split(",") if re.fullmatch(JOB_ID_PATTERN, i)][:200]
     runner = request.app.state.runner
@@ -390,7 +399,10 @@ async def _jobs_live(
     last: dict[str, dict[str, Any]] = {}
     while not await request.is_disconnected():
         changed = [runner.change_event(j) for j in wanted]  # taken before the read: no change is missed
-        rows, new = await asyncio.to_thread(_live_rows, request, web.caller, wanted, live)
+        read = await asyncio.to_thread(_live_rows, request, web, wanted, live)
+        if read is None:  # the session ended: the stream does too (the page's reconnect is sent to sign in)
+            return
+        rows, new = read
         for job_id, row in rows.items():
             if last.get(job_id) != row:
                 last[job_id] = row

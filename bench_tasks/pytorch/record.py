@@ -8,6 +8,8 @@ constants in file order and the tensors in the probe's order), so mappings are s
 from __future__ import annotations
 
 import io
+import zipfile
+import zlib
 from typing import Any
 
 import numpy as np
@@ -57,7 +59,7 @@ def probe_arrays(probe_: Probe) -> bytes:
 
 def probe_from(source: str, meta: dict[str, Any], arrays: bytes | None = None) -> Probe:
     """The probe of `source` as recorded (`arrays` None: without its reference arrays, as a work item carries it).
-    Raises ValueError (or KeyError, TypeError) for a record of another shape."""
+    Raises ValueError (or KeyError, TypeError) for a record of another shape or arrays that are no .npz."""
     if meta.get("format") != FORMAT:
         raise ValueError(f"a PyTorch task record of format {meta.get('format')!r}; this checkout reads format {FORMAT}")
     tensors = tuple(
@@ -73,8 +75,11 @@ def probe_from(source: str, meta: dict[str, Any], arrays: bytes | None = None) -
     )
     references: tuple[tuple[dict[str, np.ndarray], ...], ...] = ()
     if arrays is not None:
-        with np.load(io.BytesIO(arrays), allow_pickle=False) as npz:
-            references = tuple(tuple({key: npz[entry] for key, entry in seed} for seed in size) for size in meta["references"])
+        try:
+            with np.load(io.BytesIO(arrays), allow_pickle=False) as npz:  # never a pickle: the bytes come from a database
+                references = tuple(tuple({key: npz[entry] for key, entry in seed} for seed in size) for size in meta["references"])
+        except (zipfile.BadZipFile, zlib.error, EOFError, OSError) as exc:  # not a whole .npz (what np.load raises for one)
+            raise ValueError(f"its reference arrays ({len(arrays)} bytes) are not a readable .npz: {exc}") from None
     return Probe(
         source,
         {k: int(v) for k, v in meta["constants"]},

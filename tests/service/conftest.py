@@ -285,6 +285,14 @@ class HeldStream:
             body += chunk
         self.body = body.decode(errors="replace")
 
+    def ends(self) -> bool:
+        """Whether the server ends the stream (its last chunk, or the connection closed) before its second keep-alive
+        ping from now (an idle stream's ": ping" comes every 15 s; a stream the server ends ends at its next check)."""
+        seen = b""
+        while b"\r\n0\r\n\r\n" not in seen[-16:] and seen.count(b": ping") < 2 and (chunk := self.sock.recv(4096)):
+            seen += chunk
+        return seen.count(b": ping") < 2
+
     def close(self) -> None:
         self.sock.close()
 

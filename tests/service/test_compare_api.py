@@ -103,6 +103,7 @@ def test_compare_jobs_and_attempts_hold_the_jobs_numbers_and_refuse_what_does_no
         assert [(x["attempt_number"], x["score"]) for x in runs] == [(1, 2.0), (3, 4.0)]
         assert ("add", "+// fake kernel, round 3") in [(d["kind"], d["text"]) for d in runs[1]["diff_from_first"]]
         assert "not a number" in _refusal(client.get(f"{API}/compare/attempts", params={"ids": "1,x"}, headers=h["owner"]), 422)
+        assert "not a number" in _refusal(client.get(f"{API}/compare/attempts", params={"ids": "1,²"}, headers=h["owner"]), 422)
         their_attempt = client.get(f"{API}/jobs/{outsiders}", headers=h["outsider"]).json()["attempts"][0]["id"]
         assert f"no attempt {their_attempt}" in _refusal(
             client.get(f"{API}/compare/attempts", params={"ids": f"{attempts[0]},{their_attempt}"}, headers=h["owner"]), 404

@@ -29,6 +29,12 @@ def _sign_in_attempt(base_url: str, key: str) -> httpx.Response:
         return web.post("/login", data={"key": key, "csrf": csrf.group(1)})
 
 
+def _csrf(page: str) -> str:
+    found = re.search(r'name="csrf" value="([^"]+)"', page)
+    assert found, page[:300]
+    return found.group(1)
+
+
 def test_wrong_secrets_on_the_sign_in_form_are_throttled_and_logged_with_fake_agent(db_url, server_factory):
     key, other = make_key(db_url, "k"), make_key(db_url, "other")
     key_id = key.split("_")[1]
@@ -68,6 +74,10 @@ def test_dashboard_live_streams_are_capped_per_signed_in_key_with_fake_agent(db_
             again.close()
             time.sleep(0.1)
         assert again.status == 200
+        # Signing out ends the session's open streams (as revoking its key does): no rows after the session is over.
+        logout = web_other.post("/logout", data={"csrf": _csrf(web_other.get("/jobs").text)})
+        assert logout.status_code == 303, logout.status_code
+        assert all(s.ends() for s in others)
         for s in [*held, third, *others, again]:
             s.close()
     time.sleep(1)  # let the streams' ends reach the log before it is read

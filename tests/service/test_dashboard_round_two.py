@@ -192,6 +192,9 @@ def test_costs_with_a_bad_days_value_shows_the_default_window(site):
     page = site["member"].get("/costs?days=abc")
     assert page.status_code == 200 and "last 30 days" in page.text and "days=&#39;abc&#39;" in page.text
     assert "last 7 days" in site["member"].get("/costs?days=7").text
+    for odd in ("²", "9" * 5000):  # a digit int() does not read; past int()'s 4300 digits: both were a 500
+        page = site["member"].get("/costs", params={"days": odd})
+        assert page.status_code == 200 and "last 30 days" in page.text, page.status_code
 
 
 def test_the_submit_forms_task_is_vector_add_until_one_is_chosen(site):
@@ -293,3 +296,20 @@ def test_the_submit_and_campaign_forms_read_the_models_per_role_one_way():
     form = {"model_all": " gpt-x ", "model_planner": "", "model_coder": "  ", "model_debugger": "fixer", "name": "ignored"}
     assert role_models(form) == {"*": "gpt-x", "debugger": "fixer"}
     assert role_models({}) == {}
+
+
+# -- attack: the submit form's JSON fields -------------------------------------------------------------------------
+@pytest.mark.parametrize(
+    ("field", "text", "named"),
+    [
+        ("pytorch_sizes", "[" * 5000, "nested too deeply"),  # json.loads: RecursionError, not a JSONDecodeError
+        ("pytorch_sizes", '[{"dim": ' + "9" * 5000 + "}]", "too long"),  # int(): ValueError past 4300 digits
+        ("custom_args", "[" * 5000, "nested too deeply"),
+    ],
+)
+def test_the_submit_forms_json_fields_refuse_deep_nesting_and_huge_numbers_with_a_422(site, field, text, named):
+    member = site["member"]
+    kind = field.split("_")[0]
+    form = {"csrf": _csrf(member.get("/jobs").text), "kind": kind, f"{kind}_name": "x", f"{kind}_source": "x = 1", field: text}
+    r = member.post("/jobs", data=form)
+    assert r.status_code == 422 and named in r.text, (r.status_code, r.text[-600:])

@@ -6,6 +6,7 @@ Every 422 has FastAPI's shape: `detail` is a list of {type, loc, msg} errors."""
 
 from __future__ import annotations
 
+import json
 import shutil
 
 import httpx
@@ -73,6 +74,16 @@ def test_huge_numbers_nul_characters_and_huge_bodies_are_refused_with_fake_agent
     )
     unprocessable(client.post(f"{API}/jobs", json={"task": "vector_add", "models": {"coder\x00": "gpt-4o"}}, headers=h), "NUL")
     raw = {"content-type": "application/json"}
+    # A lone surrogate (JSON's "\ud800": no UTF-8 for it) is refused where it is, like a NUL; echoing one was a 500.
+    lone = "\ud800"
+    for body, where in (
+        ({"custom": CUSTOM | {"baseline_cu": CUSTOM["baseline_cu"] + lone}}, "custom.baseline_cu"),
+        ({"pytorch": {"name": "relu", "reference_py": "x = 1  # " + lone}}, "pytorch.reference_py"),
+        ({"task": "vector_add", "models": {lone: "gpt-4o"}}, "models"),
+        ({"task": lone}, "task"),
+    ):
+        unprocessable(client.post(f"{API}/jobs", content=json.dumps(body).encode(), headers=h | raw), where, "surrogate")
+    unprocessable(client.get(f"{API}/jobs?task=vector_%ED%A0%80", headers=h))  # a surrogate's bytes in a query
     unprocessable(client.post(f"{API}/jobs", content=b'{"task": "vector_add", "rounds": 1e309}', headers=h | raw), "rounds")
     unprocessable(client.post(f"{API}/jobs", content=b'{"task": "vector_add", "debug": -1e309}', headers=h | raw), "debug")
     unprocessable(client.post(f"{API}/jobs", content=b'{"task": "vector_add", "rounds": NaN}', headers=h | raw))

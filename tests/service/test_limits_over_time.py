@@ -70,6 +70,10 @@ def test_submits_streams_names_and_headers_are_bounded_with_fake_agent(db_url, s
             again.close()
             time.sleep(0.1)
         assert again.status == 200
+        # Revoking a key ends its open streams (a leaked key's stream does not outlive it); another key's go on.
+        viewer_id = viewer.split("_")[1]
+        assert client.post(f"{API}/keys/{viewer_id}/revoke", headers={"X-API-Key": admin}).status_code == 200
+        assert held[1].ends() and again.ends()
         for s in [*held, *mine, again]:
             s.close()
 

@@ -181,6 +181,8 @@ def test_dashboard_reads_of_a_members_job_from_every_other_keys_side_with_fake_a
             assert page.status_code == 200 and job in page.text, (who, page.status_code)
             assert rows.status_code == 200, (who, rows.text[:300])
             assert "<tr" in rows.json()["attempts"], who  # the finished job's attempt row, rendered
+            odd = (web.get(f"/jobs/{job}", params={"attempt": "²"}), web.get(f"/jobs/{job}/rows", params={"chosen": "²"}))
+            assert [r.status_code for r in odd] == [200, 200], who  # isdigit() but not int(): the best attempt, not a 500
 
 
 MISSING_CAMPAIGN = "cmp_00000000deadbeef"

@@ -5,6 +5,7 @@ Both databases: the .npz of the float64 references goes through a LargeBinary co
 
 from __future__ import annotations
 
+import io
 from pathlib import Path
 
 import numpy as np
@@ -116,6 +117,29 @@ def test_a_stored_row_of_another_format_is_refused_with_the_reason(submitted, no
     row = StoredPyTorchTask(**(columns | {"probe": {**columns["probe"], "format": 99}}))
     with pytest.raises(stored_tasks.StoredTaskInvalid, match="format 99"):
         stored_tasks.register(row)
+
+
+def _npz(**arrays: np.ndarray) -> bytes:
+    buffer = io.BytesIO()
+    np.savez_compressed(buffer, **arrays)  # type: ignore[arg-type]
+    return buffer.getvalue()
+
+
+def test_stored_reference_arrays_that_are_no_npz_or_hold_pickles_are_refused_with_the_reason(submitted, no_sandbox):
+    """A row's .npz as the database may hold it after a crash or a hand edit: never unpickled (allow_pickle=False),
+    and whatever np.load makes of it is StoredTaskInvalid naming the task, not a zipfile or EOF error."""
+    _, columns = submitted
+    entry = columns["probe"]["references"][0][0][0][1]  # the first array's name in the .npz
+    good = columns["reference_arrays"]
+    for arrays in (
+        _npz(**{entry: np.array([{"__reduce__": "os.system"}], dtype=object)}),  # a pickle inside the .npz
+        b"PK\x03\x04" + b"x" * 64,  # a zip's magic, then nothing of a zip
+        good[: len(good) // 2],  # cut short
+        b"",
+    ):
+        row = StoredPyTorchTask(**(columns | {"reference_arrays": arrays}))
+        with pytest.raises(pytorch_tasks.StoredTaskInvalid, match=columns["id"]):
+            pytorch_tasks.to_task(row, arrays=True)
 
 
 def test_a_worker_rebuilds_the_task_from_its_work_item_without_running_the_reference(submitted, no_sandbox, tmp_path):
