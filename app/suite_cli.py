@@ -10,7 +10,7 @@ from typing import Annotated, Any
 
 import typer
 
-from graph.contract import Precision
+from graph.contract import DEFAULT_PRECISION, Precision
 
 from .campaign_cli import Key, Url, _fail, _request
 
@@ -63,7 +63,7 @@ def push(
     url: Url = "http://127.0.0.1:8000",
     key: Key = None,
     name: Annotated[str | None, typer.Option(help="the suite's name (default: the folder's)")] = None,
-    precision: Annotated[Precision, typer.Option(help="the candidates' buffer type")] = "fp32",
+    precision: Annotated[Precision, typer.Option(help="the candidates' buffer type")] = DEFAULT_PRECISION,
     json_out: Annotated[bool, typer.Option("--json", help="print the service's answer (tasks made, refused files) as JSON")] = False,
     timeout: Annotated[float, typer.Option(help="seconds to wait for the service (it runs every file in its sandbox)")] = 3600.0,
 ) -> None:
