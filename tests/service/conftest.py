@@ -61,6 +61,18 @@ def db_url(request, tmp_path):
             conn.execute(f'DROP SCHEMA "{schema}" CASCADE')
 
 
+@pytest.fixture
+def sessions(db_url):
+    """A session factory on the test's database, migrated to head (for tests that drive the stores directly)."""
+    from app.db.engine import make_engine, make_sessionmaker
+    from app.db.migrate import upgrade
+
+    upgrade(db_url)
+    engine = make_engine(db_url)
+    yield make_sessionmaker(engine)
+    engine.dispose()
+
+
 def make_key(db_url: str, name: str = "test-team", *, role: str = "member", team: str = "default") -> str:
     from app.auth import create_key
     from app.db.engine import make_engine, make_sessionmaker

@@ -8,23 +8,11 @@ from __future__ import annotations
 import contextlib
 import threading
 
-import pytest
-
-from app.db.engine import make_engine, make_sessionmaker
-from app.db.migrate import upgrade
 from app.db.models import CANCELLED, RUNNING, WAITING, Job
 from app.store import jobs as store
 from app.store import leases
 
 HOLDER = "runner-a"
-
-
-@pytest.fixture
-def sessions(db_url):
-    upgrade(db_url)
-    engine = make_engine(db_url)
-    yield make_sessionmaker(engine)
-    engine.dispose()
 
 
 def _running_job(sessions) -> str:

@@ -11,22 +11,12 @@ import pytest
 from sqlalchemy import func, select
 
 from app.agent import fenced
-from app.db.engine import make_engine, make_sessionmaker
-from app.db.migrate import upgrade
 from app.db.models import RUNNING, Job, JobEvent, LlmCall
 from app.db.types import utcnow
 from app.store import jobs as store
 from app.store import leases
 from app.store.events import record_event
 from graph.contract import FinishedEvent, LlmCallEvent
-
-
-@pytest.fixture
-def sessions(db_url):
-    upgrade(db_url)
-    engine = make_engine(db_url)
-    yield make_sessionmaker(engine)
-    engine.dispose()
 
 
 def _claim(sessions, holder: str) -> leases.Claim:

@@ -20,8 +20,6 @@ import pytest
 from sqlalchemy.exc import OperationalError
 
 from app.agent import fenced
-from app.db.engine import make_engine, make_sessionmaker
-from app.db.migrate import upgrade
 from app.db.models import CANCELLED, Job
 from app.db.types import utcnow
 from app.store import jobs as store
@@ -29,14 +27,6 @@ from app.store import leases
 from graph.database_faults import is_transient
 
 pytestmark = [pytest.mark.timeout(120), pytest.mark.parametrize("db_url", ["postgresql"], indirect=True)]
-
-
-@pytest.fixture
-def sessions(db_url):
-    upgrade(db_url)
-    engine = make_engine(db_url)
-    yield make_sessionmaker(engine)
-    engine.dispose()
 
 
 def _queued(sessions, n: int) -> list[str]:
