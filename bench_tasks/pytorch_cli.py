@@ -13,6 +13,8 @@ from typing import Annotated
 import typer
 from rich.console import Console
 
+from bench_tasks.spec import DEFAULT_PRECISION
+
 console = Console()
 err = Console(stderr=True)
 
@@ -24,7 +26,7 @@ def _fail(message: str, code: int = 2) -> None:
 
 def import_references(
     path: Annotated[Path, typer.Argument(help="a folder of reference files (e.g. a KernelBench checkout's level1/); not copied")],
-    precision: Annotated[str, typer.Option("--precision", "-p", help="fp32 or bf16: the candidates' buffer type")] = "fp32",
+    precision: Annotated[str, typer.Option("--precision", "-p", help="fp32 or bf16: the candidates' buffer type")] = DEFAULT_PRECISION,
     json_out: Annotated[
         bool, typer.Option("--json", help="print the tasks made (name, C prototype, sizes) and the refused files as JSON")
     ] = False,
@@ -108,7 +110,7 @@ def suite_variants(path: Path, precision: str | None) -> list[tuple[str, str]]:
     from bench_tasks.pytorch import ReferenceRefused, import_directory
     from bench_tasks.spec import TaskError, register_task
 
-    chosen = precision or "fp32"
+    chosen = precision or DEFAULT_PRECISION
     try:
         imported = import_directory(path, precision=chosen)
     except (TaskError, ReferenceRefused) as exc:

@@ -26,6 +26,7 @@ from pydantic import BaseModel, Field
 
 from settings import HarnessSettings
 
+from .harness.result import SANITIZER_TOOLS
 from .spec import Task, custom_task, load_task_file
 
 WorkKind = Literal["compile", "evaluate", "profile", "sanitize"]
@@ -253,6 +254,7 @@ class WorkItem(BaseModel):
     harness: dict[str, Any] = Field(default_factory=dict, description="the measurement's harness settings (not the machine-local ones)")
     compiled: CompiledObject | None = Field(None, description="the compile node's object for this source and flags")
     gpu_model: str | None = Field(None, description="run only on a GPU of this model (the job's first measurement's)")
+    tools: tuple[str, ...] = Field(SANITIZER_TOOLS, description="sanitize: the compute-sanitizer tools to run")
 
     @property
     def task_name(self) -> str:

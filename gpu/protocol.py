@@ -15,6 +15,7 @@ from typing import TYPE_CHECKING, Any, Protocol, runtime_checkable
 
 from pydantic import BaseModel, ConfigDict, Field
 
+from bench_tasks.harness.result import SANITIZER_TOOLS
 from profiling.modes import DEFAULT_MODE
 from profiling.modes import ProfileMode as ProfileMode  # defined once, in the layer below; graph.contract re-exports it
 
@@ -104,7 +105,7 @@ class ProfileRequest(KernelRequest):
 class SanitizeRequest(KernelRequest):
     """Run compute-sanitizer's tools on the candidate (or the baseline) at the harness's sanitizer sizes."""
 
-    tools: tuple[str, ...] = ("memcheck", "racecheck", "initcheck", "synccheck")  # bench_tasks.harness.result.SANITIZER_TOOLS
+    tools: tuple[str, ...] = SANITIZER_TOOLS
 
 
 @runtime_checkable

@@ -11,7 +11,7 @@ import re
 from dataclasses import dataclass, field
 from pathlib import Path
 
-from bench_tasks.spec import TaskError
+from bench_tasks.spec import DEFAULT_PRECISION, TaskError
 from settings import HarnessSettings
 
 from .runner import Limits, ReferenceRefused, read_reference
@@ -45,7 +45,7 @@ def load_reference(
     source: str | None = None,
     name: str | None = None,
     sizes: list[dict[str, int]] | None = None,
-    precision: str = "fp32",
+    precision: str = DEFAULT_PRECISION,
     complexity: str | None = None,
     settings: HarnessSettings | None = None,
     limits: Limits | None = None,
@@ -80,7 +80,7 @@ def reference_files(directory: Path) -> list[Path]:
 
 
 def import_directory(
-    directory: Path, *, precision: str = "fp32", settings: HarnessSettings | None = None, limits: Limits | None = None
+    directory: Path, *, precision: str = DEFAULT_PRECISION, settings: HarnessSettings | None = None, limits: Limits | None = None
 ) -> Imported:
     """Every `*.py` file of `directory` (sorted; not recursive) as a task at its own constants. Files stay where
     they are: nothing is copied."""

@@ -34,7 +34,6 @@ IMPLS = ("eager", "compile", "candidate")
 # both err, and eager runs as users run it (cuDNN convolutions in TF32 by default), so the bound is 10x the task's
 # tolerance and at least KernelBench's own 1e-2. It catches a candidate that does not do the work in that process.
 AGREEMENT_SLACK, AGREEMENT_FLOOR = 10.0, 1e-2
-STUB_FLAG = REVIEW_FLAG
 
 
 @dataclass(frozen=True)
@@ -54,7 +53,7 @@ def hide_stub_speedups(result: EvaluationResult) -> None:
     """The harness's baseline slot of a PyTorch task is an empty stub: its time, speedup and P mean nothing."""
     for row in result.rows:
         row.baseline, row.baseline_roofline_pct, row.speedup, row.speedup_iqr = None, None, None, None
-        row.flags = [f for f in row.flags if f != STUB_FLAG]
+        row.flags = [f for f in row.flags if f != REVIEW_FLAG]
     result.score = None
 
 

@@ -242,7 +242,7 @@ class RayEvaluator:
                 implementation="candidate" if item.source is not None else ("vendor" if item.implementation == "vendor" else "baseline"),
             )
         elif item.kind == "sanitize":
-            out.sanitizer = not_run(f"no sanitizer run: {message}")
+            out.sanitizer = not_run(f"no sanitizer run: {message}", item.tools)
         else:
             out.profile = no_profile(f"no profile: {message}")
         return out
@@ -371,7 +371,7 @@ class JobEvaluator:
 
     def sanitize(self, request: SanitizeRequest) -> list[SanitizerVerdict]:
         """compute-sanitizer on a GPU of the job's model (the worker's evaluator runs it in the harness's sandbox)."""
-        out = self.cluster.run(self._item("sanitize", request, gpu_model=self.gpu_model))
+        out = self.cluster.run(self._item("sanitize", request, gpu_model=self.gpu_model, tools=request.tools))
         assert out.sanitizer is not None
         return out.sanitizer
 

@@ -148,7 +148,9 @@ class WorkerEngine:
                 out.evaluation = evaluator.evaluate(evaluate_request(item, task.name))
             self._stamp(out.evaluation)
         elif item.kind == "sanitize":
-            out.sanitizer = evaluator.sanitize(SanitizeRequest(task=task.name, precision=item.precision, source=item.source))
+            out.sanitizer = evaluator.sanitize(
+                SanitizeRequest(task=task.name, precision=item.precision, source=item.source, tools=item.tools)
+            )
         else:
             out.profile = evaluator.profile(profile_request(item, task.name))
         self.done += 1

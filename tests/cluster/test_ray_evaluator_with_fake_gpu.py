@@ -178,6 +178,11 @@ def test_sanitizer_verdicts_come_from_a_gpu_worker_and_a_dying_worker_gives_not_
         "synccheck": SanitizerStatus.clean,
     }
     assert next(v for v in verdicts if v.tool == "racecheck").report[0].startswith("FAKE racecheck finding")
+    # A request for some tools gets those (the work item carries them to the worker).
+    only = cluster.for_job("job-sanitize").sanitize(
+        SanitizeRequest(task="vector_add", precision="fp32", source=source, tools=("racecheck",))
+    )
+    assert [(v.tool, v.status) for v in only] == [("racecheck", SanitizerStatus.findings)]
 
     deadly = _prepared(k.fast_kernel(2.0) + "\n// RAY_TEST_ALWAYS_DIE\n")
     verdicts = cluster.for_job("job-sanitize-deadly").sanitize(SanitizeRequest(task="vector_add", precision="fp32", source=deadly))
