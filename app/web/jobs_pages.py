@@ -287,6 +287,7 @@ def submit_job(
     rounds: Annotated[str, Form(max_length=4)] = str(DEFAULT_ROUNDS),
     debug: Annotated[str, Form(max_length=4)] = str(DEFAULT_DEBUG),
     sizes: Annotated[str, Form(max_length=8)] = DEFAULT_SIZES,
+    sanitize: Annotated[str, Form(max_length=8)] = "",
     manual: Annotated[str, Form(max_length=4)] = "",
     model_all: Annotated[str, Form(max_length=128)] = "",
     model_planner: Annotated[str, Form(max_length=128)] = "",

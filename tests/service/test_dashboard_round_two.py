@@ -313,3 +313,14 @@ def test_the_submit_forms_json_fields_refuse_deep_nesting_and_huge_numbers_with_
     form = {"csrf": _csrf(member.get("/jobs").text), "kind": kind, f"{kind}_name": "x", f"{kind}_source": "x = 1", field: text}
     r = member.post("/jobs", data=form)
     assert r.status_code == 422 and named in r.text, (r.status_code, r.text[-600:])
+
+
+def test_the_submit_forms_sanitizer_choice_reaches_the_job(site):
+    # The form's Sanitizer select was read from the handler's parameters, which had none for it: every job got `best`.
+    member = site["member"]
+    form = {"csrf": _csrf(member.get("/jobs").text), "kind": "task", "task": "vector_add", "sanitize": "off"}
+    r = member.post("/jobs", data=form)
+    assert r.status_code == 200 and "/jobs/job_" in str(r.url), (r.status_code, str(r.url), r.text[-400:])
+    job_id = str(r.url).rstrip("/").split("/")[-1]
+    job = member.get(f"/api/v1/jobs/{job_id}", headers={"X-API-Key": site["keys"]["member"]}).json()
+    assert job["settings"]["sanitize"] == "off", job["settings"]
