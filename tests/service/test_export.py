@@ -253,6 +253,13 @@ def test_sanitizer_verdicts_are_read_from_wherever_the_attempt_holds_them():
     assert sanitizer_verdicts(SimpleNamespace(evaluation={"sanitizer": keyed})) == [
         {"tool": "synccheck", "verdict": "findings", "detail": "barrier in divergent code at k.cu:12"}
     ]
+    # The shape the service stores: SanitizerVerdict's own dump, whose findings are its `report` lines.
+    from bench_tasks.harness.result import SanitizerStatus, SanitizerVerdict
+
+    stored = SanitizerVerdict(tool="racecheck", status=SanitizerStatus.findings, kernel="k", errors=1, report=["Race at k.cu:7"])
+    assert sanitizer_verdicts(SimpleNamespace(sanitizer=[stored.model_dump(mode="json")], evaluation={})) == [
+        {"tool": "racecheck", "verdict": "findings", "detail": "Race at k.cu:7"}
+    ]
 
 
 def test_attempt_measured_at_sizes_not_the_tasks_is_a_409_not_a_server_error_FAKE(tmp_path):
