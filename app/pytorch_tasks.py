@@ -34,7 +34,7 @@ _FIELD = {"sizes": "sizes"}
 
 
 class StoredTaskInvalid(ValueError):
-    """A stored PyTorch task that cannot be rebuilt here (a record of another format, a name this checkout refuses)."""
+    """A stored task (PyTorch or custom, app/stored_tasks.py) that cannot be rebuilt here; the message says which and why."""
 
 
 def limits_of(settings: ServiceSettings) -> Limits:

@@ -12,10 +12,7 @@ from bench_tasks.spec import Task
 from . import custom_tasks, pytorch_tasks
 from .bounds import is_custom_task_id, is_pytorch_task_id
 from .db.models import CustomTask, StoredPyTorchTask
-
-
-class StoredTaskInvalid(ValueError):
-    """A stored task that cannot be rebuilt here; the message says which and why."""
+from .pytorch_tasks import StoredTaskInvalid as StoredTaskInvalid  # one error for both kinds of stored task
 
 
 def row_of(session: Session, name: str) -> CustomTask | StoredPyTorchTask | None:
@@ -33,7 +30,7 @@ def register(row: CustomTask | StoredPyTorchTask) -> Task:
         if isinstance(row, CustomTask):
             return custom_tasks.register(row)
         return pytorch_tasks.register(row)
-    except (custom_tasks.CustomTaskInvalid, pytorch_tasks.StoredTaskInvalid) as exc:
+    except custom_tasks.CustomTaskInvalid as exc:
         raise StoredTaskInvalid(str(exc)) from None
 
 

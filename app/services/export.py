@@ -172,6 +172,10 @@ def sanitizer_verdicts(attempt: Attempt) -> list[dict[str, str]] | None:
     for v in items if isinstance(items, list) else []:
         if not isinstance(v, dict):
             continue
-        detail = v.get("reason") or v.get("detail") or "; ".join(str(x) for x in (v.get("report") or v.get("findings") or v.get("lines") or [])[:3])
+        detail = (
+            v.get("reason")
+            or v.get("detail")
+            or "; ".join(str(x) for x in (v.get("report") or v.get("findings") or v.get("lines") or [])[:3])
+        )
         rows.append({"tool": str(v.get("tool", "?")), "verdict": str(v.get("verdict", v.get("status", "?"))), "detail": str(detail)[:300]})
     return rows or None
