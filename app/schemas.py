@@ -12,6 +12,7 @@ from typing import Annotated, Any, Literal
 
 from pydantic import BaseModel, BeforeValidator, ConfigDict, Field, StrictBool, StrictInt, computed_field, field_validator, model_validator
 
+from bench_tasks.pytorch.runner import MAX_FILE_BYTES as MAX_REFERENCE_BYTES
 from graph.contract import (
     DEFAULT_DEBUG,
     DEFAULT_PRECISION,
@@ -37,6 +38,7 @@ from graph.contract import (
     SpendingCap,
     StopReason,
 )
+from settings.service import MAX_CUSTOM_SIZES
 
 from .bounds import MODEL_PATTERN, TEAM_PATTERN, Name, RequestBody, TaskName
 from .db.models import DEFAULT_TEAM
@@ -49,9 +51,6 @@ def check_models(models: dict[str, str]) -> None:
                 f"models: {k[:40]!r} -> {v[:140]!r}: roles are planner, coder, compiler, debugger or *; "
                 "model names 1-128 characters: letters, digits and _ . : / @ + -"
             )
-
-
-MAX_CUSTOM_SIZES = 16  # the most CUDAMASTER_SERVICE__MAX_CUSTOM_SIZES may be (settings/service.py bounds it the same)
 
 
 class CustomArg(BaseModel):
@@ -87,7 +86,7 @@ class PyTorchTaskIn(BaseModel):
 
     model_config = ConfigDict(extra="forbid")
     name: str = Field(pattern=REFERENCE_NAME_PATTERN, description="a label for the reference (the task gets an id pt_...)")
-    reference_py: str = Field(min_length=1, max_length=1 << 20, description="the reference file's text")
+    reference_py: str = Field(min_length=1, max_length=MAX_REFERENCE_BYTES, description="the reference file's text")
     sizes: list[dict[str, int]] = Field(
         default_factory=list,
         max_length=MAX_CUSTOM_SIZES,
@@ -103,7 +102,7 @@ class SuiteReferenceIn(BaseModel):
 
     model_config = ConfigDict(extra="forbid", strict=True)
     name: str = Field(pattern=REFERENCE_NAME_PATTERN, description="a label for the reference (its task gets an id pt_...)")
-    reference_py: str = Field(min_length=1, max_length=1 << 20, description="the reference file's text")
+    reference_py: str = Field(min_length=1, max_length=MAX_REFERENCE_BYTES, description="the reference file's text")
     sizes: list[dict[str, StrictInt]] = Field(
         default_factory=list, max_length=MAX_CUSTOM_SIZES, description="as a job's `pytorch.sizes`; empty: the file's own constants"
     )

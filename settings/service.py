@@ -9,6 +9,7 @@ from pathlib import Path
 from pydantic import BaseModel, Field, SecretStr
 
 DEFAULT_DB = Path.home() / ".cache" / "cudamaster" / "service.db"
+MAX_CUSTOM_SIZES = 16  # the most sizes a custom or PyTorch task may list: the API's schema (app/schemas.py) says the same
 
 
 class ServiceSettings(BaseModel):
@@ -37,7 +38,7 @@ class ServiceSettings(BaseModel):
     max_request_bytes: int = Field(1024 * 1024, gt=0)
     max_source_bytes: int = Field(256 * 1024, gt=0, description="largest .cu source accepted in a submission")
     max_custom_sizes: int = Field(
-        16, ge=1, le=16, description="sizes a custom task may list (at most 16: the API's schema says 16, app/schemas.py)"
+        MAX_CUSTOM_SIZES, ge=1, le=MAX_CUSTOM_SIZES, description=f"sizes a custom task may list (at most {MAX_CUSTOM_SIZES})"
     )
     max_custom_elements: int = Field(1 << 28, ge=1, description="elements of all a custom task's buffers together, at one size")
     pytorch_reference_seconds: float = Field(

@@ -26,7 +26,7 @@ from ..api.deps import RunnerDep, SessionDep, SettingsDep
 from ..api.errors import as_http
 from ..bounds import JOB_ID_PATTERN, KEY_ID_PATTERN, MODEL_PATTERN, TASK_PATTERN
 from ..permissions import Caller
-from ..schemas import JobSubmit
+from ..schemas import MAX_REFERENCE_BYTES, JobSubmit
 from ..services import dashboard, web_sessions
 from ..services import jobs as jobs_service
 from ..streams import service_stopping, until_service_stops
@@ -47,7 +47,6 @@ def role_models(form: dict[str, Any]) -> dict[str, str]:
 
 # The submit form's fields from the job spec (graph.contract): defaults, bounds and choices.
 FORM_KNOBS = {name: knob(name) for name in ("precision", "rounds", "debug", "sizes", "sanitize")}
-MAX_REFERENCE_BYTES = 1 << 20  # a PyTorch reference file (PyTorchTaskIn.reference_py's bound)
 
 
 def _benchmark_tasks() -> list[tuple[str, list[str]]]:
