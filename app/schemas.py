@@ -80,32 +80,32 @@ class CustomTaskIn(BaseModel):
 REFERENCE_NAME_PATTERN = r"^[a-z_][a-z0-9_]{0,63}$"
 
 
-class PyTorchTaskIn(BaseModel):
-    """A PyTorch reference (KernelBench's format: class Model, get_inputs, get_init_inputs, sizes as module-level
-    integer constants) as the task. It runs only in the sandbox (app/pytorch_tasks.py, docs/pytorch-tasks.md)."""
+class _ReferenceIn(BaseModel):
+    """A PyTorch reference file: a name, its text, and sizes over its constants (a job's `pytorch`, a suite's entry)."""
 
     model_config = ConfigDict(extra="forbid")
     name: str = Field(pattern=REFERENCE_NAME_PATTERN, description="a label for the reference (the task gets an id pt_...)")
     reference_py: str = Field(min_length=1, max_length=MAX_REFERENCE_BYTES, description="the reference file's text")
-    sizes: list[dict[str, int]] = Field(
+    sizes: list[dict[str, StrictInt]] = Field(
         default_factory=list,
         max_length=MAX_CUSTOM_SIZES,
         description="each overrides the file's module-level integer constants; empty: the file's own; "
         f"at most {MAX_CUSTOM_SIZES}, or CUDAMASTER_SERVICE__MAX_CUSTOM_SIZES when it is lower",
         examples=[[{"batch_size": 16, "dim": 16384}]],
     )
+
+
+class PyTorchTaskIn(_ReferenceIn):
+    """A PyTorch reference (KernelBench's format: class Model, get_inputs, get_init_inputs, sizes as module-level
+    integer constants) as the task. It runs only in the sandbox (app/pytorch_tasks.py, docs/pytorch-tasks.md)."""
+
     precision: Precision | None = Field(None, description="the candidate's buffers (fp32 or bf16); default: the job's precision")
 
 
-class SuiteReferenceIn(BaseModel):
+class SuiteReferenceIn(_ReferenceIn):
     """One reference file of a suite: its name (`cudamaster suite push` derives it from the file's name) and text."""
 
     model_config = ConfigDict(extra="forbid", strict=True)
-    name: str = Field(pattern=REFERENCE_NAME_PATTERN, description="a label for the reference (its task gets an id pt_...)")
-    reference_py: str = Field(min_length=1, max_length=MAX_REFERENCE_BYTES, description="the reference file's text")
-    sizes: list[dict[str, StrictInt]] = Field(
-        default_factory=list, max_length=MAX_CUSTOM_SIZES, description="as a job's `pytorch.sizes`; empty: the file's own constants"
-    )
 
 
 class SuiteSubmit(RequestBody):

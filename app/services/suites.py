@@ -45,7 +45,7 @@ def create(session: Session, caller: Caller, body: SuiteSubmit, settings: Servic
         service_limits(settings).submit(caller.key_id)  # one submission: a suite probes many files
     except Limited as exc:
         raise TooMany(str(exc), exc.retry_after) from None
-    refs = [PyTorchTaskIn(name=r.name, reference_py=r.reference_py, sizes=r.sizes, precision=body.precision) for r in body.references]
+    refs = [PyTorchTaskIn(**r.model_dump(), precision=body.precision) for r in body.references]
     made = suites.create(session, body.name, body.precision, refs, caller.key_id, settings)
     return _detail(session, made.suite)
 

@@ -77,6 +77,8 @@ def test_openapi_limit_and_offset_bounds_are_the_routes_with_fake_agent(api):
         ("/jobs", {"task": "vector_add", "spending_cap": {"tokens": True}}, "tokens"),
         ("/jobs", {"task": "vector_add", "spending_cap": {"usd": True}}, "usd"),
         ("/jobs", {"custom": {"name": "s", "prototype": "p", "args": {}, "sizes": [{"N": True}], "baseline_cu": "x"}}, "N"),
+        ("/jobs", {"pytorch": {"name": "d", "reference_py": "x = 1", "sizes": [{"N": True}]}}, "N"),
+        ("/jobs", {"pytorch": {"name": "d", "reference_py": "x = 1", "sizes": [{"N": "4"}]}}, "N"),
         ("/campaigns", {"selection": {"variants": ["vector_add/fp32"]}, "config": {"rounds": True}}, "rounds"),
         ("/campaigns", {"selection": {"variants": ["vector_add/fp32"]}, "max_in_flight": 2.0}, "max_in_flight"),
     ],
