@@ -18,7 +18,7 @@ from fastapi.sse import EventSourceResponse, ServerSentEvent
 from ..bounds import INT32_MAX, KEY_ID_PATTERN, MAX_OFFSET, MODEL_PATTERN, TASK_PATTERN
 from ..permissions import Caller
 from ..schemas import AnswerIn, JobDetail, JobOut, JobPage, JobStatus, JobSubmit, Precision
-from ..services import jobs, keys
+from ..services import access, jobs, keys
 from ..streams import open_stream, service_stopping, until_service_stops
 from .deps import KeyHolder, Reader, RunnerDep, SessionDep, SettingsDep, Submitter, readable_job
 from .errors import as_http, responses, unprocessable
@@ -77,12 +77,8 @@ def list_jobs(
     offset: Annotated[int, Query(ge=0, le=MAX_OFFSET)] = 0,
 ) -> JobPage:
     """A key lists its team's jobs; an admin lists every team's."""
-    if limit > settings.max_page_size:
-        raise unprocessable(
-            ("query", "limit"),
-            f"limit {limit} is over the page size limit {settings.max_page_size} (CUDAMASTER_SERVICE__MAX_PAGE_SIZE); page with offset",
-            limit,
-        )
+    with as_http():
+        access.check_page_size(limit, settings.max_page_size)
     return jobs.page_of_jobs(
         session, caller, limit=limit, offset=offset, status=status, task=task, precision=precision, model=model, key=key, sort=sort
     )

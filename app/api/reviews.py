@@ -13,9 +13,10 @@ from fastapi import APIRouter, Path, Query
 
 from ..bounds import INT32_MAX, MAX_OFFSET
 from ..schemas import ReviewDecision, ReviewOut, ReviewPage, ReviewStatus
+from ..services import access
 from ..services.reviews import decide, page_of_reviews
 from .deps import KeyHolder, Reader, SessionDep, SettingsDep
-from .errors import as_http, responses, unprocessable
+from .errors import as_http, responses
 
 router = APIRouter(prefix="/reviews", tags=["reviews"])
 
@@ -29,12 +30,8 @@ def list_reviews(
     limit: Annotated[int, Query(ge=1, le=INT32_MAX, description="page size (at most CUDAMASTER_SERVICE__MAX_PAGE_SIZE)")] = 50,
     offset: Annotated[int, Query(ge=0, le=MAX_OFFSET)] = 0,
 ) -> ReviewPage:
-    if limit > settings.max_page_size:
-        raise unprocessable(
-            ("query", "limit"),
-            f"limit {limit} is over the page size limit {settings.max_page_size} (CUDAMASTER_SERVICE__MAX_PAGE_SIZE); page with offset",
-            limit,
-        )
+    with as_http():
+        access.check_page_size(limit, settings.max_page_size)
     return page_of_reviews(session, caller, status=status, limit=limit, offset=offset)
 
 

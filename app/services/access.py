@@ -13,9 +13,19 @@ from ..bounds import JOB_ID_PATTERN
 from ..db.models import Job
 from ..permissions import Caller
 from ..store import jobs as store
-from .errors import Forbidden, NotFound, Unavailable
+from .errors import Forbidden, Invalid, NotFound, Unavailable
 
 JobRow = Job  # a job as the services hand it to routes and pages (which do not import the models themselves)
+
+
+def check_page_size(limit: int, max_page_size: int) -> None:
+    """A list's `limit` at most the service's page size (CUDAMASTER_SERVICE__MAX_PAGE_SIZE): a 422 naming it."""
+    if limit > max_page_size:
+        raise Invalid(
+            ("query", "limit"),
+            f"limit {limit} is over the page size limit {max_page_size} (CUDAMASTER_SERVICE__MAX_PAGE_SIZE); page with offset",
+            limit,
+        )
 
 
 def no_job(job_id: str) -> NotFound:

@@ -21,7 +21,7 @@ from ..db.models import Campaign
 from ..evaluation import Evaluation
 from ..permissions import Caller
 from ..runner import JobRunner
-from .access import require_actor, require_gpus
+from .access import check_page_size, require_actor, require_gpus
 from .errors import Conflict, Invalid, NotFound
 
 CAMPAIGN_ID_PATTERN = r"^cmp_[0-9a-f]{16}$"
@@ -75,12 +75,7 @@ def page(
     session: Session, caller: Caller, settings: ServiceSettings, *, status: CampaignStatus | None = None, limit: int = 50, offset: int = 0
 ) -> CampaignPage:
     """The campaigns the caller may read, newest first."""
-    if limit > settings.max_page_size:
-        raise Invalid(
-            ("query", "limit"),
-            f"limit {limit} is over the page size limit {settings.max_page_size} (CUDAMASTER_MAX_PAGE_SIZE); page with offset",
-            limit,
-        )
+    check_page_size(limit, settings.max_page_size)
     team = None if permissions.is_admin(caller) else caller.team
     rows, total = store.list_campaigns(session, team=team, status=status, limit=limit, offset=offset)
     return CampaignPage(
