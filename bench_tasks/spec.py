@@ -18,10 +18,13 @@ from dataclasses import dataclass, field
 from functools import cache
 from pathlib import Path
 from types import ModuleType
-from typing import Any, Literal, get_args
+from typing import TYPE_CHECKING, Any, Literal, get_args
 
 from . import expr
 from .prototype import Param, Prototype, parse
+
+if TYPE_CHECKING:
+    from settings import HarnessSettings
 
 TASKS_DIR = Path(__file__).parent / "tasks"
 # A variant's precision and a size set: defined here, once (graph.contract re-exports them for the API, CLI and dashboard).
@@ -318,6 +321,12 @@ class Task:
         """(FLOPs, bytes) of one call: the minimum any implementation must do."""
         names = self.names(params, precision)
         return float(expr.evaluate(self.flops, names)), float(expr.evaluate(self.bytes, names))
+
+    def roofline_floor_us(self, params: dict[str, int], precision: str, settings: HarnessSettings) -> float:
+        """The least time one call can take on the settings' GPU (us): its FLOPs at peak, or its bytes at peak bandwidth."""
+        flops, nbytes = self.work(params, precision)
+        peak = settings.peak_flops_bf16 if precision == "bf16" else settings.peak_flops_fp32
+        return max(flops / peak, nbytes / settings.peak_bytes_per_s) * 1e6
 
     # -- code ----------------------------------------------------------------------------------
     def after_evaluation(self, result: Any, run: Any) -> Any:

@@ -55,7 +55,7 @@ from .datacache import DataCache, write_dataset
 from .driver import MEMORY, ROLE, driver_source
 from .errors import NoGpuError
 from .plan import BufferPlan, CasePlan, Plan, Results, Sample, TimingPlan, choose_check_pairs, secret_key
-from .result import Check, EvaluationResult, SizeRow, TimeStats, Verdict, flag_review_speedup
+from .result import Check, EvaluationResult, SizeRow, TimeStats, Verdict, flag_review_speedup, weighted_score
 from .sandbox import make_scratch, remove_scratch, sandbox_for
 
 if TYPE_CHECKING:
@@ -900,9 +900,7 @@ def _row(
     if mine:
         row.max_abs_err = max(c.max_abs_err or 0.0 for c in mine)
         row.max_rel_err = max(c.max_rel_err or 0.0 for c in mine)
-    flops, nbytes = task.work(case.params, variant.precision)
-    peak = settings.peak_flops_bf16 if variant.precision == "bf16" else settings.peak_flops_fp32
-    row.roofline_floor_us = max(flops / peak, nbytes / settings.peak_bytes_per_s) * 1e6
+    row.roofline_floor_us = task.roofline_floor_us(case.params, variant.precision, settings)
     if "baseline" in t:
         row.baseline = _stats(t["baseline"])
         row.baseline_roofline_pct = 100.0 * row.roofline_floor_us / row.baseline.median_us
@@ -914,9 +912,7 @@ def _row(
             row.flags.append("late_work")
         row.candidate = _stats(t["candidate"], late)
         row.candidate_roofline_pct = 100.0 * row.roofline_floor_us / row.candidate.median_us
-        ratios = _call_times(t["baseline"]) / np.maximum(_call_times(t["candidate"], late), 1e-3)
-        q1, q3 = np.percentile(ratios, [25, 75])
-        row.speedup, row.speedup_iqr = float(np.median(ratios)), float(q3 - q1)
+        row.speedup, row.speedup_iqr = paired_speedup(_call_times(t["baseline"]), _call_times(t["candidate"], late))
         flag_review_speedup(row, settings.review_speedup)
     timed = row.candidate or row.baseline
     if timed is not None:
@@ -925,6 +921,14 @@ def _row(
         if timed.wall_median_us > 2.0 * timed.median_us + 100.0:
             row.flags.append("wall_gap")
     return row
+
+
+def paired_speedup(baseline_us: np.ndarray, candidate_us: np.ndarray) -> tuple[float, float]:
+    """The speedup of paired calls (call i of each, interleaved): the median and IQR of baseline / candidate, each
+    candidate time floored at 1 ns."""
+    ratios = np.asarray(baseline_us, dtype=np.float64) / np.maximum(np.asarray(candidate_us, dtype=np.float64), 1e-3)
+    q1, q3 = np.percentile(ratios, [25, 75])
+    return float(np.median(ratios)), float(q3 - q1)
 
 
 def _verdict(variant: Variant, result: EvaluationResult, settings: HarnessSettings) -> tuple[Verdict, str]:
@@ -945,10 +949,8 @@ def _verdict(variant: Variant, result: EvaluationResult, settings: HarnessSettin
                 f"size {row.params}: {stats.median_us:.2f} us is below the roofline floor of "
                 f"{row.roofline_floor_us:.2f} us; the work cannot have been done"
             )
-    if not result.baseline_only:
-        total = sum(r.complexity for r in result.rows if r.speedup is not None)
-        if total:
-            result.score = sum(r.complexity * r.speedup for r in result.rows if r.speedup is not None) / total
+    if not result.baseline_only and (score := weighted_score(result.rows)) is not None:
+        result.score = score
     return Verdict.ok, ""
 
 

@@ -210,3 +210,9 @@ def flag_review_speedup(row: SizeRow, threshold: float | None) -> None:
     threshold is flagged for a person's review."""
     if threshold is not None and row.speedup is not None and row.speedup > threshold:
         row.flags.append(REVIEW_FLAG)
+
+
+def weighted_score(rows: list[SizeRow]) -> float | None:
+    """P = sum(T(N_i) * S_i) / sum(T(N_i)) over the sizes with a speedup (T: the task's complexity); None: none has one."""
+    total = sum(r.complexity for r in rows if r.speedup is not None)
+    return sum(r.complexity * r.speedup for r in rows if r.speedup is not None) / total if total else None

@@ -21,7 +21,7 @@ import numpy as np
 from bench_tasks.harness import compile as cc
 from bench_tasks.harness import sandbox as sb
 from bench_tasks.harness import source as src
-from bench_tasks.harness.result import REVIEW_FLAG, EvaluationResult, SizeRow, TimeStats, Verdict, flag_review_speedup
+from bench_tasks.harness.result import REVIEW_FLAG, EvaluationResult, SizeRow, TimeStats, Verdict, flag_review_speedup, weighted_score
 from settings import HarnessSettings
 
 from .runner import Limits, ReferenceRefused, run_child
@@ -155,12 +155,11 @@ def _fill_baselines(row: SizeRow, times: dict[str, list[float]]) -> None:
 def _fill_row(row: SizeRow, measured: dict[str, Any], review_speedup: float | None) -> None:
     times = measured["times"]
     _fill_baselines(row, times)
-    cand = np.maximum(np.asarray(times["candidate"], dtype=np.float64), 1e-3)
-    ratios = {impl: np.asarray(times[impl], dtype=np.float64) / cand for impl in ("eager", "compile") if times.get(impl)}
-    q1, q3 = np.percentile(ratios["eager"], [25, 75])
-    row.speedup, row.speedup_iqr = float(np.median(ratios["eager"])), float(q3 - q1)
-    if "compile" in ratios:
-        row.speedup_compile = float(np.median(ratios["compile"]))
+    from bench_tasks.harness.evaluate import paired_speedup  # the harness's own rule (imported here: the service loads this module)
+
+    row.speedup, row.speedup_iqr = paired_speedup(times["eager"], times["candidate"])
+    if times.get("compile"):
+        row.speedup_compile = paired_speedup(times["compile"], times["candidate"])[0]
     flag_review_speedup(row, review_speedup)
 
 
@@ -181,8 +180,7 @@ def apply(result: EvaluationResult, measured: dict[str, Any], review_speedup: fl
     failed = next((m["compile_error"] for m in sizes if m.get("compile_error")), "")
     if failed:
         result.message = f"torch.compile failed in the sandbox (no speedup over it): {failed}"
-    total = sum(r.complexity for r in result.rows)
-    result.score = sum(r.complexity * (r.speedup or 0.0) for r in result.rows) / total if total else None
+    result.score = weighted_score(result.rows)
     result.torch_baselines = f"PyTorch {measured.get('torch', '')} on {measured.get('device', '')}"
     return result
 
@@ -215,11 +213,9 @@ def baselines_result(task: PyTorchTask, precision: str, settings: HarnessSetting
     """Eager and torch.compile alone at the task's sizes (`bench run` over a suite without candidates: the harness's
     baseline slot is a stub, never run for these). Raises ReferenceRefused where they cannot be timed."""
     sizes = task.size_list("paper")
-    peak = settings.peak_flops_bf16 if precision == "bf16" else settings.peak_flops_fp32
     rows = []
     for size in sizes:
-        flops, nbytes = task.work(size, precision)
-        floor = max(flops / peak, nbytes / settings.peak_bytes_per_s) * 1e6
+        floor = task.roofline_floor_us(size, precision, settings)
         rows.append(SizeRow(params=size, complexity=task.complexity_of(size), passed=True, roofline_floor_us=floor))
     result = EvaluationResult(
         task=task.name, precision=precision, verdict=Verdict.ok, rows=rows, baseline_only=True, implementation="baseline"
