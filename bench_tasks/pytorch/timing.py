@@ -116,6 +116,7 @@ def time_torch(
             "args": call_spec(task, precision),
             "library": "candidate.so" if library else None,
             "tolerance": [max(float(t) * AGREEMENT_SLACK, AGREEMENT_FLOOR) for t in (tol.atol, tol.rtol)],
+            "tolerance_scale": tol.scale,
             "seed": 1,
             "min_rounds": how.min_rounds,
             "max_rounds": how.max_rounds,

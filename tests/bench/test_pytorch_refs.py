@@ -365,6 +365,17 @@ def test_the_timing_child_calls_the_candidate_on_the_tensors_in_the_prototypes_o
     assert not child._agreement([out], [want], (1e-5, 1e-5)) <= 1.0
 
 
+def test_the_timing_childs_agreement_scales_atol_as_the_tasks_tolerance_says():
+    """atol times max|eager| for a `max_abs` tolerance, plain atol otherwise (the harness's checks scale it so)."""
+    import torch
+
+    from bench_tasks.pytorch import child
+
+    want, got = [torch.tensor([100.0, 1.0])], [torch.tensor([100.0, 1.05])]
+    assert child._agreement(got, want, (1e-3, 0.0)) <= 1.0  # 0.05 within 1e-3 * 100
+    assert not child._agreement(got, want, (1e-3, 0.0), max_abs=False) <= 1.0  # 0.05 over 1e-3
+
+
 def _result_FAKE(task, speedup: float = 1000.0):
     """A harness result as its driver leaves it for a PyTorch task: timed against the empty stub (FAKE times)."""
     from bench_tasks.harness.result import EvaluationResult, SizeRow, TimeStats, Verdict
