@@ -9,9 +9,8 @@ suite is private to the key that made it (app/permissions.py). Campaigns expand 
 from __future__ import annotations
 
 import secrets
-from dataclasses import dataclass, field
 
-from sqlalchemy import select
+from sqlalchemy import func, select
 from sqlalchemy.orm import Session
 
 from settings import ServiceSettings
@@ -23,17 +22,9 @@ from .schemas import PyTorchTaskIn
 from .services.errors import Invalid
 
 
-@dataclass
-class Made:
-    """What a suite's submission made: its row, the tasks' rows (in order), the refusals."""
-
-    suite: Suite
-    tasks: list[StoredPyTorchTask] = field(default_factory=list)
-
-
 def create(
     session: Session, name: str, precision: str, references: list[PyTorchTaskIn], api_key_id: str | None, settings: ServiceSettings
-) -> Made:
+) -> Suite:
     """Probe and store every reference (committed once, with the suite). Unavailable (no sandbox, no torch) is raised
     on: it is the service's state, not a reference's fault, and nothing is stored."""
     suite = Suite(id="su_" + secrets.token_hex(8), api_key_id=api_key_id, name=name, precision=precision, refused=[], created_at=utcnow())
@@ -57,7 +48,7 @@ def create(
     for i, task_id in enumerate(made):
         session.add(SuiteTask(suite_id=suite.id, position=i, task_id=task_id))
     session.commit()
-    return Made(suite, task_rows(session, suite.id))
+    return suite
 
 
 def get(session: Session, suite_id: str) -> Suite | None:
@@ -78,4 +69,11 @@ def task_rows(session: Session, suite_id: str) -> list[StoredPyTorchTask]:
 
 
 def task_ids(session: Session, suite_id: str) -> list[str]:
-    return [r.id for r in task_rows(session, suite_id)]
+    """The suite's task ids in its order (the link rows only: no reference text or probe is read)."""
+    return list(session.scalars(select(SuiteTask.task_id).where(SuiteTask.suite_id == suite_id).order_by(SuiteTask.position)))
+
+
+def task_counts(session: Session, suite_ids: list[str]) -> dict[str, int]:
+    """How many tasks each suite holds, in one query."""
+    query = select(SuiteTask.suite_id, func.count()).where(SuiteTask.suite_id.in_(suite_ids)).group_by(SuiteTask.suite_id)
+    return {suite_id: count for suite_id, count in session.execute(query)}

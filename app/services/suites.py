@@ -46,8 +46,7 @@ def create(session: Session, caller: Caller, body: SuiteSubmit, settings: Servic
     except Limited as exc:
         raise TooMany(str(exc), exc.retry_after) from None
     refs = [PyTorchTaskIn(**r.model_dump(), precision=body.precision) for r in body.references]
-    made = suites.create(session, body.name, body.precision, refs, caller.key_id, settings)
-    return _detail(session, made.suite)
+    return _detail(session, suites.create(session, body.name, body.precision, refs, caller.key_id, settings))
 
 
 def readable_suite(session: Session, caller: Caller, suite_id: str) -> Suite:
@@ -61,16 +60,11 @@ def readable_suite(session: Session, caller: Caller, suite_id: str) -> Suite:
 
 def listing(session: Session, caller: Caller) -> list[SuiteOut]:
     """The caller's suites, newest first."""
+    mine = suites.of_key(session, caller.key_id)
+    counts = suites.task_counts(session, [s.id for s in mine])
     return [
-        SuiteOut(
-            id=s.id,
-            name=s.name,
-            precision=s.precision,
-            created_at=s.created_at,
-            tasks=len(suites.task_ids(session, s.id)),
-            refused=len(s.refused),
-        )
-        for s in suites.of_key(session, caller.key_id)
+        SuiteOut(id=s.id, name=s.name, precision=s.precision, created_at=s.created_at, tasks=counts.get(s.id, 0), refused=len(s.refused))
+        for s in mine
     ]
 
 
