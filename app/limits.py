@@ -22,6 +22,7 @@ from settings import ServiceSettings
 
 from .db.models import ApiKey
 from .db.types import utcnow
+from .services.errors import TooMany
 from .store.jobs import in_flight_count
 
 Scope = MutableMapping[str, Any]
@@ -136,12 +137,12 @@ def take_job_slot(session: Session, key_id: str, limit: int, *, adding: int = 1)
         raise InFlightLimit(key_id, count, limit)
 
 
-class Limited(Exception):
-    """Over a limit over time or at once; `retry_after`: whole seconds after which the same request can succeed."""
+class Limited(TooMany):
+    """Over a limit over time or at once: the service's TooMany (a 429), `retry_after` rounded up to whole seconds
+    after which the same request can succeed."""
 
     def __init__(self, message: str, retry_after: float) -> None:
-        super().__init__(message)
-        self.retry_after = max(1, math.ceil(retry_after))
+        super().__init__(message, max(1, math.ceil(retry_after)))
 
 
 WINDOW_S = 60.0

@@ -26,8 +26,7 @@ from fastapi.sse import ServerSentEvent
 
 from settings import ServiceSettings
 
-from .limits import Limited, service_limits
-from .services.errors import TooMany
+from .limits import service_limits
 
 SERVICE_STOPPING = "service_stopping"
 
@@ -89,10 +88,7 @@ def open_stream(settings: ServiceSettings, holder: str) -> Iterator[None]:
     """Hold one of `holder`'s (a key id) event stream slots while the block runs; TooMany (429 with Retry-After)
     when it has CUDAMASTER_SERVICE__MAX_STREAMS_PER_KEY open."""
     limits = service_limits(settings)
-    try:
-        limits.take_stream(holder)
-    except Limited as exc:
-        raise TooMany(str(exc), exc.retry_after) from None
+    limits.take_stream(holder)
     try:
         yield
     finally:

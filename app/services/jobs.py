@@ -19,7 +19,7 @@ from .. import custom_tasks, permissions, pytorch_tasks, stored_tasks
 from ..bounds import is_stored_task_id
 from ..db.models import CANCELLED, FAILED, QUEUED, RUNNING
 from ..evaluation import Evaluation
-from ..limits import InFlightLimit, Limited, service_limits, take_job_slot
+from ..limits import InFlightLimit, service_limits, take_job_slot
 from ..permissions import Caller
 from ..runner import JobRunner
 from ..schemas import AnswerIn, JobDetail, JobOut, JobPage, JobSubmit
@@ -40,8 +40,6 @@ def _custom_task(session: Session, caller: Caller, body: JobSubmit, settings: Se
         )
         with service_limits(settings).compile(caller.key_id):
             return custom_tasks.store(session, body.custom, body.precision, caller.key_id, harness=get_harness_settings(), commit=False)[1]
-    except Limited as exc:
-        raise TooMany(str(exc), exc.retry_after) from None
     except custom_tasks.CustomTaskInvalid as exc:
         if exc.log is not None:  # the baseline does not build: its compile log (the tail, where the errors are) goes back
             raise Invalid(
@@ -87,10 +85,7 @@ def submit(
             f"custom.baseline_cu is {size} bytes; the limit is {settings.max_source_bytes} (CUDAMASTER_SERVICE__MAX_SOURCE_BYTES)"
         )
     assert caller.key_id is not None
-    try:
-        service_limits(settings).submit(caller.key_id)
-    except Limited as exc:
-        raise TooMany(str(exc), exc.retry_after) from None
+    service_limits(settings).submit(caller.key_id)
     if body.custom is not None:
         task = _custom_task(session, caller, body, settings)
     elif body.pytorch is not None:  # run in the sandbox: a 422 with the reason where it cannot be a task

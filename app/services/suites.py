@@ -14,10 +14,10 @@ from settings import ServiceSettings
 from .. import permissions, stored_tasks, suites
 from ..bounds import SUITE_ID_PATTERN
 from ..db.models import Suite
-from ..limits import Limited, service_limits
+from ..limits import service_limits
 from ..permissions import Caller
 from ..schemas import PyTorchTaskIn, SuiteDetail, SuiteOut, SuiteRefusal, SuiteSubmit, SuiteTaskOut
-from .errors import Invalid, NotFound, TooMany
+from .errors import Invalid, NotFound
 
 
 def _check_bounds(body: SuiteSubmit, settings: ServiceSettings) -> None:
@@ -41,10 +41,7 @@ def create(session: Session, caller: Caller, body: SuiteSubmit, settings: Servic
     """Probe and store every reference as a job's `pytorch` field would be; the refused ones are listed with the reason."""
     _check_bounds(body, settings)
     assert caller.key_id is not None
-    try:
-        service_limits(settings).submit(caller.key_id)  # one submission: a suite probes many files
-    except Limited as exc:
-        raise TooMany(str(exc), exc.retry_after) from None
+    service_limits(settings).submit(caller.key_id)  # one submission: a suite probes many files
     refs = [PyTorchTaskIn(**r.model_dump(), precision=body.precision) for r in body.references]
     return _detail(session, suites.create(session, body.name, body.precision, refs, caller.key_id, settings))
 
