@@ -44,6 +44,14 @@ def _frozen_holding(db_url: str, job_id: str) -> psycopg.Connection:
     return conn
 
 
+def _thaw(frozen: psycopg.Connection) -> None:
+    """End the frozen replica's transaction, then its connection: the rollback waits for the server's answer, so the
+    row lock is released when this returns (a bare close() only sends a terminate and returns: the server could still
+    hold the lock when the next claim looks, as one CI run saw)."""
+    frozen.rollback()
+    frozen.close()
+
+
 def test_a_job_locked_by_a_frozen_replica_is_passed_over_and_the_others_are_claimed(db_url, sessions):
     locked, *others = _queued(sessions, 3)
     frozen = _frozen_holding(db_url, locked)
@@ -52,7 +60,7 @@ def test_a_job_locked_by_a_frozen_replica_is_passed_over_and_the_others_are_clai
             claims = leases.claim_jobs(session, "runner-b", 60, 4)
         assert sorted(c.job_id for c in claims) == sorted(others)
     finally:
-        frozen.close()  # the replica's transaction ends: its lock is released
+        _thaw(frozen)
     with sessions() as session:
         assert [c.job_id for c in leases.claim_jobs(session, "runner-b", 60, 4)] == [locked]
 
@@ -65,7 +73,7 @@ def test_cancelling_a_job_locked_by_a_frozen_replica_ends_with_a_transient_fault
             store.request_cancel(session, session.get(Job, job_id))
         assert is_transient(raised.value)  # the API answers it 503 with Retry-After (app/main.py)
     finally:
-        frozen.close()
+        _thaw(frozen)
     with sessions() as session:
         assert store.request_cancel(session, session.get(Job, job_id)).status == CANCELLED
 
